@@ -1,0 +1,163 @@
+//! The runtime's one error type.
+//!
+//! Every error names the PE that detected it and the OpenSHMEM function it was detected in,
+//! and displays as `PE n: function: reason` — the form the C ABI prints before ending the job.
+//! Only the function that first detects an error builds it; callers pass it on unchanged.
+
+use std::fmt;
+
+/// An error of the oxshmem runtime: who (`pe`), where (`func`) and what (`kind`).
+///
+/// ```
+/// let e = oxshmem::Error::new(3, "shmem_putmem", oxshmem::ErrorKind::PeOutOfRange { pe: 9, n_pes: 4 });
+/// assert_eq!(e.to_string(), "PE 3: shmem_putmem: PE 9 is out of range (0..4)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// The PE that detected the error (0 before init knows better).
+    pub pe: usize,
+    /// The OpenSHMEM routine in which it was detected (e.g. `shmem_putmem`).
+    pub func: &'static str,
+    /// What went wrong.
+    pub kind: ErrorKind,
+}
+
+impl Error {
+    /// Builds an error.
+    pub fn new(pe: usize, func: &'static str, kind: ErrorKind) -> Self {
+        Error { pe, func, kind }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PE {}: {}: {}", self.pe, self.func, self.kind)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// What went wrong, with what the user needs to act on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The runtime is not initialized (or already finalized).
+    #[error("oxshmem is not initialized (call shmem_init first)")]
+    NotInitialized,
+    /// `init` was called on an initialized runtime.
+    #[error("oxshmem is already initialized")]
+    AlreadyInitialized,
+    /// `init` was called after `finalize`.
+    #[error("oxshmem was finalized and cannot be initialized again")]
+    Finalized,
+    /// A PE number outside `0..n_pes`.
+    #[error("PE {pe} is out of range (0..{n_pes})")]
+    PeOutOfRange {
+        /// The PE asked for.
+        pe: i64,
+        /// Number of PEs in the job (or team).
+        n_pes: usize,
+    },
+    /// An address range that lies outside every symmetric segment.
+    #[error("{what} {addr:#x} (+{len} bytes) is not symmetric (not inside the symmetric heap or any other symmetric segment)")]
+    NotSymmetric {
+        /// Which argument (`destination`, `source`, `ivar`, ...).
+        what: &'static str,
+        /// The address.
+        addr: usize,
+        /// Length of the access in bytes.
+        len: usize,
+    },
+    /// An index/length pair outside a symmetric object.
+    #[error("index range {start}..{end} is outside the symmetric object of {len} elements")]
+    OutOfBounds {
+        /// First element.
+        start: usize,
+        /// One past the last element.
+        end: usize,
+        /// Length of the object.
+        len: usize,
+    },
+    /// Two lengths that must agree do not.
+    #[error("size mismatch: {what}")]
+    SizeMismatch {
+        /// Description of the mismatch.
+        what: String,
+    },
+    /// A size whose byte count overflows, or that is zero where zero is not allowed.
+    #[error("invalid size: {what}")]
+    InvalidSize {
+        /// Description.
+        what: String,
+    },
+    /// The symmetric heap cannot satisfy a request.
+    #[error("cannot allocate {asked} bytes: symmetric heap has {free} bytes free (largest free block {largest}); raise SHMEM_SYMMETRIC_SIZE (now {total} bytes)")]
+    OutOfMemory {
+        /// Bytes asked for (after alignment).
+        asked: usize,
+        /// Bytes free in total.
+        free: usize,
+        /// Largest contiguous free block.
+        largest: usize,
+        /// Heap size.
+        total: usize,
+    },
+    /// A pointer passed to free/realloc that was not returned by the allocator.
+    #[error("{addr:#x} is not the start of a live symmetric allocation")]
+    BadFree {
+        /// The address.
+        addr: usize,
+    },
+    /// An atomic target that is not naturally aligned.
+    #[error("atomic target {addr:#x} is not aligned to {width} bytes")]
+    Misaligned {
+        /// The address.
+        addr: usize,
+        /// The operand width.
+        width: usize,
+    },
+    /// An alignment that is not a power of two.
+    #[error("alignment {align} is not a power of two")]
+    BadAlignment {
+        /// The alignment asked for.
+        align: usize,
+    },
+    /// An invalid argument value (bad comparison operator, bad hints, ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// No transport reaches the peer.
+    #[error("no transport reaches PE {pe} (host {host}); this build reaches only PEs on the same host")]
+    Unreachable {
+        /// The peer.
+        pe: usize,
+        /// Its host name.
+        host: String,
+    },
+    /// A configuration variable has a bad value.
+    #[error("environment variable {var}={value:?}: {reason}")]
+    Config {
+        /// Variable name.
+        var: &'static str,
+        /// Its value.
+        value: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A collective was called with arguments that differ between PEs.
+    #[error("collective arguments differ between PEs: {0}")]
+    CollectiveMismatch(String),
+    /// The bootstrap (launcher connection) failed.
+    #[error("{0}")]
+    Bootstrap(String),
+    /// An operating-system call failed.
+    #[error("{call} failed: {errno}")]
+    Os {
+        /// The call, with its subject (`mmap of PE 2's heap`).
+        call: String,
+        /// The OS error text.
+        errno: String,
+    },
+}
+
+/// Result alias of the runtime.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,201 @@
+//! # oxshmem
+//!
+//! A PGAS runtime with OpenSHMEM 1.5 semantics. Every process of a job is a *PE*; each owns a
+//! symmetric heap that every other PE can read, write and update atomically with one-sided
+//! operations, without the owner taking part.
+//!
+//! ```
+//! let shmem = oxshmem::init()?;
+//! let (me, n) = (shmem.my_pe(), shmem.n_pes());
+//! let slot = shmem.alloc_slice(n, 0u64)?;       // collective: same object on every PE
+//! for pe in 0..n {
+//!     slot.p(me, me as u64 * 10, pe)?;           // write my entry on every PE
+//! }
+//! shmem.barrier_all()?;
+//! assert_eq!(slot.read(me), me as u64 * 10);
+//! # Ok::<(), oxshmem::Error>(())
+//! ```
+//!
+//! Start a job with `oshrun -n 4 your-program`; without a launcher a program is PE 0 of 1.
+//!
+//! Layers (see `docs/` and the project's DESIGN): [`world`] (init, PEs, nodes), [`heap`]
+//! (symmetric memory), [`transport`] (how bytes reach a peer), and on top the operations:
+//! RMA ([`raw::putmem`], [`SymSlice::put`]), atomics ([`amo`]), ordering, waiting ([`wait`])
+//! and the barrier. The [`raw`] module holds the pointer-based forms that the C ABI wraps.
+
+pub mod amo;
+mod coll;
+pub mod config;
+mod error;
+pub mod heap;
+mod order;
+mod rma;
+mod sym;
+pub mod transport;
+pub mod wait;
+pub mod world;
+
+pub use amo::{AmoInt, AmoType};
+pub use error::{Error, ErrorKind, Result};
+pub use sym::{Shmem, SymBox, SymSlice, init, init_thread};
+pub use wait::{Cmp, CmpValues, SyncType};
+pub use world::{NodeLayout, ThreadLevel};
+
+/// OpenSHMEM specification version implemented (`SHMEM_MAJOR_VERSION`, `SHMEM_MINOR_VERSION`).
+pub const SPEC_VERSION: (u32, u32) = (1, 5);
+
+/// Vendor string (`SHMEM_VENDOR_STRING`, `shmem_info_get_name`).
+pub const VENDOR_STRING: &str = concat!("oxshmem ", env!("CARGO_PKG_VERSION"));
+
+/// `shmem_info_get_version`: the OpenSHMEM version implemented.
+///
+/// ```
+/// assert_eq!(oxshmem::info_get_version(), (1, 5));
+/// ```
+pub fn info_get_version() -> (u32, u32) {
+    SPEC_VERSION
+}
+
+/// `shmem_info_get_name`: the vendor string.
+///
+/// ```
+/// assert!(oxshmem::info_get_name().starts_with("oxshmem"));
+/// ```
+pub fn info_get_name() -> &'static str {
+    VENDOR_STRING
+}
+
+/// The text `SHMEM_INFO`/`SHMEM_VERSION` print: the version and, with `full`, every
+/// configuration variable with its value and where the value came from.
+///
+/// ```
+/// assert!(oxshmem::info_text(true).contains("SHMEM_SYMMETRIC_SIZE"));
+/// ```
+pub fn info_text(full: bool) -> String {
+    use std::fmt::Write;
+    let mut s = format!("{VENDOR_STRING} (OpenSHMEM {}.{})\n", SPEC_VERSION.0, SPEC_VERSION.1);
+    if full {
+        for v in config::VARS {
+            let (value, src) = config::lookup(v);
+            let src = match src {
+                config::Source::Default => "default".to_string(),
+                config::Source::Env(n) => format!("environment ({n})"),
+            };
+            let _ = writeln!(s, "  {:<22} = {:<10} [{src}]  {}", v.name, value, v.help);
+        }
+    }
+    s
+}
+
+/// Pointer-based forms of every operation, for the C ABI and other foreign callers.
+///
+/// Addresses are checked to be symmetric and PEs to be in range; errors come back as
+/// [`Error`] values, which the C ABI prints as `PE n: function: reason` before ending the job.
+pub mod raw {
+    pub use crate::amo::{atomic, atomic_nbi};
+    pub use crate::order::{fence_all as fence, quiet};
+    pub use crate::rma::{addr_accessible, g, getmem, getmem_nbi, iget, iput, p, pe_accessible, ptr, putmem, putmem_nbi};
+    pub use crate::transport::{AmoOp, Width};
+    pub use crate::wait::{test, test_all, test_any, test_some, wait_until, wait_until_all, wait_until_any, wait_until_some};
+    pub use crate::world::global_exit;
+
+    use crate::error::Result;
+    use crate::world::rt;
+
+    /// `shmem_init`.
+    pub fn init() -> Result<()> {
+        crate::world::init_runtime_checked(crate::ThreadLevel::Single).map(drop)
+    }
+
+    /// `shmem_init_thread`: returns the level provided.
+    pub fn init_thread(level: crate::ThreadLevel) -> Result<crate::ThreadLevel> {
+        crate::world::init_runtime_checked(level)
+    }
+
+    /// `shmem_finalize`.
+    pub fn finalize() -> Result<()> {
+        crate::world::finalize_runtime()
+    }
+
+    /// `shmem_my_pe`.
+    pub fn my_pe() -> Result<usize> {
+        rt("shmem_my_pe").map(|r| r.me)
+    }
+
+    /// `shmem_n_pes`.
+    pub fn n_pes() -> Result<usize> {
+        rt("shmem_n_pes").map(|r| r.n)
+    }
+
+    /// `shmem_barrier_all`.
+    pub fn barrier_all() -> Result<()> {
+        rt("shmem_barrier_all")?.barrier_all_internal("shmem_barrier_all")
+    }
+
+    /// `shmem_sync_all`.
+    pub fn sync_all() -> Result<()> {
+        rt("shmem_sync_all")?.sync_all_internal("shmem_sync_all")
+    }
+
+    /// `shmem_malloc`: collective; `size` must be positive (the C ABI maps 0 to NULL).
+    pub fn malloc(size: usize) -> Result<*mut u8> {
+        rt("shmem_malloc")?.sym_alloc("shmem_malloc", size, 1).map(|a| a as *mut u8)
+    }
+
+    /// `shmem_calloc`: collective; zeroed.
+    pub fn calloc(count: usize, size: usize) -> Result<*mut u8> {
+        const F: &str = "shmem_calloc";
+        let rt = rt(F)?;
+        let bytes = count.checked_mul(size).ok_or_else(|| {
+            crate::Error::new(rt.me, F, crate::ErrorKind::InvalidSize { what: format!("{count} x {size} bytes overflows") })
+        })?;
+        let p = rt.sym_alloc(F, bytes, 1)? as *mut u8;
+        // SAFETY: p is a fresh allocation of `bytes` bytes.
+        unsafe { p.write_bytes(0, bytes) };
+        // Zeroed everywhere before any PE may put into it.
+        rt.sync_all_internal(F)?;
+        Ok(p)
+    }
+
+    /// `shmem_align`: collective.
+    pub fn align(alignment: usize, size: usize) -> Result<*mut u8> {
+        rt("shmem_align")?.sym_alloc("shmem_align", size, alignment).map(|a| a as *mut u8)
+    }
+
+    /// `shmem_malloc_with_hints`: collective; hints are checked and otherwise advisory.
+    pub fn malloc_with_hints(size: usize, hints: u64) -> Result<*mut u8> {
+        const F: &str = "shmem_malloc_with_hints";
+        let rt = rt(F)?;
+        let known = crate::heap::SHMEM_MALLOC_ATOMICS_REMOTE | crate::heap::SHMEM_MALLOC_SIGNAL_REMOTE;
+        if hints & !known != 0 {
+            return Err(crate::Error::new(rt.me, F, crate::ErrorKind::InvalidArgument(format!("unknown hint bits {:#x}", hints & !known))));
+        }
+        rt.sym_alloc(F, size, 1).map(|a| a as *mut u8)
+    }
+
+    /// `shmem_realloc`: collective.
+    ///
+    /// # Safety
+    /// `ptr` must not be used after a successful call (it may have moved).
+    pub unsafe fn realloc(ptr: *mut u8, size: usize) -> Result<*mut u8> {
+        rt("shmem_realloc")?.sym_realloc("shmem_realloc", ptr as usize, size).map(|a| a as *mut u8)
+    }
+
+    /// `shmem_free`: collective.
+    ///
+    /// # Safety
+    /// `ptr` must not be used afterwards.
+    pub unsafe fn free(ptr: *mut u8) -> Result<()> {
+        rt("shmem_free")?.sym_free("shmem_free", ptr as usize)
+    }
+
+    /// Bytes free in the symmetric heap (`shmemx_heap_free`-style diagnostics).
+    pub fn heap_free() -> Result<usize> {
+        rt("shmem_heap_free").map(|r| r.heap.free_bytes())
+    }
+
+    /// Bytes managed by the symmetric heap.
+    pub fn heap_size() -> Result<usize> {
+        rt("shmem_heap_size").map(|r| r.heap.total())
+    }
+}

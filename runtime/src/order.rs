@@ -1,0 +1,37 @@
+//! Ordering and completion: `shmem_fence` and `shmem_quiet`.
+//!
+//! On the shared-memory path a put is complete when its stores are; what remains is the
+//! processor's own ordering. `fence` orders earlier stores before later ones (a release
+//! fence); `quiet` also orders them before later loads (a full fence), so that a PE that quiets
+//! and then reads a flag cannot read it ahead of its own puts becoming visible.
+
+use std::sync::atomic::{Ordering, fence};
+
+use crate::error::Result;
+use crate::world::{Runtime, rt};
+
+impl Runtime {
+    #[inline(always)]
+    pub(crate) fn quiet_internal(&self) {
+        fence(Ordering::SeqCst);
+    }
+
+    #[inline(always)]
+    pub(crate) fn fence_internal(&self) {
+        fence(Ordering::Release);
+    }
+}
+
+/// Raw `shmem_quiet`.
+#[inline]
+pub fn quiet() -> Result<()> {
+    rt("shmem_quiet")?.quiet_internal();
+    Ok(())
+}
+
+/// Raw `shmem_fence`.
+#[inline]
+pub fn fence_all() -> Result<()> {
+    rt("shmem_fence")?.fence_internal();
+    Ok(())
+}

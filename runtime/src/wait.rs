@@ -1,0 +1,340 @@
+//! Waiting: `wait_until`, `test` and their `_all`, `_any`, `_some` and `_vector` forms, and the
+//! back-off every waiting loop in the runtime uses.
+//!
+//! A waiter spins briefly (a remote store usually lands within a microsecond), then yields
+//! the CPU on every poll: jobs run with more PEs than cores, and a PE that spins on a shared
+//! core would hold up the very PE it waits for for a whole scheduler tick.
+
+use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// Spin, then yield.
+#[derive(Debug)]
+pub(crate) struct Backoff {
+    spins_left: u32,
+}
+
+impl Backoff {
+    #[inline(always)]
+    pub(crate) fn new(spin: u32) -> Self {
+        Backoff { spins_left: spin }
+    }
+
+    /// Waits a little before the next poll.
+    #[inline(always)]
+    pub(crate) fn snooze(&mut self) {
+        if self.spins_left > 0 {
+            self.spins_left -= 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Comparison operators of the point-to-point synchronization routines (`SHMEM_CMP_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Cmp {
+    /// Equal.
+    Eq = 0,
+    /// Not equal.
+    Ne = 1,
+    /// Greater than.
+    Gt = 2,
+    /// Greater than or equal.
+    Ge = 3,
+    /// Less than.
+    Lt = 4,
+    /// Less than or equal.
+    Le = 5,
+}
+
+impl Cmp {
+    /// From the C constant (`SHMEM_CMP_EQ` = 0 … `SHMEM_CMP_LE` = 5).
+    pub fn from_c(v: i32) -> Option<Cmp> {
+        Some(match v {
+            0 => Cmp::Eq,
+            1 => Cmp::Ne,
+            2 => Cmp::Gt,
+            3 => Cmp::Ge,
+            4 => Cmp::Lt,
+            5 => Cmp::Le,
+            _ => return None,
+        })
+    }
+
+    /// Whether `a cmp b` holds.
+    #[inline(always)]
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Types a PE can wait on (OpenSHMEM 1.5 Table 10: 16-, 32- and 64-bit integers).
+pub trait SyncType: bytemuck::Pod + PartialOrd + sealed::Sealed {
+    /// Atomic load with acquire ordering.
+    ///
+    /// # Safety
+    /// `p` must be valid and aligned for an atomic load of `Self`.
+    unsafe fn load_acquire(p: *const Self) -> Self;
+}
+
+macro_rules! sync_type {
+    ($($t:ty => $a:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl SyncType for $t {
+            #[inline(always)]
+            unsafe fn load_acquire(p: *const Self) -> Self {
+                // SAFETY: the caller guarantees p is valid and aligned; the atomic type has the
+                // same size and alignment as the integer.
+                unsafe { <$a>::from_ptr(p as *mut _) }.load(Ordering::Acquire) as $t
+            }
+        }
+    )*};
+}
+sync_type!(i16 => AtomicI16, u16 => AtomicU16, i32 => AtomicI32, u32 => AtomicU32,
+           i64 => AtomicI64, u64 => AtomicU64, isize => AtomicIsize, usize => AtomicUsize);
+
+fn check_ivars<T>(func: &'static str, ivars: *const T, n: usize) -> Result<()> {
+    let rt = crate::world::rt(func)?;
+    let len = n
+        .checked_mul(size_of::<T>())
+        .ok_or_else(|| Error::new(rt.me, func, ErrorKind::InvalidSize { what: format!("{n} elements overflows") }))?;
+    rt.translate(ivars as usize, len.max(1), "ivars", func)?;
+    if (ivars as usize) % align_of::<T>() != 0 {
+        return Err(Error::new(rt.me, func, ErrorKind::Misaligned { addr: ivars as usize, width: size_of::<T>() }));
+    }
+    Ok(())
+}
+
+fn spin() -> u32 {
+    crate::world::rt("wait").map(|r| r.config.spin).unwrap_or(1000)
+}
+
+/// Raw `shmem_TYPE_test`: whether `*ivar cmp value` holds now.
+///
+/// # Safety
+/// `ivar` must point to a live `T` (checked to be symmetric).
+pub unsafe fn test<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<bool> {
+    check_ivars("shmem_test", ivar, 1)?;
+    // SAFETY: checked symmetric and aligned above.
+    Ok(cmp.holds(unsafe { T::load_acquire(ivar) }, value))
+}
+
+/// Raw `shmem_TYPE_wait_until`: blocks until `*ivar cmp value`.
+///
+/// # Safety
+/// `ivar` must point to a live `T` (checked to be symmetric).
+pub unsafe fn wait_until<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<()> {
+    check_ivars("shmem_wait_until", ivar, 1)?;
+    let mut b = Backoff::new(spin());
+    // SAFETY: checked symmetric and aligned above.
+    while !cmp.holds(unsafe { T::load_acquire(ivar) }, value) {
+        b.snooze();
+    }
+    Ok(())
+}
+
+/// Which elements of an array a `_all/_any/_some` call looks at.
+fn active(status: Option<&[i32]>, i: usize) -> bool {
+    status.is_none_or(|s| s.get(i).is_none_or(|&v| v == 0))
+}
+
+fn check_status(func: &'static str, n: usize, status: Option<&[i32]>, values: Option<usize>) -> Result<()> {
+    let rt = crate::world::rt(func)?;
+    if let Some(s) = status {
+        if s.len() < n {
+            return Err(Error::new(rt.me, func, ErrorKind::SizeMismatch {
+                what: format!("status has {} entries for {n} ivars", s.len()),
+            }));
+        }
+    }
+    if let Some(v) = values {
+        if v < n {
+            return Err(Error::new(rt.me, func, ErrorKind::SizeMismatch {
+                what: format!("cmp_values has {v} entries for {n} ivars"),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// The value to compare element `i` with: one value for all, or one per element (`_vector`).
+#[derive(Debug, Clone, Copy)]
+pub enum CmpValues<'a, T> {
+    /// The same value for every element.
+    One(T),
+    /// One value per element.
+    Each(&'a [T]),
+}
+
+impl<T: Copy> CmpValues<'_, T> {
+    fn at(&self, i: usize) -> T {
+        match self {
+            CmpValues::One(v) => *v,
+            CmpValues::Each(v) => v[i],
+        }
+    }
+    fn len(&self) -> Option<usize> {
+        match self {
+            CmpValues::One(_) => None,
+            CmpValues::Each(v) => Some(v.len()),
+        }
+    }
+}
+
+/// # Safety
+/// `ivars` must point to `n` live `T`s, checked symmetric.
+unsafe fn holds_at<T: SyncType>(ivars: *const T, i: usize, cmp: Cmp, v: &CmpValues<'_, T>) -> bool {
+    // SAFETY: i < n and the caller checked the array.
+    cmp.holds(unsafe { T::load_acquire(ivars.add(i)) }, v.at(i))
+}
+
+/// Raw `shmem_TYPE_test_all[_vector]`: whether every active element satisfies its comparison.
+///
+/// # Safety
+/// `ivars` must point to `n` live `T`s (checked to be symmetric).
+pub unsafe fn test_all<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<bool> {
+    const F: &str = "shmem_test_all";
+    check_ivars(F, ivars, n)?;
+    check_status(F, n, status, v.len())?;
+    // SAFETY: checked above.
+    Ok((0..n).all(|i| !active(status, i) || unsafe { holds_at(ivars, i, cmp, &v) }))
+}
+
+/// Raw `shmem_TYPE_wait_until_all[_vector]`.
+///
+/// # Safety
+/// As [`test_all`].
+pub unsafe fn wait_until_all<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<()> {
+    const F: &str = "shmem_wait_until_all";
+    check_ivars(F, ivars, n)?;
+    check_status(F, n, status, v.len())?;
+    let mut b = Backoff::new(spin());
+    for i in 0..n {
+        if !active(status, i) {
+            continue;
+        }
+        // SAFETY: checked above.
+        while !unsafe { holds_at(ivars, i, cmp, &v) } {
+            b.snooze();
+        }
+    }
+    Ok(())
+}
+
+/// Raw `shmem_TYPE_test_any[_vector]`: the index of an active element that satisfies its
+/// comparison, if any. Successive calls start where the last one stopped, so that no element
+/// starves.
+///
+/// # Safety
+/// As [`test_all`].
+pub unsafe fn test_any<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<Option<usize>> {
+    const F: &str = "shmem_test_any";
+    check_ivars(F, ivars, n)?;
+    check_status(F, n, status, v.len())?;
+    // SAFETY: checked above.
+    Ok(unsafe { scan_any(ivars, n, status, cmp, &v) })
+}
+
+thread_local! {
+    static ANY_START: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// # Safety
+/// `ivars` checked for `n` elements.
+unsafe fn scan_any<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: &CmpValues<'_, T>) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    let start = ANY_START.with(|s| s.get()) % n;
+    for k in 0..n {
+        let i = (start + k) % n;
+        // SAFETY: i < n.
+        if active(status, i) && unsafe { holds_at(ivars, i, cmp, v) } {
+            ANY_START.with(|s| s.set(i + 1));
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Raw `shmem_TYPE_wait_until_any[_vector]`: blocks until some active element satisfies its
+/// comparison and returns its index; `None` (C: `SIZE_MAX`) if no element is active.
+///
+/// # Safety
+/// As [`test_all`].
+pub unsafe fn wait_until_any<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<Option<usize>> {
+    const F: &str = "shmem_wait_until_any";
+    check_ivars(F, ivars, n)?;
+    check_status(F, n, status, v.len())?;
+    if !(0..n).any(|i| active(status, i)) {
+        return Ok(None);
+    }
+    let mut b = Backoff::new(spin());
+    loop {
+        // SAFETY: checked above.
+        if let Some(i) = unsafe { scan_any(ivars, n, status, cmp, &v) } {
+            return Ok(Some(i));
+        }
+        b.snooze();
+    }
+}
+
+/// Raw `shmem_TYPE_test_some[_vector]`: writes the indices of every active element that
+/// satisfies its comparison into `out` and returns how many.
+///
+/// # Safety
+/// As [`test_all`].
+pub unsafe fn test_some<T: SyncType>(ivars: *const T, n: usize, out: &mut [usize], status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<usize> {
+    const F: &str = "shmem_test_some";
+    check_ivars(F, ivars, n)?;
+    check_status(F, n, status, v.len())?;
+    if out.len() < n {
+        let me = crate::world::my_pe_or_zero();
+        return Err(Error::new(me, F, ErrorKind::SizeMismatch { what: format!("indices has {} entries for {n} ivars", out.len()) }));
+    }
+    let mut k = 0;
+    for i in 0..n {
+        // SAFETY: checked above.
+        if active(status, i) && unsafe { holds_at(ivars, i, cmp, &v) } {
+            out[k] = i;
+            k += 1;
+        }
+    }
+    Ok(k)
+}
+
+/// Raw `shmem_TYPE_wait_until_some[_vector]`: blocks until at least one active element
+/// satisfies its comparison; returns how many do (their indices in `out`), 0 if none is active.
+///
+/// # Safety
+/// As [`test_all`].
+pub unsafe fn wait_until_some<T: SyncType>(ivars: *const T, n: usize, out: &mut [usize], status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<usize> {
+    if !(0..n).any(|i| active(status, i)) {
+        check_ivars("shmem_wait_until_some", ivars, n)?;
+        return Ok(0);
+    }
+    let mut b = Backoff::new(spin());
+    loop {
+        // SAFETY: forwarded from the caller.
+        let k = unsafe { test_some(ivars, n, out, status, cmp, v) }?;
+        if k > 0 {
+            return Ok(k);
+        }
+        b.snooze();
+    }
+}

@@ -1,0 +1,381 @@
+//! The world: init, finalize, who the PEs are and where they live.
+//!
+//! Init runs the bootstrap exchange once — host key, pid and heap descriptor of every PE —
+//! builds the node layout and the peer table (which transport reaches which PE), maps every
+//! node peer's heap, and publishes the runtime through one atomic pointer that every
+//! operation loads first. Nothing here is on a data path after init.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
+
+use oxshmem_bootstrap::Bootstrap;
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind, Result};
+use crate::heap::Heap;
+use crate::heap::segment::Mapping;
+use crate::transport::SymAddr;
+use crate::transport::shm::ShmTransport;
+
+/// Thread support levels (OpenSHMEM 1.5 §9.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(i32)]
+pub enum ThreadLevel {
+    /// One thread only.
+    Single = 0,
+    /// Several threads, only the main one calls OpenSHMEM.
+    Funneled = 1,
+    /// Several threads call OpenSHMEM, never at the same time.
+    Serialized = 2,
+    /// Any thread calls anything at any time.
+    Multiple = 3,
+}
+
+impl ThreadLevel {
+    /// From the C constant (`SHMEM_THREAD_*`).
+    pub fn from_c(v: i32) -> Option<ThreadLevel> {
+        Some(match v {
+            0 => ThreadLevel::Single,
+            1 => ThreadLevel::Funneled,
+            2 => ThreadLevel::Serialized,
+            3 => ThreadLevel::Multiple,
+            _ => return None,
+        })
+    }
+}
+
+/// Where the PEs of the job live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeLayout {
+    /// Node index of every PE (nodes numbered in order of their first PE).
+    pub node_of: Vec<usize>,
+    /// Host name of every node.
+    pub hosts: Vec<String>,
+    /// The PEs on this PE's node, ascending.
+    pub local_pes: Vec<usize>,
+}
+
+impl NodeLayout {
+    /// Number of nodes.
+    pub fn n_nodes(&self) -> usize {
+        self.hosts.len()
+    }
+}
+
+/// The internal symmetric objects the runtime itself uses.
+#[derive(Debug)]
+pub(crate) struct Internal {
+    /// One cache line per dissemination round: the epoch of the last barrier signalled here.
+    pub(crate) barrier_flags: SymAddr,
+    /// Epoch of this PE's last world barrier.
+    pub(crate) barrier_epoch: AtomicU64,
+}
+
+/// Rounds reserved for the dissemination barrier (enough for 2^32 PEs).
+pub(crate) const BARRIER_ROUNDS: usize = 32;
+
+/// Everything a running PE knows.
+#[derive(Debug)]
+pub(crate) struct Runtime {
+    pub(crate) me: usize,
+    pub(crate) n: usize,
+    pub(crate) boot: Box<dyn Bootstrap>,
+    pub(crate) config: Config,
+    pub(crate) thread_level: ThreadLevel,
+    pub(crate) layout: NodeLayout,
+    pub(crate) heap: Heap,
+    /// Local segments: `(base, len)` of segment `i` in this process.
+    pub(crate) segs: Vec<(usize, usize)>,
+    pub(crate) shm: ShmTransport,
+    pub(crate) internal: Internal,
+    _heap_fd: OwnedFd,
+}
+
+const UNINIT: u8 = 0;
+const INITIALIZING: u8 = 1;
+const RUNNING: u8 = 2;
+const FINALIZED: u8 = 3;
+
+static PHASE: AtomicU8 = AtomicU8::new(UNINIT);
+static RT: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
+/// This PE's number, readable for error messages even before init finishes.
+static MY_PE: AtomicU64 = AtomicU64::new(0);
+
+/// The running runtime, or the error `func` must report.
+#[inline(always)]
+pub(crate) fn rt(func: &'static str) -> Result<&'static Runtime> {
+    let p = RT.load(Ordering::Acquire);
+    if p.is_null() {
+        return Err(not_running(func));
+    }
+    // SAFETY: RT only ever holds null or a pointer from Box::leak that is never freed.
+    Ok(unsafe { &*p })
+}
+
+#[cold]
+fn not_running(func: &'static str) -> Error {
+    let kind = match PHASE.load(Ordering::Acquire) {
+        FINALIZED => ErrorKind::Finalized,
+        _ => ErrorKind::NotInitialized,
+    };
+    Error::new(my_pe_or_zero(), func, kind)
+}
+
+/// This PE's number if known, else 0 (for error messages).
+pub(crate) fn my_pe_or_zero() -> usize {
+    MY_PE.load(Ordering::Relaxed) as usize
+}
+
+/// Whether the runtime is initialized and not finalized.
+pub fn initialized() -> bool {
+    !RT.load(Ordering::Acquire).is_null()
+}
+
+fn host_key() -> (String, String) {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its whole length; gethostname NUL-terminates within it.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let host = if rc == 0 {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        "localhost".to_string()
+    };
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let key = format!("{host}/{}", boot_id.trim());
+    (host, key)
+}
+
+/// What every PE tells every other at init.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PeCard {
+    host: String,
+    host_key: String,
+    pid: u32,
+    heap_fd: i32,
+    heap_len: usize,
+}
+
+impl PeCard {
+    fn encode(&self) -> Vec<u8> {
+        format!("{}\n{}\n{}\n{}\n{}", self.host, self.host_key, self.pid, self.heap_fd, self.heap_len).into_bytes()
+    }
+
+    fn decode(b: &[u8]) -> Option<PeCard> {
+        let s = std::str::from_utf8(b).ok()?;
+        let mut it = s.split('\n');
+        Some(PeCard {
+            host: it.next()?.to_string(),
+            host_key: it.next()?.to_string(),
+            pid: it.next()?.parse().ok()?,
+            heap_fd: it.next()?.parse().ok()?,
+            heap_len: it.next()?.parse().ok()?,
+        })
+    }
+}
+
+fn init_runtime(requested: ThreadLevel) -> Result<&'static Runtime> {
+    const F: &str = "shmem_init";
+    let boot = oxshmem_bootstrap::from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?;
+    let (me, n) = (boot.rank(), boot.size());
+    MY_PE.store(me as u64, Ordering::Relaxed);
+    let berr = |e: oxshmem_bootstrap::BootstrapError| Error::new(me, F, ErrorKind::Bootstrap(e.to_string()));
+    let oserr = |e: String| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() });
+
+    let config = Config::from_env(me)?;
+    let (heap_fd, heap_map) = Mapping::create(config.symmetric_size, "oxshmem-heap").map_err(oserr)?;
+    let (host, key) = host_key();
+    let card = PeCard {
+        host,
+        host_key: key,
+        pid: std::process::id(),
+        heap_fd: heap_fd.as_raw_fd(),
+        heap_len: config.symmetric_size,
+    };
+    let all = boot.allgather(&card.encode()).map_err(berr)?;
+    let cards: Vec<PeCard> = all
+        .iter()
+        .enumerate()
+        .map(|(pe, b)| {
+            PeCard::decode(b).ok_or_else(|| {
+                Error::new(me, F, ErrorKind::Bootstrap(format!("PE {pe} sent a malformed init record")))
+            })
+        })
+        .collect::<Result<_>>()?;
+    if let Some((pe, c)) = cards.iter().enumerate().find(|(_, c)| c.heap_len != card.heap_len) {
+        return Err(Error::new(
+            me,
+            F,
+            ErrorKind::CollectiveMismatch(format!(
+                "SHMEM_SYMMETRIC_SIZE differs: this PE has {} bytes, PE {pe} has {} bytes",
+                card.heap_len, c.heap_len
+            )),
+        ));
+    }
+
+    // Nodes, numbered in order of their first PE.
+    let mut keys: Vec<&str> = Vec::new();
+    let mut hosts = Vec::new();
+    let mut node_of = Vec::with_capacity(n);
+    for c in &cards {
+        let idx = match keys.iter().position(|k| *k == c.host_key) {
+            Some(i) => i,
+            None => {
+                keys.push(&c.host_key);
+                hosts.push(c.host.clone());
+                keys.len() - 1
+            }
+        };
+        node_of.push(idx);
+    }
+    let my_node = node_of[me];
+    let local_pes: Vec<usize> = (0..n).filter(|&p| node_of[p] == my_node).collect();
+
+    // The peer table: map every node peer's heap.
+    let mut shm = ShmTransport::new(n);
+    let heap_base = heap_map.addr();
+    let heap_len = heap_map.len();
+    for &pe in &local_pes {
+        if pe == me {
+            shm.set(pe, 0, heap_base, heap_len);
+        } else {
+            let c = &cards[pe];
+            let m = Mapping::open_peer(c.pid, c.heap_fd, c.heap_len, &format!("heap of PE {pe}"))
+                .map_err(|e| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() }))?;
+            shm.set(pe, 0, m.addr(), m.len());
+            shm.keep(m);
+        }
+    }
+    shm.keep(heap_map);
+    if let Some(pe) = (0..n).find(|&p| node_of[p] != my_node) {
+        return Err(Error::new(me, F, ErrorKind::Unreachable { pe, host: cards[pe].host.clone() }));
+    }
+
+    let heap = Heap::new(heap_base, heap_len);
+    // Internal objects come first, in the same order on every PE, so they sit at the same
+    // offsets everywhere.
+    let flags_off = heap.alloc(me, F, BARRIER_ROUNDS * 64, 64)?;
+    let rt = Runtime {
+        me,
+        n,
+        boot,
+        config,
+        thread_level: requested.min(ThreadLevel::Multiple),
+        layout: NodeLayout { node_of, hosts, local_pes },
+        heap,
+        segs: vec![(heap_base, heap_len)],
+        shm,
+        internal: Internal {
+            barrier_flags: SymAddr { seg: 0, offset: flags_off },
+            barrier_epoch: AtomicU64::new(0),
+        },
+        _heap_fd: heap_fd,
+    };
+    Ok(Box::leak(Box::new(rt)))
+}
+
+extern "C" fn finalize_at_exit() {
+    if initialized() {
+        let _ = finalize_runtime();
+    }
+}
+
+/// Initializes the runtime; collective. See [`crate::init`].
+pub(crate) fn init_runtime_checked(requested: ThreadLevel) -> Result<ThreadLevel> {
+    const F: &str = "shmem_init";
+    match PHASE.compare_exchange(UNINIT, INITIALIZING, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => {}
+        Err(INITIALIZING) => {
+            return Err(Error::new(my_pe_or_zero(), F, ErrorKind::InvalidArgument(
+                "shmem_init called while another thread is initializing".into(),
+            )));
+        }
+        Err(RUNNING) => return Err(Error::new(my_pe_or_zero(), F, ErrorKind::AlreadyInitialized)),
+        Err(_) => return Err(Error::new(my_pe_or_zero(), F, ErrorKind::Finalized)),
+    }
+    let rt = match init_runtime(requested) {
+        Ok(rt) => rt,
+        Err(e) => {
+            PHASE.store(UNINIT, Ordering::Release);
+            return Err(e);
+        }
+    };
+    RT.store(rt as *const Runtime as *mut Runtime, Ordering::Release);
+    PHASE.store(RUNNING, Ordering::Release);
+    // SAFETY: registering a plain extern "C" fn with no captured state.
+    unsafe { libc::atexit(finalize_at_exit) };
+    rt.barrier_all_internal(F)?;
+    if rt.me == 0 && (rt.config.info || rt.config.print_version) {
+        eprintln!("{}", crate::info_text(rt.config.info));
+    }
+    Ok(rt.thread_level)
+}
+
+/// Finalizes the runtime; collective. See [`crate::Shmem::finalize`].
+pub(crate) fn finalize_runtime() -> Result<()> {
+    const F: &str = "shmem_finalize";
+    let rt = rt(F)?;
+    rt.barrier_all_internal(F)?;
+    if PHASE.compare_exchange(RUNNING, FINALIZED, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return Err(Error::new(rt.me, F, ErrorKind::Finalized));
+    }
+    RT.store(std::ptr::null_mut(), Ordering::Release);
+    // Mappings stay: a thread racing with finalize must not fault; the process is ending.
+    rt.boot.finalize().map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))
+}
+
+impl Runtime {
+    /// Checks a PE number.
+    #[inline(always)]
+    pub(crate) fn check_pe(&self, pe: usize, func: &'static str) -> Result<usize> {
+        if pe < self.n {
+            Ok(pe)
+        } else {
+            Err(self.pe_error(pe as i64, func))
+        }
+    }
+
+    #[cold]
+    pub(crate) fn pe_error(&self, pe: i64, func: &'static str) -> Error {
+        Error::new(self.me, func, ErrorKind::PeOutOfRange { pe, n_pes: self.n })
+    }
+
+    /// Translates a local address range to its symmetric location.
+    #[inline(always)]
+    pub(crate) fn translate(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Result<SymAddr> {
+        for (seg, &(base, slen)) in self.segs.iter().enumerate() {
+            let off = addr.wrapping_sub(base);
+            if off < slen && len <= slen - off {
+                return Ok(SymAddr { seg, offset: off });
+            }
+        }
+        Err(self.not_symmetric(addr, len, what, func))
+    }
+
+    #[cold]
+    fn not_symmetric(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Error {
+        Error::new(self.me, func, ErrorKind::NotSymmetric { what, addr, len })
+    }
+
+    /// The local address of a symmetric location.
+    #[inline(always)]
+    pub(crate) fn local_addr(&self, a: SymAddr) -> usize {
+        self.segs[a.seg].0 + a.offset
+    }
+
+    /// Aborts the job with a message, through the launcher.
+    pub(crate) fn abort(&self, code: i32, msg: &str) -> ! {
+        self.boot.abort(code, msg)
+    }
+}
+
+/// Ends the job from any PE with `status` (`shmem_global_exit`).
+pub fn global_exit(status: i32) -> ! {
+    match rt("shmem_global_exit") {
+        Ok(rt) => {
+            let msg = format!("PE {}: shmem_global_exit({status})", rt.me);
+            rt.abort(status, &msg)
+        }
+        Err(_) => std::process::exit(status),
+    }
+}
