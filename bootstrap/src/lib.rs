@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod launcher;
 pub mod pmi1;
 pub mod single;
 pub mod wire;
@@ -85,7 +86,11 @@ pub trait Bootstrap: Send + Sync + fmt::Debug {
                 self.size()
             )));
         }
-        let mine = if self.rank() == root { data.unwrap_or(&[]) } else { &[] };
+        let mine = if self.rank() == root {
+            data.unwrap_or(&[])
+        } else {
+            &[]
+        };
         let mut all = self.allgather(mine)?;
         Ok(std::mem::take(&mut all[root]))
     }

@@ -1,0 +1,359 @@
+//! `oshrun`'s command line, parsed by hand (no argument-parsing crate: compile time matters).
+//!
+//! Options come before the program; the first word that is not an option (or the word after
+//! `--`) is the program, and everything after it belongs to the program. The spellings follow
+//! the launchers users already know: `-n`/`-np` (Hydra, Open MPI), `-x VAR` (Open MPI),
+//! `-l`/`--tag-output` (Hydra's `-l`, Open MPI's `--tag-output`).
+
+use std::ffi::{OsStr, OsString};
+use std::time::Duration;
+
+/// The usage text printed by `--help`.
+pub const USAGE: &str = "\
+Usage: oshrun -n N [options] [--] PROGRAM [ARGS...]
+
+Start N copies of PROGRAM as one OpenSHMEM job and serve their PMI-1 connections.
+
+Options:
+  -n, -np, --np N       number of PEs to start (required, at least 1)
+  --timeout SECONDS     kill the job after SECONDS (exit status 124); also OSHRUN_TIMEOUT.
+                        0 means no limit
+  -l, --tag-output      prefix each output line with [PE n]
+  --pmi-port            serve PMI over TCP on 127.0.0.1 (PMI_PORT/PMI_ID) instead of an
+                        inherited socket (PMI_FD)
+  -x VAR[=VALUE]        export VAR (with VALUE, or oshrun's own value) to every PE
+  -h, --help            print this help
+  -V, --version         print the version
+
+Exit status: 0 when every PE exits 0; else the status of the first PE that failed (128+N
+for a signal), 124 on timeout, 130/143 when oshrun is interrupted, 2 for usage errors.
+";
+
+/// What to run, as given on the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Number of PEs (at least 1).
+    pub npes: usize,
+    /// The program, as given (looked up in `PATH` when it has no `/`).
+    pub program: OsString,
+    /// The program's arguments.
+    pub args: Vec<OsString>,
+    /// Kill the job after this long, if set.
+    pub timeout: Option<Timeout>,
+    /// Prefix output lines with `[PE n] `.
+    pub tag_output: bool,
+    /// Serve PMI over TCP (`PMI_PORT`/`PMI_ID`) instead of an inherited socket (`PMI_FD`).
+    pub pmi_port: bool,
+    /// Variables to set in every PE: `(name, value)`.
+    pub exports: Vec<(OsString, OsString)>,
+}
+
+/// A job time limit, kept with its spelling for messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeout {
+    /// The limit.
+    pub duration: Duration,
+    /// The number of seconds as the user wrote it (`"1"`, `"0.5"`).
+    pub text: String,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run a job.
+    Run(Options),
+    /// Print [`USAGE`] and exit 0.
+    Help,
+    /// Print the version and exit 0.
+    Version,
+}
+
+/// A usage error: print it with a hint and exit 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ArgsError(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ArgsError> {
+    Err(ArgsError(msg.into()))
+}
+
+fn parse_npes(v: &OsStr) -> Result<usize, ArgsError> {
+    let s = v.to_str().unwrap_or("");
+    match s.trim().parse::<usize>() {
+        Ok(0) => err("the number of PEs (-n) must be at least 1"),
+        Ok(n) => Ok(n),
+        Err(_) => err(format!("-n needs a positive number of PEs, not {v:?}")),
+    }
+}
+
+fn parse_timeout(v: &OsStr, source: &str) -> Result<Option<Timeout>, ArgsError> {
+    let s = v.to_str().unwrap_or("").trim();
+    let secs: f64 = match s.parse() {
+        Ok(x) if (0.0..1e9).contains(&x) => x,
+        _ => return err(format!("{source} needs a number of seconds, not {v:?}")),
+    };
+    if secs == 0.0 {
+        return Ok(None);
+    }
+    Ok(Some(Timeout {
+        duration: Duration::from_secs_f64(secs),
+        text: s.to_string(),
+    }))
+}
+
+/// Parse `oshrun`'s arguments (without `argv[0]`). `env_timeout` is `OSHRUN_TIMEOUT`, used
+/// when `--timeout` is not given; `lookup` reads the environment for `-x VAR`.
+pub fn parse<I, S>(
+    args: I,
+    env_timeout: Option<&OsStr>,
+    lookup: impl Fn(&OsStr) -> Option<OsString>,
+) -> Result<Action, ArgsError>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<OsString>,
+{
+    let mut it = args.into_iter().map(Into::into);
+    let mut npes = None;
+    let mut timeout = None;
+    let mut tag_output = false;
+    let mut pmi_port = false;
+    let mut exports = Vec::new();
+    let mut program = None;
+
+    while let Some(arg) = it.next() {
+        let Some(s) = arg.to_str() else {
+            // Not UTF-8: cannot be one of our options, so it is the program.
+            program = Some(arg);
+            break;
+        };
+        if s == "--" {
+            program = it.next();
+            if program.is_none() {
+                return err("missing program after --");
+            }
+            break;
+        }
+        if !s.starts_with('-') || s == "-" {
+            program = Some(arg);
+            break;
+        }
+        let (name, inline) = match s.split_once('=') {
+            Some((n, v)) => (n, Some(OsString::from(v))),
+            None => (s, None),
+        };
+        let mut value = |what: &str| -> Result<OsString, ArgsError> {
+            match inline.clone() {
+                Some(v) => Ok(v),
+                None => it
+                    .next()
+                    .ok_or_else(|| ArgsError(format!("{name} needs {what}"))),
+            }
+        };
+        match name {
+            "-n" | "-np" | "--np" | "--n" => npes = Some(parse_npes(&value("a number of PEs")?)?),
+            "--timeout" => {
+                timeout = Some(parse_timeout(&value("a number of seconds")?, "--timeout")?)
+            }
+            "-x" => {
+                let v = value("a variable name")?;
+                let v = v
+                    .to_str()
+                    .ok_or_else(|| ArgsError(format!("-x {v:?}: not UTF-8")))?;
+                match v.split_once('=') {
+                    Some((k, val)) if !k.is_empty() => exports.push((k.into(), val.into())),
+                    None if !v.is_empty() => {
+                        if let Some(val) = lookup(OsStr::new(v)) {
+                            exports.push((v.into(), val));
+                        }
+                    }
+                    _ => return err(format!("-x needs VAR or VAR=VALUE, not {v:?}")),
+                }
+            }
+            "-l" | "--tag-output" | "--pmi-port" | "-h" | "--help" | "-V" | "--version"
+                if inline.is_some() =>
+            {
+                return err(format!("option {name} takes no value"));
+            }
+            "-l" | "--tag-output" => tag_output = true,
+            "--pmi-port" => pmi_port = true,
+            "-h" | "--help" => return Ok(Action::Help),
+            "-V" | "--version" => return Ok(Action::Version),
+            // `-n4`, `-np4`: the value glued to the option, as Hydra accepts.
+            _ if s.starts_with("-np")
+                && s[3..].bytes().all(|b| b.is_ascii_digit())
+                && s.len() > 3 =>
+            {
+                npes = Some(parse_npes(OsStr::new(&s[3..]))?)
+            }
+            _ if s.starts_with("-n")
+                && s[2..].bytes().all(|b| b.is_ascii_digit())
+                && s.len() > 2 =>
+            {
+                npes = Some(parse_npes(OsStr::new(&s[2..]))?)
+            }
+            _ => return err(format!("unknown option {s}")),
+        }
+    }
+
+    let Some(npes) = npes else {
+        return err("missing -n N (the number of PEs to start)");
+    };
+    let Some(program) = program else {
+        return err("missing the program to run");
+    };
+    if program.is_empty() {
+        return err("the program name is empty");
+    }
+    let timeout = match timeout {
+        Some(t) => t,
+        None => match env_timeout {
+            Some(v) if !v.is_empty() => parse_timeout(v, "OSHRUN_TIMEOUT")?,
+            _ => None,
+        },
+    };
+    Ok(Action::Run(Options {
+        npes,
+        program,
+        args: it.collect(),
+        timeout,
+        tag_output,
+        pmi_port,
+        exports,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Action, ArgsError> {
+        parse(args.iter().copied(), None, |k| {
+            (k == "HOME").then(|| OsString::from("/home/me"))
+        })
+    }
+
+    fn run(args: &[&str]) -> Options {
+        match p(args) {
+            Ok(Action::Run(o)) => o,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn npes_spellings() {
+        for a in [
+            &["-n", "4", "prog"][..],
+            &["-np", "4", "prog"],
+            &["--np", "4", "prog"],
+            &["-n=4", "prog"],
+            &["-np=4", "prog"],
+            &["--np=4", "prog"],
+            &["-n4", "prog"],
+            &["-np4", "prog"],
+        ] {
+            let o = run(a);
+            assert_eq!((o.npes, o.program.to_str().unwrap()), (4, "prog"), "{a:?}");
+        }
+    }
+
+    #[test]
+    fn program_args_are_left_alone() {
+        let o = run(&["-n", "2", "prog", "-n", "7", "--timeout", "x"]);
+        assert_eq!(o.npes, 2);
+        assert_eq!(o.args, ["-n", "7", "--timeout", "x"]);
+        let o = run(&["-n", "2", "--", "-weird", "a"]);
+        assert_eq!(o.program, "-weird");
+        assert_eq!(o.args, ["a"]);
+    }
+
+    #[test]
+    fn options() {
+        let o = run(&[
+            "--timeout",
+            "2.5",
+            "-l",
+            "--pmi-port",
+            "-n",
+            "3",
+            "-x",
+            "A=1",
+            "-x",
+            "HOME",
+            "-x",
+            "UNSET",
+            "p",
+        ]);
+        assert_eq!(
+            o.timeout,
+            Some(Timeout {
+                duration: Duration::from_millis(2500),
+                text: "2.5".into()
+            })
+        );
+        assert!(o.tag_output && o.pmi_port);
+        assert_eq!(
+            o.exports,
+            [("A".into(), "1".into()), ("HOME".into(), "/home/me".into())]
+        );
+        let o = run(&["--tag-output", "--timeout=7", "-n", "1", "p"]);
+        assert!(o.tag_output && !o.pmi_port);
+        assert_eq!(o.timeout.unwrap().duration, Duration::from_secs(7));
+        assert_eq!(run(&["--timeout", "0", "-n", "1", "p"]).timeout, None);
+        assert_eq!(
+            run(&["-x", "A=b=c", "-n", "1", "p"]).exports,
+            [("A".into(), "b=c".into())]
+        );
+    }
+
+    #[test]
+    fn env_timeout() {
+        let f = |args: &[&str], env: &str| match parse(
+            args.iter().copied(),
+            Some(OsStr::new(env)),
+            |_| None,
+        ) {
+            Ok(Action::Run(o)) => Ok(o.timeout.map(|t| t.duration)),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(f(&["-n", "1", "p"], "3"), Ok(Some(Duration::from_secs(3))));
+        assert_eq!(
+            f(&["--timeout", "1", "-n", "1", "p"], "3"),
+            Ok(Some(Duration::from_secs(1)))
+        );
+        assert_eq!(f(&["-n", "1", "p"], ""), Ok(None));
+        assert!(
+            f(&["-n", "1", "p"], "soon")
+                .unwrap_err()
+                .0
+                .contains("OSHRUN_TIMEOUT")
+        );
+    }
+
+    #[test]
+    fn help_and_version() {
+        assert_eq!(p(&["--help"]), Ok(Action::Help));
+        assert_eq!(p(&["-n", "2", "-h", "prog"]), Ok(Action::Help));
+        assert_eq!(p(&["--version"]), Ok(Action::Version));
+        assert_eq!(p(&["-V"]), Ok(Action::Version));
+    }
+
+    #[test]
+    fn errors() {
+        let e = |a: &[&str]| p(a).unwrap_err().0;
+        assert!(e(&["prog"]).contains("missing -n"));
+        assert!(e(&["-n", "2"]).contains("missing the program"));
+        assert!(e(&["-n", "2", "--"]).contains("missing program"));
+        assert!(e(&["-n", "0", "p"]).contains("at least 1"));
+        assert!(e(&["-n", "-3", "p"]).contains("positive number"));
+        assert!(e(&["-n", "many", "p"]).contains("positive number"));
+        assert!(e(&["-n"]).contains("-n needs"));
+        assert!(e(&["--bogus", "-n", "1", "p"]).contains("unknown option --bogus"));
+        assert!(e(&["-q", "-n", "1", "p"]).contains("unknown option -q"));
+        assert!(e(&["--timeout", "-1", "-n", "1", "p"]).contains("--timeout"));
+        assert!(e(&["--timeout", "inf", "-n", "1", "p"]).contains("--timeout"));
+        assert!(e(&["--tag-output=yes", "-n", "1", "p"]).contains("takes no value"));
+        assert!(e(&["-x", "=1", "-n", "1", "p"]).contains("-x"));
+        assert!(e(&["-n", "1", ""]).contains("empty"));
+    }
+}

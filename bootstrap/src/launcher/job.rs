@@ -1,0 +1,785 @@
+//! One `oshrun` job: start the PEs, serve their PMI connections, forward their output, watch
+//! for deaths and end the whole job when one PE fails.
+//!
+//! Everything runs on one thread around one `poll`: the PMI sockets, the PEs' stdout and
+//! stderr pipes, a self-pipe fed by the signal handlers (`SIGCHLD`, `SIGINT`, `SIGTERM`,
+//! `SIGHUP`), and the timers (job timeout, the SIGTERM→SIGKILL grace, the output drain). One
+//! thread means no locks around the job state, and it keeps `PR_SET_PDEATHSIG` meaningful (it
+//! fires when the thread that forked the PE exits).
+//!
+//! Each PE leads its own process group, so ending the job signals whatever the PE started as
+//! well, and a terminal's Ctrl-C reaches `oshrun` alone, which then ends the PEs in order.
+//! This module never waits without a bound once the job is over: output still held open by
+//! an orphaned grandchild is drained for [`DRAIN`] at most. It creates nothing in `/dev/shm`
+//! or anywhere else on disk.
+
+use std::ffi::OsStr;
+use std::io::{self, Write};
+use std::net::TcpListener;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use super::args::Options;
+use super::output::LineForwarder;
+use super::server::{Event, PmiServer};
+use super::sys::{self, Exit, SignalPipe};
+use crate::wire::{Command, LineBuf};
+
+/// Time between SIGTERM and SIGKILL when the job is ended.
+pub const KILL_GRACE: Duration = Duration::from_millis(500);
+/// How long output is still read once every PE has been reaped.
+pub const DRAIN: Duration = Duration::from_millis(300);
+/// How long after SIGKILL `oshrun` waits for PEs to disappear before it gives up on them.
+const GIVE_UP: Duration = Duration::from_secs(2);
+/// Longest sleep in `poll`, a safety net should a `SIGCHLD` wake-up ever be missed.
+const TICK: Duration = Duration::from_millis(250);
+
+/// Run the job described by `opts` to its end; returns `oshrun`'s exit status. Messages go
+/// to stderr. Only one job may run in a process at a time (it owns the signal handlers).
+pub fn run(opts: &Options) -> i32 {
+    match Job::start(opts) {
+        Ok(job) => job.run(),
+        Err(code) => code,
+    }
+}
+
+/// Find `program` as `execvp` would: as given when it has a `/`, else in `PATH`.
+pub fn resolve_program(program: &OsStr) -> Result<PathBuf, String> {
+    let shown = program.to_string_lossy();
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(program);
+        return match p.metadata() {
+            Err(e) => Err(format!("cannot start {shown:?}: {e}")),
+            Ok(_) if !executable(&p) => {
+                Err(format!("cannot start {shown:?}: not an executable file"))
+            }
+            Ok(_) => Ok(p),
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(program);
+        if executable(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    Err(format!("cannot start {shown:?}: not found in PATH"))
+}
+
+/// A PE's PMI connection: non-blocking, with its unparsed input and unsent replies.
+#[derive(Debug)]
+struct Conn {
+    fd: OwnedFd,
+    input: LineBuf,
+    output: Vec<u8>,
+    closed: bool,
+}
+
+impl Conn {
+    fn new(fd: OwnedFd) -> io::Result<Conn> {
+        sys::set_nonblocking(fd.as_raw_fd())?;
+        Ok(Conn {
+            fd,
+            input: LineBuf::new(),
+            output: Vec::new(),
+            closed: false,
+        })
+    }
+
+    /// Read what is there; marks the connection closed at EOF or on error.
+    fn read_available(&mut self) {
+        let mut buf = [0u8; 16 * 1024];
+        while !self.closed {
+            match sys::read(self.fd.as_raw_fd(), &mut buf) {
+                Ok(0) => self.closed = true,
+                Ok(n) => self.input.feed(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => self.closed = true,
+            }
+        }
+    }
+
+    fn send(&mut self, cmd: &Command) {
+        if self.closed {
+            return;
+        }
+        match cmd.encode() {
+            Ok(line) => self.output.extend_from_slice(line.as_bytes()),
+            // Our own replies always encode; a failure here is a bug worth hearing about.
+            Err(e) => eprintln!("oshrun: internal error: cannot encode {cmd}: {e}"),
+        }
+        self.flush();
+    }
+
+    fn flush(&mut self) {
+        while !self.output.is_empty() && !self.closed {
+            match sys::send(self.fd.as_raw_fd(), &self.output) {
+                Ok(n) => {
+                    self.output.drain(..n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    self.output.clear();
+                    self.closed = true;
+                }
+            }
+        }
+    }
+}
+
+/// One of a PE's output pipes.
+#[derive(Debug)]
+struct Pipe {
+    fd: OwnedFd,
+    fwd: LineForwarder,
+}
+
+#[derive(Debug)]
+struct Pe {
+    pid: libc::pid_t,
+    running: bool,
+    exited_ok: bool,
+    conn: Option<Conn>,
+    /// stdout, stderr
+    pipes: [Option<Pipe>; 2],
+}
+
+/// The job is being ended: PEs got SIGTERM and will get SIGKILL at `kill_at`.
+#[derive(Debug, Clone, Copy)]
+struct Ending {
+    code: i32,
+    kill_at: Instant,
+    killed: bool,
+    give_up_at: Instant,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Signals,
+    Listener,
+    Pending(usize),
+    Conn(usize),
+    Pipe(usize, usize),
+}
+
+struct Job<'a> {
+    opts: &'a Options,
+    pes: Vec<Pe>,
+    server: PmiServer,
+    listener: Option<TcpListener>,
+    /// TCP connections that have not yet said `cmd=initack`.
+    pending: Vec<Conn>,
+    signals: SignalPipe,
+    deadline: Option<Instant>,
+    ending: Option<Ending>,
+    drain_until: Option<Instant>,
+}
+
+impl<'a> Job<'a> {
+    fn start(opts: &'a Options) -> Result<Job<'a>, i32> {
+        sys::ensure_stdio_open();
+        let program = resolve_program(&opts.program).map_err(|e| {
+            eprintln!("oshrun: {e}");
+            2
+        })?;
+        let signals = SignalPipe::install().map_err(|e| {
+            eprintln!("oshrun: cannot install signal handlers: {e}");
+            1
+        })?;
+        let listener = if opts.pmi_port {
+            let l =
+                TcpListener::bind("127.0.0.1:0").and_then(|l| l.set_nonblocking(true).map(|_| l));
+            match l {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    eprintln!("oshrun: cannot listen for PMI connections on 127.0.0.1: {e}");
+                    return Err(1);
+                }
+            }
+        } else {
+            None
+        };
+        let port = match &listener {
+            Some(l) => match l.local_addr() {
+                Ok(a) => Some(a.to_string()),
+                Err(e) => {
+                    eprintln!("oshrun: cannot read the PMI listener's address: {e}");
+                    return Err(1);
+                }
+            },
+            None => None,
+        };
+        let deadline = opts.timeout.as_ref().map(|t| Instant::now() + t.duration);
+        let mut job = Job {
+            opts,
+            pes: Vec::with_capacity(opts.npes),
+            server: PmiServer::new(opts.npes, format!("oshrun_{}_0", std::process::id())),
+            listener,
+            pending: Vec::new(),
+            signals,
+            deadline,
+            ending: None,
+            drain_until: None,
+        };
+        for rank in 0..opts.npes {
+            if let Err(e) = job.spawn(rank, &program, port.as_deref()) {
+                eprintln!(
+                    "oshrun: cannot start PE {rank} ({:?}): {e}",
+                    opts.program.to_string_lossy()
+                );
+                for pe in &job.pes {
+                    sys::kill_tree(pe.pid, libc::SIGKILL);
+                }
+                for pe in &job.pes {
+                    let deadline = Instant::now() + GIVE_UP;
+                    while Instant::now() < deadline
+                        && !matches!(sys::try_reap(pe.pid, true), Ok(Some(_)) | Err(_))
+                    {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                }
+                return Err(2);
+            }
+        }
+        Ok(job)
+    }
+
+    fn spawn(&mut self, rank: usize, program: &Path, port: Option<&str>) -> io::Result<()> {
+        let opts = self.opts;
+        let mut cmd = std::process::Command::new(program);
+        cmd.arg0(&opts.program)
+            .args(&opts.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        for (k, v) in &opts.exports {
+            cmd.env(k, v);
+        }
+        cmd.env("OSHRUN_NPES", opts.npes.to_string());
+        // Launcher variables of an enclosing job must not leak into ours.
+        for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE"] {
+            cmd.env_remove(var);
+        }
+        let mut ours = None;
+        let mut child_fd = None;
+        match port {
+            Some(port) => {
+                cmd.env("PMI_PORT", port).env("PMI_ID", rank.to_string());
+            }
+            None => {
+                let (a, b) = UnixStream::pair()?;
+                child_fd = Some(b.as_raw_fd());
+                cmd.env("PMI_FD", b.as_raw_fd().to_string())
+                    .env("PMI_RANK", rank.to_string())
+                    .env("PMI_SIZE", opts.npes.to_string());
+                ours = Some((a, b));
+            }
+        }
+        let launcher_pid = std::process::id() as libc::pid_t;
+        // SAFETY: child_setup runs between fork and exec and only makes async-signal-safe
+        // calls (prctl, getppid, fcntl), allocating nothing; its captures are plain integers.
+        unsafe { cmd.pre_exec(move || sys::child_setup(launcher_pid, child_fd)) };
+        let mut child = cmd.spawn()?;
+        let conn = match ours {
+            // The child has its end now; ours must not keep it open, or EOF never comes.
+            Some((a, b)) => {
+                drop(b);
+                Some(Conn::new(OwnedFd::from(a))?)
+            }
+            None => None,
+        };
+        let pipe = |fd: Option<OwnedFd>| -> io::Result<Option<Pipe>> {
+            let Some(fd) = fd else { return Ok(None) };
+            sys::set_nonblocking(fd.as_raw_fd())?;
+            let tag = opts.tag_output.then(|| format!("[PE {rank}] "));
+            Ok(Some(Pipe {
+                fd,
+                fwd: LineForwarder::new(tag),
+            }))
+        };
+        let stdout = pipe(child.stdout.take().map(OwnedFd::from))?;
+        let stderr = pipe(child.stderr.take().map(OwnedFd::from))?;
+        // `child` is dropped without waiting: we reap by pid (see `reap`).
+        self.pes.push(Pe {
+            pid: child.id() as libc::pid_t,
+            running: true,
+            exited_ok: false,
+            conn,
+            pipes: [stdout, stderr],
+        });
+        Ok(())
+    }
+
+    fn live(&self) -> usize {
+        self.pes.iter().filter(|p| p.running).count()
+    }
+
+    fn run(mut self) -> i32 {
+        let mut reap_now = true;
+        loop {
+            if reap_now {
+                self.reap();
+            }
+            let now = Instant::now();
+            let live = self.live();
+            if live == 0 {
+                let open = self.pes.iter().any(|p| p.pipes.iter().any(Option::is_some));
+                let until = *self.drain_until.get_or_insert(now + DRAIN);
+                if !open || now >= until {
+                    break;
+                }
+            }
+            if self.ending.is_none()
+                && let (Some(d), Some(t)) = (self.deadline, self.opts.timeout.as_ref())
+                && now >= d
+            {
+                self.fail(
+                    format!(
+                        "oshrun: job timed out after {} s; killing {live} PEs",
+                        t.text
+                    ),
+                    124,
+                );
+            }
+            if let Some(e) = self.ending.as_mut() {
+                if !e.killed && now >= e.kill_at {
+                    e.killed = true;
+                    for pe in self.pes.iter().filter(|p| p.running) {
+                        sys::kill_tree(pe.pid, libc::SIGKILL);
+                    }
+                }
+                if live > 0 && now >= e.give_up_at {
+                    eprintln!("oshrun: {live} PEs still exist after SIGKILL; giving up on them");
+                    break;
+                }
+            }
+
+            let mut wake = TICK;
+            let mut until = |t: Instant| wake = wake.min(t.saturating_duration_since(now));
+            if let (None, Some(d)) = (self.ending, self.deadline) {
+                until(d);
+            }
+            if let Some(e) = self.ending {
+                until(if e.killed { e.give_up_at } else { e.kill_at });
+            }
+            if let Some(d) = self.drain_until {
+                until(d);
+            }
+
+            let (mut fds, slots) = self.poll_set();
+            let ready = match sys::poll(&mut fds, wake) {
+                Ok(n) => n,
+                Err(e) => {
+                    eprintln!("oshrun: poll failed: {e}; ending the job");
+                    self.begin_end(1);
+                    std::thread::sleep(Duration::from_millis(10));
+                    0
+                }
+            };
+            reap_now = ready == 0;
+            for (pfd, slot) in fds.iter().zip(slots) {
+                if pfd.revents == 0 {
+                    continue;
+                }
+                match slot {
+                    Slot::Signals => reap_now |= self.on_signals(),
+                    Slot::Listener => self.accept(),
+                    Slot::Pending(i) => self.pending[i].read_available(),
+                    Slot::Conn(r) => self.on_conn(r, pfd.revents),
+                    Slot::Pipe(r, k) => self.read_pipe(r, k),
+                }
+            }
+            if !self.pending.is_empty() {
+                self.promote_pending();
+            }
+        }
+        for r in 0..self.pes.len() {
+            for k in 0..2 {
+                if let Some(mut p) = self.pes[r].pipes[k].take() {
+                    p.fwd.finish(&mut sink(k));
+                }
+            }
+        }
+        self.ending.map_or(0, |e| e.code)
+    }
+
+    fn poll_set(&self) -> (Vec<libc::pollfd>, Vec<Slot>) {
+        let mut fds = Vec::with_capacity(2 + 3 * self.pes.len() + self.pending.len());
+        let mut slots = Vec::with_capacity(fds.capacity());
+        let mut add = |fd: RawFd, events: libc::c_short, slot: Slot| {
+            fds.push(libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            });
+            slots.push(slot);
+        };
+        add(self.signals.fd(), libc::POLLIN, Slot::Signals);
+        if let (Some(l), None) = (&self.listener, self.ending) {
+            add(l.as_raw_fd(), libc::POLLIN, Slot::Listener);
+        }
+        for (i, c) in self.pending.iter().enumerate() {
+            add(c.fd.as_raw_fd(), libc::POLLIN, Slot::Pending(i));
+        }
+        for (r, pe) in self.pes.iter().enumerate() {
+            if let Some(c) = pe.conn.as_ref().filter(|c| !c.closed) {
+                let out = if c.output.is_empty() {
+                    0
+                } else {
+                    libc::POLLOUT
+                };
+                add(c.fd.as_raw_fd(), libc::POLLIN | out, Slot::Conn(r));
+            }
+            for (k, p) in pe.pipes.iter().enumerate() {
+                if let Some(p) = p {
+                    add(p.fd.as_raw_fd(), libc::POLLIN, Slot::Pipe(r, k));
+                }
+            }
+        }
+        (fds, slots)
+    }
+
+    /// Handle the signals that arrived; returns whether a child may have exited.
+    fn on_signals(&mut self) -> bool {
+        let mut child = false;
+        for sig in self.signals.drain() {
+            if sig == libc::SIGCHLD {
+                child = true;
+                continue;
+            }
+            let name = sys::signal_name(sig).unwrap_or("a signal");
+            if self.ending.is_none() {
+                let live = self.live();
+                self.fail(
+                    format!("oshrun: caught {name}; killing {live} PEs"),
+                    128 + sig,
+                );
+            } else if let Some(e) = self.ending.as_mut().filter(|e| !e.killed) {
+                // Asked twice: do not wait for the grace period.
+                e.killed = true;
+                for pe in self.pes.iter().filter(|p| p.running) {
+                    sys::kill_tree(pe.pid, libc::SIGKILL);
+                }
+            }
+        }
+        child
+    }
+
+    fn accept(&mut self) {
+        let Some(l) = &self.listener else { return };
+        loop {
+            match l.accept() {
+                Ok((s, _)) => {
+                    let _ = s.set_nodelay(true);
+                    match Conn::new(OwnedFd::from(s)) {
+                        Ok(c) => self.pending.push(c),
+                        Err(e) => eprintln!("oshrun: dropping a PMI connection: {e}"),
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    eprintln!("oshrun: accepting a PMI connection failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Hand each TCP connection whose first line has arrived to its PE (`cmd=initack`).
+    fn promote_pending(&mut self) {
+        for mut conn in std::mem::take(&mut self.pending) {
+            let line = match conn.input.pop_line() {
+                Ok(Some(line)) => line,
+                Ok(None) if !conn.closed => {
+                    self.pending.push(conn);
+                    continue;
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    eprintln!("oshrun: refusing a PMI connection: {e}");
+                    continue;
+                }
+            };
+            let claim = Command::parse(&line)
+                .map_err(|e| e.to_string())
+                .and_then(|c| self.server.initack(&c));
+            match claim {
+                Ok((pe, replies)) => {
+                    for r in &replies {
+                        conn.send(r);
+                    }
+                    self.pes[pe].conn = Some(conn);
+                    // Requests may have come in the same read as the initack.
+                    self.process_lines(pe);
+                }
+                Err(e) => eprintln!("oshrun: refusing a PMI connection: {e}"),
+            }
+        }
+    }
+
+    fn on_conn(&mut self, r: usize, revents: libc::c_short) {
+        let Some(conn) = self.pes[r].conn.as_mut() else {
+            return;
+        };
+        if revents & libc::POLLOUT != 0 {
+            conn.flush();
+        }
+        if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+            conn.read_available();
+            self.process_lines(r);
+        }
+    }
+
+    fn process_lines(&mut self, r: usize) {
+        loop {
+            let Some(conn) = self.pes[r].conn.as_mut() else {
+                return;
+            };
+            let line = match conn.input.pop_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => return,
+                Err(e) => {
+                    self.fail(
+                        format!("oshrun: PE {r}: PMI protocol error: {e}; ending the job"),
+                        1,
+                    );
+                    continue;
+                }
+            };
+            // Once the job is ending, nothing a PE asks for matters any more.
+            if self.ending.is_some() {
+                continue;
+            }
+            let cmd = match Command::parse(&line) {
+                Ok(cmd) => cmd,
+                Err(e) => {
+                    let shown: String = line.chars().take(200).collect();
+                    self.fail(
+                        format!(
+                            "oshrun: PE {r}: PMI protocol error: {e} in {shown:?}; ending the job"
+                        ),
+                        1,
+                    );
+                    continue;
+                }
+            };
+            let outcome = self.server.handle(r, &cmd);
+            for (to, reply) in &outcome.replies {
+                if let Some(c) = self.pes[*to].conn.as_mut() {
+                    c.send(reply);
+                }
+            }
+            match outcome.event {
+                Some(Event::Abort { code, message }) => {
+                    let message = if message.is_empty() {
+                        "(no message)".to_string()
+                    } else {
+                        message
+                    };
+                    self.fail(
+                        format!("oshrun: PE {r} called abort (exit code {code}): {message}"),
+                        if code == 0 { 1 } else { code },
+                    );
+                }
+                Some(Event::ProtocolError(e)) => self.fail(
+                    format!("oshrun: PE {r}: PMI protocol error: {e}; ending the job"),
+                    1,
+                ),
+                Some(Event::Finalized) | None => self.check_barrier_deadlock(),
+            }
+        }
+    }
+
+    /// Forward what a pipe holds now; at EOF forward the partial last line and close it.
+    fn read_pipe(&mut self, r: usize, k: usize) {
+        let Some(pipe) = self.pes[r].pipes[k].as_mut() else {
+            return;
+        };
+        let mut buf = [0u8; 64 * 1024];
+        let mut out = sink(k);
+        // Bounded, so that one chatty PE cannot starve the others or the timers.
+        for _ in 0..16 {
+            match sys::read(pipe.fd.as_raw_fd(), &mut buf) {
+                Ok(0) => {
+                    pipe.fwd.finish(&mut out);
+                    self.pes[r].pipes[k] = None;
+                    return;
+                }
+                Ok(n) => pipe.fwd.feed(&buf[..n], &mut out),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    pipe.fwd.finish(&mut out);
+                    self.pes[r].pipes[k] = None;
+                    return;
+                }
+            }
+        }
+    }
+
+    fn reap(&mut self) {
+        for r in 0..self.pes.len() {
+            if !self.pes[r].running {
+                continue;
+            }
+            match sys::try_reap(self.pes[r].pid, self.ending.is_some()) {
+                Ok(Some(exit)) => {
+                    self.pes[r].running = false;
+                    self.on_exit(r, exit);
+                }
+                Ok(None) => {}
+                // ECHILD: someone else reaped it; nothing more can be learnt.
+                Err(_) => self.pes[r].running = false,
+            }
+        }
+    }
+
+    fn on_exit(&mut self, r: usize, exit: Exit) {
+        // Its last PMI words (finalize, abort) are already in the socket: hear them first.
+        if let Some(conn) = self.pes[r].conn.as_mut() {
+            conn.read_available();
+            self.process_lines(r);
+        }
+        if self.ending.is_some() {
+            return;
+        }
+        let pid = self.pes[r].pid;
+        match exit {
+            Exit::Signal(sig) => {
+                let name = sys::signal_name(sig)
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default();
+                self.fail(format!("oshrun: PE {r} (pid {pid}) was killed by signal {sig}{name}; ending the job"), 128 + sig);
+            }
+            Exit::Code(code) if code != 0 => {
+                self.fail(
+                    format!("oshrun: PE {r} (pid {pid}) exited with status {code}; ending the job"),
+                    code,
+                );
+            }
+            Exit::Code(_) if self.server.is_inited(r) && !self.server.is_finalized(r) => {
+                self.fail(
+                    format!(
+                        "oshrun: PE {r} (pid {pid}) exited with status 0 after PMI init without calling PMI finalize; ending the job"
+                    ),
+                    1,
+                );
+            }
+            Exit::Code(_) => {
+                self.pes[r].exited_ok = true;
+                self.check_barrier_deadlock();
+            }
+        }
+    }
+
+    /// PEs wait in a barrier that PEs which already exited can never join: end the job
+    /// now rather than at the timeout.
+    fn check_barrier_deadlock(&mut self) {
+        if self.ending.is_some() {
+            return;
+        }
+        let waiting = self.server.in_barrier();
+        let gone: Vec<usize> = (0..self.pes.len())
+            .filter(|&r| self.pes[r].exited_ok)
+            .collect();
+        if !waiting.is_empty() && !gone.is_empty() && waiting.len() + gone.len() == self.pes.len() {
+            self.fail(
+                format!(
+                    "oshrun: {} {} in a PMI barrier that {} can no longer enter (exited); ending the job",
+                    list(&waiting),
+                    if waiting.len() == 1 { "waits" } else { "wait" },
+                    list(&gone)
+                ),
+                1,
+            );
+        }
+    }
+
+    /// End the job: print `msg` (after the output the PEs already wrote), SIGTERM every PE,
+    /// SIGKILL after [`KILL_GRACE`], and exit with `code`. Only the first failure counts.
+    fn fail(&mut self, msg: String, code: i32) {
+        if self.ending.is_some() {
+            return;
+        }
+        for r in 0..self.pes.len() {
+            for k in 0..2 {
+                self.read_pipe(r, k);
+            }
+        }
+        let _ = io::stderr().lock().write_all(format!("{msg}\n").as_bytes());
+        self.begin_end(code);
+    }
+
+    fn begin_end(&mut self, code: i32) {
+        if self.ending.is_some() {
+            return;
+        }
+        let now = Instant::now();
+        self.ending = Some(Ending {
+            code,
+            kill_at: now + KILL_GRACE,
+            killed: false,
+            give_up_at: now + KILL_GRACE + GIVE_UP,
+        });
+        for pe in self.pes.iter().filter(|p| p.running) {
+            sys::kill_tree(pe.pid, libc::SIGTERM);
+        }
+    }
+}
+
+/// Where output pipe `k` goes: 0 → our stdout, 1 → our stderr.
+fn sink(k: usize) -> Box<dyn Write> {
+    if k == 0 {
+        Box::new(io::stdout().lock())
+    } else {
+        Box::new(io::stderr().lock())
+    }
+}
+
+/// `PE 3` or `PEs 1, 2`.
+fn list(pes: &[usize]) -> String {
+    let s = if pes.len() == 1 { "" } else { "s" };
+    format!(
+        "PE{s} {}",
+        pes.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve() {
+        assert!(resolve_program(OsStr::new("sh")).unwrap().ends_with("sh"));
+        let e = resolve_program(OsStr::new("oxshmem-no-such-program")).unwrap_err();
+        assert!(
+            e.contains("\"oxshmem-no-such-program\"") && e.contains("not found in PATH"),
+            "{e}"
+        );
+        let e = resolve_program(OsStr::new("./oxshmem-no-such-program")).unwrap_err();
+        assert!(e.contains("./oxshmem-no-such-program"), "{e}");
+        let e = resolve_program(OsStr::new("/etc/passwd")).unwrap_err();
+        assert!(e.contains("not an executable"), "{e}");
+        assert!(resolve_program(OsStr::new("/bin/sh")).is_ok());
+    }
+}
