@@ -69,12 +69,26 @@ impl AmoType for f64 {
 impl Runtime {
     /// Performs `op` at `dst` on `pe`.
     #[inline(always)]
-    pub(crate) fn atomic_sym(&self, pe: usize, dst: SymAddr, width: Width, op: AmoOp, func: &'static str) -> Result<u64> {
+    pub(crate) fn atomic_sym(
+        &self,
+        pe: usize,
+        dst: SymAddr,
+        width: Width,
+        op: AmoOp,
+        func: &'static str,
+    ) -> Result<u64> {
         let w = width.bytes();
         match self.shm.ptr(pe, dst, w) {
             Some(p) => {
                 if (p as usize) % w != 0 {
-                    return Err(Error::new(self.me, func, ErrorKind::Misaligned { addr: self.local_addr(dst), width: w }));
+                    return Err(Error::new(
+                        self.me,
+                        func,
+                        ErrorKind::Misaligned {
+                            addr: self.local_addr(dst),
+                            width: w,
+                        },
+                    ));
                 }
                 // SAFETY: p lies in pe's live mapping, is aligned, and every PE accesses AMO
                 // targets atomically.
@@ -91,13 +105,19 @@ impl Runtime {
 /// # Safety
 /// None beyond what is checked: `dest` must be symmetric and aligned (both checked).
 #[inline]
-pub unsafe fn atomic<T: AmoType>(dest: *mut T, op: AmoOp, pe: i32, func: &'static str) -> Result<T> {
+pub unsafe fn atomic<T: AmoType>(
+    dest: *mut T,
+    op: AmoOp,
+    pe: i32,
+    func: &'static str,
+) -> Result<T> {
     let rt = rt(func)?;
     if pe < 0 || pe as usize >= rt.n {
         return Err(rt.pe_error(i64::from(pe), func));
     }
     let d = rt.translate(dest as usize, size_of::<T>(), "destination", func)?;
-    rt.atomic_sym(pe as usize, d, T::WIDTH, op, func).map(T::from_bits)
+    rt.atomic_sym(pe as usize, d, T::WIDTH, op, func)
+        .map(T::from_bits)
 }
 
 /// Raw non-blocking fetching AMO (`shmem_TYPE_atomic_fetch_*_nbi`): the previous value is
@@ -106,7 +126,13 @@ pub unsafe fn atomic<T: AmoType>(dest: *mut T, op: AmoOp, pe: i32, func: &'stati
 /// # Safety
 /// `fetch` must be valid for a write of `T` until the next quiet.
 #[inline]
-pub unsafe fn atomic_nbi<T: AmoType>(fetch: *mut T, dest: *mut T, op: AmoOp, pe: i32, func: &'static str) -> Result<()> {
+pub unsafe fn atomic_nbi<T: AmoType>(
+    fetch: *mut T,
+    dest: *mut T,
+    op: AmoOp,
+    pe: i32,
+    func: &'static str,
+) -> Result<()> {
     // SAFETY: forwarded from the caller.
     let v = unsafe { atomic(dest, op, pe, func)? };
     // SAFETY: the caller guarantees fetch is writable.

@@ -59,7 +59,9 @@ pub enum ErrorKind {
         n_pes: usize,
     },
     /// An address range that lies outside every symmetric segment.
-    #[error("{what} {addr:#x} (+{len} bytes) is not symmetric (not inside the symmetric heap or any other symmetric segment)")]
+    #[error(
+        "{what} {addr:#x} (+{len} bytes) is not symmetric (not inside the symmetric heap or any other symmetric segment)"
+    )]
     NotSymmetric {
         /// Which argument (`destination`, `source`, `ivar`, ...).
         what: &'static str,
@@ -91,7 +93,9 @@ pub enum ErrorKind {
         what: String,
     },
     /// The symmetric heap cannot satisfy a request.
-    #[error("cannot allocate {asked} bytes: symmetric heap has {free} bytes free (largest free block {largest}); raise SHMEM_SYMMETRIC_SIZE (now {total} bytes)")]
+    #[error(
+        "cannot allocate {asked} bytes: symmetric heap has {free} bytes free (largest free block {largest}); raise SHMEM_SYMMETRIC_SIZE (now {total} bytes)"
+    )]
     OutOfMemory {
         /// Bytes asked for (after alignment).
         asked: usize,
@@ -126,7 +130,9 @@ pub enum ErrorKind {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
     /// No transport reaches the peer.
-    #[error("no transport reaches PE {pe} (host {host}); this build reaches only PEs on the same host")]
+    #[error(
+        "no transport reaches PE {pe} (host {host}); this build reaches only PEs on the same host"
+    )]
     Unreachable {
         /// The peer.
         pe: usize,

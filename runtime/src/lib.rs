@@ -24,20 +24,30 @@
 //! and the barrier. The [`raw`] module holds the pointer-based forms that the C ABI wraps.
 
 pub mod amo;
-mod coll;
+pub mod coll;
 pub mod config;
+pub mod ctx;
 mod error;
 pub mod heap;
+pub mod lock;
 mod order;
 mod rma;
+pub mod signal;
 mod sym;
+pub mod team;
 pub mod transport;
 pub mod wait;
 pub mod world;
 
 pub use amo::{AmoInt, AmoType};
+pub use coll::reduce::{
+    ArithReducible, BitwiseReducible, Complex, MinMaxReducible, ReduceOp, Reducible,
+};
+pub use ctx::Ctx;
 pub use error::{Error, ErrorKind, Result};
+pub use signal::SignalOp;
 pub use sym::{Shmem, SymBox, SymSlice, init, init_thread};
+pub use team::{Team, TeamConfig};
 pub use wait::{Cmp, CmpValues, SyncType};
 pub use world::{NodeLayout, ThreadLevel};
 
@@ -73,7 +83,10 @@ pub fn info_get_name() -> &'static str {
 /// ```
 pub fn info_text(full: bool) -> String {
     use std::fmt::Write;
-    let mut s = format!("{VENDOR_STRING} (OpenSHMEM {}.{})\n", SPEC_VERSION.0, SPEC_VERSION.1);
+    let mut s = format!(
+        "{VENDOR_STRING} (OpenSHMEM {}.{})\n",
+        SPEC_VERSION.0, SPEC_VERSION.1
+    );
     if full {
         for v in config::VARS {
             let (value, src) = config::lookup(v);
@@ -94,9 +107,15 @@ pub fn info_text(full: bool) -> String {
 pub mod raw {
     pub use crate::amo::{atomic, atomic_nbi};
     pub use crate::order::{fence_all as fence, quiet};
-    pub use crate::rma::{addr_accessible, g, getmem, getmem_nbi, iget, iput, p, pe_accessible, ptr, putmem, putmem_nbi};
+    pub use crate::rma::{
+        addr_accessible, g, getmem, getmem_nbi, iget, iput, p, pe_accessible, ptr, putmem,
+        putmem_nbi,
+    };
     pub use crate::transport::{AmoOp, Width};
-    pub use crate::wait::{test, test_all, test_any, test_some, wait_until, wait_until_all, wait_until_any, wait_until_some};
+    pub use crate::wait::{
+        test, test_all, test_any, test_some, wait_until, wait_until_all, wait_until_any,
+        wait_until_some,
+    };
     pub use crate::world::global_exit;
 
     use crate::error::Result;
@@ -139,7 +158,9 @@ pub mod raw {
 
     /// `shmem_malloc`: collective; `size` must be positive (the C ABI maps 0 to NULL).
     pub fn malloc(size: usize) -> Result<*mut u8> {
-        rt("shmem_malloc")?.sym_alloc("shmem_malloc", size, 1).map(|a| a as *mut u8)
+        rt("shmem_malloc")?
+            .sym_alloc("shmem_malloc", size, 1)
+            .map(|a| a as *mut u8)
     }
 
     /// `shmem_calloc`: collective; zeroed.
@@ -147,7 +168,13 @@ pub mod raw {
         const F: &str = "shmem_calloc";
         let rt = rt(F)?;
         let bytes = count.checked_mul(size).ok_or_else(|| {
-            crate::Error::new(rt.me, F, crate::ErrorKind::InvalidSize { what: format!("{count} x {size} bytes overflows") })
+            crate::Error::new(
+                rt.me,
+                F,
+                crate::ErrorKind::InvalidSize {
+                    what: format!("{count} x {size} bytes overflows"),
+                },
+            )
         })?;
         let p = rt.sym_alloc(F, bytes, 1)? as *mut u8;
         // SAFETY: p is a fresh allocation of `bytes` bytes.
@@ -159,16 +186,26 @@ pub mod raw {
 
     /// `shmem_align`: collective.
     pub fn align(alignment: usize, size: usize) -> Result<*mut u8> {
-        rt("shmem_align")?.sym_alloc("shmem_align", size, alignment).map(|a| a as *mut u8)
+        rt("shmem_align")?
+            .sym_alloc("shmem_align", size, alignment)
+            .map(|a| a as *mut u8)
     }
 
     /// `shmem_malloc_with_hints`: collective; hints are checked and otherwise advisory.
     pub fn malloc_with_hints(size: usize, hints: u64) -> Result<*mut u8> {
         const F: &str = "shmem_malloc_with_hints";
         let rt = rt(F)?;
-        let known = crate::heap::SHMEM_MALLOC_ATOMICS_REMOTE | crate::heap::SHMEM_MALLOC_SIGNAL_REMOTE;
+        let known =
+            crate::heap::SHMEM_MALLOC_ATOMICS_REMOTE | crate::heap::SHMEM_MALLOC_SIGNAL_REMOTE;
         if hints & !known != 0 {
-            return Err(crate::Error::new(rt.me, F, crate::ErrorKind::InvalidArgument(format!("unknown hint bits {:#x}", hints & !known))));
+            return Err(crate::Error::new(
+                rt.me,
+                F,
+                crate::ErrorKind::InvalidArgument(format!(
+                    "unknown hint bits {:#x}",
+                    hints & !known
+                )),
+            ));
         }
         rt.sym_alloc(F, size, 1).map(|a| a as *mut u8)
     }
@@ -178,7 +215,9 @@ pub mod raw {
     /// # Safety
     /// `ptr` must not be used after a successful call (it may have moved).
     pub unsafe fn realloc(ptr: *mut u8, size: usize) -> Result<*mut u8> {
-        rt("shmem_realloc")?.sym_realloc("shmem_realloc", ptr as usize, size).map(|a| a as *mut u8)
+        rt("shmem_realloc")?
+            .sym_realloc("shmem_realloc", ptr as usize, size)
+            .map(|a| a as *mut u8)
     }
 
     /// `shmem_free`: collective.

@@ -15,7 +15,14 @@ impl Runtime {
     /// # Safety
     /// `src` must be valid for reads of `len` bytes.
     #[inline(always)]
-    pub(crate) unsafe fn put_raw(&self, pe: usize, dst: SymAddr, src: *const u8, len: usize, func: &'static str) -> Result<()> {
+    pub(crate) unsafe fn put_raw(
+        &self,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+        func: &'static str,
+    ) -> Result<()> {
         match self.shm.ptr(pe, dst, len) {
             // SAFETY: ptr() checked the range lies in pe's live mapping; src is valid per the
             // caller. `copy` is a memmove: a put to oneself may overlap its source.
@@ -30,7 +37,14 @@ impl Runtime {
     /// # Safety
     /// `dst` must be valid for writes of `len` bytes.
     #[inline(always)]
-    pub(crate) unsafe fn get_raw(&self, pe: usize, src: SymAddr, dst: *mut u8, len: usize, func: &'static str) -> Result<()> {
+    pub(crate) unsafe fn get_raw(
+        &self,
+        pe: usize,
+        src: SymAddr,
+        dst: *mut u8,
+        len: usize,
+        func: &'static str,
+    ) -> Result<()> {
         match self.shm.ptr(pe, src, len) {
             // SAFETY: as in put_raw.
             Some(p) => unsafe { std::ptr::copy(p, dst, len) },
@@ -45,7 +59,14 @@ impl Runtime {
     /// # Safety
     /// `src` must be valid for reads of `len` bytes.
     #[inline(always)]
-    pub(crate) unsafe fn p_raw(&self, pe: usize, dst: SymAddr, src: *const u8, len: usize, func: &'static str) -> Result<()> {
+    pub(crate) unsafe fn p_raw(
+        &self,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+        func: &'static str,
+    ) -> Result<()> {
         use std::sync::atomic::*;
         let Some(p) = self.shm.ptr(pe, dst, len) else {
             return Err(self.route_error(pe, dst, len, func));
@@ -56,9 +77,12 @@ impl Runtime {
         unsafe {
             match (len, aligned) {
                 (1, _) => AtomicU8::from_ptr(p).store(src.read(), Ordering::Relaxed),
-                (2, true) => AtomicU16::from_ptr(p.cast()).store(src.cast::<u16>().read_unaligned(), Ordering::Relaxed),
-                (4, true) => AtomicU32::from_ptr(p.cast()).store(src.cast::<u32>().read_unaligned(), Ordering::Relaxed),
-                (8, true) => AtomicU64::from_ptr(p.cast()).store(src.cast::<u64>().read_unaligned(), Ordering::Relaxed),
+                (2, true) => AtomicU16::from_ptr(p.cast())
+                    .store(src.cast::<u16>().read_unaligned(), Ordering::Relaxed),
+                (4, true) => AtomicU32::from_ptr(p.cast())
+                    .store(src.cast::<u32>().read_unaligned(), Ordering::Relaxed),
+                (8, true) => AtomicU64::from_ptr(p.cast())
+                    .store(src.cast::<u64>().read_unaligned(), Ordering::Relaxed),
                 _ => std::ptr::copy(src, p, len),
             }
         }
@@ -66,16 +90,26 @@ impl Runtime {
     }
 
     #[cold]
-    pub(crate) fn route_error(&self, pe: usize, a: SymAddr, len: usize, func: &'static str) -> Error {
+    pub(crate) fn route_error(
+        &self,
+        pe: usize,
+        a: SymAddr,
+        len: usize,
+        func: &'static str,
+    ) -> Error {
         if pe >= self.n {
             return self.pe_error(pe as i64, func);
         }
         if self.shm.base(pe, a.seg) != 0 {
-            return Error::new(self.me, func, ErrorKind::NotSymmetric {
-                what: "remote range",
-                addr: self.local_addr(a),
-                len,
-            });
+            return Error::new(
+                self.me,
+                func,
+                ErrorKind::NotSymmetric {
+                    what: "remote range",
+                    addr: self.local_addr(a),
+                    len,
+                },
+            );
         }
         self.unreachable(pe, func)
     }
@@ -174,15 +208,33 @@ pub unsafe fn g<T: bytemuck::Pod>(src: *const T, pe: i32) -> Result<T> {
     Ok(v)
 }
 
-fn strided_extent(rt: &Runtime, func: &'static str, stride: isize, elem: usize, n: usize) -> Result<usize> {
+fn strided_extent(
+    rt: &Runtime,
+    func: &'static str,
+    stride: isize,
+    elem: usize,
+    n: usize,
+) -> Result<usize> {
     if stride < 1 {
-        return Err(Error::new(rt.me, func, ErrorKind::InvalidArgument(format!("stride {stride} must be at least 1"))));
+        return Err(Error::new(
+            rt.me,
+            func,
+            ErrorKind::InvalidArgument(format!("stride {stride} must be at least 1")),
+        ));
     }
     (n - 1)
         .checked_mul(stride as usize)
         .and_then(|x| x.checked_mul(elem))
         .and_then(|x| x.checked_add(elem))
-        .ok_or_else(|| Error::new(rt.me, func, ErrorKind::InvalidSize { what: format!("{n} elements of {elem} bytes at stride {stride} overflows") }))
+        .ok_or_else(|| {
+            Error::new(
+                rt.me,
+                func,
+                ErrorKind::InvalidSize {
+                    what: format!("{n} elements of {elem} bytes at stride {stride} overflows"),
+                },
+            )
+        })
 }
 
 /// Raw `shmem_iputSIZE` / `shmem_TYPE_iput`: puts `n` elements of `elem` bytes, taking every
@@ -190,7 +242,15 @@ fn strided_extent(rt: &Runtime, func: &'static str, stride: isize, elem: usize, 
 ///
 /// # Safety
 /// `src` must be valid for the strided reads. `dest` is checked to be symmetric.
-pub unsafe fn iput(dest: *mut u8, src: *const u8, dst: isize, sst: isize, elem: usize, n: usize, pe: i32) -> Result<()> {
+pub unsafe fn iput(
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    elem: usize,
+    n: usize,
+    pe: i32,
+) -> Result<()> {
     const F: &str = "shmem_iput";
     let rt = rt(F)?;
     let pe = pe_of(rt, pe, F)?;
@@ -215,7 +275,15 @@ pub unsafe fn iput(dest: *mut u8, src: *const u8, dst: isize, sst: isize, elem: 
 ///
 /// # Safety
 /// `dest` must be valid for the strided writes. `src` is checked to be symmetric.
-pub unsafe fn iget(dest: *mut u8, src: *const u8, dst: isize, sst: isize, elem: usize, n: usize, pe: i32) -> Result<()> {
+pub unsafe fn iget(
+    dest: *mut u8,
+    src: *const u8,
+    dst: isize,
+    sst: isize,
+    elem: usize,
+    n: usize,
+    pe: i32,
+) -> Result<()> {
     const F: &str = "shmem_iget";
     let rt = rt(F)?;
     let pe = pe_of(rt, pe, F)?;
@@ -237,24 +305,38 @@ pub unsafe fn iget(dest: *mut u8, src: *const u8, dst: isize, sst: isize, elem: 
 /// Raw `shmem_ptr`: a local pointer to `dest` on `pe`, or null when `pe`'s memory is not
 /// mapped here (another host) or `dest` is not symmetric.
 pub fn ptr(dest: *const u8, pe: i32) -> *mut u8 {
-    let Ok(rt) = rt("shmem_ptr") else { return std::ptr::null_mut() };
+    let Ok(rt) = rt("shmem_ptr") else {
+        return std::ptr::null_mut();
+    };
     if pe < 0 || pe as usize >= rt.n {
         return std::ptr::null_mut();
     }
     match rt.translate(dest as usize, 1, "destination", "shmem_ptr") {
-        Ok(a) => rt.shm.ptr(pe as usize, a, 1).unwrap_or(std::ptr::null_mut()),
+        Ok(a) => rt
+            .shm
+            .ptr(pe as usize, a, 1)
+            .unwrap_or(std::ptr::null_mut()),
         Err(_) => std::ptr::null_mut(),
     }
 }
 
 /// Raw `shmem_addr_accessible`: whether `addr` is symmetric and `pe` can be reached.
 pub fn addr_accessible(addr: *const u8, pe: i32) -> bool {
-    let Ok(rt) = rt("shmem_addr_accessible") else { return false };
-    pe >= 0 && (pe as usize) < rt.n && rt.translate(addr as usize, 1, "address", "shmem_addr_accessible").is_ok() && pe_accessible(pe)
+    let Ok(rt) = rt("shmem_addr_accessible") else {
+        return false;
+    };
+    pe >= 0
+        && (pe as usize) < rt.n
+        && rt
+            .translate(addr as usize, 1, "address", "shmem_addr_accessible")
+            .is_ok()
+        && pe_accessible(pe)
 }
 
 /// Raw `shmem_pe_accessible`: whether `pe` can be reached by this PE.
 pub fn pe_accessible(pe: i32) -> bool {
-    let Ok(rt) = rt("shmem_pe_accessible") else { return false };
+    let Ok(rt) = rt("shmem_pe_accessible") else {
+        return false;
+    };
     pe >= 0 && (pe as usize) < rt.n && rt.shm.base(pe as usize, 0) != 0
 }

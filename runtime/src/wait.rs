@@ -5,7 +5,10 @@
 //! the CPU on every poll: jobs run with more PEs than cores, and a PE that spins on a shared
 //! core would hold up the very PE it waits for for a whole scheduler tick.
 
-use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{
+    AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize,
+    Ordering,
+};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -110,18 +113,33 @@ sync_type!(i16 => AtomicI16, u16 => AtomicU16, i32 => AtomicI32, u32 => AtomicU3
 
 fn check_ivars<T>(func: &'static str, ivars: *const T, n: usize) -> Result<()> {
     let rt = crate::world::rt(func)?;
-    let len = n
-        .checked_mul(size_of::<T>())
-        .ok_or_else(|| Error::new(rt.me, func, ErrorKind::InvalidSize { what: format!("{n} elements overflows") }))?;
+    let len = n.checked_mul(size_of::<T>()).ok_or_else(|| {
+        Error::new(
+            rt.me,
+            func,
+            ErrorKind::InvalidSize {
+                what: format!("{n} elements overflows"),
+            },
+        )
+    })?;
     rt.translate(ivars as usize, len.max(1), "ivars", func)?;
     if (ivars as usize) % align_of::<T>() != 0 {
-        return Err(Error::new(rt.me, func, ErrorKind::Misaligned { addr: ivars as usize, width: size_of::<T>() }));
+        return Err(Error::new(
+            rt.me,
+            func,
+            ErrorKind::Misaligned {
+                addr: ivars as usize,
+                width: size_of::<T>(),
+            },
+        ));
     }
     Ok(())
 }
 
 fn spin() -> u32 {
-    crate::world::rt("wait").map(|r| r.config.spin).unwrap_or(1000)
+    crate::world::rt("wait")
+        .map(|r| r.config.spin)
+        .unwrap_or(1000)
 }
 
 /// Raw `shmem_TYPE_test`: whether `*ivar cmp value` holds now.
@@ -153,20 +171,33 @@ fn active(status: Option<&[i32]>, i: usize) -> bool {
     status.is_none_or(|s| s.get(i).is_none_or(|&v| v == 0))
 }
 
-fn check_status(func: &'static str, n: usize, status: Option<&[i32]>, values: Option<usize>) -> Result<()> {
+fn check_status(
+    func: &'static str,
+    n: usize,
+    status: Option<&[i32]>,
+    values: Option<usize>,
+) -> Result<()> {
     let rt = crate::world::rt(func)?;
     if let Some(s) = status {
         if s.len() < n {
-            return Err(Error::new(rt.me, func, ErrorKind::SizeMismatch {
-                what: format!("status has {} entries for {n} ivars", s.len()),
-            }));
+            return Err(Error::new(
+                rt.me,
+                func,
+                ErrorKind::SizeMismatch {
+                    what: format!("status has {} entries for {n} ivars", s.len()),
+                },
+            ));
         }
     }
     if let Some(v) = values {
         if v < n {
-            return Err(Error::new(rt.me, func, ErrorKind::SizeMismatch {
-                what: format!("cmp_values has {v} entries for {n} ivars"),
-            }));
+            return Err(Error::new(
+                rt.me,
+                func,
+                ErrorKind::SizeMismatch {
+                    what: format!("cmp_values has {v} entries for {n} ivars"),
+                },
+            ));
         }
     }
     Ok(())
@@ -207,7 +238,13 @@ unsafe fn holds_at<T: SyncType>(ivars: *const T, i: usize, cmp: Cmp, v: &CmpValu
 ///
 /// # Safety
 /// `ivars` must point to `n` live `T`s (checked to be symmetric).
-pub unsafe fn test_all<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<bool> {
+pub unsafe fn test_all<T: SyncType>(
+    ivars: *const T,
+    n: usize,
+    status: Option<&[i32]>,
+    cmp: Cmp,
+    v: CmpValues<'_, T>,
+) -> Result<bool> {
     const F: &str = "shmem_test_all";
     check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
@@ -219,7 +256,13 @@ pub unsafe fn test_all<T: SyncType>(ivars: *const T, n: usize, status: Option<&[
 ///
 /// # Safety
 /// As [`test_all`].
-pub unsafe fn wait_until_all<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<()> {
+pub unsafe fn wait_until_all<T: SyncType>(
+    ivars: *const T,
+    n: usize,
+    status: Option<&[i32]>,
+    cmp: Cmp,
+    v: CmpValues<'_, T>,
+) -> Result<()> {
     const F: &str = "shmem_wait_until_all";
     check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
@@ -242,7 +285,13 @@ pub unsafe fn wait_until_all<T: SyncType>(ivars: *const T, n: usize, status: Opt
 ///
 /// # Safety
 /// As [`test_all`].
-pub unsafe fn test_any<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<Option<usize>> {
+pub unsafe fn test_any<T: SyncType>(
+    ivars: *const T,
+    n: usize,
+    status: Option<&[i32]>,
+    cmp: Cmp,
+    v: CmpValues<'_, T>,
+) -> Result<Option<usize>> {
     const F: &str = "shmem_test_any";
     check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
@@ -256,7 +305,13 @@ thread_local! {
 
 /// # Safety
 /// `ivars` checked for `n` elements.
-unsafe fn scan_any<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: &CmpValues<'_, T>) -> Option<usize> {
+unsafe fn scan_any<T: SyncType>(
+    ivars: *const T,
+    n: usize,
+    status: Option<&[i32]>,
+    cmp: Cmp,
+    v: &CmpValues<'_, T>,
+) -> Option<usize> {
     if n == 0 {
         return None;
     }
@@ -277,7 +332,13 @@ unsafe fn scan_any<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]
 ///
 /// # Safety
 /// As [`test_all`].
-pub unsafe fn wait_until_any<T: SyncType>(ivars: *const T, n: usize, status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<Option<usize>> {
+pub unsafe fn wait_until_any<T: SyncType>(
+    ivars: *const T,
+    n: usize,
+    status: Option<&[i32]>,
+    cmp: Cmp,
+    v: CmpValues<'_, T>,
+) -> Result<Option<usize>> {
     const F: &str = "shmem_wait_until_any";
     check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
@@ -299,13 +360,26 @@ pub unsafe fn wait_until_any<T: SyncType>(ivars: *const T, n: usize, status: Opt
 ///
 /// # Safety
 /// As [`test_all`].
-pub unsafe fn test_some<T: SyncType>(ivars: *const T, n: usize, out: &mut [usize], status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<usize> {
+pub unsafe fn test_some<T: SyncType>(
+    ivars: *const T,
+    n: usize,
+    out: &mut [usize],
+    status: Option<&[i32]>,
+    cmp: Cmp,
+    v: CmpValues<'_, T>,
+) -> Result<usize> {
     const F: &str = "shmem_test_some";
     check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
     if out.len() < n {
         let me = crate::world::my_pe_or_zero();
-        return Err(Error::new(me, F, ErrorKind::SizeMismatch { what: format!("indices has {} entries for {n} ivars", out.len()) }));
+        return Err(Error::new(
+            me,
+            F,
+            ErrorKind::SizeMismatch {
+                what: format!("indices has {} entries for {n} ivars", out.len()),
+            },
+        ));
     }
     let mut k = 0;
     for i in 0..n {
@@ -323,7 +397,14 @@ pub unsafe fn test_some<T: SyncType>(ivars: *const T, n: usize, out: &mut [usize
 ///
 /// # Safety
 /// As [`test_all`].
-pub unsafe fn wait_until_some<T: SyncType>(ivars: *const T, n: usize, out: &mut [usize], status: Option<&[i32]>, cmp: Cmp, v: CmpValues<'_, T>) -> Result<usize> {
+pub unsafe fn wait_until_some<T: SyncType>(
+    ivars: *const T,
+    n: usize,
+    out: &mut [usize],
+    status: Option<&[i32]>,
+    cmp: Cmp,
+    v: CmpValues<'_, T>,
+) -> Result<usize> {
     if !(0..n).any(|i| active(status, i)) {
         check_ivars("shmem_wait_until_some", ivars, n)?;
         return Ok(0);

@@ -8,6 +8,8 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
+use crate::team::{SlotLayout, Teams};
+
 use oxshmem_bootstrap::Bootstrap;
 
 use crate::config::Config;
@@ -62,18 +64,6 @@ impl NodeLayout {
     }
 }
 
-/// The internal symmetric objects the runtime itself uses.
-#[derive(Debug)]
-pub(crate) struct Internal {
-    /// One cache line per dissemination round: the epoch of the last barrier signalled here.
-    pub(crate) barrier_flags: SymAddr,
-    /// Epoch of this PE's last world barrier.
-    pub(crate) barrier_epoch: AtomicU64,
-}
-
-/// Rounds reserved for the dissemination barrier (enough for 2^32 PEs).
-pub(crate) const BARRIER_ROUNDS: usize = 32;
-
 /// Everything a running PE knows.
 #[derive(Debug)]
 pub(crate) struct Runtime {
@@ -87,7 +77,10 @@ pub(crate) struct Runtime {
     /// Local segments: `(base, len)` of segment `i` in this process.
     pub(crate) segs: Vec<(usize, usize)>,
     pub(crate) shm: ShmTransport,
-    pub(crate) internal: Internal,
+    /// Where each team slot's internal symmetric objects live.
+    pub(crate) slots: SlotLayout,
+    /// The teams of this PE: world, shared, and the free-slot mask.
+    pub(crate) teams: Teams,
     _heap_fd: OwnedFd,
 }
 
@@ -98,6 +91,7 @@ const FINALIZED: u8 = 3;
 
 static PHASE: AtomicU8 = AtomicU8::new(UNINIT);
 static RT: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
+static EVER: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 /// This PE's number, readable for error messages even before init finishes.
 static MY_PE: AtomicU64 = AtomicU64::new(0);
 
@@ -110,6 +104,14 @@ pub(crate) fn rt(func: &'static str) -> Result<&'static Runtime> {
     }
     // SAFETY: RT only ever holds null or a pointer from Box::leak that is never freed.
     Ok(unsafe { &*p })
+}
+
+/// The runtime even after finalize (handles such as teams stay valid objects; operations on
+/// them then fail through [`rt`]). `None` only before the first successful init.
+pub(crate) fn rt_any() -> Option<&'static Runtime> {
+    let p = EVER.load(Ordering::Acquire);
+    // SAFETY: EVER only ever holds null or a pointer from Box::leak that is never freed.
+    (!p.is_null()).then(|| unsafe { &*p })
 }
 
 #[cold]
@@ -158,7 +160,11 @@ struct PeCard {
 
 impl PeCard {
     fn encode(&self) -> Vec<u8> {
-        format!("{}\n{}\n{}\n{}\n{}", self.host, self.host_key, self.pid, self.heap_fd, self.heap_len).into_bytes()
+        format!(
+            "{}\n{}\n{}\n{}\n{}",
+            self.host, self.host_key, self.pid, self.heap_fd, self.heap_len
+        )
+        .into_bytes()
     }
 
     fn decode(b: &[u8]) -> Option<PeCard> {
@@ -176,21 +182,37 @@ impl PeCard {
 
 fn init_runtime(requested: ThreadLevel) -> Result<&'static Runtime> {
     const F: &str = "shmem_init";
-    let boot = oxshmem_bootstrap::from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?;
+    let boot = oxshmem_bootstrap::from_env()
+        .map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?;
     let (me, n) = (boot.rank(), boot.size());
     MY_PE.store(me as u64, Ordering::Relaxed);
-    let berr = |e: oxshmem_bootstrap::BootstrapError| Error::new(me, F, ErrorKind::Bootstrap(e.to_string()));
-    let oserr = |e: String| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() });
+    let berr = |e: oxshmem_bootstrap::BootstrapError| {
+        Error::new(me, F, ErrorKind::Bootstrap(e.to_string()))
+    };
+    let oserr = |e: String| {
+        Error::new(
+            me,
+            F,
+            ErrorKind::Os {
+                call: e,
+                errno: String::new(),
+            },
+        )
+    };
 
     let config = Config::from_env(me)?;
-    let (heap_fd, heap_map) = Mapping::create(config.symmetric_size, "oxshmem-heap").map_err(oserr)?;
+    // The heap's file holds the user's SHMEM_SYMMETRIC_SIZE bytes and, after them, the
+    // runtime's own symmetric objects, so those never take space the user asked for.
+    let slots = SlotLayout::new(config.symmetric_size, n);
+    let seg_len = config.symmetric_size + slots.total_bytes();
+    let (heap_fd, heap_map) = Mapping::create(seg_len, "oxshmem-heap").map_err(oserr)?;
     let (host, key) = host_key();
     let card = PeCard {
         host,
         host_key: key,
         pid: std::process::id(),
         heap_fd: heap_fd.as_raw_fd(),
-        heap_len: config.symmetric_size,
+        heap_len: seg_len,
     };
     let all = boot.allgather(&card.encode()).map_err(berr)?;
     let cards: Vec<PeCard> = all
@@ -198,17 +220,26 @@ fn init_runtime(requested: ThreadLevel) -> Result<&'static Runtime> {
         .enumerate()
         .map(|(pe, b)| {
             PeCard::decode(b).ok_or_else(|| {
-                Error::new(me, F, ErrorKind::Bootstrap(format!("PE {pe} sent a malformed init record")))
+                Error::new(
+                    me,
+                    F,
+                    ErrorKind::Bootstrap(format!("PE {pe} sent a malformed init record")),
+                )
             })
         })
         .collect::<Result<_>>()?;
-    if let Some((pe, c)) = cards.iter().enumerate().find(|(_, c)| c.heap_len != card.heap_len) {
+    if let Some((pe, c)) = cards
+        .iter()
+        .enumerate()
+        .find(|(_, c)| c.heap_len != card.heap_len)
+    {
         return Err(Error::new(
             me,
             F,
             ErrorKind::CollectiveMismatch(format!(
                 "SHMEM_SYMMETRIC_SIZE differs: this PE has {} bytes, PE {pe} has {} bytes",
-                card.heap_len, c.heap_len
+                card.heap_len - slots.total_bytes(),
+                c.heap_len.saturating_sub(slots.total_bytes())
             )),
         ));
     }
@@ -241,34 +272,50 @@ fn init_runtime(requested: ThreadLevel) -> Result<&'static Runtime> {
         } else {
             let c = &cards[pe];
             let m = Mapping::open_peer(c.pid, c.heap_fd, c.heap_len, &format!("heap of PE {pe}"))
-                .map_err(|e| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() }))?;
+                .map_err(|e| {
+                Error::new(
+                    me,
+                    F,
+                    ErrorKind::Os {
+                        call: e,
+                        errno: String::new(),
+                    },
+                )
+            })?;
             shm.set(pe, 0, m.addr(), m.len());
             shm.keep(m);
         }
     }
     shm.keep(heap_map);
     if let Some(pe) = (0..n).find(|&p| node_of[p] != my_node) {
-        return Err(Error::new(me, F, ErrorKind::Unreachable { pe, host: cards[pe].host.clone() }));
+        return Err(Error::new(
+            me,
+            F,
+            ErrorKind::Unreachable {
+                pe,
+                host: cards[pe].host.clone(),
+            },
+        ));
     }
 
-    let heap = Heap::new(heap_base, heap_len);
-    // Internal objects come first, in the same order on every PE, so they sit at the same
-    // offsets everywhere.
-    let flags_off = heap.alloc(me, F, BARRIER_ROUNDS * 64, 64)?;
+    let heap = Heap::new(heap_base, config.symmetric_size);
+    let teams = Teams::new(n, me, &local_pes);
     let rt = Runtime {
         me,
         n,
         boot,
         config,
         thread_level: requested.min(ThreadLevel::Multiple),
-        layout: NodeLayout { node_of, hosts, local_pes },
+        layout: NodeLayout {
+            node_of,
+            hosts,
+            local_pes,
+        },
         heap,
         segs: vec![(heap_base, heap_len)],
         shm,
-        internal: Internal {
-            barrier_flags: SymAddr { seg: 0, offset: flags_off },
-            barrier_epoch: AtomicU64::new(0),
-        },
+        slots,
+        teams,
         _heap_fd: heap_fd,
     };
     Ok(Box::leak(Box::new(rt)))
@@ -286,11 +333,21 @@ pub(crate) fn init_runtime_checked(requested: ThreadLevel) -> Result<ThreadLevel
     match PHASE.compare_exchange(UNINIT, INITIALIZING, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => {}
         Err(INITIALIZING) => {
-            return Err(Error::new(my_pe_or_zero(), F, ErrorKind::InvalidArgument(
-                "shmem_init called while another thread is initializing".into(),
-            )));
+            return Err(Error::new(
+                my_pe_or_zero(),
+                F,
+                ErrorKind::InvalidArgument(
+                    "shmem_init called while another thread is initializing".into(),
+                ),
+            ));
         }
-        Err(RUNNING) => return Err(Error::new(my_pe_or_zero(), F, ErrorKind::AlreadyInitialized)),
+        Err(RUNNING) => {
+            return Err(Error::new(
+                my_pe_or_zero(),
+                F,
+                ErrorKind::AlreadyInitialized,
+            ));
+        }
         Err(_) => return Err(Error::new(my_pe_or_zero(), F, ErrorKind::Finalized)),
     }
     let rt = match init_runtime(requested) {
@@ -300,6 +357,7 @@ pub(crate) fn init_runtime_checked(requested: ThreadLevel) -> Result<ThreadLevel
             return Err(e);
         }
     };
+    EVER.store(rt as *const Runtime as *mut Runtime, Ordering::Release);
     RT.store(rt as *const Runtime as *mut Runtime, Ordering::Release);
     PHASE.store(RUNNING, Ordering::Release);
     // SAFETY: registering a plain extern "C" fn with no captured state.
@@ -316,12 +374,17 @@ pub(crate) fn finalize_runtime() -> Result<()> {
     const F: &str = "shmem_finalize";
     let rt = rt(F)?;
     rt.barrier_all_internal(F)?;
-    if PHASE.compare_exchange(RUNNING, FINALIZED, Ordering::AcqRel, Ordering::Acquire).is_err() {
+    if PHASE
+        .compare_exchange(RUNNING, FINALIZED, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
         return Err(Error::new(rt.me, F, ErrorKind::Finalized));
     }
     RT.store(std::ptr::null_mut(), Ordering::Release);
     // Mappings stay: a thread racing with finalize must not fault; the process is ending.
-    rt.boot.finalize().map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))
+    rt.boot
+        .finalize()
+        .map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))
 }
 
 impl Runtime {
@@ -342,7 +405,13 @@ impl Runtime {
 
     /// Translates a local address range to its symmetric location.
     #[inline(always)]
-    pub(crate) fn translate(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Result<SymAddr> {
+    pub(crate) fn translate(
+        &self,
+        addr: usize,
+        len: usize,
+        what: &'static str,
+        func: &'static str,
+    ) -> Result<SymAddr> {
         for (seg, &(base, slen)) in self.segs.iter().enumerate() {
             let off = addr.wrapping_sub(base);
             if off < slen && len <= slen - off {
@@ -353,7 +422,13 @@ impl Runtime {
     }
 
     #[cold]
-    fn not_symmetric(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Error {
+    fn not_symmetric(
+        &self,
+        addr: usize,
+        len: usize,
+        what: &'static str,
+        func: &'static str,
+    ) -> Error {
         Error::new(self.me, func, ErrorKind::NotSymmetric { what, addr, len })
     }
 

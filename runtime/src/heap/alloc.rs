@@ -16,7 +16,11 @@ pub(crate) const MIN_ALIGN: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum AllocError {
     /// Not enough contiguous space.
-    Exhausted { asked: usize, free: usize, largest: usize },
+    Exhausted {
+        asked: usize,
+        free: usize,
+        largest: usize,
+    },
     /// The size overflows once rounded up.
     Overflow,
     /// Not the start of a live block.
@@ -46,7 +50,12 @@ impl Allocator {
         if total > 0 {
             free.insert(0, total);
         }
-        Allocator { total, free, live: HashMap::new(), free_bytes: total }
+        Allocator {
+            total,
+            free,
+            live: HashMap::new(),
+            free_bytes: total,
+        }
     }
 
     /// Bytes managed.
@@ -71,7 +80,9 @@ impl Allocator {
         let len = round_up(size, MIN_ALIGN).ok_or(AllocError::Overflow)?;
         let mut found = None;
         for (&off, &blen) in &self.free {
-            let Some(start) = round_up(off, align) else { continue };
+            let Some(start) = round_up(off, align) else {
+                continue;
+            };
             let pad = start - off;
             if blen >= pad && blen - pad >= len {
                 found = Some((off, blen, start));
@@ -192,7 +203,11 @@ mod tests {
         let mut a = Allocator::new(1024);
         a.alloc(512, 64).unwrap();
         match a.alloc(1000, 64) {
-            Err(AllocError::Exhausted { asked, free, largest }) => {
+            Err(AllocError::Exhausted {
+                asked,
+                free,
+                largest,
+            }) => {
                 assert_eq!((asked, free, largest), (1024, 512, 512));
             }
             other => panic!("{other:?}"),
@@ -218,7 +233,13 @@ mod tests {
     #[test]
     fn deterministic() {
         // Two allocators fed the same sequence agree at every step.
-        let seq = [(100usize, 8usize), (4000, 64), (1, 1024), (77, 8), (9000, 4096)];
+        let seq = [
+            (100usize, 8usize),
+            (4000, 64),
+            (1, 1024),
+            (77, 8),
+            (9000, 4096),
+        ];
         let mut a = Allocator::new(1 << 20);
         let mut b = Allocator::new(1 << 20);
         for (i, &(s, al)) in seq.iter().enumerate() {

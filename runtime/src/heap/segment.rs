@@ -70,7 +70,8 @@ impl Mapping {
         if unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) } != 0 {
             return Err(os_err(format!("fchmod 0600 of {name}")));
         }
-        let off = libc::off_t::try_from(len).map_err(|_| format!("segment size {len} too large"))?;
+        let off =
+            libc::off_t::try_from(len).map_err(|_| format!("segment size {len} too large"))?;
         // SAFETY: fd is a valid descriptor.
         if unsafe { libc::ftruncate(fd.as_raw_fd(), off) } != 0 {
             return Err(os_err(format!("ftruncate of {name} to {len} bytes")));

@@ -1,0 +1,432 @@
+//! `shmem-bench`: the core micro-benchmarks, each beside a reference measured in the same run.
+//!
+//! Run under the launcher, e.g. `oshrun -n 2 target/release/shmem-bench all` (or one of
+//! `put-lat get-lat put-bw msg-rate fadd-lat barrier`). Every figure is measured in rounds that
+//! alternate the reference and the subject (A B A B …), because on a shared 2-vCPU guest the
+//! placement of the two processes flips every few seconds; each line gives min and median of
+//! both and the ratio of the medians. References:
+//! - `memcpy`: a single-process copy of the same size;
+//! - `raw-pp`: a raw cross-process store/flag ping-pong through the same shared mapping, with
+//!   no runtime call on the path (its one-way time is what one cache-line transfer costs);
+//! - `raw-bar`: a raw two-flag barrier through the same mapping.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use oxshmem::{Shmem, SymSlice};
+
+const ROUNDS: usize = 7;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// Prints one line: subject and reference, min/median, ratio of medians.
+fn report(
+    what: &str,
+    unit: &str,
+    subj: &mut [f64],
+    refname: &str,
+    refv: &mut [f64],
+    lower_is_better: bool,
+) {
+    let (sm, rm) = (median(subj), median(refv));
+    let ratio = sm / rm;
+    println!(
+        "{what:<28} {:>10.3} {:>10.3} {unit:<6} | {refname:<12} {:>10.3} {:>10.3} {unit:<6} | ratio {:>6.2}{}",
+        min(subj),
+        sm,
+        min(refv),
+        rm,
+        ratio,
+        if lower_is_better {
+            " (lower is better)"
+        } else {
+            " (higher is better)"
+        }
+    );
+}
+
+/// Both PEs run `f` in lock step; returns seconds per iteration on this PE.
+fn timed(shmem: &Shmem, iters: usize, mut f: impl FnMut(usize)) -> f64 {
+    shmem.barrier_all().unwrap();
+    let t = Instant::now();
+    for i in 0..iters {
+        f(i);
+    }
+    let s = t.elapsed().as_secs_f64() / iters as f64;
+    shmem.barrier_all().unwrap();
+    s
+}
+
+fn iters_for(size: usize) -> usize {
+    (20_000_000 / (size + 256)).clamp(20, 200_000)
+}
+
+const SIZES: &[usize] = &[8, 64, 512, 4096, 32768, 262144, 1 << 20];
+
+/// Raw cross-process ping-pong through the mapping: PE 0 stores i into PE 1's flag, PE 1
+/// waits for it and stores i back. Returns one-way seconds.
+fn raw_pingpong(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
+    let me = shmem.my_pe();
+    let peer = 1 - me;
+    let theirs = flags.remote_ptr(peer).unwrap();
+    // SAFETY: both pointers are to live, aligned u64 elements of a symmetric object, accessed
+    // only atomically by both PEs.
+    let (mine, theirs) = unsafe {
+        (
+            AtomicU64::from_ptr(flags.as_ptr()),
+            AtomicU64::from_ptr(theirs),
+        )
+    };
+    let base = mine
+        .load(Ordering::Acquire)
+        .max(theirs.load(Ordering::Acquire));
+    shmem.barrier_all().unwrap();
+    let t = Instant::now();
+    for i in 1..=iters as u64 {
+        let v = base + i;
+        if me == 0 {
+            theirs.store(v, Ordering::Release);
+            while mine.load(Ordering::Acquire) < v {
+                std::hint::spin_loop();
+            }
+        } else {
+            while mine.load(Ordering::Acquire) < v {
+                std::hint::spin_loop();
+            }
+            theirs.store(v, Ordering::Release);
+        }
+    }
+    let s = t.elapsed().as_secs_f64() / iters as f64 / 2.0;
+    shmem.barrier_all().unwrap();
+    s
+}
+
+fn memcpy_time(size: usize, iters: usize) -> f64 {
+    let src = vec![1u8; size];
+    let mut dst = vec![0u8; size];
+    // Touch the destination first, as the subject's destination is touched by earlier rounds.
+    dst.copy_from_slice(&src);
+    let t = Instant::now();
+    for _ in 0..iters {
+        dst.copy_from_slice(black_box(&src));
+        black_box(&mut dst);
+    }
+    t.elapsed().as_secs_f64() / iters as f64
+}
+
+fn put_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
+    let me = shmem.my_pe();
+    let buf = shmem.alloc_slice(1 << 20, 0u8).unwrap();
+    let src = vec![7u8; 1 << 20];
+    if me == 0 {
+        println!(
+            "# put latency (put + quiet, PE 0 -> PE 1), us; reference: raw one-way ping-pong (8 B) and memcpy (other sizes)"
+        );
+    }
+    for &size in SIZES {
+        let iters = iters_for(size);
+        let (mut s, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let rv = if size == 8 {
+                raw_pingpong(shmem, flags, 20000)
+            } else {
+                memcpy_time(size, iters)
+            };
+            r.push(rv * 1e6);
+            let sv = timed(shmem, iters, |_| {
+                if me == 0 {
+                    buf.put(0, &src[..size], 1).unwrap();
+                    shmem.quiet().unwrap();
+                }
+            });
+            s.push(sv * 1e6);
+        }
+        if me == 0 {
+            report(
+                &format!("put {size} B"),
+                "us",
+                &mut s,
+                if size == 8 { "raw-pp 1-way" } else { "memcpy" },
+                &mut r,
+                true,
+            );
+        }
+    }
+}
+
+fn get_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
+    let me = shmem.my_pe();
+    let buf = shmem.alloc_slice(1 << 20, 3u8).unwrap();
+    let mut dst = vec![0u8; 1 << 20];
+    if me == 0 {
+        println!(
+            "# get latency (PE 0 <- PE 1), us; reference: raw one-way ping-pong (8 B) and memcpy (other sizes)"
+        );
+    }
+    for &size in SIZES {
+        let iters = iters_for(size);
+        let (mut s, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let rv = if size == 8 {
+                raw_pingpong(shmem, flags, 20000)
+            } else {
+                memcpy_time(size, iters)
+            };
+            r.push(rv * 1e6);
+            let sv = timed(shmem, iters, |_| {
+                if me == 0 {
+                    buf.get(0, &mut dst[..size], 1).unwrap();
+                    black_box(&mut dst);
+                }
+            });
+            s.push(sv * 1e6);
+        }
+        if me == 0 {
+            report(
+                &format!("get {size} B"),
+                "us",
+                &mut s,
+                if size == 8 { "raw-pp 1-way" } else { "memcpy" },
+                &mut r,
+                true,
+            );
+        }
+    }
+}
+
+fn put_bw(shmem: &Shmem) {
+    let me = shmem.my_pe();
+    let buf = shmem.alloc_slice(1 << 20, 0u8).unwrap();
+    let src = vec![7u8; 1 << 20];
+    if me == 0 {
+        println!(
+            "# put bandwidth (put_nbi x N + quiet, PE 0 -> PE 1), GB/s; reference: memcpy of the same size"
+        );
+    }
+    for &size in SIZES {
+        let iters = iters_for(size);
+        let (mut s, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            r.push(size as f64 / memcpy_time(size, iters) / 1e9);
+            let sv = timed(shmem, 1, |_| {
+                if me == 0 {
+                    for _ in 0..iters {
+                        buf.put_nbi(0, &src[..size], 1).unwrap();
+                    }
+                    shmem.quiet().unwrap();
+                }
+            });
+            s.push(size as f64 / (sv / iters as f64) / 1e9);
+        }
+        if me == 0 {
+            report(
+                &format!("put bw {size} B"),
+                "GB/s",
+                &mut s,
+                "memcpy",
+                &mut r,
+                false,
+            );
+        }
+    }
+}
+
+fn msg_rate(shmem: &Shmem, flags: &SymSlice<u64>) {
+    let me = shmem.my_pe();
+    let buf = shmem.alloc_slice(64, 0u64).unwrap();
+    if me == 0 {
+        println!(
+            "# message rate (8 B put_nbi, PE 0 -> PE 1), Mmsg/s; reference: 1 / raw one-way ping-pong"
+        );
+    }
+    let iters = 1_000_000;
+    let (mut s, mut r) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        r.push(1.0 / raw_pingpong(shmem, flags, 20000) / 1e6);
+        let sv = timed(shmem, 1, |_| {
+            if me == 0 {
+                for i in 0..iters {
+                    buf.put_nbi(i & 63, &[i as u64], 1).unwrap();
+                }
+                shmem.quiet().unwrap();
+            }
+        });
+        s.push(iters as f64 / sv / 1e6);
+    }
+    if me == 0 {
+        report(
+            "put_nbi 8 B rate",
+            "Mmsg/s",
+            &mut s,
+            "raw-pp rate",
+            &mut r,
+            false,
+        );
+    }
+}
+
+fn fadd_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
+    let me = shmem.my_pe();
+    let ctr = shmem.alloc(0u64).unwrap();
+    if me == 0 {
+        println!(
+            "# fetch-add latency (PE 0 on PE 1's counter), us; reference: raw one-way ping-pong"
+        );
+    }
+    let iters = 200_000;
+    let (mut s, mut r) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        r.push(raw_pingpong(shmem, flags, 20000) * 1e6);
+        let sv = timed(shmem, iters, |_| {
+            if me == 0 {
+                black_box(ctr.fetch_add(1, 1).unwrap());
+            }
+        });
+        s.push(sv * 1e6);
+    }
+    if me == 0 {
+        report("fetch_add u64", "us", &mut s, "raw-pp 1-way", &mut r, true);
+    }
+}
+
+/// Epoch of the raw barrier; every PE runs the same number of raw barriers, so it is the same
+/// on every PE.
+static RAW_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Raw dissemination barrier among all PEs of the job on plain stores through the mapping (no
+/// runtime call): what a barrier costs at the hardware's speed.
+fn raw_barrier(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let rounds = n.next_power_of_two().trailing_zeros() as usize;
+    shmem.barrier_all().unwrap();
+    let t = Instant::now();
+    for _ in 0..iters {
+        let epoch = RAW_EPOCH.fetch_add(1, Ordering::Relaxed) + 1;
+        for k in 0..rounds {
+            let to = (me + (1 << k)) % n;
+            let p = flags.remote_ptr(to).unwrap();
+            // SAFETY: flags 8 + 8k are live, aligned u64 elements of a symmetric object (one
+            // cache line per round), accessed only atomically.
+            let (theirs, mine) = unsafe {
+                (
+                    AtomicU64::from_ptr(p.add(8 + 8 * k)),
+                    AtomicU64::from_ptr(flags.as_ptr().add(8 + 8 * k)),
+                )
+            };
+            theirs.store(epoch, Ordering::Release);
+            let mut spins = 0u32;
+            while mine.load(Ordering::Acquire) < epoch {
+                spins += 1;
+                if spins > 1000 {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+    }
+    let s = t.elapsed().as_secs_f64() / iters as f64;
+    shmem.barrier_all().unwrap();
+    s
+}
+
+fn barrier(shmem: &Shmem, flags: &SymSlice<u64>) {
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    if me == 0 {
+        println!(
+            "# barrier_all latency, {n} PEs, us; reference: raw dissemination barrier on plain stores"
+        );
+    }
+    let iters = if n <= 2 { 200_000 } else { 5_000 };
+    let (mut s, mut r) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        r.push(raw_barrier(shmem, flags, iters) * 1e6);
+        s.push(timed(shmem, iters, |_| shmem.barrier_all().unwrap()) * 1e6);
+    }
+    if me == 0 {
+        report(
+            &format!("barrier_all {n} PEs"),
+            "us",
+            &mut s,
+            "raw-barrier",
+            &mut r,
+            true,
+        );
+    }
+    if n == 2 {
+        let mut pp: Vec<f64> = (0..ROUNDS)
+            .map(|_| raw_pingpong(shmem, flags, 20000) * 1e6)
+            .collect();
+        if me == 0 {
+            let one_way = median(&mut pp);
+            println!(
+                "barrier_all 2 PEs / raw one-way cache-line trip ({one_way:.3} us): {:.2}",
+                median(&mut s) / one_way
+            );
+        }
+    }
+}
+
+fn main() {
+    let shmem = oxshmem::init().expect("init");
+    let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    // flags[0]: ping-pong flag; flags[8..]: raw barrier rounds (one cache line each).
+    let flags = shmem.alloc_slice(8 + 8 * 32, 0u64).unwrap();
+    let n = shmem.n_pes();
+    let two = |name: &str| {
+        if n != 2 {
+            if shmem.my_pe() == 0 {
+                eprintln!("{name} needs exactly 2 PEs (oshrun -n 2)");
+            }
+            std::process::exit(2);
+        }
+    };
+    match which.as_str() {
+        "put-lat" => {
+            two("put-lat");
+            put_lat(&shmem, &flags)
+        }
+        "get-lat" => {
+            two("get-lat");
+            get_lat(&shmem, &flags)
+        }
+        "put-bw" => {
+            two("put-bw");
+            put_bw(&shmem)
+        }
+        "msg-rate" => {
+            two("msg-rate");
+            msg_rate(&shmem, &flags)
+        }
+        "fadd-lat" => {
+            two("fadd-lat");
+            fadd_lat(&shmem, &flags)
+        }
+        "barrier" => barrier(&shmem, &flags),
+        "all" => {
+            two("all");
+            put_lat(&shmem, &flags);
+            get_lat(&shmem, &flags);
+            put_bw(&shmem);
+            msg_rate(&shmem, &flags);
+            fadd_lat(&shmem, &flags);
+            barrier(&shmem, &flags);
+        }
+        other => {
+            eprintln!(
+                "unknown benchmark {other:?}: put-lat get-lat put-bw msg-rate fadd-lat barrier all"
+            );
+            std::process::exit(2);
+        }
+    }
+    drop(flags);
+    shmem.finalize().unwrap();
+}

@@ -1,0 +1,122 @@
+//! Collect (allgather, sizes may differ) and fcollect (allgather, equal sizes).
+//!
+//! Every member's contribution lands at its offset in every member's destination, in member
+//! order. Contributions that fit a mailbox ride in the checked exchange; larger ones are put
+//! straight into each member's destination after it (the exchange proves each destination is
+//! ready), followed by one signal per member.
+
+use crate::coll::header::{Group, HDR, Header, kind, payload_of};
+use crate::error::{Error, ErrorKind, Result};
+use crate::transport::SymAddr;
+use crate::world::Runtime;
+
+impl Runtime {
+    /// Concatenates every member's `nbytes` (which may differ between members) from `src`
+    /// into `dest`; `dest_cap` bounds the total when known. Returns the total bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn collect(
+        &self,
+        g: Group<'_>,
+        dest: SymAddr,
+        src: SymAddr,
+        nbytes: usize,
+        fixed: bool,
+        dest_cap: Option<usize>,
+        type_id: u32,
+        func: &'static str,
+    ) -> Result<usize> {
+        let n = g.n();
+        let mut hdr = Header::new(if fixed { kind::FCOLLECT } else { kind::COLLECT });
+        hdr.count = nbytes as u64;
+        hdr.count_varies = u32::from(!fixed);
+        hdr.type_id = type_id;
+        let fits = nbytes <= self.mb_capacity() - HDR;
+        let src_ptr = self.local_addr(src) as *const u8;
+        let dst_ptr = self.local_addr(dest) as *mut u8;
+        // SAFETY: the payload is our own symmetric source of nbytes bytes.
+        let recv = unsafe {
+            self.exchange(g, hdr, func, |_| {
+                if fits {
+                    (src_ptr, nbytes)
+                } else {
+                    (std::ptr::null(), 0)
+                }
+            })?
+        };
+        let size = |j: usize| {
+            if j == g.me {
+                nbytes
+            } else {
+                recv[j].as_ref().map_or(0, |r| r.0.count as usize)
+            }
+        };
+        let mut offs = Vec::with_capacity(n + 1);
+        let mut total = 0usize;
+        for j in 0..n {
+            offs.push(total);
+            total = match total.checked_add(size(j)) {
+                Some(t) => t,
+                None => {
+                    self.release_all(g, &recv, func)?;
+                    return Err(Error::new(
+                        self.me,
+                        func,
+                        ErrorKind::InvalidSize {
+                            what: "total collected size overflows".into(),
+                        },
+                    ));
+                }
+            };
+        }
+        if let Some(cap) = dest_cap {
+            if total > cap {
+                self.release_all(g, &recv, func)?;
+                return Err(Error::new(
+                    self.me,
+                    func,
+                    ErrorKind::SizeMismatch {
+                        what: format!(
+                            "the team contributes {total} bytes but the destination holds {cap}"
+                        ),
+                    },
+                ));
+            }
+        }
+        for (j, r) in recv.iter().enumerate() {
+            if let Some((h, mail)) = r {
+                if h.payload > 0 || h.count == 0 {
+                    // SAFETY: the message carries count bytes after its header; the
+                    // destination range was checked above (or is the caller's promise).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            payload_of(mail),
+                            dst_ptr.add(offs[j]),
+                            h.count as usize,
+                        )
+                    };
+                }
+            }
+        }
+        // SAFETY: our own contribution into our own destination.
+        unsafe { std::ptr::copy(src_ptr, dst_ptr.add(offs[g.me]), nbytes) };
+        self.release_all(g, &recv, func)?;
+        if !fits {
+            for k in 1..n {
+                let j = (g.me + k) % n;
+                let mut at = dest;
+                at.offset += offs[g.me];
+                // SAFETY: src_ptr is our own source of nbytes bytes.
+                unsafe { self.put_raw(g.members[j], at, src_ptr, nbytes, func)? };
+                self.sig_send(g.slot, g.members[j], func)?;
+            }
+        }
+        for (j, r) in recv.iter().enumerate() {
+            if let Some((h, _)) = r {
+                if h.payload == 0 && h.count > 0 {
+                    self.sig_wait(g.slot, g.members[j]);
+                }
+            }
+        }
+        Ok(total)
+    }
+}

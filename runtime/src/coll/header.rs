@@ -1,0 +1,250 @@
+//! The checked exchange that opens every data-moving collective.
+//!
+//! Each member sends every other member one mailbox message: a 64-byte header describing the
+//! call (kind, root, sizes, operation, element type) and, when it fits, the payload that
+//! member needs. Each member receives every other's message before any other data moves, so
+//! every member learns every other's arguments — PEs that disagree all get the same
+//! `CollectiveMismatch` error, and none waits for data that will never come. The exchange
+//! also proves that every member has entered the collective, i.e. that its destination buffer
+//! is ready, which is what lets large collectives put straight into peers' destinations.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::coll::mailbox::Mail;
+use crate::error::{Error, ErrorKind, Result};
+use crate::world::Runtime;
+
+/// Bytes reserved for the header at the start of a message.
+pub(crate) const HDR: usize = 64;
+
+/// What a collective call looked like on its caller.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct Header {
+    pub(crate) kind: u32,
+    pub(crate) root: u32,
+    pub(crate) op: u32,
+    pub(crate) type_id: u32,
+    pub(crate) count: u64,
+    pub(crate) a: u64,
+    pub(crate) b: u64,
+    /// Payload bytes that follow the header in this message.
+    pub(crate) payload: u64,
+    /// Whether `count` may differ between members (collect).
+    pub(crate) count_varies: u32,
+    /// 1 when the sender rejected its own arguments (and so moves no data).
+    pub(crate) invalid: u32,
+    /// The active set (`PE_start | logPE_stride << 24 | PE_size << 32`) of the deprecated
+    /// routines; 0 for teams.
+    pub(crate) set: u64,
+}
+
+const _: () = assert!(size_of::<Header>() == HDR);
+
+/// Collective kinds.
+pub(crate) mod kind {
+    pub(crate) const BCAST: u32 = 1;
+    pub(crate) const COLLECT: u32 = 2;
+    pub(crate) const FCOLLECT: u32 = 3;
+    pub(crate) const ALLTOALL: u32 = 4;
+    pub(crate) const ALLTOALLS: u32 = 5;
+    pub(crate) const REDUCE: u32 = 6;
+}
+
+impl Header {
+    pub(crate) fn new(kind: u32) -> Self {
+        Header {
+            kind,
+            ..Zeroable::zeroed()
+        }
+    }
+
+    fn agrees(&self, o: &Header) -> bool {
+        self.invalid == 0
+            && o.invalid == 0
+            && self.kind == o.kind
+            && self.root == o.root
+            && self.op == o.op
+            && self.type_id == o.type_id
+            && (self.count == o.count || self.count_varies == 1)
+            && self.a == o.a
+            && self.b == o.b
+            && self.set == o.set
+    }
+
+    fn describe(&self) -> String {
+        let name = match self.kind {
+            kind::BCAST => "broadcast",
+            kind::COLLECT => "collect",
+            kind::FCOLLECT => "fcollect",
+            kind::ALLTOALL => "alltoall",
+            kind::ALLTOALLS => "alltoalls",
+            kind::REDUCE => "reduction",
+            _ => "unknown collective",
+        };
+        let mut s = format!("{name} with count {}", self.count);
+        if self.kind == kind::BCAST {
+            s += &format!(", root {}", self.root);
+        }
+        if self.kind == kind::REDUCE {
+            s += &format!(
+                ", operation {}, element type {}",
+                crate::coll::reduce::op_name(self.op),
+                self.type_id
+            );
+        }
+        if self.kind == kind::ALLTOALLS {
+            s += &format!(", strides {}/{}", self.a, self.b);
+        }
+        if self.set != 0 {
+            s += &format!(
+                ", active set (PE_start {}, logPE_stride {}, PE_size {})",
+                self.set & 0xff_ffff,
+                (self.set >> 24) & 0xff,
+                self.set >> 32
+            );
+        }
+        if self.type_id != 0 && self.kind != kind::REDUCE {
+            s += &format!(", element size {}", self.type_id);
+        }
+        s
+    }
+}
+
+/// A group of PEs running one collective through one slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Group<'a> {
+    pub(crate) slot: usize,
+    /// World PE of each member, in member order.
+    pub(crate) members: &'a [usize],
+    /// This PE's member number.
+    pub(crate) me: usize,
+    /// The active set, for the deprecated routines (see [`Header::set`]).
+    pub(crate) set: u64,
+}
+
+impl Group<'_> {
+    pub(crate) fn n(&self) -> usize {
+        self.members.len()
+    }
+}
+
+/// The exchange's result: every other member's header and message, by member number (this
+/// PE's own entry is `None`).
+pub(crate) type Received = Vec<Option<(Header, Mail)>>;
+
+impl Runtime {
+    /// Runs the checked exchange: sends `hdr` plus `payload(j)` (pointer and length, at most
+    /// `mb_capacity() - HDR`) to each member `j`, receives everyone's, and checks that all
+    /// agree. On success the caller reads the payloads and then calls [`release_all`].
+    ///
+    /// # Safety
+    /// Each `payload(j)` must be valid for reads of its length.
+    ///
+    /// [`release_all`]: Self::release_all
+    pub(crate) unsafe fn exchange(
+        &self,
+        g: Group<'_>,
+        hdr: Header,
+        func: &'static str,
+        payload: impl Fn(usize) -> (*const u8, usize),
+    ) -> Result<Received> {
+        let n = g.n();
+        for k in 1..n {
+            let j = (g.me + k) % n;
+            let (p, len) = payload(j);
+            debug_assert!(len <= self.mb_capacity() - HDR);
+            let mut h = hdr;
+            h.payload = len as u64;
+            h.set = g.set;
+            // SAFETY: h is a local of HDR bytes; the payload is valid per the caller.
+            unsafe {
+                self.mb_send_parts(
+                    g.slot,
+                    g.members[j],
+                    &[((&raw const h).cast(), HDR), (p, len)],
+                    func,
+                )?
+            };
+        }
+        let mut out: Received = (0..n).map(|_| None).collect();
+        let mut bad = None;
+        for k in 1..n {
+            let j = (g.me + n - k) % n;
+            let mail = self.mb_recv(g.slot, g.members[j]);
+            // SAFETY: the mailbox holds a header written by member j (aligned, HDR bytes).
+            let h: Header = unsafe { mail.ptr.cast::<Header>().read_volatile() };
+            let mut mine = hdr;
+            mine.set = g.set;
+            if bad.is_none() && !mine.agrees(&h) {
+                bad = Some((j, h));
+            }
+            out[j] = Some((h, mail));
+        }
+        if let Some((j, h)) = bad {
+            self.release_all(g, &out, func)?;
+            if h.invalid != 0 {
+                return Err(Error::new(
+                    self.me,
+                    func,
+                    ErrorKind::CollectiveMismatch(format!(
+                        "team member {j} (PE {}) rejected its arguments to this {}",
+                        g.members[j],
+                        h.describe()
+                    )),
+                ));
+            }
+            return Err(Error::new(
+                self.me,
+                func,
+                ErrorKind::CollectiveMismatch(format!(
+                    "team member {j} (PE {}) called {}, this PE called {}",
+                    g.members[j],
+                    h.describe(),
+                    Header { set: g.set, ..hdr }.describe()
+                )),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Takes part in a collective whose arguments this PE rejected: tells every member (so none
+    /// waits for data) and returns `err`. Only the exchange runs, so no data moves anywhere.
+    pub(crate) fn reject(
+        &self,
+        g: Group<'_>,
+        kind: u32,
+        err: Error,
+        func: &'static str,
+    ) -> Result<()> {
+        let mut hdr = Header::new(kind);
+        hdr.invalid = 1;
+        // SAFETY: no payloads.
+        match unsafe { self.exchange(g, hdr, func, |_| (std::ptr::null(), 0)) } {
+            Ok(recv) => self.release_all(g, &recv, func)?,
+            Err(_) => {}
+        }
+        Err(err)
+    }
+
+    /// Grants every sender of `recv` its credit.
+    pub(crate) fn release_all(
+        &self,
+        g: Group<'_>,
+        recv: &Received,
+        func: &'static str,
+    ) -> Result<()> {
+        for (j, r) in recv.iter().enumerate() {
+            if let Some((_, mail)) = r {
+                self.mb_release(g.slot, g.members[j], *mail, func)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The payload bytes that follow a message's header.
+pub(crate) fn payload_of(mail: &Mail) -> *const u8 {
+    // SAFETY: a message is at least HDR bytes long.
+    unsafe { mail.ptr.add(HDR) }
+}

@@ -1,0 +1,646 @@
+//! Teams: ordered subsets of the world's PEs, with team-relative PE numbers.
+//!
+//! Every team occupies one *slot* of a pool reserved at init beside the heap (`SlotLayout`):
+//! the slot holds the team's internal symmetric objects — barrier flags, per-member signal
+//! flags and an exchange area — at the same offset on every PE, so collectives need no
+//! allocation. A split agrees on a slot through an exchange over the parent team (the AND of
+//! every member's free-slot mask); the same exchange compares the split's arguments, so PEs
+//! that disagree all get the same clear error instead of a hang.
+//!
+//! Flags only ever grow: collective number `s` of a team signals with values derived from `s`
+//! and waits for "at least", so a flag never needs resetting while the team lives; destroy
+//! zeroes the slot (after a barrier that proves no member still writes into it) for the next
+//! team that takes it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::transport::SymAddr;
+use crate::world::{Runtime, rt};
+
+/// Team slots in the pool (and so the most teams that can exist at once on a PE).
+pub const MAX_TEAMS: usize = 64;
+/// Slot of `SHMEM_TEAM_WORLD`.
+pub(crate) const WORLD_SLOT: usize = 0;
+/// Slot of `SHMEM_TEAM_SHARED`.
+pub(crate) const SHARED_SLOT: usize = 1;
+/// Slot of the deprecated active-set collectives (`PE_start`, `logPE_stride`, `PE_size`).
+pub(crate) const ACTIVE_SLOT: usize = 2;
+/// Bytes of the exchange record each member owns in a slot.
+pub(crate) const XCHG: usize = 64;
+const LINE: usize = 64;
+
+/// Bytes of each member's mailbox in a slot: 64 KiB shared among the job's PEs, between 1 KiB
+/// and 32 KiB each, a whole number of cache lines.
+pub(crate) fn box_bytes(n: usize) -> usize {
+    (65536 / n.max(1)).clamp(1024, 32768) & !(LINE - 1)
+}
+
+/// Signal channels of a slot: one flag per PE of the job per channel (indexed by world PE, so
+/// that any subset of PEs can use a slot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chan {
+    /// A signal (and maybe a mailbox message) has arrived from that PE.
+    Arrive = 0,
+    /// That PE has consumed our mailbox message; the mailbox may be written again.
+    Credit = 1,
+}
+const CHANNELS: usize = 2;
+
+/// Where each slot's objects lie in the segment (offsets from the heap segment's start).
+#[derive(Debug, Clone)]
+pub(crate) struct SlotLayout {
+    base: usize,
+    n: usize,
+    slot_bytes: usize,
+}
+
+impl SlotLayout {
+    /// The pool starts at `base` (the end of the user's heap) for a job of `n` PEs.
+    pub(crate) fn new(base: usize, n: usize) -> Self {
+        let slot_bytes = CHANNELS * n * LINE + n * XCHG + n * box_bytes(n);
+        SlotLayout {
+            base,
+            n,
+            slot_bytes,
+        }
+    }
+
+    pub(crate) fn total_bytes(&self) -> usize {
+        MAX_TEAMS * self.slot_bytes
+    }
+
+    fn slot(&self, slot: usize) -> usize {
+        self.base + slot * self.slot_bytes
+    }
+
+    pub(crate) fn flag(&self, slot: usize, ch: Chan, member: usize) -> SymAddr {
+        SymAddr {
+            seg: 0,
+            offset: self.slot(slot) + ((ch as usize) * self.n + member) * LINE,
+        }
+    }
+
+    pub(crate) fn xchg(&self, slot: usize, member: usize) -> SymAddr {
+        SymAddr {
+            seg: 0,
+            offset: self.slot(slot) + CHANNELS * self.n * LINE + member * XCHG,
+        }
+    }
+
+    /// The mailbox in which PE `from` leaves messages (in every PE's copy of the slot).
+    pub(crate) fn mailbox(&self, slot: usize, from: usize) -> SymAddr {
+        SymAddr {
+            seg: 0,
+            offset: self.slot(slot)
+                + CHANNELS * self.n * LINE
+                + self.n * XCHG
+                + from * box_bytes(self.n),
+        }
+    }
+
+    /// Bytes of one mailbox.
+    pub(crate) fn box_len(&self) -> usize {
+        box_bytes(self.n)
+    }
+
+    /// The whole slot, for zeroing at destroy.
+    fn span(&self, slot: usize) -> (usize, usize) {
+        (self.slot(slot), self.slot_bytes)
+    }
+}
+
+/// Options of a new team (`shmem_team_config_t`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TeamConfig {
+    /// Contexts the program will create on the team (`num_contexts`); advisory here.
+    pub num_contexts: i32,
+}
+
+/// What a team is, on one of its members.
+#[derive(Debug)]
+pub(crate) struct TeamInner {
+    pub(crate) slot: usize,
+    /// World PE of each member, ascending by team PE number.
+    pub(crate) members: Vec<usize>,
+    /// This PE's number in the team.
+    pub(crate) me: usize,
+    pub(crate) config: TeamConfig,
+    /// Whether `config` was given (`SHMEM_TEAM_NUM_CONTEXTS` mask bit).
+    pub(crate) config_mask: i64,
+    pub(crate) destroyed: AtomicBool,
+    pub(crate) name: &'static str,
+}
+
+impl TeamInner {
+    pub(crate) fn n(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Team PE number of world PE `w`.
+    pub(crate) fn index_of(&self, w: usize) -> Option<usize> {
+        self.members.binary_search(&w).ok()
+    }
+}
+
+/// A team handle (`shmem_team_t`). Cloning gives another handle to the same team.
+///
+/// ```
+/// let shmem = oxshmem::init()?;
+/// let world = shmem.team_world();
+/// assert_eq!(world.n_pes()?, shmem.n_pes());
+/// assert_eq!(world.my_pe()?, shmem.my_pe());
+/// # Ok::<(), oxshmem::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Team(pub(crate) Arc<TeamInner>);
+
+/// The teams of this PE.
+#[derive(Debug)]
+pub(crate) struct Teams {
+    pub(crate) world: Team,
+    pub(crate) shared: Team,
+    /// Bit `i` set: slot `i` is free on this PE.
+    free: Mutex<u64>,
+    /// Per slot, the signal streams to and from every PE.
+    pub(crate) streams: Vec<Streams>,
+}
+
+/// The ordered signal streams between this PE and every other within one slot.
+///
+/// Every signal from PE `i` to PE `j` in a slot stores `i`'s running count of them into
+/// `j`'s arrival flag for `i`; `j` counts the ones it has consumed and waits for "at least its
+/// count". Collectives on one team run in the same order on every member, so each pair's
+/// stream is consumed in the order it is produced — whatever the team's shape, and for the
+/// deprecated active sets as well.
+#[derive(Debug)]
+pub(crate) struct Streams {
+    /// Signals sent to each PE.
+    pub(crate) sent: Box<[AtomicU64]>,
+    /// Signals consumed from each PE.
+    pub(crate) recvd: Box<[AtomicU64]>,
+    /// Count of the last signal that carried a mailbox message to each PE: that PE's credit
+    /// must reach it before the mailbox is written again.
+    pub(crate) last_mail: Box<[AtomicU64]>,
+}
+
+impl Streams {
+    fn new(n: usize) -> Self {
+        let z = || (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
+        Streams {
+            sent: z(),
+            recvd: z(),
+            last_mail: z(),
+        }
+    }
+
+    fn reset(&self) {
+        for a in self
+            .sent
+            .iter()
+            .chain(self.recvd.iter())
+            .chain(self.last_mail.iter())
+        {
+            a.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Teams {
+    pub(crate) fn new(world_n: usize, me: usize, local_pes: &[usize]) -> Self {
+        let mk = |slot, members: Vec<usize>, name| {
+            let idx = members
+                .binary_search(&me)
+                .expect("a PE is a member of its own world and node");
+            Team(Arc::new(TeamInner {
+                slot,
+                members,
+                me: idx,
+                config: TeamConfig::default(),
+                config_mask: 0,
+                destroyed: AtomicBool::new(false),
+                name,
+            }))
+        };
+        Teams {
+            world: mk(WORLD_SLOT, (0..world_n).collect(), "SHMEM_TEAM_WORLD"),
+            shared: mk(SHARED_SLOT, local_pes.to_vec(), "SHMEM_TEAM_SHARED"),
+            free: Mutex::new(
+                !0u64 & !(1 << WORLD_SLOT) & !(1 << SHARED_SLOT) & !(1 << ACTIVE_SLOT),
+            ),
+            streams: (0..MAX_TEAMS).map(|_| Streams::new(world_n)).collect(),
+        }
+    }
+
+    fn free_mask(&self) -> u64 {
+        *self.free.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn take(&self, slot: usize) {
+        *self.free.lock().unwrap_or_else(|e| e.into_inner()) &= !(1u64 << slot);
+    }
+
+    fn give_back(&self, slot: usize) {
+        *self.free.lock().unwrap_or_else(|e| e.into_inner()) |= 1u64 << slot;
+    }
+}
+
+impl Team {
+    /// The team's state, or the error for a destroyed team.
+    pub(crate) fn live(&self, func: &'static str) -> Result<(&'static Runtime, &TeamInner)> {
+        let rt = rt(func)?;
+        if self.0.destroyed.load(Ordering::Acquire) {
+            return Err(Error::new(
+                rt.me,
+                func,
+                ErrorKind::InvalidArgument(format!("{} was destroyed", self.describe())),
+            ));
+        }
+        Ok((rt, &self.0))
+    }
+
+    fn describe(&self) -> String {
+        if self.0.name.is_empty() {
+            format!("team (slot {}, {} PEs)", self.0.slot, self.0.members.len())
+        } else {
+            self.0.name.to_string()
+        }
+    }
+
+    /// This PE's number in the team (`shmem_team_my_pe`).
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// assert_eq!(shmem.team_shared().my_pe()?, 0);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn my_pe(&self) -> Result<usize> {
+        Ok(self.live("shmem_team_my_pe")?.1.me)
+    }
+
+    /// Number of PEs in the team (`shmem_team_n_pes`).
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// assert_eq!(shmem.team_world().n_pes()?, shmem.n_pes());
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn n_pes(&self) -> Result<usize> {
+        Ok(self.live("shmem_team_n_pes")?.1.n())
+    }
+
+    /// The world PE numbers of the members, in team order.
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// assert_eq!(shmem.team_world().members()?, (0..shmem.n_pes()).collect::<Vec<_>>());
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn members(&self) -> Result<Vec<usize>> {
+        Ok(self.live("shmem_team_members")?.1.members.clone())
+    }
+
+    /// The team's configuration (`shmem_team_get_config`): the options it was created with.
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// assert_eq!(shmem.team_world().get_config()?.num_contexts, 0);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn get_config(&self) -> Result<TeamConfig> {
+        Ok(self.live("shmem_team_get_config")?.1.config)
+    }
+
+    /// The mask of the options given at creation (`SHMEM_TEAM_NUM_CONTEXTS` = 1).
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// assert_eq!(shmem.team_world().config_mask()?, 0);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn config_mask(&self) -> Result<i64> {
+        Ok(self.live("shmem_team_get_config")?.1.config_mask)
+    }
+
+    /// The number in `dest` of this team's PE `pe` (`shmem_team_translate_pe`), or `None` when
+    /// it is not a member of `dest`.
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// let w = shmem.team_world();
+    /// assert_eq!(shmem.team_shared().translate_pe(0, &w)?, Some(shmem.layout()?.local_pes[0]));
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn translate_pe(&self, pe: usize, dest: &Team) -> Result<Option<usize>> {
+        const F: &str = "shmem_team_translate_pe";
+        let (rt, t) = self.live(F)?;
+        let (_, d) = dest.live(F)?;
+        let Some(&w) = t.members.get(pe) else {
+            return Err(Error::new(
+                rt.me,
+                F,
+                ErrorKind::PeOutOfRange {
+                    pe: pe as i64,
+                    n_pes: t.n(),
+                },
+            ));
+        };
+        Ok(d.index_of(w))
+    }
+
+    /// Splits this team into a new team of the members `start, start+stride, …` (`size` of
+    /// them, numbered in parent order; `shmem_team_split_strided`). Collective over this team:
+    /// every member must pass the same arguments, or all get a `CollectiveMismatch` error.
+    /// Returns `None` on PEs that are not in the new team.
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// let world = shmem.team_world();
+    /// let evens = world.split_strided(0, 2, (shmem.n_pes() + 1) / 2, Default::default())?;
+    /// assert_eq!(evens.is_some(), shmem.my_pe() % 2 == 0);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn split_strided(
+        &self,
+        start: usize,
+        stride: usize,
+        size: usize,
+        config: TeamConfig,
+    ) -> Result<Option<Team>> {
+        self.split_strided_masked(start, stride, size, config, 1)
+    }
+
+    /// [`split_strided`](Self::split_strided) with the C API's `config_mask`.
+    #[doc(hidden)]
+    pub fn split_strided_masked(
+        &self,
+        start: usize,
+        stride: usize,
+        size: usize,
+        config: TeamConfig,
+        config_mask: i64,
+    ) -> Result<Option<Team>> {
+        const F: &str = "shmem_team_split_strided";
+        let (rt, t) = self.live(F)?;
+        let args = [
+            start as u64,
+            stride as u64,
+            size as u64,
+            config.num_contexts as u64,
+        ];
+        let recs = rt.team_exchange(t, F, &args)?;
+        let mask = agree(rt, F, &recs, &args, |i| {
+            format!(
+                "split_strided(start {}, stride {}, size {})",
+                recs[i][1], recs[i][2], recs[i][3]
+            )
+        })?;
+        let n = t.n();
+        let last = size
+            .checked_sub(1)
+            .and_then(|s| s.checked_mul(stride))
+            .and_then(|x| x.checked_add(start));
+        if size == 0 || (stride == 0 && size > 1) || last.is_none_or(|l| l >= n) {
+            return Err(Error::new(
+                rt.me,
+                F,
+                ErrorKind::InvalidArgument(format!(
+                    "start {start}, stride {stride}, size {size} do not fit in the parent team of {n} PEs"
+                )),
+            ));
+        }
+        let slot = pick_slot(rt, F, mask, 0)?;
+        let parent_idx: Vec<usize> = (0..size).map(|i| start + i * stride).collect();
+        Ok(self.make_child(rt, slot, &parent_idx, config, config_mask))
+    }
+
+    fn make_child(
+        &self,
+        rt: &Runtime,
+        slot: usize,
+        parent_idx: &[usize],
+        config: TeamConfig,
+        config_mask: i64,
+    ) -> Option<Team> {
+        let t = &self.0;
+        let mut members: Vec<usize> = parent_idx.iter().map(|&i| t.members[i]).collect();
+        members.sort_unstable();
+        let me = members.binary_search(&t.members[t.me]).ok()?;
+        rt.teams.take(slot);
+        Some(Team(Arc::new(TeamInner {
+            slot,
+            members,
+            me,
+            config,
+            config_mask,
+            destroyed: AtomicBool::new(false),
+            name: "",
+        })))
+    }
+
+    /// Splits this team into a 2-D grid with `xrange` columns (`shmem_team_split_2d`):
+    /// returns this PE's row team (x) and column team (y). Collective over this team.
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// let (x, y) = shmem.team_world().split_2d(2, Default::default(), Default::default())?;
+    /// let (x, y) = (x.unwrap(), y.unwrap());
+    /// assert_eq!(x.my_pe()?, shmem.my_pe() % 2);
+    /// assert_eq!(y.my_pe()?, shmem.my_pe() / 2);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn split_2d(
+        &self,
+        xrange: usize,
+        xconfig: TeamConfig,
+        yconfig: TeamConfig,
+    ) -> Result<(Option<Team>, Option<Team>)> {
+        self.split_2d_masked(xrange, xconfig, 1, yconfig, 1)
+    }
+
+    /// [`split_2d`](Self::split_2d) with the C API's config masks.
+    #[doc(hidden)]
+    pub fn split_2d_masked(
+        &self,
+        xrange: usize,
+        xconfig: TeamConfig,
+        xmask: i64,
+        yconfig: TeamConfig,
+        ymask: i64,
+    ) -> Result<(Option<Team>, Option<Team>)> {
+        const F: &str = "shmem_team_split_2d";
+        let (rt, t) = self.live(F)?;
+        let args = [
+            xrange as u64,
+            xconfig.num_contexts as u64,
+            yconfig.num_contexts as u64,
+            0,
+        ];
+        let recs = rt.team_exchange(t, F, &args)?;
+        let mask = agree(rt, F, &recs, &args, |i| {
+            format!("split_2d(xrange {})", recs[i][1])
+        })?;
+        if xrange == 0 {
+            return Err(Error::new(
+                rt.me,
+                F,
+                ErrorKind::InvalidArgument("xrange must be at least 1".into()),
+            ));
+        }
+        let n = t.n();
+        let xslot = pick_slot(rt, F, mask, 0)?;
+        let yslot = pick_slot(rt, F, mask & !(1u64 << xslot), 0)?;
+        let xr = xrange.min(n);
+        let row = t.me / xr;
+        let col = t.me % xr;
+        let xs: Vec<usize> = (row * xr..((row + 1) * xr).min(n)).collect();
+        let ys: Vec<usize> = (col..n).step_by(xr).collect();
+        let x = self.make_child(rt, xslot, &xs, xconfig, xmask);
+        let y = self.make_child(rt, yslot, &ys, yconfig, ymask);
+        Ok((x, y))
+    }
+
+    /// Destroys the team (`shmem_team_destroy`); collective over its members. Using any handle
+    /// of it afterwards is an error. The world and shared teams cannot be destroyed.
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// if let Some(t) = shmem.team_world().split_strided(0, 1, 1, Default::default())? {
+    ///     t.destroy()?;
+    /// }
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn destroy(self) -> Result<()> {
+        const F: &str = "shmem_team_destroy";
+        let (rt, t) = self.live(F)?;
+        if t.slot == WORLD_SLOT || t.slot == SHARED_SLOT {
+            return Err(Error::new(
+                rt.me,
+                F,
+                ErrorKind::InvalidArgument(format!("{} cannot be destroyed", t.name)),
+            ));
+        }
+        rt.team_barrier(t, F)?;
+        t.destroyed.store(true, Ordering::Release);
+        // The barrier proved every write into this slot's flags has been seen: zero it for
+        // the next team that takes the slot.
+        let (off, len) = rt.slots.span(t.slot);
+        // SAFETY: the slot lies inside this PE's own heap segment mapping, and no PE writes it
+        // any more (see above).
+        unsafe { ((rt.heap.base + off) as *mut u8).write_bytes(0, len) };
+        rt.teams.streams[t.slot].reset();
+        rt.teams.give_back(t.slot);
+        Ok(())
+    }
+}
+
+/// Checks that every member passed `args`; returns the AND of their free-slot masks.
+fn agree(
+    rt: &Runtime,
+    func: &'static str,
+    recs: &[[u64; 5]],
+    args: &[u64; 4],
+    describe: impl Fn(usize) -> String,
+) -> Result<u64> {
+    let mut mask = !0u64;
+    for (i, r) in recs.iter().enumerate() {
+        if r[1..] != args[..] {
+            return Err(Error::new(
+                rt.me,
+                func,
+                ErrorKind::CollectiveMismatch(format!(
+                    "team member {i} called {}, this PE called with {:?}",
+                    describe(i),
+                    args
+                )),
+            ));
+        }
+        mask &= r[0];
+    }
+    Ok(mask)
+}
+
+fn pick_slot(rt: &Runtime, func: &'static str, mask: u64, _skip: usize) -> Result<usize> {
+    if mask == 0 {
+        return Err(Error::new(
+            rt.me,
+            func,
+            ErrorKind::InvalidArgument(format!(
+                "no free team slot: at most {MAX_TEAMS} teams (world and shared included) may exist at once; destroy unused teams"
+            )),
+        ));
+    }
+    Ok(mask.trailing_zeros() as usize)
+}
+
+impl Runtime {
+    /// Every member publishes `[free-slot mask, args…]` and reads everyone's; collective.
+    fn team_exchange(
+        &self,
+        t: &TeamInner,
+        func: &'static str,
+        args: &[u64; 4],
+    ) -> Result<Vec<[u64; 5]>> {
+        let mut rec = [0u64; 5];
+        rec[0] = self.teams.free_mask();
+        rec[1..].copy_from_slice(args);
+        let mine = self.local_addr(self.slots.xchg(t.slot, 0)) as *mut [u64; 5];
+        // SAFETY: the exchange record lies in this PE's own mapped slot; nobody else writes it.
+        unsafe { mine.write_volatile(rec) };
+        self.team_barrier(t, func)?;
+        let mut out = Vec::with_capacity(t.n());
+        for &w in &t.members {
+            let mut r = [0u64; 5];
+            // SAFETY: r is a local of exactly 40 bytes.
+            unsafe {
+                self.get_raw(
+                    w,
+                    self.slots.xchg(t.slot, 0),
+                    (&raw mut r).cast(),
+                    size_of_val(&r),
+                    func,
+                )?
+            };
+            out.push(r);
+        }
+        // Nobody may overwrite its record before everyone has read it.
+        self.team_barrier(t, func)?;
+        Ok(out)
+    }
+}
+
+/// Team creation options mask bit (`SHMEM_TEAM_NUM_CONTEXTS`).
+pub const SHMEM_TEAM_NUM_CONTEXTS: i64 = 1;
+
+impl crate::Shmem {
+    /// `SHMEM_TEAM_WORLD`: every PE.
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// let w = shmem.team_world();
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn team_world(&self) -> Team {
+        crate::world::rt_any()
+            .expect("a Shmem handle exists only after init")
+            .teams
+            .world
+            .clone()
+    }
+
+    /// `SHMEM_TEAM_SHARED`: the PEs of this host (whose memory this PE can map).
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// let s = shmem.team_shared();
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn team_shared(&self) -> Team {
+        crate::world::rt_any()
+            .expect("a Shmem handle exists only after init")
+            .teams
+            .shared
+            .clone()
+    }
+}
