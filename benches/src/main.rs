@@ -75,6 +75,12 @@ const SIZES: &[usize] = &[8, 64, 512, 4096, 32768, 262144, 1 << 20];
 /// waits for it and stores i back. Returns one-way seconds.
 fn raw_pingpong(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
     let me = shmem.my_pe();
+    if me > 1 {
+        // Only PEs 0 and 1 play; the others keep the barriers in step.
+        shmem.barrier_all().unwrap();
+        shmem.barrier_all().unwrap();
+        return f64::NAN;
+    }
     let peer = 1 - me;
     let theirs = flags.remote_ptr(peer).unwrap();
     // SAFETY: both pointers are to live, aligned u64 elements of a symmetric object, accessed
@@ -375,6 +381,51 @@ fn barrier(shmem: &Shmem, flags: &SymSlice<u64>) {
     }
 }
 
+/// Collectives on the world team, 8 B to 1 MiB, each beside a same-run reference: the raw
+/// one-way cache-line trip for messages up to 4 KiB, a memcpy of the message size above.
+fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let world = shmem.team_world();
+    let max = 1 << 20;
+    let src = shmem.alloc_slice(max * n / 8, 1u64).unwrap();
+    let dst = shmem.alloc_slice(max * n / 8, 0u64).unwrap();
+    if me == 0 {
+        println!("# collectives on {n} PEs, us per call (PE 0's view); reference: raw one-way trip (<= 4 KiB) or memcpy of the size");
+    }
+    let sizes: &[usize] = &[8, 64, 512, 4096, 32768, 262144, 1 << 20];
+    let ops: &[&str] = &["barrier", "broadcast", "reduce", "collect", "fcollect", "alltoall"];
+    for &op in ops {
+        for &size in sizes {
+            if op == "barrier" && size > 8 {
+                continue;
+            }
+            let elems = (size / 8).max(1);
+            let iters = (2_000_000 / (size * n + 2048)).clamp(10, 20_000);
+            let (mut s, mut r) = (Vec::new(), Vec::new());
+            for _ in 0..ROUNDS {
+                let rv = if size <= 4096 { raw_pingpong(shmem, flags, 5000) } else { memcpy_time(size, 20) };
+                r.push(rv * 1e6);
+                let sv = timed(shmem, iters, |_| match op {
+                    "barrier" => shmem.barrier_all().unwrap(),
+                    "broadcast" => world.broadcast(&dst, &src, elems, 0).unwrap(),
+                    "reduce" => world.sum_reduce(&dst, &src, elems).unwrap(),
+                    "collect" => {
+                        world.collect(&dst, &src, elems).unwrap();
+                    }
+                    "fcollect" => world.fcollect(&dst, &src, elems).unwrap(),
+                    "alltoall" => world.alltoall(&dst, &src, elems.div_ceil(n).max(1)).unwrap(),
+                    _ => unreachable!(),
+                });
+                s.push(sv * 1e6);
+            }
+            if me == 0 {
+                let refname = if size <= 4096 { "raw-pp 1-way" } else { "memcpy" };
+                report(&format!("{op} {size} B"), "us", &mut s, refname, &mut r, true);
+            }
+        }
+    }
+}
+
 fn main() {
     let shmem = oxshmem::init().expect("init");
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
@@ -411,6 +462,7 @@ fn main() {
             fadd_lat(&shmem, &flags)
         }
         "barrier" => barrier(&shmem, &flags),
+        "coll" => coll(&shmem, &flags),
         "all" => {
             two("all");
             put_lat(&shmem, &flags);
@@ -422,7 +474,7 @@ fn main() {
         }
         other => {
             eprintln!(
-                "unknown benchmark {other:?}: put-lat get-lat put-bw msg-rate fadd-lat barrier all"
+                "unknown benchmark {other:?}: put-lat get-lat put-bw msg-rate fadd-lat barrier coll all"
             );
             std::process::exit(2);
         }

@@ -9,6 +9,22 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
 use crate::world::{Runtime, rt};
 
+/// Copies at least this long may be done by the C library with non-temporal stores, which
+/// are not ordered by the processor's normal store ordering; a store fence after them keeps
+/// "data before flag" true for everything that follows a put.
+const NT_THRESHOLD: usize = 64 * 1024;
+
+#[inline(always)]
+fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no preconditions.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+}
+
 impl Runtime {
     /// Writes `len` bytes from `src` to `dst` on `pe`.
     ///
@@ -28,6 +44,9 @@ impl Runtime {
             // caller. `copy` is a memmove: a put to oneself may overlap its source.
             Some(p) => unsafe { std::ptr::copy(src, p, len) },
             None => return Err(self.route_error(pe, dst, len, func)),
+        }
+        if len >= NT_THRESHOLD {
+            store_fence();
         }
         Ok(())
     }

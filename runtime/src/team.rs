@@ -31,22 +31,25 @@ pub(crate) const ACTIVE_SLOT: usize = 2;
 pub(crate) const XCHG: usize = 64;
 const LINE: usize = 64;
 
-/// Bytes of each member's mailbox in a slot: 64 KiB shared among the job's PEs, between 1 KiB
-/// and 32 KiB each, a whole number of cache lines.
+/// Bytes of each mailbox in a slot: 64 KiB per sender shared among the job's PEs, between
+/// 1 KiB and 32 KiB each, a whole number of cache lines.
 pub(crate) fn box_bytes(n: usize) -> usize {
     (65536 / n.max(1)).clamp(1024, 32768) & !(LINE - 1)
 }
 
-/// Signal channels of a slot: one flag per PE of the job per channel (indexed by world PE, so
-/// that any subset of PEs can use a slot).
+/// Mailboxes per pair of PEs: two, used alternately, so that a sender needs the credit of the
+/// message before last, which has long been granted in a steady stream.
+pub(crate) const BOXES: usize = 2;
+
+/// The flags of a slot. Indexed by world PE, so that any subset of PEs can use a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Chan {
-    /// A signal (and maybe a mailbox message) has arrived from that PE.
-    Arrive = 0,
-    /// That PE has consumed our mailbox message; the mailbox may be written again.
-    Credit = 1,
+    /// A signal has arrived from that PE (one flag per PE).
+    Arrive,
+    /// How many of that PE's messages this PE is done with (written by this PE in its own
+    /// copy; read by that PE only when the count carried by our own messages is not enough).
+    Consumed,
 }
-const CHANNELS: usize = 2;
 
 /// Where each slot's objects lie in the segment (offsets from the heap segment's start).
 #[derive(Debug, Clone)]
@@ -59,12 +62,8 @@ pub(crate) struct SlotLayout {
 impl SlotLayout {
     /// The pool starts at `base` (the end of the user's heap) for a job of `n` PEs.
     pub(crate) fn new(base: usize, n: usize) -> Self {
-        let slot_bytes = CHANNELS * n * LINE + n * XCHG + n * box_bytes(n);
-        SlotLayout {
-            base,
-            n,
-            slot_bytes,
-        }
+        let slot_bytes = 2 * n * LINE + n * XCHG + n * BOXES * box_bytes(n);
+        SlotLayout { base, n, slot_bytes }
     }
 
     pub(crate) fn total_bytes(&self) -> usize {
@@ -75,29 +74,23 @@ impl SlotLayout {
         self.base + slot * self.slot_bytes
     }
 
-    pub(crate) fn flag(&self, slot: usize, ch: Chan, member: usize) -> SymAddr {
-        SymAddr {
-            seg: 0,
-            offset: self.slot(slot) + ((ch as usize) * self.n + member) * LINE,
-        }
+    /// The flag for channel `ch` and PE `pe`, in every PE's copy of the slot.
+    pub(crate) fn flag(&self, slot: usize, ch: Chan, pe: usize) -> SymAddr {
+        let line = match ch {
+            Chan::Arrive => pe,
+            Chan::Consumed => self.n + pe,
+        };
+        SymAddr { seg: 0, offset: self.slot(slot) + line * LINE }
     }
 
     pub(crate) fn xchg(&self, slot: usize, member: usize) -> SymAddr {
-        SymAddr {
-            seg: 0,
-            offset: self.slot(slot) + CHANNELS * self.n * LINE + member * XCHG,
-        }
+        SymAddr { seg: 0, offset: self.slot(slot) + 2 * self.n * LINE + member * XCHG }
     }
 
-    /// The mailbox in which PE `from` leaves messages (in every PE's copy of the slot).
-    pub(crate) fn mailbox(&self, slot: usize, from: usize) -> SymAddr {
-        SymAddr {
-            seg: 0,
-            offset: self.slot(slot)
-                + CHANNELS * self.n * LINE
-                + self.n * XCHG
-                + from * box_bytes(self.n),
-        }
+    /// Mailbox `b` in which PE `from` leaves messages (in every PE's copy of the slot).
+    pub(crate) fn mailbox(&self, slot: usize, from: usize, b: usize) -> SymAddr {
+        let boxes = self.slot(slot) + 2 * self.n * LINE + self.n * XCHG;
+        SymAddr { seg: 0, offset: boxes + (from * BOXES + b) * box_bytes(self.n) }
     }
 
     /// Bytes of one mailbox.
@@ -180,28 +173,32 @@ pub(crate) struct Streams {
     pub(crate) sent: Box<[AtomicU64]>,
     /// Signals consumed from each PE.
     pub(crate) recvd: Box<[AtomicU64]>,
-    /// Count of the last signal that carried a mailbox message to each PE: that PE's credit
-    /// must reach it before the mailbox is written again.
-    pub(crate) last_mail: Box<[AtomicU64]>,
+    /// Messages sent to each PE (which mailbox is next).
+    pub(crate) mails_sent: Box<[AtomicU64]>,
+    /// Messages received from each PE.
+    pub(crate) mails_recvd: Box<[AtomicU64]>,
+    /// Messages from each PE that this PE is done with.
+    pub(crate) mails_released: Box<[AtomicU64]>,
+    /// The highest count of our messages each PE has told us it is done with.
+    pub(crate) acked: Box<[AtomicU64]>,
 }
 
 impl Streams {
     fn new(n: usize) -> Self {
-        let z = || (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
+        let z = |k: usize| (0..k).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
         Streams {
-            sent: z(),
-            recvd: z(),
-            last_mail: z(),
+            sent: z(n),
+            recvd: z(n),
+            mails_sent: z(n),
+            mails_recvd: z(n),
+            mails_released: z(n),
+            acked: z(n),
         }
     }
 
     fn reset(&self) {
-        for a in self
-            .sent
-            .iter()
-            .chain(self.recvd.iter())
-            .chain(self.last_mail.iter())
-        {
+        let all = [&self.sent, &self.recvd, &self.mails_sent, &self.mails_recvd, &self.mails_released, &self.acked];
+        for a in all.into_iter().flat_map(|v| v.iter()) {
             a.store(0, Ordering::Relaxed);
         }
     }

@@ -35,8 +35,8 @@ impl Runtime {
         });
         hdr.count = nelems as u64;
         hdr.type_id = esize as u32;
-        hdr.a = dst as u64;
-        hdr.b = sst as u64;
+        hdr.a = u32::try_from(dst).unwrap_or(u32::MAX);
+        hdr.b = u32::try_from(sst).unwrap_or(u32::MAX);
         let block = nelems * esize;
         let fits = block <= self.mb_capacity() - HDR;
         let src_ptr = self.local_addr(src) as *const u8;
@@ -77,6 +77,11 @@ impl Runtime {
             })?
         };
         let unpack = |from: *const u8, i: usize| {
+            if contiguous {
+                // SAFETY: block i of our destination.
+                unsafe { std::ptr::copy_nonoverlapping(from, dst_ptr.add(i * block), block) };
+                return;
+            }
             for k in 0..nelems {
                 // SAFETY: element k of block i lies inside our destination.
                 unsafe { std::ptr::copy(from.add(k * esize), dst_ptr.add(dst_elem(i, k)), esize) };
@@ -90,14 +95,16 @@ impl Runtime {
             }
         }
         // Our own block.
-        let own: Vec<u8> = (0..nelems)
-            .flat_map(|k| {
-                // SAFETY: element k of our own block lies inside our source.
-                unsafe { std::slice::from_raw_parts(src_ptr.add(src_elem(g.me, k)), esize) }
-                    .to_vec()
-            })
-            .collect();
-        unpack(own.as_ptr(), g.me);
+        if contiguous {
+            // SAFETY: block `me` of our source to block `me` of our destination (no overlap:
+            // alltoall's source and destination must not overlap).
+            unsafe { std::ptr::copy(src_ptr.add(g.me * block), dst_ptr.add(g.me * block), block) };
+        } else {
+            for k in 0..nelems {
+                // SAFETY: element k of our own block, both inside their arrays.
+                unsafe { std::ptr::copy(src_ptr.add(src_elem(g.me, k)), dst_ptr.add(dst_elem(g.me, k)), esize) };
+            }
+        }
         self.release_all(g, &recv, func)?;
         if !fits {
             for k in 1..n {

@@ -28,7 +28,7 @@ impl Runtime {
         let n = g.n();
         let mut hdr = Header::new(if fixed { kind::FCOLLECT } else { kind::COLLECT });
         hdr.count = nbytes as u64;
-        hdr.count_varies = u32::from(!fixed);
+        hdr.count_varies = u8::from(!fixed);
         hdr.type_id = type_id;
         let fits = nbytes <= self.mb_capacity() - HDR;
         let src_ptr = self.local_addr(src) as *const u8;

@@ -14,26 +14,28 @@ use crate::coll::mailbox::Mail;
 use crate::error::{Error, ErrorKind, Result};
 use crate::world::Runtime;
 
-/// Bytes reserved for the header at the start of a message.
-pub(crate) const HDR: usize = 64;
+/// Bytes of the header at the start of a message (the mailbox's sequence word precedes it,
+/// so a header and 16 bytes of payload share one cache line).
+pub(crate) const HDR: usize = 40;
 
 /// What a collective call looked like on its caller.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 pub(crate) struct Header {
-    pub(crate) kind: u32,
-    pub(crate) root: u32,
-    pub(crate) op: u32,
-    pub(crate) type_id: u32,
-    pub(crate) count: u64,
-    pub(crate) a: u64,
-    pub(crate) b: u64,
-    /// Payload bytes that follow the header in this message.
-    pub(crate) payload: u64,
-    /// Whether `count` may differ between members (collect).
-    pub(crate) count_varies: u32,
+    pub(crate) kind: u8,
+    pub(crate) op: u8,
     /// 1 when the sender rejected its own arguments (and so moves no data).
-    pub(crate) invalid: u32,
+    pub(crate) invalid: u8,
+    /// Whether `count` may differ between members (collect).
+    pub(crate) count_varies: u8,
+    pub(crate) type_id: u32,
+    pub(crate) root: u32,
+    /// Payload bytes that follow the header in this message.
+    pub(crate) payload: u32,
+    pub(crate) count: u64,
+    /// Strides of alltoalls (saturated to 32 bits).
+    pub(crate) a: u32,
+    pub(crate) b: u32,
     /// The active set (`PE_start | logPE_stride << 24 | PE_size << 32`) of the deprecated
     /// routines; 0 for teams.
     pub(crate) set: u64,
@@ -43,16 +45,16 @@ const _: () = assert!(size_of::<Header>() == HDR);
 
 /// Collective kinds.
 pub(crate) mod kind {
-    pub(crate) const BCAST: u32 = 1;
-    pub(crate) const COLLECT: u32 = 2;
-    pub(crate) const FCOLLECT: u32 = 3;
-    pub(crate) const ALLTOALL: u32 = 4;
-    pub(crate) const ALLTOALLS: u32 = 5;
-    pub(crate) const REDUCE: u32 = 6;
+    pub(crate) const BCAST: u8 = 1;
+    pub(crate) const COLLECT: u8 = 2;
+    pub(crate) const FCOLLECT: u8 = 3;
+    pub(crate) const ALLTOALL: u8 = 4;
+    pub(crate) const ALLTOALLS: u8 = 5;
+    pub(crate) const REDUCE: u8 = 6;
 }
 
 impl Header {
-    pub(crate) fn new(kind: u32) -> Self {
+    pub(crate) fn new(kind: u8) -> Self {
         Header {
             kind,
             ..Zeroable::zeroed()
@@ -89,7 +91,7 @@ impl Header {
         if self.kind == kind::REDUCE {
             s += &format!(
                 ", operation {}, element type {}",
-                crate::coll::reduce::op_name(self.op),
+                crate::coll::reduce::op_name(u32::from(self.op)),
                 self.type_id
             );
         }
@@ -155,7 +157,7 @@ impl Runtime {
             let (p, len) = payload(j);
             debug_assert!(len <= self.mb_capacity() - HDR);
             let mut h = hdr;
-            h.payload = len as u64;
+            h.payload = len as u32;
             h.set = g.set;
             // SAFETY: h is a local of HDR bytes; the payload is valid per the caller.
             unsafe {
@@ -173,7 +175,7 @@ impl Runtime {
             let j = (g.me + n - k) % n;
             let mail = self.mb_recv(g.slot, g.members[j]);
             // SAFETY: the mailbox holds a header written by member j (aligned, HDR bytes).
-            let h: Header = unsafe { mail.ptr.cast::<Header>().read_volatile() };
+            let h: Header = unsafe { mail.ptr.cast::<Header>().read_unaligned() };
             let mut mine = hdr;
             mine.set = g.set;
             if bad.is_none() && !mine.agrees(&h) {
@@ -213,7 +215,7 @@ impl Runtime {
     pub(crate) fn reject(
         &self,
         g: Group<'_>,
-        kind: u32,
+        kind: u8,
         err: Error,
         func: &'static str,
     ) -> Result<()> {

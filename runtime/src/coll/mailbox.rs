@@ -1,43 +1,41 @@
 //! Mailboxes: the small-message path of every collective.
 //!
-//! In each slot, every PE has in every other PE's copy of the slot a mailbox it alone writes.
-//! A message is one put into the receiver's mailbox followed by a signal of the pair's stream,
-//! so a small collective costs one cache-line trip instead of a ready/put/ack handshake. Flow
-//! control is by credit: after consuming a message the receiver stores the message's count
-//! into the sender's credit flag, and the sender waits for that credit before writing the
-//! mailbox again — usually long since granted, so the wait costs nothing.
+//! In each slot, every PE has in every other PE's copy of the slot two mailboxes it alone
+//! writes, used alternately. A message is its data, preceded by two words written last: the
+//! sequence word (the pair's stream count, stored with release ordering, which the receiver
+//! polls) and an acknowledgement — how many of the receiver's own messages the sender is done
+//! with. A message of up to 48 bytes therefore travels in the same cache line as its arrival
+//! signal, and credit for reusing a mailbox rides on the traffic that flows back anyway: every
+//! collective exchanges messages in both directions between each pair, so by the time a sender
+//! wants a mailbox again, the receiver's last message has already said it is free. Only when
+//! it has not (one-sided traffic) does the sender read the receiver's own "consumed" count.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
-use crate::team::Chan;
+use crate::team::{BOXES, Chan};
 use crate::world::Runtime;
 
-/// A received message: where it lies in our copy of the slot, and its count (for the credit).
+/// Bytes of the sequence and acknowledgement words at the start of a mailbox.
+const SEQ: usize = 16;
+
+/// A received message: where its data lies in our copy of the slot.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Mail {
     pub(crate) ptr: *const u8,
-    pub(crate) count: u64,
 }
 
 impl Runtime {
     /// Bytes one message can carry.
     pub(crate) fn mb_capacity(&self) -> usize {
-        self.slots.box_len()
+        self.slots.box_len() - SEQ
     }
 
     /// Sends `len` bytes at `data` to world PE `to` through `slot`'s mailbox.
     ///
     /// # Safety
     /// `data` must be valid for reads of `len` bytes, and `len <= mb_capacity()`.
-    pub(crate) unsafe fn mb_send(
-        &self,
-        slot: usize,
-        to: usize,
-        data: *const u8,
-        len: usize,
-        func: &'static str,
-    ) -> Result<()> {
+    pub(crate) unsafe fn mb_send(&self, slot: usize, to: usize, data: *const u8, len: usize, func: &'static str) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { self.mb_send_parts(slot, to, &[(data, len)], func) }
     }
@@ -46,57 +44,81 @@ impl Runtime {
     ///
     /// # Safety
     /// Each part must be valid for reads of its length; the total at most `mb_capacity()`.
-    pub(crate) unsafe fn mb_send_parts(
-        &self,
-        slot: usize,
-        to: usize,
-        parts: &[(*const u8, usize)],
-        func: &'static str,
-    ) -> Result<()> {
+    pub(crate) unsafe fn mb_send_parts(&self, slot: usize, to: usize, parts: &[(*const u8, usize)], func: &'static str) -> Result<()> {
         debug_assert!(parts.iter().map(|p| p.1).sum::<usize>() <= self.mb_capacity());
         let st = &self.teams.streams[slot];
-        let last = st.last_mail[to].load(Ordering::Relaxed);
-        if last != 0 {
-            self.flag_wait(self.slots.flag(slot, Chan::Credit, to), last);
+        let m = st.mails_sent[to].load(Ordering::Relaxed);
+        // Mailbox m % BOXES last held message m - BOXES: it is free once the receiver is done
+        // with m - BOXES + 1 messages.
+        let need = (m + 1).saturating_sub(BOXES as u64);
+        if st.acked[to].load(Ordering::Relaxed) < need {
+            let a = self.slots.flag(slot, Chan::Consumed, self.me);
+            let p = self.shm.ptr(to, a, 8).ok_or_else(|| self.unreachable(to, func))?;
+            // SAFETY: flags are live, aligned, atomically accessed.
+            let consumed = unsafe { AtomicU64::from_ptr(p.cast()) };
+            let mut b = crate::wait::Backoff::new(self.config.spin);
+            loop {
+                let c = consumed.load(Ordering::Acquire);
+                if c >= need {
+                    st.acked[to].store(c, Ordering::Relaxed);
+                    break;
+                }
+                b.snooze();
+            }
         }
-        let mut at = self.slots.mailbox(slot, self.me);
+        let b = (m % BOXES as u64) as usize;
+        let boxa = self.slots.mailbox(slot, self.me, b);
+        let mut at = boxa;
+        at.offset += SEQ;
         for &(p, len) in parts {
             if len > 0 {
                 // SAFETY: forwarded from the caller; the mailbox is ours alone to write and the
-                // credit proves the receiver is done with its previous content.
+                // acknowledgement proves the receiver is done with its previous content.
                 unsafe { self.put_raw(to, at, p, len, func)? };
             }
             at.offset += len;
         }
-        let c = self.sig_send(slot, to, func)?;
-        st.last_mail[to].store(c, Ordering::Relaxed);
+        let c = st.sent[to].load(Ordering::Relaxed) + 1;
+        let seq = self.shm.ptr(to, boxa, SEQ).ok_or_else(|| self.unreachable(to, func))?;
+        let ack = st.mails_released[to].load(Ordering::Relaxed);
+        // SAFETY: the two words are aligned u64s at the start of the mailbox; the ack is read
+        // only after the sequence word, whose release store publishes everything before it.
+        unsafe {
+            AtomicU64::from_ptr(seq.cast::<u64>().add(1)).store(ack, Ordering::Relaxed);
+            AtomicU64::from_ptr(seq.cast()).store(c, Ordering::Release);
+        }
+        st.sent[to].store(c, Ordering::Relaxed);
+        st.mails_sent[to].store(m + 1, Ordering::Relaxed);
         Ok(())
     }
 
     /// Waits for the next message from world PE `from` through `slot`.
     pub(crate) fn mb_recv(&self, slot: usize, from: usize) -> Mail {
-        let count = self.sig_wait(slot, from);
-        Mail {
-            ptr: self.local_addr(self.slots.mailbox(slot, from)) as *const u8,
-            count,
-        }
+        let st = &self.teams.streams[slot];
+        let m = st.mails_recvd[from].load(Ordering::Relaxed);
+        let b = (m % BOXES as u64) as usize;
+        let c = st.recvd[from].load(Ordering::Relaxed) + 1;
+        let boxa = self.slots.mailbox(slot, from, b);
+        self.flag_wait(boxa, c);
+        let base = self.local_addr(boxa) as *const u64;
+        // SAFETY: the acknowledgement word follows the sequence word in our own mailbox.
+        let ack = unsafe { AtomicU64::from_ptr(base.add(1).cast_mut()) }.load(Ordering::Relaxed);
+        st.acked[from].fetch_max(ack, Ordering::Relaxed);
+        st.recvd[from].store(c, Ordering::Relaxed);
+        st.mails_recvd[from].store(m + 1, Ordering::Relaxed);
+        // SAFETY: the data follows the two words inside our own mailbox.
+        Mail { ptr: unsafe { base.cast::<u8>().add(SEQ) } }
     }
 
-    /// Grants `from` the credit for `mail`: its mailbox here may be written again.
-    pub(crate) fn mb_release(
-        &self,
-        slot: usize,
-        from: usize,
-        mail: Mail,
-        func: &'static str,
-    ) -> Result<()> {
-        let a = self.slots.flag(slot, Chan::Credit, self.me);
-        let p = self
-            .shm
-            .ptr(from, a, 8)
-            .ok_or_else(|| self.unreachable(from, func))?;
-        // SAFETY: as for every flag: live, aligned, atomically accessed.
-        unsafe { AtomicU64::from_ptr(p.cast()) }.store(mail.count, Ordering::Release);
+    /// Marks the oldest unreleased message from `from` as done with: its mailbox may be
+    /// written again. Messages are released in the order they were received.
+    pub(crate) fn mb_release(&self, slot: usize, from: usize, _mail: Mail, _func: &'static str) -> Result<()> {
+        let st = &self.teams.streams[slot];
+        let r = st.mails_released[from].load(Ordering::Relaxed) + 1;
+        st.mails_released[from].store(r, Ordering::Relaxed);
+        let a = self.slots.flag(slot, Chan::Consumed, from);
+        // SAFETY: our own flag for `from`: live, aligned, atomically accessed.
+        unsafe { AtomicU64::from_ptr(self.local_addr(a) as *mut u64) }.store(r, Ordering::Release);
         Ok(())
     }
 }

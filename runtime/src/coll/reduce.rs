@@ -1,11 +1,12 @@
 //! Reductions (`and`, `or`, `xor`, `max`, `min`, `sum`, `prod`) over a team, for every type
 //! OpenSHMEM 1.5 lists.
 //!
-//! Every member sends its contribution to every other member in mailbox-sized chunks and
-//! combines what it receives; chunk 0 rides in the checked exchange, so a reduction that fits
-//! one mailbox costs one cache-line trip. Larger reductions are pipelined: while this PE
-//! combines chunk `c`, the others are already sending it chunk `c+1`. Each chunk of the result
-//! is written only after this PE's own chunk was sent, so `dest` may alias `source`.
+//! A reduction that fits one mailbox rides in the checked exchange: every member sends its
+//! contribution to every other and combines what it receives — one cache-line trip. Larger
+//! reductions are a reduce-scatter and allgather in one pass: member `i` reads segment `i` of
+//! every member's source (in 32 KiB chunks), combines it, and writes the result segment into
+//! every member's destination; one signal per pair ends it. Each byte crosses between cores
+//! about twice, whatever the team size. `dest` may alias `source` in both paths.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -172,80 +173,95 @@ macro_rules! complex_reducible {
 }
 complex_reducible!(f32 = 13, f64 = 14);
 
+/// Elements combined at a time by the large-reduction path (32 KiB of `u64`).
+const CHUNK_BYTES: usize = 32 * 1024;
+
 impl Runtime {
     /// Reduces `count` elements of `T` from `src` on every member into `dest` on every member.
-    pub(crate) fn reduce<T: Reducible>(
-        &self,
-        g: Group<'_>,
-        op: ReduceOp,
-        dest: SymAddr,
-        src: SymAddr,
-        count: usize,
-        func: &'static str,
-    ) -> Result<()> {
+    pub(crate) fn reduce<T: Reducible>(&self, g: Group<'_>, op: ReduceOp, dest: SymAddr, src: SymAddr, count: usize, func: &'static str) -> Result<()> {
         let n = g.n();
         let es = size_of::<T>().max(1);
-        let first = ((self.mb_capacity() - HDR) / es).min(count);
-        let later = (self.mb_capacity() / es).max(1);
+        let small = count * es <= self.mb_capacity() - HDR;
         let src_ptr = self.local_addr(src) as *const T;
         let dst_ptr = self.local_addr(dest) as *mut T;
         let mut hdr = Header::new(kind::REDUCE);
-        hdr.op = op as u32;
+        hdr.op = op as u8;
         hdr.type_id = T::TYPE_ID;
         hdr.count = count as u64;
-        // SAFETY: the payload is the first chunk of our own symmetric source.
-        let recv = unsafe { self.exchange(g, hdr, func, |_| (src_ptr.cast(), first * es))? };
-        let mut acc: Vec<T> = Vec::with_capacity(first.max(later.min(count)));
-        // Chunk 0 from the exchange.
-        // SAFETY: the first `first` elements of our own source.
-        acc.extend_from_slice(unsafe { std::slice::from_raw_parts(src_ptr, first) });
-        for r in recv.iter().flatten() {
-            combine(op, &mut acc, payload_of(&r.1).cast());
+        // SAFETY: the payload (small case) is our own symmetric source of count elements.
+        let recv = unsafe {
+            self.exchange(g, hdr, func, |_| if small { (src_ptr.cast(), count * es) } else { (std::ptr::null(), 0) })?
+        };
+        if small {
+            // SAFETY: our own source of count elements.
+            let mut acc: Vec<T> = unsafe { std::slice::from_raw_parts(src_ptr, count) }.to_vec();
+            for r in recv.iter().flatten() {
+                combine(op, &mut acc, payload_of(&r.1).cast());
+            }
+            self.release_all(g, &recv, func)?;
+            // SAFETY: our own destination of count elements; every contribution was copied.
+            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dst_ptr, count) };
+            return Ok(());
         }
         self.release_all(g, &recv, func)?;
-        // SAFETY: the first `first` elements of our own destination; our chunk 0 was sent.
-        unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dst_ptr, first) };
-        // Later chunks, in lock step.
-        let mut start = first;
-        while start < count {
-            let len = later.min(count - start);
+        // Large: member i computes segment i of the result from every member's source and
+        // writes it into every member's destination. Segments are disjoint, so dest may alias
+        // source: only member i reads segment i of any source, and only after all reads of it
+        // does member i write segment i anywhere.
+        let (lo, hi) = (count * g.me / n, count * (g.me + 1) / n);
+        let chunk = (CHUNK_BYTES / es).max(1);
+        let mut acc: Vec<T> = Vec::with_capacity(chunk.min(hi - lo));
+        let mut tmp: Vec<T> = vec![T::zeroed(); chunk.min(hi - lo)];
+        let mut start = lo;
+        while start < hi {
+            let len = chunk.min(hi - start);
+            acc.clear();
+            // SAFETY: elements start..start+len of our own source.
+            acc.extend_from_slice(unsafe { std::slice::from_raw_parts(src_ptr.add(start), len) });
+            let mut at = src;
+            at.offset += start * es;
             for k in 1..n {
                 let j = (g.me + k) % n;
-                // SAFETY: elements start..start+len of our own source.
-                unsafe {
-                    self.mb_send(
-                        g.slot,
-                        g.members[j],
-                        src_ptr.add(start).cast(),
-                        len * es,
-                        func,
-                    )?
-                };
+                // SAFETY: tmp holds len elements.
+                unsafe { self.get_raw(g.members[j], at, tmp.as_mut_ptr().cast(), len * es, func)? };
+                combine(op, &mut acc, tmp.as_ptr());
             }
-            acc.clear();
-            // SAFETY: as above.
-            acc.extend_from_slice(unsafe { std::slice::from_raw_parts(src_ptr.add(start), len) });
-            for k in 1..n {
-                let j = (g.me + n - k) % n;
-                let mail = self.mb_recv(g.slot, g.members[j]);
-                combine(op, &mut acc, mail.ptr.cast());
-                self.mb_release(g.slot, g.members[j], mail, func)?;
+            let mut d = dest;
+            d.offset += start * es;
+            for k in 0..n {
+                let j = (g.me + k) % n;
+                // SAFETY: acc holds len elements.
+                unsafe { self.put_raw(g.members[j], d, acc.as_ptr().cast(), len * es, func)? };
             }
-            // SAFETY: elements start..start+len of our own destination.
-            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dst_ptr.add(start), len) };
             start += len;
+        }
+        for k in 1..n {
+            self.sig_send(g.slot, g.members[(g.me + k) % n], func)?;
+        }
+        for k in 1..n {
+            self.sig_wait(g.slot, g.members[(g.me + n - k) % n]);
         }
         Ok(())
     }
 }
 
-/// `acc[i] = acc[i] op other[i]` for every element of `acc`.
+/// `acc[i] = acc[i] op other[i]` for every element of `acc`. The operation is matched once,
+/// outside the loop, so each arm compiles to a tight (vectorizable) loop.
 #[inline]
 fn combine<T: Reducible>(op: ReduceOp, acc: &mut [T], other: *const T) {
-    for (i, a) in acc.iter_mut().enumerate() {
-        // SAFETY: the message holds at least acc.len() elements; mailboxes are 64-byte aligned
-        // and every chunk starts on an element boundary, but read unaligned to be safe.
-        let b = unsafe { other.add(i).read_unaligned() };
-        *a = T::apply(op, *a, b);
+    macro_rules! arms {
+        ($($o:ident),*) => {
+            match op {
+                $(ReduceOp::$o => {
+                    for (i, a) in acc.iter_mut().enumerate() {
+                        // SAFETY: the message holds at least acc.len() elements; read unaligned
+                        // because message payloads need not be aligned to T.
+                        let b = unsafe { other.add(i).read_unaligned() };
+                        *a = T::apply(ReduceOp::$o, *a, b);
+                    }
+                })*
+            }
+        };
     }
+    arms!(And, Or, Xor, Max, Min, Sum, Prod);
 }
