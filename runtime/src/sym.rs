@@ -119,7 +119,7 @@ impl Shmem {
     /// ```
     /// # let shmem = oxshmem::init()?;
     /// let counter = shmem.alloc(0u64)?;
-    /// counter.atomic_inc(0)?;
+    /// counter.add(1, 0)?;
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn alloc<T: Pod>(&self, value: T) -> Result<SymBox<T>> {
