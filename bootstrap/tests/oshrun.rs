@@ -347,7 +347,7 @@ fn exit_zero_without_finalize_is_a_failure() {
     assert!(r.stderr.contains("oshrun: PE 0 (pid "), "{r:?}");
     assert!(
         r.stderr
-            .contains("exited with status 0 after PMI init without calling PMI finalize"),
+            .contains("exited with status 0 without finalizing"),
         "{r:?}"
     );
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");

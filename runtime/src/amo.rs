@@ -80,14 +80,11 @@ impl Runtime {
         let w = width.bytes();
         match self.shm.ptr(pe, dst, w) {
             Some(p) => {
-                if (p as usize) % w != 0 {
+                if !(p as usize).is_multiple_of(w) {
                     return Err(Error::new(
                         self.me,
                         func,
-                        ErrorKind::Misaligned {
-                            addr: self.local_addr(dst),
-                            width: w,
-                        },
+                        ErrorKind::Misaligned { addr: self.local_addr(dst), width: w },
                     ));
                 }
                 // SAFETY: p lies in pe's live mapping, is aligned, and every PE accesses AMO
@@ -105,19 +102,13 @@ impl Runtime {
 /// # Safety
 /// None beyond what is checked: `dest` must be symmetric and aligned (both checked).
 #[inline]
-pub unsafe fn atomic<T: AmoType>(
-    dest: *mut T,
-    op: AmoOp,
-    pe: i32,
-    func: &'static str,
-) -> Result<T> {
+pub unsafe fn atomic<T: AmoType>(dest: *mut T, op: AmoOp, pe: i32, func: &'static str) -> Result<T> {
     let rt = rt(func)?;
     if pe < 0 || pe as usize >= rt.n {
-        return Err(rt.pe_error(i64::from(pe), func));
+        return Err(rt.pe_error(i128::from(pe), func));
     }
     let d = rt.translate(dest as usize, size_of::<T>(), "destination", func)?;
-    rt.atomic_sym(pe as usize, d, T::WIDTH, op, func)
-        .map(T::from_bits)
+    rt.atomic_sym(pe as usize, d, T::WIDTH, op, func).map(T::from_bits)
 }
 
 /// Raw non-blocking fetching AMO (`shmem_TYPE_atomic_fetch_*_nbi`): the previous value is

@@ -85,9 +85,7 @@ pub fn lookup(var: &Var) -> (String, Source) {
 }
 
 fn var(name: &str) -> &'static Var {
-    VARS.iter()
-        .find(|v| v.name == name)
-        .expect("config variable declared in VARS")
+    VARS.iter().find(|v| v.name == name).expect("config variable declared in VARS")
 }
 
 /// Parses a size with an optional K/M/G/T suffix (powers of 1024; a trailing `B` or `iB` is
@@ -113,11 +111,11 @@ pub fn parse_size(text: &str) -> std::result::Result<usize, String> {
         Some('t' | 'T') => (&t[..t.len() - 1], 40),
         _ => (t, 0),
     };
-    let n: usize = digits.trim().parse().map_err(|_| {
-        format!("{text:?} is not a size (a number with an optional K, M, G or T suffix)")
-    })?;
-    n.checked_mul(1usize << shift)
-        .ok_or_else(|| format!("{text:?} overflows"))
+    let n: usize = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (a number with an optional K, M, G or T suffix)"))?;
+    n.checked_mul(1usize << shift).ok_or_else(|| format!("{text:?} overflows"))
 }
 
 fn parse_bool(s: &str) -> Option<bool> {
@@ -161,15 +159,7 @@ impl Config {
     /// Reads the environment. `pe` only labels errors.
     pub fn from_env(pe: usize) -> Result<Config> {
         let bad = |v: &'static str, value: String, reason: String| {
-            Error::new(
-                pe,
-                "shmem_init",
-                ErrorKind::Config {
-                    var: v,
-                    value,
-                    reason,
-                },
-            )
+            Error::new(pe, "shmem_init", ErrorKind::Config { var: v, value, reason })
         };
         let get = |name: &str| {
             let v = var(name);
@@ -183,16 +173,11 @@ impl Config {
         let (v, n) = get("SHMEM_SYMMETRIC_SIZE");
         let mut symmetric_size = parse_size(&v).map_err(|r| bad(n, v.clone(), r))?;
         if symmetric_size < MIN_SYMMETRIC_SIZE {
-            return Err(bad(
-                n,
-                v,
-                format!("must be at least {MIN_SYMMETRIC_SIZE} bytes"),
-            ));
+            return Err(bad(n, v, format!("must be at least {MIN_SYMMETRIC_SIZE} bytes")));
         }
         let page = page_size();
-        symmetric_size = symmetric_size
-            .checked_next_multiple_of(page)
-            .ok_or_else(|| bad(n, v.clone(), "overflows".into()))?;
+        symmetric_size =
+            symmetric_size.checked_next_multiple_of(page).ok_or_else(|| bad(n, v.clone(), "overflows".into()))?;
         let flag = |name: &str| -> Result<bool> {
             let (v, n) = get(name);
             parse_bool(&v).ok_or_else(|| bad(var(name).name, v, format!("{n}: expected 0 or 1")))
@@ -205,26 +190,12 @@ impl Config {
             "" | "auto" => TransportChoice::Auto,
             "shm" => TransportChoice::Shm,
             _ => {
-                return Err(bad(
-                    n,
-                    v,
-                    "expected auto or shm (this build has no network transport)".into(),
-                ));
+                return Err(bad(n, v, "expected auto or shm (this build has no network transport)".into()));
             }
         };
         let (v, n) = get("OXSHMEM_SPIN");
-        let spin = v
-            .trim()
-            .parse()
-            .map_err(|_| bad(n, v.clone(), "expected a count".into()))?;
-        Ok(Config {
-            symmetric_size,
-            debug,
-            info,
-            print_version,
-            transport,
-            spin,
-        })
+        let spin = v.trim().parse().map_err(|_| bad(n, v.clone(), "expected a count".into()))?;
+        Ok(Config { symmetric_size, debug, info, print_version, transport, spin })
     }
 }
 

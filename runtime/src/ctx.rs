@@ -82,19 +82,11 @@ impl Team {
             return Err(Error::new(
                 rt.me,
                 F,
-                ErrorKind::InvalidArgument(format!(
-                    "unknown context options {:#x}",
-                    options & !known
-                )),
+                ErrorKind::InvalidArgument(format!("unknown context options {:#x}", options & !known)),
             ));
         }
         let owner = (options & SHMEM_CTX_PRIVATE != 0).then(|| std::thread::current().id());
-        Ok(Ctx(Arc::new(CtxInner {
-            team: self.clone(),
-            options,
-            owner,
-            destroyed: AtomicBool::new(false),
-        })))
+        Ok(Ctx(Arc::new(CtxInner { team: self.clone(), options, owner, destroyed: AtomicBool::new(false) })))
     }
 }
 
@@ -105,45 +97,29 @@ impl Ctx {
         let c = &self.0;
         let rt = rt(func)?;
         if c.destroyed.load(Ordering::Acquire) {
-            return Err(Error::new(
-                rt.me,
-                func,
-                ErrorKind::InvalidArgument("context was destroyed".into()),
-            ));
+            return Err(Error::new(rt.me, func, ErrorKind::InvalidArgument("context was destroyed".into())));
         }
-        if let Some(owner) = c.owner {
-            if owner != std::thread::current().id() {
+        if let Some(owner) = c.owner
+            && owner != std::thread::current().id() {
                 return Err(Error::new(
                     rt.me,
                     func,
                     ErrorKind::InvalidArgument(
-                        "a SHMEM_CTX_PRIVATE context is used by a thread other than its creator"
-                            .into(),
+                        "a SHMEM_CTX_PRIVATE context is used by a thread other than its creator".into(),
                     ),
                 ));
             }
-        }
         let (_, t) = c.team.live(func)?;
-        t.members.get(pe).copied().ok_or_else(|| {
-            Error::new(
-                rt.me,
-                func,
-                ErrorKind::PeOutOfRange {
-                    pe: pe as i64,
-                    n_pes: t.n(),
-                },
-            )
-        })
+        t.members
+            .get(pe)
+            .copied()
+            .ok_or_else(|| Error::new(rt.me, func, ErrorKind::PeOutOfRange { pe: pe as i128, n_pes: t.n() }))
     }
 
     fn check(&self, func: &'static str) -> Result<()> {
         let rt = rt(func)?;
         if self.0.destroyed.load(Ordering::Acquire) {
-            return Err(Error::new(
-                rt.me,
-                func,
-                ErrorKind::InvalidArgument("context was destroyed".into()),
-            ));
+            return Err(Error::new(rt.me, func, ErrorKind::InvalidArgument("context was destroyed".into())));
         }
         Ok(())
     }

@@ -47,14 +47,14 @@ pub enum ErrorKind {
     /// `init` was called on an initialized runtime.
     #[error("oxshmem is already initialized")]
     AlreadyInitialized,
-    /// `init` was called after `finalize`.
-    #[error("oxshmem was finalized and cannot be initialized again")]
+    /// The runtime was finalized; nothing but process exit may follow.
+    #[error("oxshmem has been finalized (shmem_finalize was called)")]
     Finalized,
     /// A PE number outside `0..n_pes`.
     #[error("PE {pe} is out of range (0..{n_pes})")]
     PeOutOfRange {
-        /// The PE asked for.
-        pe: i64,
+        /// The PE asked for (wide enough for any C `int` and any Rust `usize`).
+        pe: i128,
         /// Number of PEs in the job (or team).
         n_pes: usize,
     },
@@ -120,8 +120,8 @@ pub enum ErrorKind {
         /// The operand width.
         width: usize,
     },
-    /// An alignment that is not a power of two.
-    #[error("alignment {align} is not a power of two")]
+    /// An alignment that is not a power of two, or larger than the heap's base alignment.
+    #[error("alignment {align} is not a power of two of at most 1 GiB")]
     BadAlignment {
         /// The alignment asked for.
         align: usize,
@@ -130,9 +130,7 @@ pub enum ErrorKind {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
     /// No transport reaches the peer.
-    #[error(
-        "no transport reaches PE {pe} (host {host}); this build reaches only PEs on the same host"
-    )]
+    #[error("no transport reaches PE {pe} (host {host}); this build reaches only PEs on the same host")]
     Unreachable {
         /// The peer.
         pe: usize,

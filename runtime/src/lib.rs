@@ -23,6 +23,10 @@
 //! RMA ([`raw::putmem`], [`SymSlice::put`]), atomics ([`amo`]), ordering, waiting ([`wait`])
 //! and the barrier. The [`raw`] module holds the pointer-based forms that the C ABI wraps.
 
+// OpenSHMEM routines take many arguments (collectives, signals, strided forms); their Rust
+// forms mirror the specification rather than bundle them.
+#![allow(clippy::too_many_arguments)]
+
 pub mod amo;
 pub mod coll;
 pub mod config;
@@ -40,9 +44,7 @@ pub mod wait;
 pub mod world;
 
 pub use amo::{AmoInt, AmoType};
-pub use coll::reduce::{
-    ArithReducible, BitwiseReducible, Complex, MinMaxReducible, ReduceOp, Reducible,
-};
+pub use coll::reduce::{ArithReducible, BitwiseReducible, Complex, MinMaxReducible, ReduceOp, Reducible};
 pub use ctx::Ctx;
 pub use error::{Error, ErrorKind, Result};
 pub use signal::SignalOp;
@@ -83,10 +85,7 @@ pub fn info_get_name() -> &'static str {
 /// ```
 pub fn info_text(full: bool) -> String {
     use std::fmt::Write;
-    let mut s = format!(
-        "{VENDOR_STRING} (OpenSHMEM {}.{})\n",
-        SPEC_VERSION.0, SPEC_VERSION.1
-    );
+    let mut s = format!("{VENDOR_STRING} (OpenSHMEM {}.{})\n", SPEC_VERSION.0, SPEC_VERSION.1);
     if full {
         for v in config::VARS {
             let (value, src) = config::lookup(v);
@@ -108,13 +107,11 @@ pub mod raw {
     pub use crate::amo::{atomic, atomic_nbi};
     pub use crate::order::{fence_all as fence, quiet};
     pub use crate::rma::{
-        addr_accessible, g, getmem, getmem_nbi, iget, iput, p, pe_accessible, ptr, putmem,
-        putmem_nbi,
+        addr_accessible, g, getmem, getmem_nbi, iget, iput, p, pe_accessible, ptr, putmem, putmem_nbi,
     };
     pub use crate::transport::{AmoOp, Width};
     pub use crate::wait::{
-        test, test_all, test_any, test_some, wait_until, wait_until_all, wait_until_any,
-        wait_until_some,
+        test, test_all, test_any, test_some, wait_until, wait_until_all, wait_until_any, wait_until_some,
     };
     pub use crate::world::global_exit;
 
@@ -123,12 +120,19 @@ pub mod raw {
 
     /// `shmem_init`.
     pub fn init() -> Result<()> {
-        crate::world::init_runtime_checked(crate::ThreadLevel::Single).map(drop)
+        crate::world::init_runtime_checked(crate::ThreadLevel::Single, false).map(drop)
     }
 
     /// `shmem_init_thread`: returns the level provided.
     pub fn init_thread(level: crate::ThreadLevel) -> Result<crate::ThreadLevel> {
-        crate::world::init_runtime_checked(level)
+        crate::world::init_runtime_checked(level, false)
+    }
+
+    /// Initialization for C programs: as [`init_thread`], and the executable's static data
+    /// (`.data` and `.bss`) becomes symmetric segment 1, so global and static variables are
+    /// valid targets of every operation. Must be called before the program starts threads.
+    pub fn init_with_static_data(level: crate::ThreadLevel) -> Result<crate::ThreadLevel> {
+        crate::world::init_runtime_checked(level, true)
     }
 
     /// `shmem_finalize`.
@@ -158,9 +162,7 @@ pub mod raw {
 
     /// `shmem_malloc`: collective; `size` must be positive (the C ABI maps 0 to NULL).
     pub fn malloc(size: usize) -> Result<*mut u8> {
-        rt("shmem_malloc")?
-            .sym_alloc("shmem_malloc", size, 1)
-            .map(|a| a as *mut u8)
+        rt("shmem_malloc")?.sym_alloc("shmem_malloc", size, 1).map(|a| a as *mut u8)
     }
 
     /// `shmem_calloc`: collective; zeroed.
@@ -171,9 +173,7 @@ pub mod raw {
             crate::Error::new(
                 rt.me,
                 F,
-                crate::ErrorKind::InvalidSize {
-                    what: format!("{count} x {size} bytes overflows"),
-                },
+                crate::ErrorKind::InvalidSize { what: format!("{count} x {size} bytes overflows") },
             )
         })?;
         let p = rt.sym_alloc(F, bytes, 1)? as *mut u8;
@@ -186,25 +186,19 @@ pub mod raw {
 
     /// `shmem_align`: collective.
     pub fn align(alignment: usize, size: usize) -> Result<*mut u8> {
-        rt("shmem_align")?
-            .sym_alloc("shmem_align", size, alignment)
-            .map(|a| a as *mut u8)
+        rt("shmem_align")?.sym_alloc("shmem_align", size, alignment).map(|a| a as *mut u8)
     }
 
     /// `shmem_malloc_with_hints`: collective; hints are checked and otherwise advisory.
     pub fn malloc_with_hints(size: usize, hints: u64) -> Result<*mut u8> {
         const F: &str = "shmem_malloc_with_hints";
         let rt = rt(F)?;
-        let known =
-            crate::heap::SHMEM_MALLOC_ATOMICS_REMOTE | crate::heap::SHMEM_MALLOC_SIGNAL_REMOTE;
+        let known = crate::heap::SHMEM_MALLOC_ATOMICS_REMOTE | crate::heap::SHMEM_MALLOC_SIGNAL_REMOTE;
         if hints & !known != 0 {
             return Err(crate::Error::new(
                 rt.me,
                 F,
-                crate::ErrorKind::InvalidArgument(format!(
-                    "unknown hint bits {:#x}",
-                    hints & !known
-                )),
+                crate::ErrorKind::InvalidArgument(format!("unknown hint bits {:#x}", hints & !known)),
             ));
         }
         rt.sym_alloc(F, size, 1).map(|a| a as *mut u8)
@@ -215,9 +209,7 @@ pub mod raw {
     /// # Safety
     /// `ptr` must not be used after a successful call (it may have moved).
     pub unsafe fn realloc(ptr: *mut u8, size: usize) -> Result<*mut u8> {
-        rt("shmem_realloc")?
-            .sym_realloc("shmem_realloc", ptr as usize, size)
-            .map(|a| a as *mut u8)
+        rt("shmem_realloc")?.sym_realloc("shmem_realloc", ptr as usize, size).map(|a| a as *mut u8)
     }
 
     /// `shmem_free`: collective.

@@ -60,15 +60,8 @@ fn local_release(addr: usize) {
 impl Runtime {
     fn lock_word(&self, lock: *mut i64, func: &'static str) -> Result<SymAddr> {
         let a = self.translate(lock as usize, 8, "lock", func)?;
-        if (lock as usize) % 8 != 0 {
-            return Err(Error::new(
-                self.me,
-                func,
-                ErrorKind::Misaligned {
-                    addr: lock as usize,
-                    width: 8,
-                },
-            ));
+        if !(lock as usize).is_multiple_of(8) {
+            return Err(Error::new(self.me, func, ErrorKind::Misaligned { addr: lock as usize, width: 8 }));
         }
         if self.n > MAX_LOCK_PES {
             return Err(Error::new(
@@ -86,28 +79,14 @@ impl Runtime {
 
     /// Replaces the tail field on PE 0 with `new` if it holds `expect` (any `expect` when
     /// `None`); returns the tail seen.
-    fn swap_tail(
-        &self,
-        a: SymAddr,
-        expect: Option<u64>,
-        new: u64,
-        func: &'static str,
-    ) -> Result<u64> {
+    fn swap_tail(&self, a: SymAddr, expect: Option<u64>, new: u64, func: &'static str) -> Result<u64> {
         let mut old = self.amo64(0, a, AmoOp::Fetch, func)?;
         loop {
             let tail = old & TAIL;
             if expect.is_some_and(|e| e != tail) {
                 return Ok(tail);
             }
-            let seen = self.amo64(
-                0,
-                a,
-                AmoOp::CompareSwap {
-                    cond: old,
-                    value: (old & !TAIL) | new,
-                },
-                func,
-            )?;
+            let seen = self.amo64(0, a, AmoOp::CompareSwap { cond: old, value: (old & !TAIL) | new }, func)?;
             if seen == old {
                 return Ok(tail);
             }
@@ -129,12 +108,7 @@ impl Runtime {
         if pred == 0 {
             return Ok(());
         }
-        self.amo64(
-            pred as usize - 1,
-            a,
-            AmoOp::FetchOr(me1 << NEXT_SHIFT),
-            func,
-        )?;
+        self.amo64(pred as usize - 1, a, AmoOp::FetchOr(me1 << NEXT_SHIFT), func)?;
         let mut b = Backoff::new(self.config.spin);
         while self.mine(a).load(Ordering::Acquire) & GO == 0 {
             b.snooze();
@@ -167,8 +141,7 @@ impl Runtime {
             }
         }
         self.mine(a).fetch_and(!NEXT, Ordering::SeqCst);
-        self.amo64(next as usize - 1, a, AmoOp::FetchOr(GO), func)
-            .map(drop)
+        self.amo64(next as usize - 1, a, AmoOp::FetchOr(GO), func).map(drop)
     }
 }
 
@@ -182,8 +155,7 @@ pub unsafe fn set_lock(lock: *mut i64) -> Result<()> {
     let rt = rt(F)?;
     let a = rt.lock_word(lock, F)?;
     local_acquire(lock as usize, true);
-    rt.mcs_acquire(a, F)
-        .inspect_err(|_| local_release(lock as usize))
+    rt.mcs_acquire(a, F).inspect_err(|_| local_release(lock as usize))
 }
 
 /// `shmem_test_lock`: takes the lock if it is free; returns whether it did (the C routine

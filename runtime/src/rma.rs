@@ -90,18 +90,15 @@ impl Runtime {
         let Some(p) = self.shm.ptr(pe, dst, len) else {
             return Err(self.route_error(pe, dst, len, func));
         };
-        let aligned = (p as usize) % len.max(1) == 0;
+        let aligned = (p as usize).is_multiple_of(len.max(1));
         // SAFETY: p is in a live mapping for len bytes; when `aligned`, it is aligned for the
         // atomic type of that width; src is valid per the caller (read unaligned).
         unsafe {
             match (len, aligned) {
                 (1, _) => AtomicU8::from_ptr(p).store(src.read(), Ordering::Relaxed),
-                (2, true) => AtomicU16::from_ptr(p.cast())
-                    .store(src.cast::<u16>().read_unaligned(), Ordering::Relaxed),
-                (4, true) => AtomicU32::from_ptr(p.cast())
-                    .store(src.cast::<u32>().read_unaligned(), Ordering::Relaxed),
-                (8, true) => AtomicU64::from_ptr(p.cast())
-                    .store(src.cast::<u64>().read_unaligned(), Ordering::Relaxed),
+                (2, true) => AtomicU16::from_ptr(p.cast()).store(src.cast::<u16>().read_unaligned(), Ordering::Relaxed),
+                (4, true) => AtomicU32::from_ptr(p.cast()).store(src.cast::<u32>().read_unaligned(), Ordering::Relaxed),
+                (8, true) => AtomicU64::from_ptr(p.cast()).store(src.cast::<u64>().read_unaligned(), Ordering::Relaxed),
                 _ => std::ptr::copy(src, p, len),
             }
         }
@@ -109,25 +106,15 @@ impl Runtime {
     }
 
     #[cold]
-    pub(crate) fn route_error(
-        &self,
-        pe: usize,
-        a: SymAddr,
-        len: usize,
-        func: &'static str,
-    ) -> Error {
+    pub(crate) fn route_error(&self, pe: usize, a: SymAddr, len: usize, func: &'static str) -> Error {
         if pe >= self.n {
-            return self.pe_error(pe as i64, func);
+            return self.pe_error(pe as i128, func);
         }
         if self.shm.base(pe, a.seg) != 0 {
             return Error::new(
                 self.me,
                 func,
-                ErrorKind::NotSymmetric {
-                    what: "remote range",
-                    addr: self.local_addr(a),
-                    len,
-                },
+                ErrorKind::NotSymmetric { what: "remote range", addr: self.local_addr(a), len },
             );
         }
         self.unreachable(pe, func)
@@ -136,11 +123,7 @@ impl Runtime {
 
 #[inline(always)]
 fn pe_of(rt: &Runtime, pe: i32, func: &'static str) -> Result<usize> {
-    if pe >= 0 && (pe as usize) < rt.n {
-        Ok(pe as usize)
-    } else {
-        Err(rt.pe_error(i64::from(pe), func))
-    }
+    if pe >= 0 && (pe as usize) < rt.n { Ok(pe as usize) } else { Err(rt.pe_error(i128::from(pe), func)) }
 }
 
 /// Raw `shmem_putmem`: copies `len` bytes from local `src` to symmetric `dest` on `pe`.
@@ -227,33 +210,19 @@ pub unsafe fn g<T: bytemuck::Pod>(src: *const T, pe: i32) -> Result<T> {
     Ok(v)
 }
 
-fn strided_extent(
-    rt: &Runtime,
-    func: &'static str,
-    stride: isize,
-    elem: usize,
-    n: usize,
-) -> Result<usize> {
+fn strided_extent(rt: &Runtime, func: &'static str, stride: isize, elem: usize, n: usize) -> Result<usize> {
     if stride < 1 {
-        return Err(Error::new(
-            rt.me,
-            func,
-            ErrorKind::InvalidArgument(format!("stride {stride} must be at least 1")),
-        ));
+        return Err(Error::new(rt.me, func, ErrorKind::InvalidArgument(format!("stride {stride} must be at least 1"))));
     }
-    (n - 1)
-        .checked_mul(stride as usize)
-        .and_then(|x| x.checked_mul(elem))
-        .and_then(|x| x.checked_add(elem))
-        .ok_or_else(|| {
+    (n - 1).checked_mul(stride as usize).and_then(|x| x.checked_mul(elem)).and_then(|x| x.checked_add(elem)).ok_or_else(
+        || {
             Error::new(
                 rt.me,
                 func,
-                ErrorKind::InvalidSize {
-                    what: format!("{n} elements of {elem} bytes at stride {stride} overflows"),
-                },
+                ErrorKind::InvalidSize { what: format!("{n} elements of {elem} bytes at stride {stride} overflows") },
             )
-        })
+        },
+    )
 }
 
 /// Raw `shmem_iputSIZE` / `shmem_TYPE_iput`: puts `n` elements of `elem` bytes, taking every
@@ -331,10 +300,7 @@ pub fn ptr(dest: *const u8, pe: i32) -> *mut u8 {
         return std::ptr::null_mut();
     }
     match rt.translate(dest as usize, 1, "destination", "shmem_ptr") {
-        Ok(a) => rt
-            .shm
-            .ptr(pe as usize, a, 1)
-            .unwrap_or(std::ptr::null_mut()),
+        Ok(a) => rt.shm.ptr(pe as usize, a, 1).unwrap_or(std::ptr::null_mut()),
         Err(_) => std::ptr::null_mut(),
     }
 }
@@ -346,9 +312,7 @@ pub fn addr_accessible(addr: *const u8, pe: i32) -> bool {
     };
     pe >= 0
         && (pe as usize) < rt.n
-        && rt
-            .translate(addr as usize, 1, "address", "shmem_addr_accessible")
-            .is_ok()
+        && rt.translate(addr as usize, 1, "address", "shmem_addr_accessible").is_ok()
         && pe_accessible(pe)
 }
 

@@ -60,8 +60,7 @@ impl Runtime {
     ) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { self.put_raw(pe, dst, src, len, func)? };
-        self.atomic_sym(pe, sig, Width::W64, op.amo(signal), func)
-            .map(drop)
+        self.atomic_sym(pe, sig, Width::W64, op.amo(signal), func).map(drop)
     }
 }
 
@@ -137,18 +136,7 @@ impl<T: Pod> SymSlice<T> {
         let (rt, pe, a) = self.target(pe, at, src.len(), func)?;
         let (_, _, s) = sig.target(pe, sig_at, 1, func)?;
         // SAFETY: src is a valid slice of exactly the bytes written.
-        unsafe {
-            rt.put_signal_sym(
-                pe,
-                a,
-                src.as_ptr().cast(),
-                size_of_val(src),
-                s,
-                signal,
-                op,
-                func,
-            )
-        }
+        unsafe { rt.put_signal_sym(pe, a, src.as_ptr().cast(), size_of_val(src), s, signal, op, func) }
     }
 }
 
@@ -162,8 +150,7 @@ impl SymSlice<u64> {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn signal_fetch(&self, at: usize) -> Result<u64> {
-        let (rt, me, a) =
-            self.target(crate::world::my_pe_or_zero(), at, 1, "shmem_signal_fetch")?;
+        let (rt, me, a) = self.target(crate::world::my_pe_or_zero(), at, 1, "shmem_signal_fetch")?;
         rt.atomic_sym(me, a, Width::W64, AmoOp::Fetch, "shmem_signal_fetch")
     }
 
@@ -181,15 +168,7 @@ impl SymSlice<u64> {
         const F: &str = "shmem_signal_wait_until";
         let rt = rt(F)?;
         if at >= self.len() {
-            return Err(Error::new(
-                rt.me,
-                F,
-                ErrorKind::OutOfBounds {
-                    start: at,
-                    end: at + 1,
-                    len: self.len(),
-                },
-            ));
+            return Err(Error::new(rt.me, F, ErrorKind::OutOfBounds { start: at, end: at + 1, len: self.len() }));
         }
         // SAFETY: at < len; the element is live and aligned.
         unsafe { wait_signal(rt, self.as_ptr().add(at), cmp, value) }
@@ -233,25 +212,16 @@ pub mod raw {
             return Err(Error::new(
                 rt.me,
                 func,
-                ErrorKind::InvalidArgument(format!(
-                    "sig_op {op} is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD"
-                )),
+                ErrorKind::InvalidArgument(format!("sig_op {op} is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD")),
             ));
         };
         if pe < 0 || pe as usize >= rt.n {
-            return Err(rt.pe_error(i64::from(pe), func));
+            return Err(rt.pe_error(i128::from(pe), func));
         }
         let d = rt.translate(dest as usize, len.max(1), "destination", func)?;
         let s = rt.translate(sig as usize, 8, "signal", func)?;
-        if (sig as usize) % 8 != 0 {
-            return Err(Error::new(
-                rt.me,
-                func,
-                ErrorKind::Misaligned {
-                    addr: sig as usize,
-                    width: 8,
-                },
-            ));
+        if !(sig as usize).is_multiple_of(8) {
+            return Err(Error::new(rt.me, func, ErrorKind::Misaligned { addr: sig as usize, width: 8 }));
         }
         // SAFETY: forwarded from the caller.
         unsafe { rt.put_signal_sym(pe as usize, d, src, len, s, signal, op, func) }
@@ -276,15 +246,8 @@ pub mod raw {
         const F: &str = "shmem_signal_wait_until";
         let rt = rt(F)?;
         rt.translate(sig as usize, 8, "signal", F)?;
-        if (sig as usize) % 8 != 0 {
-            return Err(Error::new(
-                rt.me,
-                F,
-                ErrorKind::Misaligned {
-                    addr: sig as usize,
-                    width: 8,
-                },
-            ));
+        if !(sig as usize).is_multiple_of(8) {
+            return Err(Error::new(rt.me, F, ErrorKind::Misaligned { addr: sig as usize, width: 8 }));
         }
         // SAFETY: checked symmetric and aligned.
         unsafe { wait_signal(rt, sig, cmp, value) }

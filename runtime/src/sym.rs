@@ -59,7 +59,7 @@ pub fn init() -> Result<Shmem> {
 /// # Ok::<(), oxshmem::Error>(())
 /// ```
 pub fn init_thread(level: ThreadLevel) -> Result<(Shmem, ThreadLevel)> {
-    let provided = crate::world::init_runtime_checked(level)?;
+    let provided = crate::world::init_runtime_checked(level, false)?;
     let rt = rt("shmem_init")?;
     Ok((Shmem { me: rt.me, n: rt.n }, provided))
 }
@@ -155,18 +155,11 @@ impl Shmem {
             Error::new(
                 rt.me,
                 F,
-                ErrorKind::InvalidSize {
-                    what: format!("{len} elements of {} bytes overflows", size_of::<T>()),
-                },
+                ErrorKind::InvalidSize { what: format!("{len} elements of {} bytes overflows", size_of::<T>()) },
             )
         })?;
         let addr = rt.sym_alloc(F, bytes, align.max(align_of::<T>()))?;
-        let s = SymSlice::<T> {
-            addr,
-            sym: rt.translate(addr, bytes, "allocation", F)?,
-            len,
-            _t: PhantomData,
-        };
+        let s = SymSlice::<T> { addr, sym: rt.translate(addr, bytes, "allocation", F)?, len, _t: PhantomData };
         for i in 0..len {
             // SAFETY: i < len, inside the fresh allocation; no other PE writes it before the
             // barrier of the next collective call, but use the same copying store as `write`.
@@ -275,11 +268,10 @@ unsafe impl<T: Pod> Sync for SymSlice<T> {}
 
 impl<T: Pod> Drop for SymSlice<T> {
     fn drop(&mut self) {
-        if let Ok(rt) = rt("shmem_free") {
-            if let Err(e) = rt.sym_free("shmem_free", self.addr) {
+        if let Ok(rt) = rt("shmem_free")
+            && let Err(e) = rt.sym_free("shmem_free", self.addr) {
                 eprintln!("{e}");
             }
-        }
     }
 }
 
@@ -340,18 +332,13 @@ impl<T: Pod> SymSlice<T> {
     #[inline(always)]
     fn range(&self, rt: &Runtime, at: usize, n: usize, func: &'static str) -> Result<SymAddr> {
         match at.checked_add(n) {
-            Some(end) if end <= self.len => Ok(SymAddr {
-                seg: self.sym.seg,
-                offset: self.sym.offset + at * size_of::<T>(),
-            }),
+            Some(end) if end <= self.len => {
+                Ok(SymAddr { seg: self.sym.seg, offset: self.sym.offset + at * size_of::<T>() })
+            }
             _ => Err(Error::new(
                 rt.me,
                 func,
-                ErrorKind::OutOfBounds {
-                    start: at,
-                    end: at.saturating_add(n),
-                    len: self.len,
-                },
+                ErrorKind::OutOfBounds { start: at, end: at.saturating_add(n), len: self.len },
             )),
         }
     }
@@ -492,15 +479,7 @@ impl<T: Pod> SymSlice<T> {
     /// assert_eq!(s.to_vec(), [1, 0, 2, 0, 3, 0]);
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn iput(
-        &self,
-        at: usize,
-        dst: usize,
-        src: &[T],
-        sst: usize,
-        n: usize,
-        pe: usize,
-    ) -> Result<()> {
+    pub fn iput(&self, at: usize, dst: usize, src: &[T], sst: usize, n: usize, pe: usize) -> Result<()> {
         const F: &str = "shmem_iput";
         let rt = rt(F)?;
         let pe = rt.check_pe(pe, F)?;
@@ -509,15 +488,7 @@ impl<T: Pod> SymSlice<T> {
         }
         let (dext, sext) = strided(rt, F, dst, sst, n)?;
         if sext > src.len() {
-            return Err(Error::new(
-                rt.me,
-                F,
-                ErrorKind::OutOfBounds {
-                    start: 0,
-                    end: sext,
-                    len: src.len(),
-                },
-            ));
+            return Err(Error::new(rt.me, F, ErrorKind::OutOfBounds { start: 0, end: sext, len: src.len() }));
         }
         let a = self.range(rt, at, dext, F)?;
         for i in 0..n {
@@ -541,15 +512,7 @@ impl<T: Pod> SymSlice<T> {
     /// assert_eq!(out, [2, 4]);
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn iget(
-        &self,
-        at: usize,
-        sst: usize,
-        dst: &mut [T],
-        dst_stride: usize,
-        n: usize,
-        pe: usize,
-    ) -> Result<()> {
+    pub fn iget(&self, at: usize, sst: usize, dst: &mut [T], dst_stride: usize, n: usize, pe: usize) -> Result<()> {
         const F: &str = "shmem_iget";
         let rt = rt(F)?;
         let pe = rt.check_pe(pe, F)?;
@@ -558,30 +521,14 @@ impl<T: Pod> SymSlice<T> {
         }
         let (dext, sext) = strided(rt, F, dst_stride, sst, n)?;
         if dext > dst.len() {
-            return Err(Error::new(
-                rt.me,
-                F,
-                ErrorKind::OutOfBounds {
-                    start: 0,
-                    end: dext,
-                    len: dst.len(),
-                },
-            ));
+            return Err(Error::new(rt.me, F, ErrorKind::OutOfBounds { start: 0, end: dext, len: dst.len() }));
         }
         let a = self.range(rt, at, sext, F)?;
         for i in 0..n {
             let mut e = a;
             e.offset += i * sst * size_of::<T>();
             // SAFETY: dst[i*dst_stride] exists (checked against dext).
-            unsafe {
-                rt.get_raw(
-                    pe,
-                    e,
-                    dst.as_mut_ptr().add(i * dst_stride).cast(),
-                    size_of::<T>(),
-                    F,
-                )?
-            };
+            unsafe { rt.get_raw(pe, e, dst.as_mut_ptr().add(i * dst_stride).cast(), size_of::<T>(), F)? };
         }
         Ok(())
     }
@@ -599,17 +546,11 @@ impl<T: Pod> SymSlice<T> {
         if pe >= rt.n {
             return None;
         }
-        rt.shm
-            .ptr(pe, self.sym, self.len * size_of::<T>())
-            .map(|p| p.cast())
+        rt.shm.ptr(pe, self.sym, self.len * size_of::<T>()).map(|p| p.cast())
     }
 
     fn local_check(&self, at: usize) -> *mut T {
-        assert!(
-            at < self.len,
-            "index {at} out of range for a symmetric object of {} elements",
-            self.len
-        );
+        assert!(at < self.len, "index {at} out of range for a symmetric object of {} elements", self.len);
         // SAFETY: at < len, inside the allocation.
         unsafe { self.as_ptr().add(at) }
     }
@@ -669,12 +610,7 @@ impl<T: Pod> SymSlice<T> {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn copy_from_slice(&self, src: &[T]) {
-        assert!(
-            src.len() <= self.len,
-            "{} elements do not fit a symmetric object of {}",
-            src.len(),
-            self.len
-        );
+        assert!(src.len() <= self.len, "{} elements do not fit a symmetric object of {}", src.len(), self.len);
         // SAFETY: bounded above.
         unsafe { std::ptr::copy(src.as_ptr(), self.as_ptr(), src.len()) };
     }
@@ -734,19 +670,9 @@ impl<T: Pod> SymSlice<T> {
     }
 }
 
-fn strided(
-    rt: &Runtime,
-    func: &'static str,
-    a: usize,
-    b: usize,
-    n: usize,
-) -> Result<(usize, usize)> {
+fn strided(rt: &Runtime, func: &'static str, a: usize, b: usize, n: usize) -> Result<(usize, usize)> {
     if a == 0 || b == 0 {
-        return Err(Error::new(
-            rt.me,
-            func,
-            ErrorKind::InvalidArgument("strides must be at least 1".into()),
-        ));
+        return Err(Error::new(rt.me, func, ErrorKind::InvalidArgument("strides must be at least 1".into())));
     }
     let ext = |s: usize| (n - 1).checked_mul(s).and_then(|x| x.checked_add(1));
     match (ext(a), ext(b)) {
@@ -754,9 +680,7 @@ fn strided(
         _ => Err(Error::new(
             rt.me,
             func,
-            ErrorKind::InvalidSize {
-                what: format!("{n} elements at strides {a}/{b} overflows"),
-            },
+            ErrorKind::InvalidSize { what: format!("{n} elements at strides {a}/{b} overflows") },
         )),
     }
 }
@@ -790,8 +714,7 @@ impl<T: Pod + AmoType> SymSlice<T> {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn atomic_set(&self, at: usize, value: T, pe: usize) -> Result<()> {
-        self.amo(at, AmoOp::Set(value.to_bits()), pe, "shmem_atomic_set")
-            .map(drop)
+        self.amo(at, AmoOp::Set(value.to_bits()), pe, "shmem_atomic_set").map(drop)
     }
 
     /// Atomically exchanges element `at` on `pe`; returns the old value (`shmem_atomic_swap`).
@@ -833,12 +756,7 @@ impl<T: Pod + AmoType> SymSlice<T> {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn atomic_swap_nbi(&self, fetch: &mut T, at: usize, value: T, pe: usize) -> Result<()> {
-        *fetch = self.amo(
-            at,
-            AmoOp::Swap(value.to_bits()),
-            pe,
-            "shmem_atomic_swap_nbi",
-        )?;
+        *fetch = self.amo(at, AmoOp::Swap(value.to_bits()), pe, "shmem_atomic_swap_nbi")?;
         Ok(())
     }
 }
@@ -1044,12 +962,7 @@ impl<T: Pod + SyncType> SymSlice<T> {
     /// flags.wait_until_all(None, Cmp::Eq, CmpValues::One(1))?;
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn wait_until_all(
-        &self,
-        status: Option<&[i32]>,
-        cmp: Cmp,
-        values: CmpValues<'_, T>,
-    ) -> Result<()> {
+    pub fn wait_until_all(&self, status: Option<&[i32]>, cmp: Cmp, values: CmpValues<'_, T>) -> Result<()> {
         // SAFETY: the object holds len live elements and is symmetric.
         unsafe { crate::wait::wait_until_all(self.as_ptr(), self.len, status, cmp, values) }
     }
@@ -1065,12 +978,7 @@ impl<T: Pod + SyncType> SymSlice<T> {
     /// assert_eq!(flags.wait_until_any(None, Cmp::Eq, CmpValues::One(1))?, Some(2));
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn wait_until_any(
-        &self,
-        status: Option<&[i32]>,
-        cmp: Cmp,
-        values: CmpValues<'_, T>,
-    ) -> Result<Option<usize>> {
+    pub fn wait_until_any(&self, status: Option<&[i32]>, cmp: Cmp, values: CmpValues<'_, T>) -> Result<Option<usize>> {
         // SAFETY: as above.
         unsafe { crate::wait::wait_until_any(self.as_ptr(), self.len, status, cmp, values) }
     }
@@ -1087,17 +995,10 @@ impl<T: Pod + SyncType> SymSlice<T> {
     /// assert_eq!(flags.wait_until_some(None, Cmp::Eq, CmpValues::One(1))?, vec![1, 3]);
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn wait_until_some(
-        &self,
-        status: Option<&[i32]>,
-        cmp: Cmp,
-        values: CmpValues<'_, T>,
-    ) -> Result<Vec<usize>> {
+    pub fn wait_until_some(&self, status: Option<&[i32]>, cmp: Cmp, values: CmpValues<'_, T>) -> Result<Vec<usize>> {
         let mut out = vec![0; self.len];
         // SAFETY: as above.
-        let k = unsafe {
-            crate::wait::wait_until_some(self.as_ptr(), self.len, &mut out, status, cmp, values)
-        }?;
+        let k = unsafe { crate::wait::wait_until_some(self.as_ptr(), self.len, &mut out, status, cmp, values) }?;
         out.truncate(k);
         Ok(out)
     }
@@ -1113,12 +1014,7 @@ impl<T: Pod + SyncType> SymSlice<T> {
     /// assert!(!flags.test_all(None, Cmp::Eq, CmpValues::Each(&[5, 1]))?);
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn test_all(
-        &self,
-        status: Option<&[i32]>,
-        cmp: Cmp,
-        values: CmpValues<'_, T>,
-    ) -> Result<bool> {
+    pub fn test_all(&self, status: Option<&[i32]>, cmp: Cmp, values: CmpValues<'_, T>) -> Result<bool> {
         // SAFETY: as above.
         unsafe { crate::wait::test_all(self.as_ptr(), self.len, status, cmp, values) }
     }
@@ -1133,12 +1029,7 @@ impl<T: Pod + SyncType> SymSlice<T> {
     /// assert_eq!(flags.test_any(None, Cmp::Gt, CmpValues::One(0))?, None);
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn test_any(
-        &self,
-        status: Option<&[i32]>,
-        cmp: Cmp,
-        values: CmpValues<'_, T>,
-    ) -> Result<Option<usize>> {
+    pub fn test_any(&self, status: Option<&[i32]>, cmp: Cmp, values: CmpValues<'_, T>) -> Result<Option<usize>> {
         // SAFETY: as above.
         unsafe { crate::wait::test_any(self.as_ptr(), self.len, status, cmp, values) }
     }
@@ -1153,17 +1044,10 @@ impl<T: Pod + SyncType> SymSlice<T> {
     /// assert_eq!(flags.test_some(None, Cmp::Ge, CmpValues::Each(&[2, 3, 1]))?, vec![0, 2]);
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn test_some(
-        &self,
-        status: Option<&[i32]>,
-        cmp: Cmp,
-        values: CmpValues<'_, T>,
-    ) -> Result<Vec<usize>> {
+    pub fn test_some(&self, status: Option<&[i32]>, cmp: Cmp, values: CmpValues<'_, T>) -> Result<Vec<usize>> {
         let mut out = vec![0; self.len];
         // SAFETY: as above.
-        let k = unsafe {
-            crate::wait::test_some(self.as_ptr(), self.len, &mut out, status, cmp, values)
-        }?;
+        let k = unsafe { crate::wait::test_some(self.as_ptr(), self.len, &mut out, status, cmp, values) }?;
         out.truncate(k);
         Ok(out)
     }

@@ -186,14 +186,7 @@ pub(crate) struct Streams {
 impl Streams {
     fn new(n: usize) -> Self {
         let z = |k: usize| (0..k).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
-        Streams {
-            sent: z(n),
-            recvd: z(n),
-            mails_sent: z(n),
-            mails_recvd: z(n),
-            mails_released: z(n),
-            acked: z(n),
-        }
+        Streams { sent: z(n), recvd: z(n), mails_sent: z(n), mails_recvd: z(n), mails_released: z(n), acked: z(n) }
     }
 
     fn reset(&self) {
@@ -207,9 +200,7 @@ impl Streams {
 impl Teams {
     pub(crate) fn new(world_n: usize, me: usize, local_pes: &[usize]) -> Self {
         let mk = |slot, members: Vec<usize>, name| {
-            let idx = members
-                .binary_search(&me)
-                .expect("a PE is a member of its own world and node");
+            let idx = members.binary_search(&me).expect("a PE is a member of its own world and node");
             Team(Arc::new(TeamInner {
                 slot,
                 members,
@@ -223,9 +214,7 @@ impl Teams {
         Teams {
             world: mk(WORLD_SLOT, (0..world_n).collect(), "SHMEM_TEAM_WORLD"),
             shared: mk(SHARED_SLOT, local_pes.to_vec(), "SHMEM_TEAM_SHARED"),
-            free: Mutex::new(
-                !0u64 & !(1 << WORLD_SLOT) & !(1 << SHARED_SLOT) & !(1 << ACTIVE_SLOT),
-            ),
+            free: Mutex::new(!(1 << WORLD_SLOT) & !(1 << SHARED_SLOT) & !(1 << ACTIVE_SLOT)),
             streams: (0..MAX_TEAMS).map(|_| Streams::new(world_n)).collect(),
         }
     }
@@ -334,14 +323,7 @@ impl Team {
         let (rt, t) = self.live(F)?;
         let (_, d) = dest.live(F)?;
         let Some(&w) = t.members.get(pe) else {
-            return Err(Error::new(
-                rt.me,
-                F,
-                ErrorKind::PeOutOfRange {
-                    pe: pe as i64,
-                    n_pes: t.n(),
-                },
-            ));
+            return Err(Error::new(rt.me, F, ErrorKind::PeOutOfRange { pe: pe as i128, n_pes: t.n() }));
         };
         Ok(d.index_of(w))
     }
@@ -358,13 +340,7 @@ impl Team {
     /// assert_eq!(evens.is_some(), shmem.my_pe() % 2 == 0);
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn split_strided(
-        &self,
-        start: usize,
-        stride: usize,
-        size: usize,
-        config: TeamConfig,
-    ) -> Result<Option<Team>> {
+    pub fn split_strided(&self, start: usize, stride: usize, size: usize, config: TeamConfig) -> Result<Option<Team>> {
         self.split_strided_masked(start, stride, size, config, 1)
     }
 
@@ -380,24 +356,13 @@ impl Team {
     ) -> Result<Option<Team>> {
         const F: &str = "shmem_team_split_strided";
         let (rt, t) = self.live(F)?;
-        let args = [
-            start as u64,
-            stride as u64,
-            size as u64,
-            config.num_contexts as u64,
-        ];
+        let args = [start as u64, stride as u64, size as u64, config.num_contexts as u64];
         let recs = rt.team_exchange(t, F, &args)?;
         let mask = agree(rt, F, &recs, &args, |i| {
-            format!(
-                "split_strided(start {}, stride {}, size {})",
-                recs[i][1], recs[i][2], recs[i][3]
-            )
+            format!("split_strided(start {}, stride {}, size {})", recs[i][1], recs[i][2], recs[i][3])
         })?;
         let n = t.n();
-        let last = size
-            .checked_sub(1)
-            .and_then(|s| s.checked_mul(stride))
-            .and_then(|x| x.checked_add(start));
+        let last = size.checked_sub(1).and_then(|s| s.checked_mul(stride)).and_then(|x| x.checked_add(start));
         if size == 0 || (stride == 0 && size > 1) || last.is_none_or(|l| l >= n) {
             return Err(Error::new(
                 rt.me,
@@ -468,22 +433,11 @@ impl Team {
     ) -> Result<(Option<Team>, Option<Team>)> {
         const F: &str = "shmem_team_split_2d";
         let (rt, t) = self.live(F)?;
-        let args = [
-            xrange as u64,
-            xconfig.num_contexts as u64,
-            yconfig.num_contexts as u64,
-            0,
-        ];
+        let args = [xrange as u64, xconfig.num_contexts as u64, yconfig.num_contexts as u64, 0];
         let recs = rt.team_exchange(t, F, &args)?;
-        let mask = agree(rt, F, &recs, &args, |i| {
-            format!("split_2d(xrange {})", recs[i][1])
-        })?;
+        let mask = agree(rt, F, &recs, &args, |i| format!("split_2d(xrange {})", recs[i][1]))?;
         if xrange == 0 {
-            return Err(Error::new(
-                rt.me,
-                F,
-                ErrorKind::InvalidArgument("xrange must be at least 1".into()),
-            ));
+            return Err(Error::new(rt.me, F, ErrorKind::InvalidArgument("xrange must be at least 1".into())));
         }
         let n = t.n();
         let xslot = pick_slot(rt, F, mask, 0)?;
@@ -512,11 +466,7 @@ impl Team {
         const F: &str = "shmem_team_destroy";
         let (rt, t) = self.live(F)?;
         if t.slot == WORLD_SLOT || t.slot == SHARED_SLOT {
-            return Err(Error::new(
-                rt.me,
-                F,
-                ErrorKind::InvalidArgument(format!("{} cannot be destroyed", t.name)),
-            ));
+            return Err(Error::new(rt.me, F, ErrorKind::InvalidArgument(format!("{} cannot be destroyed", t.name))));
         }
         rt.team_barrier(t, F)?;
         t.destroyed.store(true, Ordering::Release);
@@ -573,12 +523,7 @@ fn pick_slot(rt: &Runtime, func: &'static str, mask: u64, _skip: usize) -> Resul
 
 impl Runtime {
     /// Every member publishes `[free-slot mask, args…]` and reads everyone's; collective.
-    fn team_exchange(
-        &self,
-        t: &TeamInner,
-        func: &'static str,
-        args: &[u64; 4],
-    ) -> Result<Vec<[u64; 5]>> {
+    fn team_exchange(&self, t: &TeamInner, func: &'static str, args: &[u64; 4]) -> Result<Vec<[u64; 5]>> {
         let mut rec = [0u64; 5];
         rec[0] = self.teams.free_mask();
         rec[1..].copy_from_slice(args);
@@ -590,15 +535,7 @@ impl Runtime {
         for &w in &t.members {
             let mut r = [0u64; 5];
             // SAFETY: r is a local of exactly 40 bytes.
-            unsafe {
-                self.get_raw(
-                    w,
-                    self.slots.xchg(t.slot, 0),
-                    (&raw mut r).cast(),
-                    size_of_val(&r),
-                    func,
-                )?
-            };
+            unsafe { self.get_raw(w, self.slots.xchg(t.slot, 0), (&raw mut r).cast(), size_of_val(&r), func)? };
             out.push(r);
         }
         // Nobody may overwrite its record before everyone has read it.
@@ -619,11 +556,7 @@ impl crate::Shmem {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn team_world(&self) -> Team {
-        crate::world::rt_any()
-            .expect("a Shmem handle exists only after init")
-            .teams
-            .world
-            .clone()
+        crate::world::rt_any().expect("a Shmem handle exists only after init").teams.world.clone()
     }
 
     /// `SHMEM_TEAM_SHARED`: the PEs of this host (whose memory this PE can map).
@@ -634,10 +567,6 @@ impl crate::Shmem {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn team_shared(&self) -> Team {
-        crate::world::rt_any()
-            .expect("a Shmem handle exists only after init")
-            .teams
-            .shared
-            .clone()
+        crate::world::rt_any().expect("a Shmem handle exists only after init").teams.shared.clone()
     }
 }

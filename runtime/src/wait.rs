@@ -6,8 +6,7 @@
 //! core would hold up the very PE it waits for for a whole scheduler tick.
 
 use std::sync::atomic::{
-    AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize,
-    Ordering,
+    AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 
 use crate::error::{Error, ErrorKind, Result};
@@ -113,33 +112,18 @@ sync_type!(i16 => AtomicI16, u16 => AtomicU16, i32 => AtomicI32, u32 => AtomicU3
 
 fn check_ivars<T>(func: &'static str, ivars: *const T, n: usize) -> Result<()> {
     let rt = crate::world::rt(func)?;
-    let len = n.checked_mul(size_of::<T>()).ok_or_else(|| {
-        Error::new(
-            rt.me,
-            func,
-            ErrorKind::InvalidSize {
-                what: format!("{n} elements overflows"),
-            },
-        )
-    })?;
+    let len = n
+        .checked_mul(size_of::<T>())
+        .ok_or_else(|| Error::new(rt.me, func, ErrorKind::InvalidSize { what: format!("{n} elements overflows") }))?;
     rt.translate(ivars as usize, len.max(1), "ivars", func)?;
-    if (ivars as usize) % align_of::<T>() != 0 {
-        return Err(Error::new(
-            rt.me,
-            func,
-            ErrorKind::Misaligned {
-                addr: ivars as usize,
-                width: size_of::<T>(),
-            },
-        ));
+    if !(ivars as usize).is_multiple_of(align_of::<T>()) {
+        return Err(Error::new(rt.me, func, ErrorKind::Misaligned { addr: ivars as usize, width: size_of::<T>() }));
     }
     Ok(())
 }
 
 fn spin() -> u32 {
-    crate::world::rt("wait")
-        .map(|r| r.config.spin)
-        .unwrap_or(1000)
+    crate::world::rt("wait").map(|r| r.config.spin).unwrap_or(1000)
 }
 
 /// Raw `shmem_TYPE_test`: whether `*ivar cmp value` holds now.
@@ -171,35 +155,24 @@ fn active(status: Option<&[i32]>, i: usize) -> bool {
     status.is_none_or(|s| s.get(i).is_none_or(|&v| v == 0))
 }
 
-fn check_status(
-    func: &'static str,
-    n: usize,
-    status: Option<&[i32]>,
-    values: Option<usize>,
-) -> Result<()> {
+fn check_status(func: &'static str, n: usize, status: Option<&[i32]>, values: Option<usize>) -> Result<()> {
     let rt = crate::world::rt(func)?;
-    if let Some(s) = status {
-        if s.len() < n {
+    if let Some(s) = status
+        && s.len() < n {
             return Err(Error::new(
                 rt.me,
                 func,
-                ErrorKind::SizeMismatch {
-                    what: format!("status has {} entries for {n} ivars", s.len()),
-                },
+                ErrorKind::SizeMismatch { what: format!("status has {} entries for {n} ivars", s.len()) },
             ));
         }
-    }
-    if let Some(v) = values {
-        if v < n {
+    if let Some(v) = values
+        && v < n {
             return Err(Error::new(
                 rt.me,
                 func,
-                ErrorKind::SizeMismatch {
-                    what: format!("cmp_values has {v} entries for {n} ivars"),
-                },
+                ErrorKind::SizeMismatch { what: format!("cmp_values has {v} entries for {n} ivars") },
             ));
         }
-    }
     Ok(())
 }
 
@@ -376,9 +349,7 @@ pub unsafe fn test_some<T: SyncType>(
         return Err(Error::new(
             me,
             F,
-            ErrorKind::SizeMismatch {
-                what: format!("indices has {} entries for {n} ivars", out.len()),
-            },
+            ErrorKind::SizeMismatch { what: format!("indices has {} entries for {n} ivars", out.len()) },
         ));
     }
     let mut k = 0;

@@ -82,7 +82,12 @@ pub(crate) struct Runtime {
     /// The teams of this PE: world, shared, and the free-slot mask.
     pub(crate) teams: Teams,
     _heap_fd: OwnedFd,
+    _static_fd: Option<OwnedFd>,
 }
+
+/// The heap's base address is aligned to this, so that `shmem_align` can honour any alignment
+/// up to it with the same offset on every PE.
+pub(crate) const HEAP_ALIGN: usize = 1 << 30;
 
 const UNINIT: u8 = 0;
 const INITIALIZING: u8 = 1;
@@ -156,13 +161,16 @@ struct PeCard {
     pid: u32,
     heap_fd: i32,
     heap_len: usize,
+    /// The static-data segment's descriptor and length (-1 and 0 when there is none).
+    static_fd: i32,
+    static_len: usize,
 }
 
 impl PeCard {
     fn encode(&self) -> Vec<u8> {
         format!(
-            "{}\n{}\n{}\n{}\n{}",
-            self.host, self.host_key, self.pid, self.heap_fd, self.heap_len
+            "{}\n{}\n{}\n{}\n{}\n{}\n{}",
+            self.host, self.host_key, self.pid, self.heap_fd, self.heap_len, self.static_fd, self.static_len
         )
         .into_bytes()
     }
@@ -176,36 +184,28 @@ impl PeCard {
             pid: it.next()?.parse().ok()?,
             heap_fd: it.next()?.parse().ok()?,
             heap_len: it.next()?.parse().ok()?,
+            static_fd: it.next()?.parse().ok()?,
+            static_len: it.next()?.parse().ok()?,
         })
     }
 }
 
-fn init_runtime(requested: ThreadLevel) -> Result<&'static Runtime> {
+fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Runtime> {
     const F: &str = "shmem_init";
-    let boot = oxshmem_bootstrap::from_env()
-        .map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?;
+    let boot = oxshmem_bootstrap::from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?;
     let (me, n) = (boot.rank(), boot.size());
     MY_PE.store(me as u64, Ordering::Relaxed);
-    let berr = |e: oxshmem_bootstrap::BootstrapError| {
-        Error::new(me, F, ErrorKind::Bootstrap(e.to_string()))
-    };
-    let oserr = |e: String| {
-        Error::new(
-            me,
-            F,
-            ErrorKind::Os {
-                call: e,
-                errno: String::new(),
-            },
-        )
-    };
+    let berr = |e: oxshmem_bootstrap::BootstrapError| Error::new(me, F, ErrorKind::Bootstrap(e.to_string()));
+    let oserr = |e: String| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() });
 
     let config = Config::from_env(me)?;
     // The heap's file holds the user's SHMEM_SYMMETRIC_SIZE bytes and, after them, the
     // runtime's own symmetric objects, so those never take space the user asked for.
     let slots = SlotLayout::new(config.symmetric_size, n);
     let seg_len = config.symmetric_size + slots.total_bytes();
-    let (heap_fd, heap_map) = Mapping::create(seg_len, "oxshmem-heap").map_err(oserr)?;
+    let (heap_fd, heap_map) = Mapping::create(seg_len, "oxshmem-heap", HEAP_ALIGN).map_err(oserr)?;
+    // Static data is captured first thing after the heap, before anything else runs.
+    let stat = if with_static { Some(crate::heap::static_data::capture().map_err(oserr)?) } else { None };
     let (host, key) = host_key();
     let card = PeCard {
         host,
@@ -213,26 +213,19 @@ fn init_runtime(requested: ThreadLevel) -> Result<&'static Runtime> {
         pid: std::process::id(),
         heap_fd: heap_fd.as_raw_fd(),
         heap_len: seg_len,
+        static_fd: stat.as_ref().map_or(-1, |s| s.0.as_raw_fd()),
+        static_len: stat.as_ref().map_or(0, |s| s.2),
     };
     let all = boot.allgather(&card.encode()).map_err(berr)?;
     let cards: Vec<PeCard> = all
         .iter()
         .enumerate()
         .map(|(pe, b)| {
-            PeCard::decode(b).ok_or_else(|| {
-                Error::new(
-                    me,
-                    F,
-                    ErrorKind::Bootstrap(format!("PE {pe} sent a malformed init record")),
-                )
-            })
+            PeCard::decode(b)
+                .ok_or_else(|| Error::new(me, F, ErrorKind::Bootstrap(format!("PE {pe} sent a malformed init record"))))
         })
         .collect::<Result<_>>()?;
-    if let Some((pe, c)) = cards
-        .iter()
-        .enumerate()
-        .find(|(_, c)| c.heap_len != card.heap_len)
-    {
+    if let Some((pe, c)) = cards.iter().enumerate().find(|(_, c)| c.heap_len != card.heap_len) {
         return Err(Error::new(
             me,
             F,
@@ -272,33 +265,37 @@ fn init_runtime(requested: ThreadLevel) -> Result<&'static Runtime> {
         } else {
             let c = &cards[pe];
             let m = Mapping::open_peer(c.pid, c.heap_fd, c.heap_len, &format!("heap of PE {pe}"))
-                .map_err(|e| {
-                Error::new(
-                    me,
-                    F,
-                    ErrorKind::Os {
-                        call: e,
-                        errno: String::new(),
-                    },
-                )
-            })?;
+                .map_err(|e| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() }))?;
             shm.set(pe, 0, m.addr(), m.len());
             shm.keep(m);
         }
     }
     shm.keep(heap_map);
+    if let Some((_, sbase, slen)) = &stat {
+        if let Some((pe, c)) = cards.iter().enumerate().find(|(_, c)| c.static_len != *slen) {
+            return Err(Error::new(me, F, ErrorKind::CollectiveMismatch(format!(
+                "static data segment differs: this PE's executable has {slen} bytes of writable data, PE {pe}'s has {} (every PE must run the same executable)",
+                c.static_len
+            ))));
+        }
+        for &pe in &local_pes {
+            if pe == me {
+                shm.set(pe, 1, *sbase, *slen);
+            } else {
+                let c = &cards[pe];
+                let m = Mapping::open_peer(c.pid, c.static_fd, c.static_len, &format!("static data of PE {pe}"))
+                    .map_err(|e| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() }))?;
+                shm.set(pe, 1, m.addr(), m.len());
+                shm.keep(m);
+            }
+        }
+    }
     if let Some(pe) = (0..n).find(|&p| node_of[p] != my_node) {
-        return Err(Error::new(
-            me,
-            F,
-            ErrorKind::Unreachable {
-                pe,
-                host: cards[pe].host.clone(),
-            },
-        ));
+        return Err(Error::new(me, F, ErrorKind::Unreachable { pe, host: cards[pe].host.clone() }));
     }
 
-    let heap = Heap::new(heap_base, config.symmetric_size);
+    let user_len = config.symmetric_size;
+    let heap = Heap::new(heap_base, user_len);
     let teams = Teams::new(n, me, &local_pes);
     let rt = Runtime {
         me,
@@ -306,29 +303,20 @@ fn init_runtime(requested: ThreadLevel) -> Result<&'static Runtime> {
         boot,
         config,
         thread_level: requested.min(ThreadLevel::Multiple),
-        layout: NodeLayout {
-            node_of,
-            hosts,
-            local_pes,
-        },
+        layout: NodeLayout { node_of, hosts, local_pes },
         heap,
-        segs: vec![(heap_base, heap_len)],
+        segs: std::iter::once((heap_base, user_len)).chain(stat.as_ref().map(|s| (s.1, s.2))).collect(),
         shm,
         slots,
         teams,
         _heap_fd: heap_fd,
+        _static_fd: stat.map(|s| s.0),
     };
     Ok(Box::leak(Box::new(rt)))
 }
 
-extern "C" fn finalize_at_exit() {
-    if initialized() {
-        let _ = finalize_runtime();
-    }
-}
-
 /// Initializes the runtime; collective. See [`crate::init`].
-pub(crate) fn init_runtime_checked(requested: ThreadLevel) -> Result<ThreadLevel> {
+pub(crate) fn init_runtime_checked(requested: ThreadLevel, with_static: bool) -> Result<ThreadLevel> {
     const F: &str = "shmem_init";
     match PHASE.compare_exchange(UNINIT, INITIALIZING, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => {}
@@ -336,21 +324,21 @@ pub(crate) fn init_runtime_checked(requested: ThreadLevel) -> Result<ThreadLevel
             return Err(Error::new(
                 my_pe_or_zero(),
                 F,
-                ErrorKind::InvalidArgument(
-                    "shmem_init called while another thread is initializing".into(),
-                ),
+                ErrorKind::InvalidArgument("shmem_init called while another thread is initializing".into()),
             ));
         }
         Err(RUNNING) => {
+            return Err(Error::new(my_pe_or_zero(), F, ErrorKind::AlreadyInitialized));
+        }
+        Err(_) => {
             return Err(Error::new(
                 my_pe_or_zero(),
                 F,
-                ErrorKind::AlreadyInitialized,
+                ErrorKind::InvalidArgument("cannot initialize again after shmem_finalize".into()),
             ));
         }
-        Err(_) => return Err(Error::new(my_pe_or_zero(), F, ErrorKind::Finalized)),
     }
-    let rt = match init_runtime(requested) {
+    let rt = match init_runtime(requested, with_static) {
         Ok(rt) => rt,
         Err(e) => {
             PHASE.store(UNINIT, Ordering::Release);
@@ -360,8 +348,6 @@ pub(crate) fn init_runtime_checked(requested: ThreadLevel) -> Result<ThreadLevel
     EVER.store(rt as *const Runtime as *mut Runtime, Ordering::Release);
     RT.store(rt as *const Runtime as *mut Runtime, Ordering::Release);
     PHASE.store(RUNNING, Ordering::Release);
-    // SAFETY: registering a plain extern "C" fn with no captured state.
-    unsafe { libc::atexit(finalize_at_exit) };
     rt.barrier_all_internal(F)?;
     if rt.me == 0 && (rt.config.info || rt.config.print_version) {
         eprintln!("{}", crate::info_text(rt.config.info));
@@ -374,44 +360,29 @@ pub(crate) fn finalize_runtime() -> Result<()> {
     const F: &str = "shmem_finalize";
     let rt = rt(F)?;
     rt.barrier_all_internal(F)?;
-    if PHASE
-        .compare_exchange(RUNNING, FINALIZED, Ordering::AcqRel, Ordering::Acquire)
-        .is_err()
-    {
+    if PHASE.compare_exchange(RUNNING, FINALIZED, Ordering::AcqRel, Ordering::Acquire).is_err() {
         return Err(Error::new(rt.me, F, ErrorKind::Finalized));
     }
     RT.store(std::ptr::null_mut(), Ordering::Release);
     // Mappings stay: a thread racing with finalize must not fault; the process is ending.
-    rt.boot
-        .finalize()
-        .map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))
+    rt.boot.finalize().map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))
 }
 
 impl Runtime {
     /// Checks a PE number.
     #[inline(always)]
     pub(crate) fn check_pe(&self, pe: usize, func: &'static str) -> Result<usize> {
-        if pe < self.n {
-            Ok(pe)
-        } else {
-            Err(self.pe_error(pe as i64, func))
-        }
+        if pe < self.n { Ok(pe) } else { Err(self.pe_error(pe as i128, func)) }
     }
 
     #[cold]
-    pub(crate) fn pe_error(&self, pe: i64, func: &'static str) -> Error {
+    pub(crate) fn pe_error(&self, pe: i128, func: &'static str) -> Error {
         Error::new(self.me, func, ErrorKind::PeOutOfRange { pe, n_pes: self.n })
     }
 
     /// Translates a local address range to its symmetric location.
     #[inline(always)]
-    pub(crate) fn translate(
-        &self,
-        addr: usize,
-        len: usize,
-        what: &'static str,
-        func: &'static str,
-    ) -> Result<SymAddr> {
+    pub(crate) fn translate(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Result<SymAddr> {
         for (seg, &(base, slen)) in self.segs.iter().enumerate() {
             let off = addr.wrapping_sub(base);
             if off < slen && len <= slen - off {
@@ -422,13 +393,7 @@ impl Runtime {
     }
 
     #[cold]
-    fn not_symmetric(
-        &self,
-        addr: usize,
-        len: usize,
-        what: &'static str,
-        func: &'static str,
-    ) -> Error {
+    fn not_symmetric(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Error {
         Error::new(self.me, func, ErrorKind::NotSymmetric { what, addr, len })
     }
 

@@ -676,7 +676,7 @@ impl<'a> Job<'a> {
             Exit::Code(_) if self.server.is_inited(r) && !self.server.is_finalized(r) => {
                 self.fail(
                     format!(
-                        "oshrun: PE {r} (pid {pid}) exited with status 0 after PMI init without calling PMI finalize; ending the job"
+                        "oshrun: PE {r} (pid {pid}) exited with status 0 without finalizing (no shmem_finalize / PMI finalize after init); ending the job"
                     ),
                     1,
                 );

@@ -28,12 +28,7 @@ struct ActiveSet {
 
 impl ActiveSet {
     fn group(&self) -> Group<'_> {
-        Group {
-            slot: ACTIVE_SLOT,
-            members: &self.members,
-            me: self.me,
-            set: self.code,
-        }
+        Group { slot: ACTIVE_SLOT, members: &self.members, me: self.me, set: self.code }
     }
 }
 
@@ -47,25 +42,19 @@ fn resolve(
 ) -> Result<ActiveSet> {
     let bad = |why: String| Error::new(rt.me, func, ErrorKind::InvalidArgument(why));
     if start < 0 || !(0..31).contains(&log_stride) || size < 1 {
-        return Err(bad(format!(
-            "active set PE_start {start}, logPE_stride {log_stride}, PE_size {size} is invalid"
-        )));
+        return Err(bad(format!("active set PE_start {start}, logPE_stride {log_stride}, PE_size {size} is invalid")));
     }
     let stride = 1usize << log_stride;
     let (start, size) = (start as usize, size as usize);
-    let last = (size - 1)
-        .checked_mul(stride)
-        .and_then(|x| x.checked_add(start));
+    let last = (size - 1).checked_mul(stride).and_then(|x| x.checked_add(start));
     if last.is_none_or(|l| l >= rt.n) {
         return Err(bad(format!(
             "active set PE_start {start}, stride {stride}, PE_size {size} reaches past the last PE ({})",
             rt.n - 1
         )));
     }
-    if rt.me < start || (rt.me - start) % stride != 0 || (rt.me - start) / stride >= size {
-        return Err(bad(format!(
-            "this PE is not in the active set PE_start {start}, stride {stride}, PE_size {size}"
-        )));
+    if rt.me < start || !(rt.me - start).is_multiple_of(stride) || (rt.me - start) / stride >= size {
+        return Err(bad(format!("this PE is not in the active set PE_start {start}, stride {stride}, PE_size {size}")));
     }
     rt.translate(psync as usize, 8, "pSync", func)?;
     let members = (0..size).map(|i| start + i * stride).collect();
@@ -100,13 +89,7 @@ pub unsafe fn sync(start: i32, log_stride: i32, size: i32, psync: *mut i64) -> R
     rt.dissemination(ACTIVE_SLOT, &s.members, s.me, F)
 }
 
-fn syms(
-    rt: &Runtime,
-    dest: *const u8,
-    src: *const u8,
-    len: usize,
-    func: &'static str,
-) -> Result<(SymAddr, SymAddr)> {
+fn syms(rt: &Runtime, dest: *const u8, src: *const u8, len: usize, func: &'static str) -> Result<(SymAddr, SymAddr)> {
     Ok((
         rt.translate(dest as usize, len.max(1), "dest", func)?,
         rt.translate(src as usize, len.max(1), "source", func)?,
@@ -135,27 +118,11 @@ pub unsafe fn broadcast(
     let s = resolve(rt, start, log_stride, size, psync, F)?;
     let nbytes = nelems * esize;
     match syms(rt, dest, source, nbytes, F) {
-        Ok((d, src)) if root >= 0 => rt.broadcast(
-            s.group(),
-            d,
-            src,
-            nbytes,
-            root as usize,
-            false,
-            esize as u32,
-            F,
-        ),
+        Ok((d, src)) if root >= 0 => rt.broadcast(s.group(), d, src, nbytes, root as usize, false, esize as u32, F),
         Ok(_) => rt.reject(
             s.group(),
             kind::BCAST,
-            Error::new(
-                rt.me,
-                F,
-                ErrorKind::PeOutOfRange {
-                    pe: i64::from(root),
-                    n_pes: s.members.len(),
-                },
-            ),
+            Error::new(rt.me, F, ErrorKind::PeOutOfRange { pe: i128::from(root), n_pes: s.members.len() }),
             F,
         ),
         Err(e) => rt.reject(s.group(), kind::BCAST, e, F),
@@ -178,24 +145,13 @@ pub unsafe fn collect(
     size: i32,
     psync: *mut i64,
 ) -> Result<()> {
-    let func = if fixed {
-        "shmem_fcollect"
-    } else {
-        "shmem_collect"
-    };
+    let func = if fixed { "shmem_fcollect" } else { "shmem_collect" };
     let rt = rt(func)?;
     let s = resolve(rt, start, log_stride, size, psync, func)?;
     let nbytes = nelems * esize;
     match syms(rt, dest, source, nbytes, func) {
-        Ok((d, src)) => rt
-            .collect(s.group(), d, src, nbytes, fixed, None, esize as u32, func)
-            .map(drop),
-        Err(e) => rt.reject(
-            s.group(),
-            if fixed { kind::FCOLLECT } else { kind::COLLECT },
-            e,
-            func,
-        ),
+        Ok((d, src)) => rt.collect(s.group(), d, src, nbytes, fixed, None, esize as u32, func).map(drop),
+        Err(e) => rt.reject(s.group(), if fixed { kind::FCOLLECT } else { kind::COLLECT }, e, func),
     }
 }
 
@@ -216,41 +172,20 @@ pub unsafe fn alltoalls(
     size: i32,
     psync: *mut i64,
 ) -> Result<()> {
-    let func = if dst == 1 && sst == 1 {
-        "shmem_alltoall"
-    } else {
-        "shmem_alltoalls"
-    };
+    let func = if dst == 1 && sst == 1 { "shmem_alltoall" } else { "shmem_alltoalls" };
     let rt = rt(func)?;
     let s = resolve(rt, start, log_stride, size, psync, func)?;
-    let k = if dst == 1 && sst == 1 {
-        kind::ALLTOALL
-    } else {
-        kind::ALLTOALLS
-    };
+    let k = if dst == 1 && sst == 1 { kind::ALLTOALL } else { kind::ALLTOALLS };
     if dst < 1 || sst < 1 {
         return rt.reject(
             s.group(),
             k,
-            Error::new(
-                rt.me,
-                func,
-                ErrorKind::InvalidArgument(format!("strides {dst}/{sst} must be at least 1")),
-            ),
+            Error::new(rt.me, func, ErrorKind::InvalidArgument(format!("strides {dst}/{sst} must be at least 1"))),
             func,
         );
     }
     match syms(rt, dest, source, esize, func) {
-        Ok((d, src)) => rt.alltoalls(
-            s.group(),
-            d,
-            src,
-            dst as usize,
-            sst as usize,
-            nelems,
-            esize,
-            func,
-        ),
+        Ok((d, src)) => rt.alltoalls(s.group(), d, src, dst as usize, sst as usize, nelems, esize, func),
         Err(e) => rt.reject(s.group(), k, e, func),
     }
 }
@@ -280,9 +215,7 @@ pub unsafe fn to_all<T: Reducible>(
             return Err(Error::new(
                 rt.me,
                 F,
-                ErrorKind::InvalidArgument(format!(
-                    "reduction {op:?} is not defined for this type"
-                )),
+                ErrorKind::InvalidArgument(format!("reduction {op:?} is not defined for this type")),
             ));
         }
         rt.translate(pwrk as usize, size_of::<T>(), "pWrk", F)?;

@@ -28,11 +28,7 @@ impl Runtime {
     ) -> Result<()> {
         let n = g.n();
         let contiguous = dst == 1 && sst == 1;
-        let mut hdr = Header::new(if contiguous {
-            kind::ALLTOALL
-        } else {
-            kind::ALLTOALLS
-        });
+        let mut hdr = Header::new(if contiguous { kind::ALLTOALL } else { kind::ALLTOALLS });
         hdr.count = nelems as u64;
         hdr.type_id = esize as u32;
         hdr.a = u32::try_from(dst).unwrap_or(u32::MAX);
@@ -119,15 +115,7 @@ impl Runtime {
                         let mut at = dest;
                         at.offset += dst_elem(g.me, e);
                         // SAFETY: element e of block j of our source.
-                        unsafe {
-                            self.put_raw(
-                                g.members[j],
-                                at,
-                                src_ptr.add(src_elem(j, e)),
-                                esize,
-                                func,
-                            )?
-                        };
+                        unsafe { self.put_raw(g.members[j], at, src_ptr.add(src_elem(j, e)), esize, func)? };
                     }
                 }
                 self.sig_send(g.slot, g.members[j], func)?;

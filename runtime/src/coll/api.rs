@@ -16,37 +16,18 @@ use crate::transport::SymAddr;
 use crate::world::Runtime;
 
 fn group(t: &TeamInner) -> Group<'_> {
-    Group {
-        slot: t.slot,
-        members: &t.members,
-        me: t.me,
-        set: 0,
-    }
+    Group { slot: t.slot, members: &t.members, me: t.me, set: 0 }
 }
 
-fn too_short(
-    rt: &Runtime,
-    func: &'static str,
-    what: &str,
-    need: Option<usize>,
-    have: usize,
-) -> Option<Error> {
+fn too_short(rt: &Runtime, func: &'static str, what: &str, need: Option<usize>, have: usize) -> Option<Error> {
     match need {
         Some(need) if need <= have => None,
         Some(need) => Some(Error::new(
             rt.me,
             func,
-            ErrorKind::SizeMismatch {
-                what: format!("{what} needs {need} elements but holds {have}"),
-            },
+            ErrorKind::SizeMismatch { what: format!("{what} needs {need} elements but holds {have}") },
         )),
-        None => Some(Error::new(
-            rt.me,
-            func,
-            ErrorKind::InvalidSize {
-                what: format!("{what} size overflows"),
-            },
-        )),
+        None => Some(Error::new(rt.me, func, ErrorKind::InvalidSize { what: format!("{what} size overflows") })),
     }
 }
 
@@ -90,16 +71,7 @@ impl Team {
         {
             return rt.reject(g, kind::BCAST, e, F);
         }
-        rt.broadcast(
-            g,
-            dest.sym(),
-            source.sym(),
-            nelems * size_of::<T>(),
-            root,
-            true,
-            size_of::<T>() as u32,
-            F,
-        )
+        rt.broadcast(g, dest.sym(), source.sym(), nelems * size_of::<T>(), root, true, size_of::<T>() as u32, F)
     }
 
     /// `shmem_fcollect`: concatenates `nelems` elements of every member's `source`, in team
@@ -114,12 +86,7 @@ impl Team {
     /// assert_eq!(dst.to_vec(), (0..n as u64).collect::<Vec<_>>());
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn fcollect<T: Pod>(
-        &self,
-        dest: &SymSlice<T>,
-        source: &SymSlice<T>,
-        nelems: usize,
-    ) -> Result<()> {
+    pub fn fcollect<T: Pod>(&self, dest: &SymSlice<T>, source: &SymSlice<T>, nelems: usize) -> Result<()> {
         const F: &str = "shmem_fcollect";
         let (rt, t) = self.live(F)?;
         let g = group(t);
@@ -129,17 +96,7 @@ impl Team {
             return rt.reject(g, kind::FCOLLECT, e, F);
         }
         let es = size_of::<T>();
-        rt.collect(
-            g,
-            dest.sym(),
-            source.sym(),
-            nelems * es,
-            true,
-            Some(dest.len() * es),
-            es as u32,
-            F,
-        )
-        .map(drop)
+        rt.collect(g, dest.sym(), source.sym(), nelems * es, true, Some(dest.len() * es), es as u32, F).map(drop)
     }
 
     /// `shmem_collect`: concatenates every member's first `nelems` elements of `source` (which
@@ -155,12 +112,7 @@ impl Team {
     /// assert_eq!(total, (0..shmem.n_pes()).map(|p| p % 3).sum::<usize>());
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn collect<T: Pod>(
-        &self,
-        dest: &SymSlice<T>,
-        source: &SymSlice<T>,
-        nelems: usize,
-    ) -> Result<usize> {
+    pub fn collect<T: Pod>(&self, dest: &SymSlice<T>, source: &SymSlice<T>, nelems: usize) -> Result<usize> {
         const F: &str = "shmem_collect";
         let (rt, t) = self.live(F)?;
         let g = group(t);
@@ -168,17 +120,7 @@ impl Team {
             return rt.reject(g, kind::COLLECT, e, F).map(|_| 0);
         }
         let es = size_of::<T>().max(1);
-        rt.collect(
-            g,
-            dest.sym(),
-            source.sym(),
-            nelems * es,
-            false,
-            Some(dest.len() * es),
-            es as u32,
-            F,
-        )
-        .map(|b| b / es)
+        rt.collect(g, dest.sym(), source.sym(), nelems * es, false, Some(dest.len() * es), es as u32, F).map(|b| b / es)
     }
 
     /// `shmem_alltoall`: block `j` (of `nelems` elements) of every member's `source` goes to
@@ -194,12 +136,7 @@ impl Team {
     /// assert_eq!(dst.to_vec(), (0..n).map(|i| i * 100 + me).collect::<Vec<_>>());
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
-    pub fn alltoall<T: Pod>(
-        &self,
-        dest: &SymSlice<T>,
-        source: &SymSlice<T>,
-        nelems: usize,
-    ) -> Result<()> {
+    pub fn alltoall<T: Pod>(&self, dest: &SymSlice<T>, source: &SymSlice<T>, nelems: usize) -> Result<()> {
         self.alltoalls_named(dest, source, 1, 1, nelems, "shmem_alltoall")
     }
 
@@ -237,26 +174,12 @@ impl Team {
     ) -> Result<()> {
         let (rt, t) = self.live(func)?;
         let g = group(t);
-        let k = if dst == 1 && sst == 1 {
-            kind::ALLTOALL
-        } else {
-            kind::ALLTOALLS
-        };
+        let k = if dst == 1 && sst == 1 { kind::ALLTOALL } else { kind::ALLTOALLS };
         let extent = |stride: usize| {
-            if nelems == 0 {
-                Some(0)
-            } else {
-                (t.n() * nelems - 1)
-                    .checked_mul(stride)
-                    .and_then(|x| x.checked_add(1))
-            }
+            if nelems == 0 { Some(0) } else { (t.n() * nelems - 1).checked_mul(stride).and_then(|x| x.checked_add(1)) }
         };
         let err = if dst == 0 || sst == 0 {
-            Some(Error::new(
-                rt.me,
-                func,
-                ErrorKind::InvalidArgument("strides must be at least 1".into()),
-            ))
+            Some(Error::new(rt.me, func, ErrorKind::InvalidArgument("strides must be at least 1".into())))
         } else {
             too_short(rt, func, "source", extent(sst), source.len())
                 .or_else(|| too_short(rt, func, "dest", extent(dst), dest.len()))
@@ -264,16 +187,7 @@ impl Team {
         if let Some(e) = err {
             return rt.reject(g, k, e, func);
         }
-        rt.alltoalls(
-            g,
-            dest.sym(),
-            source.sym(),
-            dst,
-            sst,
-            nelems,
-            size_of::<T>(),
-            func,
-        )
+        rt.alltoalls(g, dest.sym(), source.sym(), dst, sst, nelems, size_of::<T>(), func)
     }
 
     /// Reduces `nreduce` elements of every member's `source` with `op` into every member's
@@ -448,13 +362,7 @@ impl Team {
 pub mod raw {
     use super::*;
 
-    fn sym(
-        rt: &Runtime,
-        p: *const u8,
-        len: usize,
-        what: &'static str,
-        func: &'static str,
-    ) -> Result<SymAddr> {
+    fn sym(rt: &Runtime, p: *const u8, len: usize, what: &'static str, func: &'static str) -> Result<SymAddr> {
         rt.translate(p as usize, len.max(1), what, func)
     }
 
@@ -477,16 +385,8 @@ pub mod raw {
         let args = (|| {
             let d = sym(rt, dest, nbytes, "dest", F)?;
             let s = sym(rt, source, nbytes, "source", F)?;
-            let r = usize::try_from(root).map_err(|_| {
-                Error::new(
-                    rt.me,
-                    F,
-                    ErrorKind::PeOutOfRange {
-                        pe: i64::from(root),
-                        n_pes: t.n(),
-                    },
-                )
-            })?;
+            let r = usize::try_from(root)
+                .map_err(|_| Error::new(rt.me, F, ErrorKind::PeOutOfRange { pe: i128::from(root), n_pes: t.n() }))?;
             Ok((d, s, r))
         })();
         match args {
@@ -507,29 +407,13 @@ pub mod raw {
         fixed: bool,
         esize: usize,
     ) -> Result<usize> {
-        let func = if fixed {
-            "shmem_fcollect"
-        } else {
-            "shmem_collect"
-        };
+        let func = if fixed { "shmem_fcollect" } else { "shmem_collect" };
         let (rt, t) = team.live(func)?;
         let g = group(t);
-        let args = (|| {
-            Ok((
-                sym(rt, dest, nbytes, "dest", func)?,
-                sym(rt, source, nbytes, "source", func)?,
-            ))
-        })();
+        let args = (|| Ok((sym(rt, dest, nbytes, "dest", func)?, sym(rt, source, nbytes, "source", func)?)))();
         match args {
             Ok((d, s)) => rt.collect(g, d, s, nbytes, fixed, None, esize as u32, func),
-            Err(e) => rt
-                .reject(
-                    g,
-                    if fixed { kind::FCOLLECT } else { kind::COLLECT },
-                    e,
-                    func,
-                )
-                .map(|_| 0),
+            Err(e) => rt.reject(g, if fixed { kind::FCOLLECT } else { kind::COLLECT }, e, func).map(|_| 0),
         }
     }
 
@@ -546,18 +430,10 @@ pub mod raw {
         nelems: usize,
         esize: usize,
     ) -> Result<()> {
-        let func = if dst == 1 && sst == 1 {
-            "shmem_alltoall"
-        } else {
-            "shmem_alltoalls"
-        };
+        let func = if dst == 1 && sst == 1 { "shmem_alltoall" } else { "shmem_alltoalls" };
         let (rt, t) = team.live(func)?;
         let g = group(t);
-        let k = if dst == 1 && sst == 1 {
-            kind::ALLTOALL
-        } else {
-            kind::ALLTOALLS
-        };
+        let k = if dst == 1 && sst == 1 { kind::ALLTOALL } else { kind::ALLTOALLS };
         let args = (|| {
             if dst < 1 || sst < 1 {
                 return Err(Error::new(
@@ -566,10 +442,7 @@ pub mod raw {
                     ErrorKind::InvalidArgument(format!("strides {dst}/{sst} must be at least 1")),
                 ));
             }
-            Ok((
-                sym(rt, dest, esize, "dest", func)?,
-                sym(rt, source, esize, "source", func)?,
-            ))
+            Ok((sym(rt, dest, esize, "dest", func)?, sym(rt, source, esize, "source", func)?))
         })();
         match args {
             Ok((d, s)) => rt.alltoalls(g, d, s, dst as usize, sst as usize, nelems, esize, func),
@@ -597,15 +470,10 @@ pub mod raw {
                 return Err(Error::new(
                     rt.me,
                     F,
-                    ErrorKind::InvalidArgument(format!(
-                        "reduction {op:?} is not defined for this type"
-                    )),
+                    ErrorKind::InvalidArgument(format!("reduction {op:?} is not defined for this type")),
                 ));
             }
-            Ok((
-                sym(rt, dest.cast(), bytes, "dest", F)?,
-                sym(rt, source.cast(), bytes, "source", F)?,
-            ))
+            Ok((sym(rt, dest.cast(), bytes, "dest", F)?, sym(rt, source.cast(), bytes, "source", F)?))
         })();
         match args {
             Ok((d, s)) => rt.reduce::<T>(g, op, d, s, nreduce, F),

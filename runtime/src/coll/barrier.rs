@@ -10,13 +10,7 @@ use crate::world::Runtime;
 impl Runtime {
     /// The dissemination rounds of a barrier among `members` (world PEs, this PE at `me`)
     /// through `slot`.
-    pub(crate) fn dissemination(
-        &self,
-        slot: usize,
-        members: &[usize],
-        me: usize,
-        func: &'static str,
-    ) -> Result<()> {
+    pub(crate) fn dissemination(&self, slot: usize, members: &[usize], me: usize, func: &'static str) -> Result<()> {
         let n = members.len();
         let mut dist = 1;
         while dist < n {
@@ -53,10 +47,7 @@ impl Runtime {
         crate::Error::new(
             self.me,
             func,
-            crate::ErrorKind::Unreachable {
-                pe,
-                host: self.layout.hosts[self.layout.node_of[pe]].clone(),
-            },
+            crate::ErrorKind::Unreachable { pe, host: self.layout.hosts[self.layout.node_of[pe]].clone() },
         )
     }
 }

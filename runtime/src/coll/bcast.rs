@@ -37,24 +37,11 @@ impl Runtime {
         let is_root = g.me == root;
         // SAFETY: the root's payload is its own symmetric source of nbytes bytes.
         let recv = unsafe {
-            self.exchange(g, hdr, func, |_| {
-                if is_root && small {
-                    (src_ptr, nbytes)
-                } else {
-                    (std::ptr::null(), 0)
-                }
-            })?
+            self.exchange(g, hdr, func, |_| if is_root && small { (src_ptr, nbytes) } else { (std::ptr::null(), 0) })?
         };
         if root >= n {
             self.release_all(g, &recv, func)?;
-            return Err(Error::new(
-                self.me,
-                func,
-                ErrorKind::PeOutOfRange {
-                    pe: root as i64,
-                    n_pes: n,
-                },
-            ));
+            return Err(Error::new(self.me, func, ErrorKind::PeOutOfRange { pe: root as i128, n_pes: n }));
         }
         if is_root {
             if include_root && nbytes > 0 {
@@ -70,9 +57,7 @@ impl Runtime {
             return Ok(());
         }
         if small {
-            let (_, mail) = recv[root]
-                .as_ref()
-                .expect("a message from every other member");
+            let (_, mail) = recv[root].as_ref().expect("a message from every other member");
             // SAFETY: the root's message carries nbytes of payload after its header.
             unsafe { std::ptr::copy_nonoverlapping(payload_of(mail), dst_ptr, nbytes) };
             self.release_all(g, &recv, func)?;

@@ -34,21 +34,10 @@ impl Runtime {
         let src_ptr = self.local_addr(src) as *const u8;
         let dst_ptr = self.local_addr(dest) as *mut u8;
         // SAFETY: the payload is our own symmetric source of nbytes bytes.
-        let recv = unsafe {
-            self.exchange(g, hdr, func, |_| {
-                if fits {
-                    (src_ptr, nbytes)
-                } else {
-                    (std::ptr::null(), 0)
-                }
-            })?
-        };
+        let recv =
+            unsafe { self.exchange(g, hdr, func, |_| if fits { (src_ptr, nbytes) } else { (std::ptr::null(), 0) })? };
         let size = |j: usize| {
-            if j == g.me {
-                nbytes
-            } else {
-                recv[j].as_ref().map_or(0, |r| r.0.count as usize)
-            }
+            if j == g.me { nbytes } else { recv[j].as_ref().map_or(0, |r| r.0.count as usize) }
         };
         let mut offs = Vec::with_capacity(n + 1);
         let mut total = 0usize;
@@ -61,41 +50,29 @@ impl Runtime {
                     return Err(Error::new(
                         self.me,
                         func,
-                        ErrorKind::InvalidSize {
-                            what: "total collected size overflows".into(),
-                        },
+                        ErrorKind::InvalidSize { what: "total collected size overflows".into() },
                     ));
                 }
             };
         }
-        if let Some(cap) = dest_cap {
-            if total > cap {
+        if let Some(cap) = dest_cap
+            && total > cap {
                 self.release_all(g, &recv, func)?;
                 return Err(Error::new(
                     self.me,
                     func,
                     ErrorKind::SizeMismatch {
-                        what: format!(
-                            "the team contributes {total} bytes but the destination holds {cap}"
-                        ),
+                        what: format!("the team contributes {total} bytes but the destination holds {cap}"),
                     },
                 ));
             }
-        }
         for (j, r) in recv.iter().enumerate() {
-            if let Some((h, mail)) = r {
-                if h.payload > 0 || h.count == 0 {
+            if let Some((h, mail)) = r
+                && (h.payload > 0 || h.count == 0) {
                     // SAFETY: the message carries count bytes after its header; the
                     // destination range was checked above (or is the caller's promise).
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            payload_of(mail),
-                            dst_ptr.add(offs[j]),
-                            h.count as usize,
-                        )
-                    };
+                    unsafe { std::ptr::copy_nonoverlapping(payload_of(mail), dst_ptr.add(offs[j]), h.count as usize) };
                 }
-            }
         }
         // SAFETY: our own contribution into our own destination.
         unsafe { std::ptr::copy(src_ptr, dst_ptr.add(offs[g.me]), nbytes) };
@@ -111,11 +88,10 @@ impl Runtime {
             }
         }
         for (j, r) in recv.iter().enumerate() {
-            if let Some((h, _)) = r {
-                if h.payload == 0 && h.count > 0 {
+            if let Some((h, _)) = r
+                && h.payload == 0 && h.count > 0 {
                     self.sig_wait(g.slot, g.members[j]);
                 }
-            }
         }
         Ok(total)
     }

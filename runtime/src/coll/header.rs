@@ -55,10 +55,7 @@ pub(crate) mod kind {
 
 impl Header {
     pub(crate) fn new(kind: u8) -> Self {
-        Header {
-            kind,
-            ..Zeroable::zeroed()
-        }
+        Header { kind, ..Zeroable::zeroed() }
     }
 
     fn agrees(&self, o: &Header) -> bool {
@@ -160,14 +157,7 @@ impl Runtime {
             h.payload = len as u32;
             h.set = g.set;
             // SAFETY: h is a local of HDR bytes; the payload is valid per the caller.
-            unsafe {
-                self.mb_send_parts(
-                    g.slot,
-                    g.members[j],
-                    &[((&raw const h).cast(), HDR), (p, len)],
-                    func,
-                )?
-            };
+            unsafe { self.mb_send_parts(g.slot, g.members[j], &[((&raw const h).cast(), HDR), (p, len)], func)? };
         }
         let mut out: Received = (0..n).map(|_| None).collect();
         let mut bad = None;
@@ -212,30 +202,16 @@ impl Runtime {
 
     /// Takes part in a collective whose arguments this PE rejected: tells every member (so none
     /// waits for data) and returns `err`. Only the exchange runs, so no data moves anywhere.
-    pub(crate) fn reject(
-        &self,
-        g: Group<'_>,
-        kind: u8,
-        err: Error,
-        func: &'static str,
-    ) -> Result<()> {
+    pub(crate) fn reject(&self, g: Group<'_>, kind: u8, err: Error, func: &'static str) -> Result<()> {
         let mut hdr = Header::new(kind);
         hdr.invalid = 1;
         // SAFETY: no payloads.
-        match unsafe { self.exchange(g, hdr, func, |_| (std::ptr::null(), 0)) } {
-            Ok(recv) => self.release_all(g, &recv, func)?,
-            Err(_) => {}
-        }
+        if let Ok(recv) = unsafe { self.exchange(g, hdr, func, |_| (std::ptr::null(), 0)) } { self.release_all(g, &recv, func)? }
         Err(err)
     }
 
     /// Grants every sender of `recv` its credit.
-    pub(crate) fn release_all(
-        &self,
-        g: Group<'_>,
-        recv: &Received,
-        func: &'static str,
-    ) -> Result<()> {
+    pub(crate) fn release_all(&self, g: Group<'_>, recv: &Received, func: &'static str) -> Result<()> {
         for (j, r) in recv.iter().enumerate() {
             if let Some((_, mail)) = r {
                 self.mb_release(g.slot, g.members[j], *mail, func)?;

@@ -31,20 +31,17 @@ impl Runtime {
         self.slots.box_len() - SEQ
     }
 
-    /// Sends `len` bytes at `data` to world PE `to` through `slot`'s mailbox.
-    ///
-    /// # Safety
-    /// `data` must be valid for reads of `len` bytes, and `len <= mb_capacity()`.
-    pub(crate) unsafe fn mb_send(&self, slot: usize, to: usize, data: *const u8, len: usize, func: &'static str) -> Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.mb_send_parts(slot, to, &[(data, len)], func) }
-    }
-
     /// Sends the concatenation of `parts` as one message.
     ///
     /// # Safety
     /// Each part must be valid for reads of its length; the total at most `mb_capacity()`.
-    pub(crate) unsafe fn mb_send_parts(&self, slot: usize, to: usize, parts: &[(*const u8, usize)], func: &'static str) -> Result<()> {
+    pub(crate) unsafe fn mb_send_parts(
+        &self,
+        slot: usize,
+        to: usize,
+        parts: &[(*const u8, usize)],
+        func: &'static str,
+    ) -> Result<()> {
         debug_assert!(parts.iter().map(|p| p.1).sum::<usize>() <= self.mb_capacity());
         let st = &self.teams.streams[slot];
         let m = st.mails_sent[to].load(Ordering::Relaxed);

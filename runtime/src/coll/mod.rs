@@ -46,10 +46,7 @@ impl Runtime {
         let st = &self.teams.streams[slot];
         let c = st.sent[to].load(Ordering::Relaxed) + 1;
         let a = self.slots.flag(slot, Chan::Arrive, self.me);
-        let p = self
-            .shm
-            .ptr(to, a, 8)
-            .ok_or_else(|| self.unreachable(to, func))?;
+        let p = self.shm.ptr(to, a, 8).ok_or_else(|| self.unreachable(to, func))?;
         // SAFETY: flags are live, 8-byte aligned internal objects in `to`'s mapped segment,
         // only ever accessed atomically.
         unsafe { AtomicU64::from_ptr(p.cast()) }.store(c, Ordering::Release);

@@ -113,18 +113,7 @@ macro_rules! int_reducible {
         impl ArithReducible for $t {}
     )*};
 }
-int_reducible!(
-    i8 = 1,
-    u8 = 2,
-    i16 = 3,
-    u16 = 4,
-    i32 = 5,
-    u32 = 6,
-    i64 = 7,
-    u64 = 8,
-    isize = 9,
-    usize = 10
-);
+int_reducible!(i8 = 1, u8 = 2, i16 = 3, u16 = 4, i32 = 5, u32 = 6, i64 = 7, u64 = 8, isize = 9, usize = 10);
 
 macro_rules! float_reducible {
     ($($t:ty = $id:expr),*) => {$(
@@ -178,7 +167,15 @@ const CHUNK_BYTES: usize = 32 * 1024;
 
 impl Runtime {
     /// Reduces `count` elements of `T` from `src` on every member into `dest` on every member.
-    pub(crate) fn reduce<T: Reducible>(&self, g: Group<'_>, op: ReduceOp, dest: SymAddr, src: SymAddr, count: usize, func: &'static str) -> Result<()> {
+    pub(crate) fn reduce<T: Reducible>(
+        &self,
+        g: Group<'_>,
+        op: ReduceOp,
+        dest: SymAddr,
+        src: SymAddr,
+        count: usize,
+        func: &'static str,
+    ) -> Result<()> {
         let n = g.n();
         let es = size_of::<T>().max(1);
         let small = count * es <= self.mb_capacity() - HDR;

@@ -16,11 +16,7 @@ pub(crate) const MIN_ALIGN: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum AllocError {
     /// Not enough contiguous space.
-    Exhausted {
-        asked: usize,
-        free: usize,
-        largest: usize,
-    },
+    Exhausted { asked: usize, free: usize, largest: usize },
     /// The size overflows once rounded up.
     Overflow,
     /// Not the start of a live block.
@@ -50,12 +46,7 @@ impl Allocator {
         if total > 0 {
             free.insert(0, total);
         }
-        Allocator {
-            total,
-            free,
-            live: HashMap::new(),
-            free_bytes: total,
-        }
+        Allocator { total, free, live: HashMap::new(), free_bytes: total }
     }
 
     /// Bytes managed.
@@ -90,11 +81,7 @@ impl Allocator {
             }
         }
         let Some((off, blen, start)) = found else {
-            return Err(AllocError::Exhausted {
-                asked: len,
-                free: self.free_bytes,
-                largest: self.largest_free(),
-            });
+            return Err(AllocError::Exhausted { asked: len, free: self.free_bytes, largest: self.largest_free() });
         };
         self.free.remove(&off);
         if start > off {
@@ -123,13 +110,12 @@ impl Allocator {
     }
 
     fn insert_free(&mut self, mut off: usize, mut len: usize) {
-        if let Some((&p, &plen)) = self.free.range(..off).next_back() {
-            if p + plen == off {
+        if let Some((&p, &plen)) = self.free.range(..off).next_back()
+            && p + plen == off {
                 self.free.remove(&p);
                 off = p;
                 len += plen;
             }
-        }
         if let Some(&nlen) = self.free.get(&(off + len)) {
             self.free.remove(&(off + len));
             len += nlen;
@@ -203,11 +189,7 @@ mod tests {
         let mut a = Allocator::new(1024);
         a.alloc(512, 64).unwrap();
         match a.alloc(1000, 64) {
-            Err(AllocError::Exhausted {
-                asked,
-                free,
-                largest,
-            }) => {
+            Err(AllocError::Exhausted { asked, free, largest }) => {
                 assert_eq!((asked, free, largest), (1024, 512, 512));
             }
             other => panic!("{other:?}"),
@@ -233,13 +215,7 @@ mod tests {
     #[test]
     fn deterministic() {
         // Two allocators fed the same sequence agree at every step.
-        let seq = [
-            (100usize, 8usize),
-            (4000, 64),
-            (1, 1024),
-            (77, 8),
-            (9000, 4096),
-        ];
+        let seq = [(100usize, 8usize), (4000, 64), (1, 1024), (77, 8), (9000, 4096)];
         let mut a = Allocator::new(1 << 20);
         let mut b = Allocator::new(1 << 20);
         for (i, &(s, al)) in seq.iter().enumerate() {

@@ -7,6 +7,7 @@
 
 pub(crate) mod alloc;
 pub(crate) mod segment;
+pub(crate) mod static_data;
 
 use std::sync::Mutex;
 
@@ -24,11 +25,7 @@ pub(crate) struct Heap {
 
 impl Heap {
     pub(crate) fn new(base: usize, len: usize) -> Self {
-        Heap {
-            base,
-            len,
-            alloc: Mutex::new(Allocator::new(len)),
-        }
+        Heap { base, len, alloc: Mutex::new(Allocator::new(len)) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Allocator> {
@@ -39,63 +36,36 @@ impl Heap {
 
     fn map_err(&self, pe: usize, func: &'static str, e: AllocError, size: usize) -> Error {
         let kind = match e {
-            AllocError::Exhausted {
-                asked,
-                free,
-                largest,
-            } => ErrorKind::OutOfMemory {
-                asked,
-                free,
-                largest,
-                total: self.len,
-            },
-            AllocError::Overflow => ErrorKind::InvalidSize {
-                what: format!("{size} bytes overflows"),
-            },
+            AllocError::Exhausted { asked, free, largest } => {
+                ErrorKind::OutOfMemory { asked, free, largest, total: self.len }
+            }
+            AllocError::Overflow => ErrorKind::InvalidSize { what: format!("{size} bytes overflows") },
             AllocError::NotLive => ErrorKind::BadFree { addr: size },
         };
         Error::new(pe, func, kind)
     }
 
     /// Allocates locally (no barrier): the offset of a new block.
-    pub(crate) fn alloc(
-        &self,
-        pe: usize,
-        func: &'static str,
-        size: usize,
-        align: usize,
-    ) -> Result<usize> {
+    pub(crate) fn alloc(&self, pe: usize, func: &'static str, size: usize, align: usize) -> Result<usize> {
         if size == 0 {
-            return Err(Error::new(
-                pe,
-                func,
-                ErrorKind::InvalidSize {
-                    what: "zero bytes".into(),
-                },
-            ));
+            return Err(Error::new(pe, func, ErrorKind::InvalidSize { what: "zero bytes".into() }));
         }
-        if !align.is_power_of_two() {
+        if !align.is_power_of_two() || align > crate::world::HEAP_ALIGN {
             return Err(Error::new(pe, func, ErrorKind::BadAlignment { align }));
         }
-        self.lock()
-            .alloc(size, align)
-            .map_err(|e| self.map_err(pe, func, e, size))
+        self.lock().alloc(size, align).map_err(|e| self.map_err(pe, func, e, size))
     }
 
     /// Frees locally (no barrier) the block starting at `addr`.
     pub(crate) fn free(&self, pe: usize, func: &'static str, addr: usize) -> Result<()> {
         let off = self.offset_of_block(pe, func, addr)?;
-        self.lock()
-            .free(off)
-            .map_err(|e| self.map_err(pe, func, e, addr))
+        self.lock().free(off).map_err(|e| self.map_err(pe, func, e, addr))
     }
 
     /// Length of the live block at `addr`.
     pub(crate) fn block_len(&self, pe: usize, func: &'static str, addr: usize) -> Result<usize> {
         let off = self.offset_of_block(pe, func, addr)?;
-        self.lock()
-            .len_of(off)
-            .ok_or_else(|| Error::new(pe, func, ErrorKind::BadFree { addr }))
+        self.lock().len_of(off).ok_or_else(|| Error::new(pe, func, ErrorKind::BadFree { addr }))
     }
 
     fn offset_of_block(&self, pe: usize, func: &'static str, addr: usize) -> Result<usize> {
@@ -106,17 +76,9 @@ impl Heap {
     }
 
     /// Resizes in place if possible.
-    pub(crate) fn resize_in_place(
-        &self,
-        pe: usize,
-        func: &'static str,
-        addr: usize,
-        size: usize,
-    ) -> Result<bool> {
+    pub(crate) fn resize_in_place(&self, pe: usize, func: &'static str, addr: usize, size: usize) -> Result<bool> {
         let off = self.offset_of_block(pe, func, addr)?;
-        self.lock()
-            .resize_in_place(off, size)
-            .map_err(|e| self.map_err(pe, func, e, size))
+        self.lock().resize_in_place(off, size).map_err(|e| self.map_err(pe, func, e, size))
     }
 
     /// Bytes free.
@@ -143,10 +105,8 @@ impl Runtime {
         }
         let mut blob = func.as_bytes().to_vec();
         blob.extend_from_slice(&value.to_le_bytes());
-        let all = self
-            .boot
-            .allgather(&blob)
-            .map_err(|e| Error::new(self.me, func, ErrorKind::Bootstrap(e.to_string())))?;
+        let all =
+            self.boot.allgather(&blob).map_err(|e| Error::new(self.me, func, ErrorKind::Bootstrap(e.to_string())))?;
         for (pe, b) in all.iter().enumerate() {
             if *b != blob {
                 let theirs = b
@@ -170,10 +130,7 @@ impl Runtime {
     /// Collective allocation: `shmem_malloc`, `shmem_align`, `shmem_malloc_with_hints`.
     pub(crate) fn sym_alloc(&self, func: &'static str, size: usize, align: usize) -> Result<usize> {
         self.check_collective(func, "size", size as u64)?;
-        let r = self
-            .heap
-            .alloc(self.me, func, size, align)
-            .map(|off| self.heap.base + off);
+        let r = self.heap.alloc(self.me, func, size, align).map(|off| self.heap.base + off);
         // The barrier comes after the allocation on every PE, so that no PE writes into the
         // new object before its owner has it, and on error too, so that no PE is left waiting.
         self.barrier_all_internal(func)?;
@@ -188,23 +145,12 @@ impl Runtime {
     }
 
     /// Collective reallocation: `shmem_realloc`. Contents up to the smaller size are kept.
-    pub(crate) fn sym_realloc(
-        &self,
-        func: &'static str,
-        addr: usize,
-        size: usize,
-    ) -> Result<usize> {
+    pub(crate) fn sym_realloc(&self, func: &'static str, addr: usize, size: usize) -> Result<usize> {
         self.check_collective(func, "size", size as u64)?;
         self.barrier_all_internal(func)?;
         let r = (|| {
             if size == 0 {
-                return Err(Error::new(
-                    self.me,
-                    func,
-                    ErrorKind::InvalidSize {
-                        what: "zero bytes".into(),
-                    },
-                ));
+                return Err(Error::new(self.me, func, ErrorKind::InvalidSize { what: "zero bytes".into() }));
             }
             let old_len = self.heap.block_len(self.me, func, addr)?;
             if self.heap.resize_in_place(self.me, func, addr, size)? {
@@ -212,9 +158,7 @@ impl Runtime {
             }
             let new = self.heap.base + self.heap.alloc(self.me, func, size, 1)?;
             // SAFETY: both blocks are live, disjoint heap blocks of at least min(old, size) bytes.
-            unsafe {
-                std::ptr::copy_nonoverlapping(addr as *const u8, new as *mut u8, old_len.min(size))
-            };
+            unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, new as *mut u8, old_len.min(size)) };
             self.heap.free(self.me, func, addr)?;
             Ok(new)
         })();

@@ -56,8 +56,9 @@ impl Mapping {
         Ok(Mapping { ptr: p.cast(), len })
     }
 
-    /// Creates a new anonymous shared file of `len` bytes (mode 0600) and maps it.
-    pub(crate) fn create(len: usize, name: &str) -> Result<(OwnedFd, Mapping), String> {
+    /// Creates a new anonymous shared file of `len` bytes (mode 0600) and maps it at an
+    /// address aligned to `align` (a power of two, at least the page size).
+    pub(crate) fn create(len: usize, name: &str, align: usize) -> Result<(OwnedFd, Mapping), String> {
         let cname = CString::new(name).map_err(|_| "segment name has a NUL byte".to_string())?;
         // SAFETY: cname is a valid NUL-terminated string.
         let raw = unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) };
@@ -70,14 +71,63 @@ impl Mapping {
         if unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) } != 0 {
             return Err(os_err(format!("fchmod 0600 of {name}")));
         }
-        let off =
-            libc::off_t::try_from(len).map_err(|_| format!("segment size {len} too large"))?;
+        let off = libc::off_t::try_from(len).map_err(|_| format!("segment size {len} too large"))?;
         // SAFETY: fd is a valid descriptor.
         if unsafe { libc::ftruncate(fd.as_raw_fd(), off) } != 0 {
             return Err(os_err(format!("ftruncate of {name} to {len} bytes")));
         }
-        let m = Self::map(&fd, len, name)?;
+        let m = Self::map_aligned(&fd, len, align, name)?;
         Ok((fd, m))
+    }
+
+    /// Maps `fd` at an address aligned to `align`: reserve `len + align` bytes of address space,
+    /// map the file over the aligned part, release the rest.
+    fn map_aligned(fd: &OwnedFd, len: usize, align: usize, what: &str) -> Result<Mapping, String> {
+        let span = len.checked_add(align).ok_or_else(|| format!("{what}: {len} bytes + alignment overflows"))?;
+        // SAFETY: a fresh PROT_NONE reservation chosen by the kernel; nothing else is touched.
+        let r = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                span,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if r == libc::MAP_FAILED {
+            return Err(os_err(format!("reserving {span} bytes of address space for {what}")));
+        }
+        let start = (r as usize).next_multiple_of(align);
+        // SAFETY: [start, start+len) lies inside our own reservation.
+        let p = unsafe {
+            libc::mmap(
+                start as *mut libc::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        let err = (p == libc::MAP_FAILED).then(|| os_err(format!("mmap of {what} ({len} bytes)")));
+        // SAFETY: releasing the unused head and tail of our own reservation (and all of it on
+        // failure).
+        unsafe {
+            if let Some(e) = err {
+                libc::munmap(r, span);
+                return Err(e);
+            }
+            if start > r as usize {
+                libc::munmap(r, start - r as usize);
+            }
+            let end = start + len;
+            let rend = r as usize + span;
+            if rend > end {
+                libc::munmap(end as *mut libc::c_void, rend - end);
+            }
+        }
+        Ok(Mapping { ptr: start as *mut u8, len })
     }
 
     /// Maps the segment that process `pid` holds open as descriptor `fd`.
@@ -133,7 +183,8 @@ mod tests {
 
     #[test]
     fn create_is_private_and_shared() {
-        let (fd, m) = Mapping::create(1 << 20, "oxshmem-test").unwrap();
+        let (fd, m) = Mapping::create(1 << 20, "oxshmem-test", 1 << 21).unwrap();
+        assert_eq!(m.addr() % (1 << 21), 0);
         assert_eq!(fd_mode(&fd), 0o600);
         let pid = std::process::id();
         let peer = Mapping::open_peer(pid, fd.as_raw_fd(), 1 << 20, "self").unwrap();

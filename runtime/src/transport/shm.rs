@@ -81,9 +81,7 @@ pub unsafe fn atomic_at(p: *mut u8, width: Width, op: AmoOp) -> u64 {
                     0
                 }
                 AmoOp::Swap(x) => a.swap(v(x), O),
-                AmoOp::CompareSwap { cond, value } => a
-                    .compare_exchange(v(cond), v(value), O, O)
-                    .unwrap_or_else(|e| e),
+                AmoOp::CompareSwap { cond, value } => a.compare_exchange(v(cond), v(value), O, O).unwrap_or_else(|e| e),
                 AmoOp::FetchAdd(x) => a.fetch_add(v(x), O),
                 AmoOp::FetchAnd(x) => a.fetch_and(v(x), O),
                 AmoOp::FetchOr(x) => a.fetch_or(v(x), O),
@@ -100,9 +98,7 @@ pub unsafe fn atomic_at(p: *mut u8, width: Width, op: AmoOp) -> u64 {
                     0
                 }
                 AmoOp::Swap(x) => a.swap(x, O),
-                AmoOp::CompareSwap { cond, value } => {
-                    a.compare_exchange(cond, value, O, O).unwrap_or_else(|e| e)
-                }
+                AmoOp::CompareSwap { cond, value } => a.compare_exchange(cond, value, O, O).unwrap_or_else(|e| e),
                 AmoOp::FetchAdd(x) => a.fetch_add(x, O),
                 AmoOp::FetchAnd(x) => a.fetch_and(x, O),
                 AmoOp::FetchOr(x) => a.fetch_or(x, O),
@@ -135,9 +131,7 @@ impl Transport for ShmTransport {
     }
 
     fn put(&self, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
-        let p = self
-            .ptr(pe, dst, src.len())
-            .ok_or_else(|| self.unmapped(pe, dst, src.len(), "shm put"))?;
+        let p = self.ptr(pe, dst, src.len()).ok_or_else(|| self.unmapped(pe, dst, src.len(), "shm put"))?;
         // SAFETY: ptr() checked that the whole range lies inside pe's live mapping; the source is
         // a distinct, valid slice (a symmetric range never overlaps a caller's borrowed slice
         // unless the caller put to itself, which copy handles as memmove).
@@ -146,26 +140,19 @@ impl Transport for ShmTransport {
     }
 
     fn get(&self, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
-        let p = self
-            .ptr(pe, src, dst.len())
-            .ok_or_else(|| self.unmapped(pe, src, dst.len(), "shm get"))?;
+        let p = self.ptr(pe, src, dst.len()).ok_or_else(|| self.unmapped(pe, src, dst.len(), "shm get"))?;
         // SAFETY: as in put, the range is inside a live mapping.
         unsafe { std::ptr::copy(p, dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
 
     fn atomic(&self, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
-        let p = self
-            .ptr(pe, dst, width.bytes())
-            .ok_or_else(|| self.unmapped(pe, dst, width.bytes(), "shm atomic"))?;
-        if (p as usize) % width.bytes() != 0 {
+        let p = self.ptr(pe, dst, width.bytes()).ok_or_else(|| self.unmapped(pe, dst, width.bytes(), "shm atomic"))?;
+        if !(p as usize).is_multiple_of(width.bytes()) {
             return Err(crate::Error::new(
                 crate::world::my_pe_or_zero(),
                 "shm atomic",
-                crate::ErrorKind::Misaligned {
-                    addr: p as usize,
-                    width: width.bytes(),
-                },
+                crate::ErrorKind::Misaligned { addr: p as usize, width: width.bytes() },
             ));
         }
         // SAFETY: in a live mapping, aligned, and all PEs access it atomically.
