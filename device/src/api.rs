@@ -1,0 +1,666 @@
+//! The device API: what a device thread calls (NVSHMEM's device-side routines).
+//!
+//! Every operation checks its target — PE in range, range inside the symmetric heap, length
+//! inside the device pointer's object — and on failure records the error in the device
+//! state's error slot (first one wins) and does nothing, as device code cannot unwind; the
+//! host reports it at [`Stream::synchronize`](crate::Stream::synchronize). Then it dispatches
+//! on the peer's channel byte: P2P operations are loads, stores and atomics on the mapped
+//! heap; proxy operations are requests in the ring.
+//!
+//! Ordering and completion, per thread: operations of one thread to one PE are delivered in
+//! order around `fence` (P2P: a release fence; proxy: the ring executes in order anyway);
+//! `quiet` completes every operation the thread issued (P2P: a full fence; proxy: wait until
+//! the ring's completed count passes the thread's last ticket). The `_warp` and `_block`
+//! forms are called by every thread of the group with the same arguments; the group shares
+//! the transfer and returns together, after which every member's `quiet` covers it.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+
+use bytemuck::Pod;
+use oxshmem::transport::{AmoOp, Width};
+use oxshmem::{AmoInt, AmoType, Cmp, SignalOp, SymSlice};
+
+use crate::channel::proxy::{self, ProxyRing, Request, amo_flags, kind};
+use crate::channel::{ChannelKind, p2p};
+use crate::cpu::{Thread, WARP_SIZE};
+use crate::state::{BARRIER_ROUNDS, ErrorCode, op};
+
+/// A device pointer to a symmetric object: its local address and element count. Plain
+/// `#[repr(C)]` data, `Copy`, made only from a symmetric allocation — so device code cannot
+/// name a non-symmetric address by accident.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DevPtr<T> {
+    addr: u64,
+    len: u64,
+    _t: PhantomData<*const T>,
+}
+
+impl<T> Clone for DevPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DevPtr<T> {}
+// SAFETY: a DevPtr is an address and a length; all access goes through the device API.
+unsafe impl<T> Send for DevPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for DevPtr<T> {}
+
+impl<T: Pod> DevPtr<T> {
+    /// The device pointer of a symmetric object.
+    pub fn from_slice(s: &SymSlice<T>) -> DevPtr<T> {
+        DevPtr { addr: s.as_ptr() as u64, len: s.len() as u64, _t: PhantomData }
+    }
+
+    /// The pointer `i` elements further (its length shrinks accordingly; past the end it is
+    /// empty, and using it is an out-of-bounds error).
+    pub fn offset(self, i: usize) -> DevPtr<T> {
+        let i = i as u64;
+        DevPtr { addr: self.addr + i * size_of::<T>() as u64, len: self.len.saturating_sub(i), _t: PhantomData }
+    }
+
+    /// Elements from here to the end of the object.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether no element remains.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The local address.
+    pub fn addr(&self) -> u64 {
+        self.addr
+    }
+
+    /// Reads element `i` of this PE's copy (a volatile load).
+    pub fn read_local(&self, i: usize) -> T {
+        assert!((i as u64) < self.len, "index {i} out of range for a device pointer of {} elements", self.len);
+        // SAFETY: in bounds of a live symmetric object.
+        unsafe { (self.addr as *const T).add(i).read_volatile() }
+    }
+}
+
+/// Where an operation goes, once checked.
+#[derive(Clone, Copy)]
+enum Route {
+    /// The peer's copy of the target, mapped here.
+    P2p(*mut u8),
+    Proxy,
+}
+
+impl Thread<'_> {
+    fn fail(&self, code: ErrorCode, opc: u32, pe: i64, addr: u64, len: u64) {
+        self.state.error.record(code, opc, pe, addr, len, self.block as u32, self.thread as u32);
+    }
+
+    /// Checks the target and picks the route.
+    #[inline]
+    fn route<T>(&self, opc: u32, dst: DevPtr<T>, n: usize, pe: usize) -> Option<Route> {
+        let st = self.state;
+        if pe >= st.n_pes as usize {
+            self.fail(ErrorCode::PeOutOfRange, opc, pe as i64, dst.addr, n as u64);
+            return None;
+        }
+        if n as u64 > dst.len {
+            self.fail(ErrorCode::OutOfBounds, opc, pe as i64, dst.addr, n as u64);
+            return None;
+        }
+        let bytes = (n * size_of::<T>()) as u64;
+        if dst.addr < st.heap_base || dst.addr + bytes > st.heap_base + st.heap_size {
+            self.fail(ErrorCode::NotSymmetric, opc, pe as i64, dst.addr, bytes);
+            return None;
+        }
+        // SAFETY: pe < n_pes, the length of both tables.
+        let (ch, base) = unsafe { (*st.channel.add(pe), *st.peer_base.add(pe)) };
+        if ch == ChannelKind::P2p as u8 {
+            Some(Route::P2p((base + (dst.addr - st.heap_base)) as *mut u8))
+        } else {
+            Some(Route::Proxy)
+        }
+    }
+
+    fn ring(&self) -> &ProxyRing {
+        self.dev.ring().expect("a proxy route exists only with a ring")
+    }
+
+    /// Submits a proxy request; returns its ticket.
+    fn submit(&self, r: Request) -> Option<u64> {
+        let t = proxy::submit(self.state, self.ring(), r, self.block as u32, self.thread as u32)?;
+        self.last_ticket.set(self.last_ticket.get().max(t + 1));
+        Some(t)
+    }
+
+    fn wait(&self, t: u64, opc: u32) -> bool {
+        proxy::wait_done(self.state, self.ring(), t, opc, self.block as u32, self.thread as u32)
+    }
+
+    // ---- RMA ------------------------------------------------------------------------
+
+    /// `nvshmem_put`: copies `src` to `dst` on `pe`; returns when `src` may be reused.
+    pub fn put<T: Pod>(&self, dst: DevPtr<T>, src: &[T], pe: usize) {
+        match self.route(op::PUT, dst, src.len(), pe) {
+            // SAFETY: route() checked the whole range against the peer's mapped heap.
+            Some(Route::P2p(p)) => unsafe { p2p::put(p, src.as_ptr().cast(), size_of_val(src)) },
+            Some(Route::Proxy) => {
+                let r = Request { kind: kind::PUT, pe: pe as u32, len: size_of_val(src) as u64, dest: dst.addr, local: src.as_ptr() as u64, ..Default::default() };
+                // Blocking: the proxy reads src, so wait until it has.
+                if let Some(t) = self.submit(r) {
+                    self.wait(t, op::PUT);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// `nvshmem_put_nbi`: copies `n` elements of the symmetric `src` (this PE's copy) to
+    /// `dst` on `pe`; complete at the next `quiet`. `src` must not change until then.
+    pub fn put_nbi<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, pe: usize) {
+        if n as u64 > src.len {
+            self.fail(ErrorCode::OutOfBounds, op::PUT, pe as i64, src.addr, n as u64);
+            return;
+        }
+        match self.route(op::PUT, dst, n, pe) {
+            // SAFETY: as in put; src is n elements of a live local symmetric object.
+            Some(Route::P2p(p)) => unsafe { p2p::put(p, src.addr as *const u8, n * size_of::<T>()) },
+            Some(Route::Proxy) => {
+                let r = Request { kind: kind::PUT, pe: pe as u32, len: (n * size_of::<T>()) as u64, dest: dst.addr, local: src.addr, ..Default::default() };
+                self.submit(r);
+            }
+            None => {}
+        }
+    }
+
+    /// `nvshmem_get`: copies `dst.len()` elements of `src` on `pe` into `dst`.
+    pub fn get<T: Pod>(&self, dst: &mut [T], src: DevPtr<T>, pe: usize) {
+        match self.route(op::GET, src, dst.len(), pe) {
+            // SAFETY: route() checked the source range; dst is a valid local slice.
+            Some(Route::P2p(p)) => unsafe { p2p::get(dst.as_mut_ptr().cast(), p, size_of_val(dst)) },
+            Some(Route::Proxy) => {
+                let r = Request { kind: kind::GET, pe: pe as u32, len: size_of_val(dst) as u64, dest: src.addr, local: dst.as_mut_ptr() as u64, ..Default::default() };
+                if let Some(t) = self.submit(r) {
+                    self.wait(t, op::GET);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// `nvshmem_get_nbi`: copies `n` elements of `src` on `pe` into this PE's symmetric
+    /// `dst`; valid after the next `quiet`.
+    pub fn get_nbi<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, pe: usize) {
+        if n as u64 > dst.len {
+            self.fail(ErrorCode::OutOfBounds, op::GET, pe as i64, dst.addr, n as u64);
+            return;
+        }
+        match self.route(op::GET, src, n, pe) {
+            // SAFETY: as in get; dst is n elements of a live local symmetric object.
+            Some(Route::P2p(p)) => unsafe { p2p::get(dst.addr as *mut u8, p, n * size_of::<T>()) },
+            Some(Route::Proxy) => {
+                let r = Request { kind: kind::GET, pe: pe as u32, len: (n * size_of::<T>()) as u64, dest: src.addr, local: dst.addr, ..Default::default() };
+                self.submit(r);
+            }
+            None => {}
+        }
+    }
+
+    /// `nvshmem_p`: stores one element (a single store for 1, 2, 4 and 8-byte types).
+    pub fn p<T: Pod>(&self, dst: DevPtr<T>, value: T, pe: usize) {
+        let w = size_of::<T>();
+        if !matches!(w, 1 | 2 | 4 | 8) {
+            return self.put(dst, &[value], pe);
+        }
+        let mut bits = 0u64;
+        // SAFETY: copies the w bytes of value into the low bytes of bits.
+        unsafe { std::ptr::copy_nonoverlapping((&raw const value).cast::<u8>(), (&raw mut bits).cast::<u8>(), w) };
+        match self.route(op::P, dst, 1, pe) {
+            // SAFETY: route() checked the element; symmetric objects are aligned for T.
+            Some(Route::P2p(p)) => unsafe { p2p::p(p, bits, w) },
+            Some(Route::Proxy) => {
+                self.submit(Request { kind: kind::P, pe: pe as u32, len: w as u64, dest: dst.addr, value: bits, ..Default::default() });
+            }
+            None => {}
+        }
+    }
+
+    /// `nvshmem_g`: loads one element from `pe` (zero after an error).
+    pub fn g<T: Pod>(&self, src: DevPtr<T>, pe: usize) -> T {
+        let mut v = [T::zeroed()];
+        self.get(&mut v, src, pe);
+        v[0]
+    }
+
+    // ---- signals --------------------------------------------------------------------
+
+    fn sig_check(&self, sig: DevPtr<u64>, pe: usize) -> Option<Route> {
+        self.route(op::SIGNAL_OP, sig, 1, pe)
+    }
+
+    /// `nvshmem_put_signal`: puts `src` into `dst` on `pe`, then updates the signal word
+    /// `sig` there (`op`: set or add); a PE that sees the signal sees the data.
+    pub fn put_signal<T: Pod>(&self, dst: DevPtr<T>, src: &[T], sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
+        let (Some(rd), Some(rs)) = (self.route(op::PUT_SIGNAL, dst, src.len(), pe), self.sig_check(sig, pe)) else { return };
+        match (rd, rs) {
+            (Route::P2p(p), Route::P2p(s)) => {
+                // SAFETY: both ranges checked; the SeqCst atomic on the signal orders the data
+                // stores before it.
+                unsafe {
+                    p2p::put(p, src.as_ptr().cast(), size_of_val(src));
+                    p2p::atomic(s, Width::W64, sig_amo(sop, value));
+                }
+            }
+            _ => {
+                let r = Request {
+                    kind: kind::PUT_SIGNAL,
+                    flags: sop as u16,
+                    pe: pe as u32,
+                    len: size_of_val(src) as u64,
+                    dest: dst.addr,
+                    local: src.as_ptr() as u64,
+                    value,
+                    sig: sig.addr,
+                    ..Default::default()
+                };
+                if let Some(t) = self.submit(r) {
+                    self.wait(t, op::PUT_SIGNAL);
+                }
+            }
+        }
+    }
+
+    /// `nvshmem_put_signal_nbi`: as [`put_signal`](Self::put_signal) from the symmetric
+    /// `src` (this PE's copy, `n` elements); complete at the next `quiet`.
+    pub fn put_signal_nbi<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
+        if n as u64 > src.len {
+            self.fail(ErrorCode::OutOfBounds, op::PUT_SIGNAL, pe as i64, src.addr, n as u64);
+            return;
+        }
+        let (Some(rd), Some(rs)) = (self.route(op::PUT_SIGNAL, dst, n, pe), self.sig_check(sig, pe)) else { return };
+        match (rd, rs) {
+            (Route::P2p(p), Route::P2p(s)) => {
+                // SAFETY: as in put_signal.
+                unsafe {
+                    p2p::put(p, src.addr as *const u8, n * size_of::<T>());
+                    p2p::atomic(s, Width::W64, sig_amo(sop, value));
+                }
+            }
+            _ => {
+                let r = Request {
+                    kind: kind::PUT_SIGNAL,
+                    flags: sop as u16,
+                    pe: pe as u32,
+                    len: (n * size_of::<T>()) as u64,
+                    dest: dst.addr,
+                    local: src.addr,
+                    value,
+                    sig: sig.addr,
+                    ..Default::default()
+                };
+                self.submit(r);
+            }
+        }
+    }
+
+    /// `nvshmemx_signal_op`: updates the signal word `sig` on `pe`.
+    pub fn signal_op(&self, sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
+        match self.sig_check(sig, pe) {
+            // SAFETY: checked, aligned u64 in the peer's mapped heap.
+            Some(Route::P2p(s)) => unsafe {
+                p2p::atomic(s, Width::W64, sig_amo(sop, value));
+            },
+            Some(Route::Proxy) => {
+                self.submit(Request { kind: kind::SIGNAL_OP, flags: sop as u16, pe: pe as u32, value, sig: sig.addr, ..Default::default() });
+            }
+            None => {}
+        }
+    }
+
+    /// `nvshmem_signal_wait_until`: waits until this PE's signal word satisfies `cmp value`;
+    /// returns its value then.
+    pub fn signal_wait_until(&self, sig: DevPtr<u64>, cmp: Cmp, value: u64) -> u64 {
+        if self.route(op::SIGNAL_WAIT, sig, 1, self.my_pe()).is_none() {
+            return 0;
+        }
+        // SAFETY: a checked, aligned u64 of this PE's heap, accessed atomically.
+        let a = unsafe { AtomicU64::from_ptr(sig.addr as *mut u64) };
+        let mut spins = 0u32;
+        loop {
+            let v = a.load(Ordering::Acquire);
+            if cmp.holds(v, value) {
+                return v;
+            }
+            crate::channel::sync::pause(&mut spins);
+        }
+    }
+
+    // ---- atomics --------------------------------------------------------------------
+
+    fn amo<T: AmoType>(&self, dst: DevPtr<T>, aop: AmoOp, pe: usize, fetch: bool) -> T {
+        let w = T::WIDTH;
+        match self.route(op::AMO, dst, 1, pe) {
+            Some(Route::P2p(p)) => {
+                if (p as usize) % w.bytes() != 0 {
+                    self.fail(ErrorCode::Misaligned, op::AMO, pe as i64, dst.addr, w.bytes() as u64);
+                    return T::zeroed();
+                }
+                // SAFETY: checked and aligned, in the peer's mapped heap.
+                T::from_bits(unsafe { p2p::atomic(p, w, aop) })
+            }
+            Some(Route::Proxy) => {
+                let mut out = 0u64;
+                let (flags, value, cond) = amo_flags(aop, w == Width::W64);
+                let r = Request {
+                    kind: kind::AMO,
+                    flags,
+                    pe: pe as u32,
+                    len: w.bytes() as u64,
+                    dest: dst.addr,
+                    local: if fetch { (&raw mut out) as u64 } else { 0 },
+                    value,
+                    cond,
+                    sig: 0,
+                };
+                if let Some(t) = self.submit(r) {
+                    if fetch && self.wait(t, op::AMO) {
+                        // SAFETY: the proxy wrote `out` before completing the ticket (acquire).
+                        return T::from_bits(unsafe { (&raw const out).read_volatile() });
+                    }
+                }
+                T::zeroed()
+            }
+            None => T::zeroed(),
+        }
+    }
+
+    /// `nvshmem_atomic_fetch`.
+    pub fn atomic_fetch<T: AmoType>(&self, dst: DevPtr<T>, pe: usize) -> T {
+        self.amo(dst, AmoOp::Fetch, pe, true)
+    }
+    /// `nvshmem_atomic_set`.
+    pub fn atomic_set<T: AmoType>(&self, dst: DevPtr<T>, value: T, pe: usize) {
+        self.amo(dst, AmoOp::Set(value.to_bits()), pe, false);
+    }
+    /// `nvshmem_atomic_swap`.
+    pub fn atomic_swap<T: AmoType>(&self, dst: DevPtr<T>, value: T, pe: usize) -> T {
+        self.amo(dst, AmoOp::Swap(value.to_bits()), pe, true)
+    }
+    /// `nvshmem_atomic_compare_swap`.
+    pub fn atomic_compare_swap<T: AmoInt>(&self, dst: DevPtr<T>, cond: T, value: T, pe: usize) -> T {
+        self.amo(dst, AmoOp::CompareSwap { cond: cond.to_bits(), value: value.to_bits() }, pe, true)
+    }
+    /// `nvshmem_atomic_fetch_add`.
+    pub fn atomic_fetch_add<T: AmoInt>(&self, dst: DevPtr<T>, value: T, pe: usize) -> T {
+        self.amo(dst, AmoOp::FetchAdd(value.to_bits()), pe, true)
+    }
+    /// `nvshmem_atomic_add`.
+    pub fn atomic_add<T: AmoInt>(&self, dst: DevPtr<T>, value: T, pe: usize) {
+        self.amo(dst, AmoOp::FetchAdd(value.to_bits()), pe, false);
+    }
+    /// `nvshmem_atomic_fetch_inc`.
+    pub fn atomic_fetch_inc<T: AmoInt>(&self, dst: DevPtr<T>, pe: usize) -> T {
+        self.amo(dst, AmoOp::FetchAdd(T::ONE.to_bits()), pe, true)
+    }
+    /// `nvshmem_atomic_inc`.
+    pub fn atomic_inc<T: AmoInt>(&self, dst: DevPtr<T>, pe: usize) {
+        self.amo(dst, AmoOp::FetchAdd(T::ONE.to_bits()), pe, false);
+    }
+    /// `nvshmem_atomic_fetch_and`.
+    pub fn atomic_fetch_and<T: AmoInt>(&self, dst: DevPtr<T>, value: T, pe: usize) -> T {
+        self.amo(dst, AmoOp::FetchAnd(value.to_bits()), pe, true)
+    }
+    /// `nvshmem_atomic_fetch_or`.
+    pub fn atomic_fetch_or<T: AmoInt>(&self, dst: DevPtr<T>, value: T, pe: usize) -> T {
+        self.amo(dst, AmoOp::FetchOr(value.to_bits()), pe, true)
+    }
+    /// `nvshmem_atomic_fetch_xor`.
+    pub fn atomic_fetch_xor<T: AmoInt>(&self, dst: DevPtr<T>, value: T, pe: usize) -> T {
+        self.amo(dst, AmoOp::FetchXor(value.to_bits()), pe, true)
+    }
+    /// `nvshmem_atomic_and`.
+    pub fn atomic_and<T: AmoInt>(&self, dst: DevPtr<T>, value: T, pe: usize) {
+        self.amo(dst, AmoOp::FetchAnd(value.to_bits()), pe, false);
+    }
+    /// `nvshmem_atomic_or`.
+    pub fn atomic_or<T: AmoInt>(&self, dst: DevPtr<T>, value: T, pe: usize) {
+        self.amo(dst, AmoOp::FetchOr(value.to_bits()), pe, false);
+    }
+    /// `nvshmem_atomic_xor`.
+    pub fn atomic_xor<T: AmoInt>(&self, dst: DevPtr<T>, value: T, pe: usize) {
+        self.amo(dst, AmoOp::FetchXor(value.to_bits()), pe, false);
+    }
+
+    // ---- ordering -------------------------------------------------------------------
+
+    /// `nvshmem_fence`: this thread's operations to each PE are delivered in order around it.
+    pub fn fence(&self) {
+        // P2P stores are ordered by the release fence; the proxy executes in ring order.
+        fence(Ordering::Release);
+    }
+
+    /// `nvshmem_quiet`: every operation this thread issued is complete and visible.
+    pub fn quiet(&self) {
+        fence(Ordering::SeqCst);
+        let last = self.last_ticket.get();
+        if last > 0 {
+            self.wait(last - 1, op::QUIET);
+        }
+    }
+
+    // ---- PE-wide synchronization (one thread per PE) --------------------------------
+
+    /// `nvshmem_barrier_all` from one device thread per PE: quiet, then wait for every PE.
+    pub fn barrier_all(&self) {
+        self.quiet();
+        self.sync_all();
+    }
+
+    /// `nvshmem_sync_all` from one device thread per PE: wait for every PE (no quiet).
+    /// A dissemination barrier over the device's own symmetric flags, through each peer's
+    /// channel, so it never interferes with the host runtime's barriers.
+    pub fn sync_all(&self) {
+        let st = self.state;
+        let n = st.n_pes as usize;
+        let me = st.my_pe as usize;
+        let epoch = st.barrier_epoch.fetch_add(1, Ordering::Relaxed) + 1;
+        let flags = DevPtr::<u64> { addr: st.barrier_flags, len: (BARRIER_ROUNDS * 8) as u64, _t: PhantomData };
+        let mut dist = 1;
+        let mut round = 0;
+        while dist < n {
+            let f = flags.offset(round * 8);
+            self.signal_op(f, epoch, SignalOp::Set, (me + dist) % n);
+            self.signal_wait_until(f, Cmp::Ge, epoch);
+            dist <<= 1;
+            round += 1;
+        }
+    }
+
+    // ---- collective-scope forms -----------------------------------------------------
+
+    /// The group (warp or block) of this thread: (rank in group, group size).
+    fn group(&self, block: bool) -> (usize, usize) {
+        if block { (self.thread, self.grid.threads) } else { (self.lane_idx(), self.warp_len()) }
+    }
+
+    fn group_sync(&self, block: bool) {
+        if block { self.sync_block() } else { self.sync_warp() }
+    }
+
+    fn put_group<T: Pod>(&self, dst: DevPtr<T>, src: &[T], pe: usize, block: bool) {
+        let (r, g) = self.group(block);
+        match self.route(op::PUT, dst, src.len(), pe) {
+            Some(Route::P2p(_)) => {
+                // Every member copies its share.
+                let share = src.len().div_ceil(g);
+                let lo = (r * share).min(src.len());
+                let hi = ((r + 1) * share).min(src.len());
+                if lo < hi {
+                    self.put(dst.offset(lo), &src[lo..hi], pe);
+                }
+            }
+            Some(Route::Proxy) if r == 0 => self.put(dst, src, pe),
+            _ => {}
+        }
+        self.group_sync(block);
+    }
+
+    /// `nvshmemx_put_warp`: every thread of the warp calls with the same arguments.
+    pub fn put_warp<T: Pod>(&self, dst: DevPtr<T>, src: &[T], pe: usize) {
+        self.put_group(dst, src, pe, false)
+    }
+
+    /// `nvshmemx_put_block`: every thread of the block calls with the same arguments.
+    pub fn put_block<T: Pod>(&self, dst: DevPtr<T>, src: &[T], pe: usize) {
+        self.put_group(dst, src, pe, true)
+    }
+
+    fn put_nbi_group<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, pe: usize, block: bool) {
+        let (r, g) = self.group(block);
+        match self.route(op::PUT, dst, n, pe) {
+            Some(Route::P2p(_)) => {
+                let share = n.div_ceil(g);
+                let lo = (r * share).min(n);
+                let hi = ((r + 1) * share).min(n);
+                if lo < hi {
+                    self.put_nbi(dst.offset(lo), src.offset(lo), hi - lo, pe);
+                }
+            }
+            Some(Route::Proxy) if r == 0 => self.put_nbi(dst, src, n, pe),
+            _ => {}
+        }
+        self.group_sync(block);
+        self.adopt_group_tickets();
+    }
+
+    /// After a group operation through the proxy, every member's `quiet` must cover the
+    /// leader's request: adopt every ticket issued so far (conservative and cheap).
+    fn adopt_group_tickets(&self) {
+        if let Some(ring) = self.dev.ring() {
+            self.last_ticket.set(self.last_ticket.get().max(ring.issued()));
+        }
+    }
+
+    /// `nvshmemx_put_nbi_warp`.
+    pub fn put_nbi_warp<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, pe: usize) {
+        self.put_nbi_group(dst, src, n, pe, false)
+    }
+
+    /// `nvshmemx_put_nbi_block`.
+    pub fn put_nbi_block<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, pe: usize) {
+        self.put_nbi_group(dst, src, n, pe, true)
+    }
+
+    fn get_group<T: Pod>(&self, dst: &mut [T], src: DevPtr<T>, pe: usize, block: bool) {
+        // `dst` is this thread's own buffer (Rust gives each thread its own &mut): every
+        // member fetches the whole object into its buffer, sharing nothing but the wait.
+        self.get(dst, src, pe);
+        self.group_sync(block);
+    }
+
+    /// `nvshmemx_get_warp` (each thread receives the data into its own `dst`).
+    pub fn get_warp<T: Pod>(&self, dst: &mut [T], src: DevPtr<T>, pe: usize) {
+        self.get_group(dst, src, pe, false)
+    }
+
+    /// `nvshmemx_get_block` (each thread receives the data into its own `dst`).
+    pub fn get_block<T: Pod>(&self, dst: &mut [T], src: DevPtr<T>, pe: usize) {
+        self.get_group(dst, src, pe, true)
+    }
+
+    fn get_nbi_group<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, pe: usize, block: bool) {
+        let (r, g) = self.group(block);
+        let share = n.div_ceil(g);
+        let lo = (r * share).min(n);
+        let hi = ((r + 1) * share).min(n);
+        if lo < hi {
+            self.get_nbi(dst.offset(lo), src.offset(lo), hi - lo, pe);
+        }
+        self.group_sync(block);
+        self.adopt_group_tickets();
+    }
+
+    /// `nvshmemx_get_nbi_warp`: the warp shares fetching `n` elements into this PE's symmetric
+    /// `dst`.
+    pub fn get_nbi_warp<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, pe: usize) {
+        self.get_nbi_group(dst, src, n, pe, false)
+    }
+
+    /// `nvshmemx_get_nbi_block`.
+    pub fn get_nbi_block<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, pe: usize) {
+        self.get_nbi_group(dst, src, n, pe, true)
+    }
+
+    fn put_signal_group<T: Pod>(&self, dst: DevPtr<T>, src: &[T], sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize, block: bool) {
+        let (r, _) = self.group(block);
+        match self.route(op::PUT_SIGNAL, dst, src.len(), pe) {
+            Some(Route::P2p(_)) => {
+                // Share the data, then one member signals once all shares are written.
+                self.put_group(dst, src, pe, block);
+                if r == 0 {
+                    self.fence();
+                    self.signal_op(sig, value, sop, pe);
+                }
+            }
+            Some(Route::Proxy) if r == 0 => self.put_signal(dst, src, sig, value, sop, pe),
+            _ => {}
+        }
+        self.group_sync(block);
+    }
+
+    /// `nvshmemx_put_signal_warp`.
+    pub fn put_signal_warp<T: Pod>(&self, dst: DevPtr<T>, src: &[T], sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
+        self.put_signal_group(dst, src, sig, value, sop, pe, false)
+    }
+
+    /// `nvshmemx_put_signal_block`.
+    pub fn put_signal_block<T: Pod>(&self, dst: DevPtr<T>, src: &[T], sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
+        self.put_signal_group(dst, src, sig, value, sop, pe, true)
+    }
+
+    /// `nvshmemx_quiet_block`-style: every thread quiets, then the block synchronizes.
+    pub fn quiet_block(&self) {
+        self.quiet();
+        self.sync_block();
+    }
+
+    /// `nvshmemx_barrier_all_block`: every thread of the block calls; one PE-wide barrier.
+    pub fn barrier_all_block(&self) {
+        self.quiet();
+        self.adopt_group_tickets();
+        self.sync_block();
+        if self.thread == 0 {
+            self.barrier_all();
+        }
+        self.sync_block();
+    }
+
+    /// `nvshmemx_barrier_all_warp`: every thread of one warp calls; one PE-wide barrier.
+    pub fn barrier_all_warp(&self) {
+        self.quiet();
+        self.sync_warp();
+        if self.lane_idx() == 0 {
+            self.barrier_all();
+        }
+        self.sync_warp();
+    }
+
+    /// `nvshmemx_sync_all_block`.
+    pub fn sync_all_block(&self) {
+        self.sync_block();
+        if self.thread == 0 {
+            self.sync_all();
+        }
+        self.sync_block();
+    }
+}
+
+fn sig_amo(sop: SignalOp, value: u64) -> AmoOp {
+    match sop {
+        SignalOp::Set => AmoOp::Set(value),
+        SignalOp::Add => AmoOp::FetchAdd(value),
+    }
+}
+
+const _: () = assert!(WARP_SIZE == 32);

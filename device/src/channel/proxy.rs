@@ -1,0 +1,242 @@
+//! The proxy channel (NVSHMEM's IBRC path): device threads write fixed-size requests into a
+//! ring in memory the device can reach, and one host proxy thread per PE drains it in order,
+//! executing each request through the host runtime (whatever transport reaches the peer), and
+//! advancing the ring's `completed` count, which device threads read to implement `quiet` and
+//! to collect the results of fetching operations.
+//!
+//! The proxy executes requests strictly in ticket order, so requests of one thread to one PE
+//! stay ordered (`fence` costs nothing) and a put followed by its signal lands in that order.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::ring::{Ring, Stalled};
+use crate::state::{DeviceState, ErrorCode, op};
+use oxshmem::transport::AmoOp;
+
+/// Request kinds.
+pub(crate) mod kind {
+    pub(crate) const PUT: u16 = 1;
+    pub(crate) const GET: u16 = 2;
+    pub(crate) const P: u16 = 3;
+    pub(crate) const AMO: u16 = 4;
+    pub(crate) const PUT_SIGNAL: u16 = 5;
+    pub(crate) const SIGNAL_OP: u16 = 6;
+}
+
+/// A request: 56 bytes, so that with its sequence word a slot is one 64-byte line.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Request {
+    pub(crate) kind: u16,
+    /// AMO: operation (low 4 bits) and 64-bit width (bit 4); signals: the signal op.
+    pub(crate) flags: u16,
+    pub(crate) pe: u32,
+    pub(crate) len: u64,
+    /// Symmetric address on the target (local address of the same object).
+    pub(crate) dest: u64,
+    /// Local address: put source, get destination, fetched-value destination (0: none).
+    pub(crate) local: u64,
+    /// Inline value (p), AMO operand, signal value.
+    pub(crate) value: u64,
+    /// Compare operand.
+    pub(crate) cond: u64,
+    /// Symmetric address of the signal word.
+    pub(crate) sig: u64,
+}
+
+/// AMO operations as request flags.
+pub(crate) fn amo_flags(op: AmoOp, w64: bool) -> (u16, u64, u64) {
+    let (k, v, c) = match op {
+        AmoOp::Fetch => (0, 0, 0),
+        AmoOp::Set(v) => (1, v, 0),
+        AmoOp::Swap(v) => (2, v, 0),
+        AmoOp::CompareSwap { cond, value } => (3, value, cond),
+        AmoOp::FetchAdd(v) => (4, v, 0),
+        AmoOp::FetchAnd(v) => (5, v, 0),
+        AmoOp::FetchOr(v) => (6, v, 0),
+        AmoOp::FetchXor(v) => (7, v, 0),
+    };
+    (k | if w64 { 0x10 } else { 0 }, v, c)
+}
+
+fn amo_of(r: &Request) -> AmoOp {
+    match r.flags & 0xf {
+        0 => AmoOp::Fetch,
+        1 => AmoOp::Set(r.value),
+        2 => AmoOp::Swap(r.value),
+        3 => AmoOp::CompareSwap { cond: r.cond, value: r.value },
+        4 => AmoOp::FetchAdd(r.value),
+        5 => AmoOp::FetchAnd(r.value),
+        6 => AmoOp::FetchOr(r.value),
+        _ => AmoOp::FetchXor(r.value),
+    }
+}
+
+/// The ring type.
+pub(crate) type ProxyRing = Ring<Request>;
+
+/// Submits a request, waiting while the ring is full; gives up (recording a stall) after
+/// the device timeout.
+pub(crate) fn submit(state: &DeviceState, ring: &ProxyRing, r: Request, block: u32, thread: u32) -> Option<u64> {
+    let deadline = Instant::now() + Duration::from_nanos(state.timeout_ns);
+    let mut spins = 0u32;
+    match ring.submit(r, || {
+        super::sync::pause(&mut spins);
+        spins < 200 || Instant::now() < deadline
+    }) {
+        Ok(t) => Some(t),
+        Err(Stalled { ticket, completed }) => {
+            state.error.record(ErrorCode::RingStalled, op_of(r.kind), i64::from(r.pe), ticket, completed, block, thread);
+            None
+        }
+    }
+}
+
+/// Waits until ticket `t` is complete (false on timeout, after recording a stall).
+pub(crate) fn wait_done(state: &DeviceState, ring: &ProxyRing, t: u64, op: u32, block: u32, thread: u32) -> bool {
+    let mut spins = 0u32;
+    let mut deadline = None;
+    while ring.completed() <= t {
+        super::sync::pause(&mut spins);
+        if spins >= 200 {
+            let d = *deadline.get_or_insert_with(|| Instant::now() + Duration::from_nanos(state.timeout_ns));
+            if Instant::now() > d {
+                state.error.record(ErrorCode::RingStalled, op, -1, t, ring.completed(), block, thread);
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn op_of(kind: u16) -> u32 {
+    match kind {
+        kind::PUT => op::PUT,
+        kind::GET => op::GET,
+        kind::P => op::P,
+        kind::AMO => op::AMO,
+        kind::PUT_SIGNAL => op::PUT_SIGNAL,
+        kind::SIGNAL_OP => op::SIGNAL_OP,
+        _ => op::KERNEL,
+    }
+}
+
+/// Executes one request through the host runtime.
+fn execute(state: &DeviceState, r: &Request) {
+    let pe = r.pe as i32;
+    let res: oxshmem::Result<()> = (|| {
+        // SAFETY (all arms): the device thread that submitted the request checked the target
+        // range against the symmetric heap and keeps `local` valid until the ticket completes
+        // (blocking operations wait for it; `_nbi` ones hold their buffers until quiet).
+        unsafe {
+            match r.kind {
+                kind::PUT => oxshmem::raw::putmem(r.dest as *mut u8, r.local as *const u8, r.len as usize, pe),
+                kind::GET => oxshmem::raw::getmem(r.local as *mut u8, r.dest as *const u8, r.len as usize, pe),
+                kind::P => oxshmem::raw::putmem(r.dest as *mut u8, (&raw const r.value).cast(), r.len as usize, pe),
+                kind::AMO => {
+                    let op = amo_of(r);
+                    let old = if r.flags & 0x10 != 0 {
+                        oxshmem::raw::atomic(r.dest as *mut u64, op, pe, "nvshmem_atomic (proxy)")?
+                    } else {
+                        u64::from(oxshmem::raw::atomic(r.dest as *mut u32, op, pe, "nvshmem_atomic (proxy)")?)
+                    };
+                    if r.local != 0 {
+                        (r.local as *mut u64).write_unaligned(old);
+                    }
+                    Ok(())
+                }
+                kind::PUT_SIGNAL => oxshmem::signal::raw::put_signal(
+                    r.dest as *mut u8,
+                    r.local as *const u8,
+                    r.len as usize,
+                    r.sig as *mut u64,
+                    r.value,
+                    i32::from(r.flags),
+                    pe,
+                    "nvshmem_put_signal (proxy)",
+                ),
+                kind::SIGNAL_OP => {
+                    let op = if r.flags == 0 { AmoOp::Set(r.value) } else { AmoOp::FetchAdd(r.value) };
+                    oxshmem::raw::atomic(r.sig as *mut u64, op, pe, "nvshmemx_signal_op (proxy)").map(drop)
+                }
+                _ => Ok(()),
+            }
+        }
+    })();
+    if res.is_err() {
+        state.error.record(ErrorCode::Transport, op_of(r.kind), i64::from(r.pe), r.dest, r.len, u32::MAX, u32::MAX);
+    }
+}
+
+/// The proxy thread of one PE.
+#[derive(Debug)]
+pub(crate) struct Proxy {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Pointers the proxy thread needs, owned by the `Device`, which stops the proxy before it
+/// frees them.
+struct Shared(*const DeviceState, *const ProxyRing);
+// SAFETY: see the struct's doc; both targets are Sync.
+unsafe impl Send for Shared {}
+
+impl Proxy {
+    /// Starts the proxy thread for `ring`.
+    pub(crate) fn start(state: *const DeviceState, ring: *const ProxyRing) -> Proxy {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let shared = Shared(state, ring);
+        let handle = std::thread::Builder::new()
+            .name("oxshmem-proxy".into())
+            .spawn(move || {
+                let shared = shared;
+                // SAFETY: the Device keeps both alive until it has joined this thread.
+                let (state, ring) = unsafe { (&*shared.0, &*shared.1) };
+                let mut t = 0u64;
+                let mut spins = 0u32;
+                let mut stopping_since: Option<Instant> = None;
+                loop {
+                    match ring.poll(t) {
+                        Some(r) => {
+                            execute(state, &r);
+                            ring.complete(t);
+                            t += 1;
+                            spins = 0;
+                        }
+                        None => {
+                            if s2.load(Ordering::Acquire) {
+                                if ring.issued() <= t {
+                                    break;
+                                }
+                                // A producer that gave up left a hole: do not wait forever.
+                                let since = *stopping_since.get_or_insert_with(Instant::now);
+                                if since.elapsed() > Duration::from_nanos(state.timeout_ns) {
+                                    break;
+                                }
+                            }
+                            super::sync::pause(&mut spins);
+                        }
+                    }
+                }
+            })
+            .expect("spawn the proxy thread");
+        Proxy { stop, handle: Some(handle) }
+    }
+
+    /// Stops the thread once every issued request is done.
+    pub(crate) fn stop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

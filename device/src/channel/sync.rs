@@ -1,0 +1,30 @@
+//! The atomics the lock-free channel code uses: std's here, loom's in the model tests (which
+//! include the channel files under their own `sync` module).
+
+pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+
+/// An `UnsafeCell` with loom's closure API, so that the same ring code runs under loom.
+#[derive(Debug, Default)]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+impl<T> UnsafeCell<T> {
+    pub(crate) fn new(v: T) -> Self {
+        UnsafeCell(std::cell::UnsafeCell::new(v))
+    }
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+/// What a waiting loop does between polls.
+pub(crate) fn pause(spins: &mut u32) {
+    if *spins < 200 {
+        *spins += 1;
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}

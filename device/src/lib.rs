@@ -1,0 +1,279 @@
+//! # oxshmem-device
+//!
+//! One-sided operations that a *device thread* starts by itself: the NVSHMEM device API
+//! (`put`, `get`, `p`, `g`, `_nbi`, `put_signal`, `signal_op`, `signal_wait_until`, atomics,
+//! `fence`, `quiet`, `barrier_all`, `sync_all`, and the `_warp`/`_block` collective-scope
+//! forms), over per-peer *channels* chosen at init:
+//!
+//! - **P2P** — the peer's heap is mapped here: direct stores, loads and atomics;
+//! - **proxy** — a request ring drained by a host proxy thread that calls the runtime's
+//!   transport (NVSHMEM's IBRC path).
+//!
+//! `OXSHMEM_DEVICE_CHANNEL=p2p|proxy` overrides the choice for every peer. Device code runs on
+//! the CPU kernel back end ([`Stream::launch`]); the device state is plain `#[repr(C)]` data
+//! ([`state::DeviceState`]), so a CUDA back end can reuse it unchanged. This crate is a client
+//! of the runtime: it asks the runtime for memory, peers and a host transport, never the other
+//! way round.
+//!
+//! ```no_run
+//! use oxshmem_device::{Device, DevPtr, Grid};
+//! let shmem = oxshmem::init()?;
+//! let dev = Device::init(&shmem)?;                       // collective
+//! let buf = shmem.alloc_slice(1024, 0u64)?;
+//! let dst = DevPtr::from_slice(&buf);
+//! let right = (shmem.my_pe() + 1) % shmem.n_pes();
+//! let stream = dev.stream();
+//! stream.launch(Grid::new(4, 256), move |t| {
+//!     let i = t.global_idx();
+//!     t.p(dst.offset(i), i as u64, right);               // one store per device thread
+//!     t.quiet();
+//! });
+//! stream.synchronize()?;
+//! shmem.barrier_all()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod api;
+pub mod channel;
+mod cpu;
+pub mod state;
+
+use std::sync::{Arc, Mutex};
+
+use bytemuck::Pod;
+
+pub use api::DevPtr;
+pub use channel::ChannelKind;
+pub use cpu::{Grid, Stream, Thread, WARP_SIZE};
+use channel::proxy::{Proxy, ProxyRing};
+use state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op_name};
+
+/// An error of the device layer, naming the PE, the operation and the device thread.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// A device operation failed.
+    #[error("PE {pe}: device {op} ({where_}): {reason}")]
+    Op {
+        /// The PE on which the device thread ran.
+        pe: usize,
+        /// The operation (NVSHMEM name).
+        op: &'static str,
+        /// Which device thread (or the proxy).
+        where_: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Setting the device layer up failed.
+    #[error("PE {pe}: device init: {reason}")]
+    Init {
+        /// This PE.
+        pe: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The runtime reported an error.
+    #[error(transparent)]
+    Runtime(#[from] oxshmem::Error),
+}
+
+struct Inner {
+    state: Box<DeviceState>,
+    _peer_base: Box<[u64]>,
+    _channel: Box<[u8]>,
+    ring: Option<Box<ProxyRing>>,
+    proxy: Mutex<Option<Proxy>>,
+    barrier: Mutex<Option<oxshmem::SymSlice<u64>>>,
+    concurrent_blocks: usize,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device").field("my_pe", &self.state.my_pe).field("n_pes", &self.state.n_pes).finish()
+    }
+}
+
+/// The device layer of one PE. Clones are handles to the same device.
+#[derive(Debug, Clone)]
+pub struct Device(Arc<Inner>);
+
+/// Requests in the proxy ring.
+pub const PROXY_RING_SLOTS: usize = 4096;
+
+fn env_timeout() -> u64 {
+    std::env::var("OXSHMEM_TIMEOUT").ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(60) * 1_000_000_000
+}
+
+impl Device {
+    /// Sets up the device layer (`nvshmem_init`'s device half); collective over all PEs.
+    /// Chooses each peer's channel: P2P when its heap is mapped here, else proxy;
+    /// `OXSHMEM_DEVICE_CHANNEL=p2p|proxy` forces one (forcing P2P to an unmapped peer is an
+    /// error).
+    pub fn init(shmem: &oxshmem::Shmem) -> Result<Device, DeviceError> {
+        Self::init_with(shmem, std::env::var("OXSHMEM_DEVICE_CHANNEL").ok().as_deref())
+    }
+
+    /// As [`init`](Self::init), with the channel override given explicitly (`None`: automatic).
+    pub fn init_with(shmem: &oxshmem::Shmem, force: Option<&str>) -> Result<Device, DeviceError> {
+        let (me, n) = (shmem.my_pe(), shmem.n_pes());
+        let force = match force.map(str::trim) {
+            None | Some("") | Some("auto") => None,
+            Some("p2p") => Some(ChannelKind::P2p),
+            Some("proxy") => Some(ChannelKind::Proxy),
+            Some(other) => {
+                return Err(DeviceError::Init {
+                    pe: me,
+                    reason: format!("OXSHMEM_DEVICE_CHANNEL={other:?}: expected p2p or proxy (ibgda comes with the IBGDA channel)"),
+                });
+            }
+        };
+        let (base, size) = oxshmem::raw::heap_range()?;
+        let mut peer_base = vec![0u64; n].into_boxed_slice();
+        let mut channel = vec![0u8; n].into_boxed_slice();
+        for pe in 0..n {
+            let p = oxshmem::raw::ptr(base, pe as i32);
+            peer_base[pe] = p as u64;
+            let kind = match force {
+                Some(ChannelKind::P2p) if p.is_null() => {
+                    return Err(DeviceError::Init {
+                        pe: me,
+                        reason: format!("OXSHMEM_DEVICE_CHANNEL=p2p, but PE {pe}'s heap is not mapped here"),
+                    });
+                }
+                Some(k) => k,
+                None if p.is_null() => ChannelKind::Proxy,
+                None => ChannelKind::P2p,
+            };
+            channel[pe] = kind as u8;
+        }
+        let needs_proxy = channel.iter().any(|&c| c == ChannelKind::Proxy as u8);
+        let ring = needs_proxy.then(|| Box::new(ProxyRing::new(PROXY_RING_SLOTS)));
+        let flags = shmem.alloc_slice(BARRIER_ROUNDS * 8, 0u64)?;
+        let state = Box::new(DeviceState {
+            my_pe: me as u32,
+            n_pes: n as u32,
+            heap_base: base as u64,
+            heap_size: size as u64,
+            peer_base: peer_base.as_ptr(),
+            channel: channel.as_ptr(),
+            ring: ring.as_deref().map_or(std::ptr::null(), |r| (r as *const ProxyRing).cast()),
+            barrier_flags: flags.as_ptr() as u64,
+            barrier_epoch: Default::default(),
+            timeout_ns: env_timeout(),
+            error: ErrorSlot::default(),
+        });
+        let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r));
+        let concurrent_blocks = std::env::var("OXSHMEM_DEVICE_BLOCKS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
+        shmem.barrier_all()?;
+        Ok(Device(Arc::new(Inner {
+            state,
+            _peer_base: peer_base,
+            _channel: channel,
+            ring,
+            proxy: Mutex::new(proxy),
+            barrier: Mutex::new(Some(flags)),
+            concurrent_blocks,
+        })))
+    }
+
+    /// The device state (what device code reads).
+    pub fn state(&self) -> &DeviceState {
+        &self.0.state
+    }
+
+    pub(crate) fn ring(&self) -> Option<&ProxyRing> {
+        self.0.ring.as_deref()
+    }
+
+    pub(crate) fn concurrent_blocks(&self) -> usize {
+        self.0.concurrent_blocks
+    }
+
+    /// The channel that serves `pe`.
+    pub fn channel_of(&self, pe: usize) -> Option<ChannelKind> {
+        if pe >= self.0.state.n_pes as usize {
+            return None;
+        }
+        // SAFETY: pe < n_pes, the length of the channel table.
+        ChannelKind::from_u8(unsafe { *self.0.state.channel.add(pe) })
+    }
+
+    /// A new stream for kernel launches.
+    pub fn stream(&self) -> Stream {
+        Stream::new(self.clone())
+    }
+
+    /// Host side of `quiet` for device work: waits until every request device threads put in
+    /// the proxy ring is complete, then reports the first device error.
+    pub fn quiet(&self) -> Result<(), DeviceError> {
+        if let Some(r) = self.ring() {
+            let issued = r.issued();
+            if issued > 0 && !channel::proxy::wait_done(self.state(), r, issued - 1, state::op::QUIET, u32::MAX, u32::MAX) {
+                return Err(self.error().expect("a stall was recorded"));
+            }
+        }
+        match self.error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// The first device error, if any.
+    pub fn error(&self) -> Option<DeviceError> {
+        let s = &self.0.state.error;
+        if !s.is_set() {
+            return None;
+        }
+        let n = self.0.state.n_pes;
+        let where_ = if s.block == u32::MAX { "host proxy".to_string() } else { format!("block {}, thread {}", s.block, s.thread) };
+        let reason = match s.code {
+            c if c == ErrorCode::PeOutOfRange as u32 => format!("PE {} is out of range (0..{n})", s.pe),
+            c if c == ErrorCode::NotSymmetric as u32 => {
+                format!("address {:#x} (+{} bytes) is not in the symmetric heap", s.addr, s.len)
+            }
+            c if c == ErrorCode::OutOfBounds as u32 => {
+                format!("{} elements at {:#x} exceed the symmetric object", s.len, s.addr)
+            }
+            c if c == ErrorCode::RingStalled as u32 => format!(
+                "the proxy ring stalled: request {} not done after the timeout ({} completed); is the proxy alive?",
+                s.addr, s.len
+            ),
+            c if c == ErrorCode::Transport as u32 => {
+                format!("the host transport failed a proxied request to PE {} at {:#x} ({} bytes)", s.pe, s.addr, s.len)
+            }
+            c if c == ErrorCode::Misaligned as u32 => format!("atomic target {:#x} is not aligned to {} bytes", s.addr, s.len),
+            _ => "the kernel panicked".to_string(),
+        };
+        Some(DeviceError::Op { pe: self.0.state.my_pe as usize, op: op_name(s.op), where_, reason })
+    }
+
+    /// Ends the device layer: completes every outstanding device operation (a kernel may have
+    /// ended with `_nbi` operations in flight), stops the proxy, frees the device's symmetric
+    /// objects (collective), and reports the first device error.
+    pub fn finalize(self) -> Result<(), DeviceError> {
+        let q = self.quiet();
+        if let Some(mut p) = self.0.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            p.stop();
+        }
+        if let Some(flags) = self.0.barrier.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            flags.free()?;
+        }
+        q
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(mut p) = self.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            p.stop();
+        }
+        // The barrier flags are symmetric: freeing them is collective, so a Device dropped
+        // without finalize leaves them allocated rather than risk a hang.
+        if let Some(f) = self.barrier.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            std::mem::forget(f);
+        }
+    }
+}
+
+/// Marker for element types device operations move.
+pub trait DeviceData: Pod {}
+impl<T: Pod> DeviceData for T {}
