@@ -146,7 +146,14 @@ impl Thread<'_> {
             // SAFETY: route() checked the whole range against the peer's mapped heap.
             Some(Route::P2p(p)) => unsafe { p2p::put(p, src.as_ptr().cast(), size_of_val(src)) },
             Some(Route::Proxy) => {
-                let r = Request { kind: kind::PUT, pe: pe as u32, len: size_of_val(src) as u64, dest: dst.addr, local: src.as_ptr() as u64, ..Default::default() };
+                let r = Request {
+                    kind: kind::PUT,
+                    pe: pe as u32,
+                    len: size_of_val(src) as u64,
+                    dest: dst.addr,
+                    local: src.as_ptr() as u64,
+                    ..Default::default()
+                };
                 // Blocking: the proxy reads src, so wait until it has.
                 if let Some(t) = self.submit(r) {
                     self.wait(t, op::PUT);
@@ -167,7 +174,14 @@ impl Thread<'_> {
             // SAFETY: as in put; src is n elements of a live local symmetric object.
             Some(Route::P2p(p)) => unsafe { p2p::put(p, src.addr as *const u8, n * size_of::<T>()) },
             Some(Route::Proxy) => {
-                let r = Request { kind: kind::PUT, pe: pe as u32, len: (n * size_of::<T>()) as u64, dest: dst.addr, local: src.addr, ..Default::default() };
+                let r = Request {
+                    kind: kind::PUT,
+                    pe: pe as u32,
+                    len: (n * size_of::<T>()) as u64,
+                    dest: dst.addr,
+                    local: src.addr,
+                    ..Default::default()
+                };
                 self.submit(r);
             }
             None => {}
@@ -180,7 +194,14 @@ impl Thread<'_> {
             // SAFETY: route() checked the source range; dst is a valid local slice.
             Some(Route::P2p(p)) => unsafe { p2p::get(dst.as_mut_ptr().cast(), p, size_of_val(dst)) },
             Some(Route::Proxy) => {
-                let r = Request { kind: kind::GET, pe: pe as u32, len: size_of_val(dst) as u64, dest: src.addr, local: dst.as_mut_ptr() as u64, ..Default::default() };
+                let r = Request {
+                    kind: kind::GET,
+                    pe: pe as u32,
+                    len: size_of_val(dst) as u64,
+                    dest: src.addr,
+                    local: dst.as_mut_ptr() as u64,
+                    ..Default::default()
+                };
                 if let Some(t) = self.submit(r) {
                     self.wait(t, op::GET);
                 }
@@ -200,7 +221,14 @@ impl Thread<'_> {
             // SAFETY: as in get; dst is n elements of a live local symmetric object.
             Some(Route::P2p(p)) => unsafe { p2p::get(dst.addr as *mut u8, p, n * size_of::<T>()) },
             Some(Route::Proxy) => {
-                let r = Request { kind: kind::GET, pe: pe as u32, len: (n * size_of::<T>()) as u64, dest: src.addr, local: dst.addr, ..Default::default() };
+                let r = Request {
+                    kind: kind::GET,
+                    pe: pe as u32,
+                    len: (n * size_of::<T>()) as u64,
+                    dest: src.addr,
+                    local: dst.addr,
+                    ..Default::default()
+                };
                 self.submit(r);
             }
             None => {}
@@ -220,7 +248,14 @@ impl Thread<'_> {
             // SAFETY: route() checked the element; symmetric objects are aligned for T.
             Some(Route::P2p(p)) => unsafe { p2p::p(p, bits, w) },
             Some(Route::Proxy) => {
-                self.submit(Request { kind: kind::P, pe: pe as u32, len: w as u64, dest: dst.addr, value: bits, ..Default::default() });
+                self.submit(Request {
+                    kind: kind::P,
+                    pe: pe as u32,
+                    len: w as u64,
+                    dest: dst.addr,
+                    value: bits,
+                    ..Default::default()
+                });
             }
             None => {}
         }
@@ -241,8 +276,18 @@ impl Thread<'_> {
 
     /// `nvshmem_put_signal`: puts `src` into `dst` on `pe`, then updates the signal word
     /// `sig` there (`op`: set or add); a PE that sees the signal sees the data.
-    pub fn put_signal<T: Pod>(&self, dst: DevPtr<T>, src: &[T], sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
-        let (Some(rd), Some(rs)) = (self.route(op::PUT_SIGNAL, dst, src.len(), pe), self.sig_check(sig, pe)) else { return };
+    pub fn put_signal<T: Pod>(
+        &self,
+        dst: DevPtr<T>,
+        src: &[T],
+        sig: DevPtr<u64>,
+        value: u64,
+        sop: SignalOp,
+        pe: usize,
+    ) {
+        let (Some(rd), Some(rs)) = (self.route(op::PUT_SIGNAL, dst, src.len(), pe), self.sig_check(sig, pe)) else {
+            return;
+        };
         match (rd, rs) {
             (Route::P2p(p), Route::P2p(s)) => {
                 // SAFETY: both ranges checked; the SeqCst atomic on the signal orders the data
@@ -273,7 +318,16 @@ impl Thread<'_> {
 
     /// `nvshmem_put_signal_nbi`: as [`put_signal`](Self::put_signal) from the symmetric
     /// `src` (this PE's copy, `n` elements); complete at the next `quiet`.
-    pub fn put_signal_nbi<T: Pod>(&self, dst: DevPtr<T>, src: DevPtr<T>, n: usize, sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
+    pub fn put_signal_nbi<T: Pod>(
+        &self,
+        dst: DevPtr<T>,
+        src: DevPtr<T>,
+        n: usize,
+        sig: DevPtr<u64>,
+        value: u64,
+        sop: SignalOp,
+        pe: usize,
+    ) {
         if n as u64 > src.len {
             self.fail(ErrorCode::OutOfBounds, op::PUT_SIGNAL, pe as i64, src.addr, n as u64);
             return;
@@ -312,7 +366,14 @@ impl Thread<'_> {
                 p2p::atomic(s, Width::W64, sig_amo(sop, value));
             },
             Some(Route::Proxy) => {
-                self.submit(Request { kind: kind::SIGNAL_OP, flags: sop as u16, pe: pe as u32, value, sig: sig.addr, ..Default::default() });
+                self.submit(Request {
+                    kind: kind::SIGNAL_OP,
+                    flags: sop as u16,
+                    pe: pe as u32,
+                    value,
+                    sig: sig.addr,
+                    ..Default::default()
+                });
             }
             None => {}
         }
@@ -342,7 +403,7 @@ impl Thread<'_> {
         let w = T::WIDTH;
         match self.route(op::AMO, dst, 1, pe) {
             Some(Route::P2p(p)) => {
-                if (p as usize) % w.bytes() != 0 {
+                if !(p as usize).is_multiple_of(w.bytes()) {
                     self.fail(ErrorCode::Misaligned, op::AMO, pe as i64, dst.addr, w.bytes() as u64);
                     return T::zeroed();
                 }
@@ -363,12 +424,11 @@ impl Thread<'_> {
                     cond,
                     sig: 0,
                 };
-                if let Some(t) = self.submit(r) {
-                    if fetch && self.wait(t, op::AMO) {
+                if let Some(t) = self.submit(r)
+                    && fetch && self.wait(t, op::AMO) {
                         // SAFETY: the proxy wrote `out` before completing the ticket (acquire).
                         return T::from_bits(unsafe { (&raw const out).read_volatile() });
                     }
-                }
                 T::zeroed()
             }
             None => T::zeroed(),
@@ -592,7 +652,16 @@ impl Thread<'_> {
         self.get_nbi_group(dst, src, n, pe, true)
     }
 
-    fn put_signal_group<T: Pod>(&self, dst: DevPtr<T>, src: &[T], sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize, block: bool) {
+    fn put_signal_group<T: Pod>(
+        &self,
+        dst: DevPtr<T>,
+        src: &[T],
+        sig: DevPtr<u64>,
+        value: u64,
+        sop: SignalOp,
+        pe: usize,
+        block: bool,
+    ) {
         let (r, _) = self.group(block);
         match self.route(op::PUT_SIGNAL, dst, src.len(), pe) {
             Some(Route::P2p(_)) => {
@@ -610,12 +679,28 @@ impl Thread<'_> {
     }
 
     /// `nvshmemx_put_signal_warp`.
-    pub fn put_signal_warp<T: Pod>(&self, dst: DevPtr<T>, src: &[T], sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
+    pub fn put_signal_warp<T: Pod>(
+        &self,
+        dst: DevPtr<T>,
+        src: &[T],
+        sig: DevPtr<u64>,
+        value: u64,
+        sop: SignalOp,
+        pe: usize,
+    ) {
         self.put_signal_group(dst, src, sig, value, sop, pe, false)
     }
 
     /// `nvshmemx_put_signal_block`.
-    pub fn put_signal_block<T: Pod>(&self, dst: DevPtr<T>, src: &[T], sig: DevPtr<u64>, value: u64, sop: SignalOp, pe: usize) {
+    pub fn put_signal_block<T: Pod>(
+        &self,
+        dst: DevPtr<T>,
+        src: &[T],
+        sig: DevPtr<u64>,
+        value: u64,
+        sop: SignalOp,
+        pe: usize,
+    ) {
         self.put_signal_group(dst, src, sig, value, sop, pe, true)
     }
 

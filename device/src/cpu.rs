@@ -151,7 +151,15 @@ fn run_kernel(dev: &Device, job: &Job) {
                             let th = Thread { state, dev, grid, block, thread, sync: &sync, last_ticket: Cell::new(0) };
                             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kernel(&th)));
                             if r.is_err() {
-                                state.error.record(ErrorCode::KernelPanic, op::KERNEL, -1, 0, 0, block as u32, thread as u32);
+                                state.error.record(
+                                    ErrorCode::KernelPanic,
+                                    op::KERNEL,
+                                    -1,
+                                    0,
+                                    0,
+                                    block as u32,
+                                    thread as u32,
+                                );
                             }
                         })
                         .expect("spawn a device thread");
@@ -201,11 +209,10 @@ impl Stream {
         F: Fn(&Thread<'_>) + Send + Sync + 'static,
     {
         let mut n = self.launched.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            if tx.send(Job { grid, kernel: Box::new(kernel) }).is_ok() {
+        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+            && tx.send(Job { grid, kernel: Box::new(kernel) }).is_ok() {
                 *n += 1;
             }
-        }
     }
 
     /// Waits for every kernel launched so far, completes the device operations they issued

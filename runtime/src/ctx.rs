@@ -100,15 +100,16 @@ impl Ctx {
             return Err(Error::new(rt.me, func, ErrorKind::InvalidArgument("context was destroyed".into())));
         }
         if let Some(owner) = c.owner
-            && owner != std::thread::current().id() {
-                return Err(Error::new(
-                    rt.me,
-                    func,
-                    ErrorKind::InvalidArgument(
-                        "a SHMEM_CTX_PRIVATE context is used by a thread other than its creator".into(),
-                    ),
-                ));
-            }
+            && owner != std::thread::current().id()
+        {
+            return Err(Error::new(
+                rt.me,
+                func,
+                ErrorKind::InvalidArgument(
+                    "a SHMEM_CTX_PRIVATE context is used by a thread other than its creator".into(),
+                ),
+            ));
+        }
         let (_, t) = c.team.live(func)?;
         t.members
             .get(pe)

@@ -48,7 +48,7 @@ pub use coll::reduce::{ArithReducible, BitwiseReducible, Complex, MinMaxReducibl
 pub use ctx::Ctx;
 pub use error::{Error, ErrorKind, Result};
 pub use signal::SignalOp;
-pub use sym::{Shmem, SymBox, SymSlice, init, init_thread};
+pub use sym::{Shmem, SymBox, SymSlice, current, init, init_thread};
 pub use team::{Team, TeamConfig};
 pub use wait::{Cmp, CmpValues, SyncType};
 pub use world::{NodeLayout, ThreadLevel};
@@ -114,6 +114,18 @@ pub mod raw {
         test, test_all, test_any, test_some, wait_until, wait_until_all, wait_until_any, wait_until_some,
     };
     pub use crate::world::global_exit;
+
+    /// Ends the whole job from this PE with `status`, telling the launcher `msg` (which it
+    /// prints as the reason). For fatal errors of foreign callers (the C ABI).
+    pub fn abort(status: i32, msg: &str) -> ! {
+        match rt("shmem_abort") {
+            Ok(rt) => rt.abort(status, msg),
+            Err(_) => {
+                eprintln!("{msg}");
+                std::process::exit(if status == 0 { 1 } else { status })
+            }
+        }
+    }
 
     use crate::error::Result;
     use crate::world::rt;
@@ -228,5 +240,10 @@ pub mod raw {
     /// Bytes managed by the symmetric heap.
     pub fn heap_size() -> Result<usize> {
         rt("shmem_heap_size").map(|r| r.heap.total())
+    }
+
+    /// This PE's symmetric heap: its base address and the bytes users can allocate in it.
+    pub fn heap_range() -> Result<(*mut u8, usize)> {
+        rt("shmem_heap_range").map(|r| (r.heap.base as *mut u8, r.heap.len))
     }
 }

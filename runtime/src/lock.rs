@@ -247,7 +247,7 @@ impl SymLock {
     /// ```
     pub fn try_lock(&self) -> Result<Option<LockGuard<'_>>> {
         // SAFETY: as in lock.
-        Ok(unsafe { test_lock(self.0.as_ptr())? }.then_some(LockGuard(self)))
+        Ok(unsafe { test_lock(self.0.as_ptr())? }.then(|| LockGuard(self)))
     }
 }
 

@@ -105,6 +105,14 @@ impl Runtime {
         Ok(())
     }
 
+    /// Whether `len` bytes from `a` stay inside the user part of `a`'s segment.
+    pub(crate) fn extent_ok(&self, a: SymAddr, len: usize) -> std::result::Result<(), ()> {
+        match self.segs.get(a.seg) {
+            Some(&(_, slen)) if a.offset.checked_add(len).is_some_and(|e| e <= slen) => Ok(()),
+            _ => Err(()),
+        }
+    }
+
     #[cold]
     pub(crate) fn route_error(&self, pe: usize, a: SymAddr, len: usize, func: &'static str) -> Error {
         if pe >= self.n {

@@ -64,6 +64,18 @@ pub fn init_thread(level: ThreadLevel) -> Result<(Shmem, ThreadLevel)> {
     Ok((Shmem { me: rt.me, n: rt.n }, provided))
 }
 
+/// The handle of the runtime already initialized (by [`init`] or a raw/C `shmem_init`).
+///
+/// ```
+/// let shmem = oxshmem::init()?;
+/// assert_eq!(oxshmem::current()?.my_pe(), shmem.my_pe());
+/// # Ok::<(), oxshmem::Error>(())
+/// ```
+pub fn current() -> Result<Shmem> {
+    let rt = rt("shmem_current")?;
+    Ok(Shmem { me: rt.me, n: rt.n })
+}
+
 fn runtime(func: &'static str) -> Result<&'static Runtime> {
     rt(func)
 }
@@ -268,10 +280,17 @@ unsafe impl<T: Pod> Sync for SymSlice<T> {}
 
 impl<T: Pod> Drop for SymSlice<T> {
     fn drop(&mut self) {
+        // Freeing is collective (it begins with a barrier). While a panic unwinds, the other
+        // PEs are not freeing in step, so joining a barrier would hang this PE (and release a
+        // peer's barrier early): leave the block allocated; the process is ending.
+        if std::thread::panicking() {
+            return;
+        }
         if let Ok(rt) = rt("shmem_free")
-            && let Err(e) = rt.sym_free("shmem_free", self.addr) {
-                eprintln!("{e}");
-            }
+            && let Err(e) = rt.sym_free("shmem_free", self.addr)
+        {
+            eprintln!("{e}");
+        }
     }
 }
 

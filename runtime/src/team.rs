@@ -514,7 +514,8 @@ fn pick_slot(rt: &Runtime, func: &'static str, mask: u64, _skip: usize) -> Resul
             rt.me,
             func,
             ErrorKind::InvalidArgument(format!(
-                "no free team slot: at most {MAX_TEAMS} teams (world and shared included) may exist at once; destroy unused teams"
+                "no free team slot: at most {} teams besides the world and shared teams may exist at once; destroy unused teams",
+                MAX_TEAMS - 3
             )),
         ));
     }

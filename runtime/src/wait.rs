@@ -158,21 +158,23 @@ fn active(status: Option<&[i32]>, i: usize) -> bool {
 fn check_status(func: &'static str, n: usize, status: Option<&[i32]>, values: Option<usize>) -> Result<()> {
     let rt = crate::world::rt(func)?;
     if let Some(s) = status
-        && s.len() < n {
-            return Err(Error::new(
-                rt.me,
-                func,
-                ErrorKind::SizeMismatch { what: format!("status has {} entries for {n} ivars", s.len()) },
-            ));
-        }
+        && s.len() < n
+    {
+        return Err(Error::new(
+            rt.me,
+            func,
+            ErrorKind::SizeMismatch { what: format!("status has {} entries for {n} ivars", s.len()) },
+        ));
+    }
     if let Some(v) = values
-        && v < n {
-            return Err(Error::new(
-                rt.me,
-                func,
-                ErrorKind::SizeMismatch { what: format!("cmp_values has {v} entries for {n} ivars") },
-            ));
-        }
+        && v < n
+    {
+        return Err(Error::new(
+            rt.me,
+            func,
+            ErrorKind::SizeMismatch { what: format!("cmp_values has {v} entries for {n} ivars") },
+        ));
+    }
     Ok(())
 }
 

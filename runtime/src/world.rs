@@ -273,10 +273,14 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
     shm.keep(heap_map);
     if let Some((_, sbase, slen)) = &stat {
         if let Some((pe, c)) = cards.iter().enumerate().find(|(_, c)| c.static_len != *slen) {
-            return Err(Error::new(me, F, ErrorKind::CollectiveMismatch(format!(
-                "static data segment differs: this PE's executable has {slen} bytes of writable data, PE {pe}'s has {} (every PE must run the same executable)",
-                c.static_len
-            ))));
+            return Err(Error::new(
+                me,
+                F,
+                ErrorKind::CollectiveMismatch(format!(
+                    "static data segment differs: this PE's executable has {slen} bytes of writable data, PE {pe}'s has {} (every PE must run the same executable)",
+                    c.static_len
+                )),
+            ));
         }
         for &pe in &local_pes {
             if pe == me {

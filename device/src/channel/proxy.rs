@@ -88,7 +88,15 @@ pub(crate) fn submit(state: &DeviceState, ring: &ProxyRing, r: Request, block: u
     }) {
         Ok(t) => Some(t),
         Err(Stalled { ticket, completed }) => {
-            state.error.record(ErrorCode::RingStalled, op_of(r.kind), i64::from(r.pe), ticket, completed, block, thread);
+            state.error.record(
+                ErrorCode::RingStalled,
+                op_of(r.kind),
+                i64::from(r.pe),
+                ticket,
+                completed,
+                block,
+                thread,
+            );
             None
         }
     }
@@ -127,7 +135,7 @@ fn op_of(kind: u16) -> u32 {
 fn execute(state: &DeviceState, r: &Request) {
     let pe = r.pe as i32;
     let res: oxshmem::Result<()> = (|| {
-        // SAFETY (all arms): the device thread that submitted the request checked the target
+        // SAFETY: (all arms) the device thread that submitted the request checked the target
         // range against the symmetric heap and keeps `local` valid until the ticket completes
         // (blocking operations wait for it; `_nbi` ones hold their buffers until quiet).
         unsafe {

@@ -184,7 +184,17 @@ pub unsafe fn alltoalls(
             func,
         );
     }
-    match syms(rt, dest, source, esize, func) {
+    let extents = (
+        crate::coll::api::alltoalls_extent(s.members.len(), nelems, dst as usize, esize),
+        crate::coll::api::alltoalls_extent(s.members.len(), nelems, sst as usize, esize),
+    );
+    let checked = match extents {
+        (Some(de), Some(se)) => rt
+            .translate(dest as usize, de, "dest", func)
+            .and_then(|d| Ok((d, rt.translate(source as usize, se, "source", func)?))),
+        _ => Err(Error::new(rt.me, func, ErrorKind::InvalidSize { what: "alltoalls extent overflows".into() })),
+    };
+    match checked {
         Ok((d, src)) => rt.alltoalls(s.group(), d, src, dst as usize, sst as usize, nelems, esize, func),
         Err(e) => rt.reject(s.group(), k, e, func),
     }

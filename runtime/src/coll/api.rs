@@ -358,6 +358,15 @@ impl Team {
     }
 }
 
+/// Bytes an alltoalls over `n` members touches in one array: `n * nelems` elements of
+/// `esize` bytes at `stride`.
+pub(crate) fn alltoalls_extent(n: usize, nelems: usize, stride: usize, esize: usize) -> Option<usize> {
+    if nelems == 0 {
+        return Some(esize);
+    }
+    n.checked_mul(nelems)?.checked_sub(1)?.checked_mul(stride)?.checked_add(1)?.checked_mul(esize)
+}
+
 /// Pointer forms of the team collectives, for the C ABI.
 pub mod raw {
     use super::*;
@@ -442,7 +451,15 @@ pub mod raw {
                     ErrorKind::InvalidArgument(format!("strides {dst}/{sst} must be at least 1")),
                 ));
             }
-            Ok((sym(rt, dest, esize, "dest", func)?, sym(rt, source, esize, "source", func)?))
+            let (de, se) = (
+                alltoalls_extent(t.n(), nelems, dst as usize, esize),
+                alltoalls_extent(t.n(), nelems, sst as usize, esize),
+            );
+            let bad = || Error::new(rt.me, func, ErrorKind::InvalidSize { what: "alltoalls extent overflows".into() });
+            Ok((
+                sym(rt, dest, de.ok_or_else(bad)?, "dest", func)?,
+                sym(rt, source, se.ok_or_else(bad)?, "source", func)?,
+            ))
         })();
         match args {
             Ok((d, s)) => rt.alltoalls(g, d, s, dst as usize, sst as usize, nelems, esize, func),

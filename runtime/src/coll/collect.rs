@@ -30,6 +30,10 @@ impl Runtime {
         hdr.count = nbytes as u64;
         hdr.count_varies = u8::from(!fixed);
         hdr.type_id = type_id;
+        // The destination's capacity travels in the header, so that members whose
+        // destinations differ all learn it before any data moves.
+        let cap = dest_cap.unwrap_or(0) as u64;
+        (hdr.a, hdr.b) = (cap as u32, (cap >> 32) as u32);
         let fits = nbytes <= self.mb_capacity() - HDR;
         let src_ptr = self.local_addr(src) as *const u8;
         let dst_ptr = self.local_addr(dest) as *mut u8;
@@ -55,24 +59,44 @@ impl Runtime {
                 }
             };
         }
-        if let Some(cap) = dest_cap
-            && total > cap {
-                self.release_all(g, &recv, func)?;
-                return Err(Error::new(
-                    self.me,
-                    func,
-                    ErrorKind::SizeMismatch {
-                        what: format!("the team contributes {total} bytes but the destination holds {cap}"),
-                    },
-                ));
+        // Every member sees every size and every member's capacity, so all decide alike: a
+        // member whose destination is too small gets SizeMismatch, the others learn who.
+        let cap_of = |j: usize| {
+            if j == g.me {
+                cap
+            } else {
+                recv[j].as_ref().map_or(0, |r| u64::from(r.0.a) | u64::from(r.0.b) << 32)
             }
+        };
+        let short = (0..n).find(|&j| cap_of(j) != 0 && (total as u64) > cap_of(j));
+        let room = match short {
+            Some(j) if j == g.me => Err(ErrorKind::SizeMismatch {
+                what: format!("the team contributes {total} bytes but the destination holds {cap}"),
+            }),
+            Some(j) => Err(ErrorKind::CollectiveMismatch(format!(
+                "team member {j} (PE {})'s destination holds {} bytes but the team contributes {total}",
+                g.members[j],
+                cap_of(j)
+            ))),
+            None if dest_cap.is_none() => self.extent_ok(dest, total).map_err(|_| ErrorKind::NotSymmetric {
+                what: "dest",
+                addr: self.local_addr(dest),
+                len: total,
+            }),
+            None => Ok(()),
+        };
+        if let Err(kind) = room {
+            self.release_all(g, &recv, func)?;
+            return Err(Error::new(self.me, func, kind));
+        }
         for (j, r) in recv.iter().enumerate() {
             if let Some((h, mail)) = r
-                && (h.payload > 0 || h.count == 0) {
-                    // SAFETY: the message carries count bytes after its header; the
-                    // destination range was checked above (or is the caller's promise).
-                    unsafe { std::ptr::copy_nonoverlapping(payload_of(mail), dst_ptr.add(offs[j]), h.count as usize) };
-                }
+                && (h.payload > 0 || h.count == 0)
+            {
+                // SAFETY: the message carries count bytes after its header; the
+                // destination range was checked above (or is the caller's promise).
+                unsafe { std::ptr::copy_nonoverlapping(payload_of(mail), dst_ptr.add(offs[j]), h.count as usize) };
+            }
         }
         // SAFETY: our own contribution into our own destination.
         unsafe { std::ptr::copy(src_ptr, dst_ptr.add(offs[g.me]), nbytes) };
@@ -89,9 +113,11 @@ impl Runtime {
         }
         for (j, r) in recv.iter().enumerate() {
             if let Some((h, _)) = r
-                && h.payload == 0 && h.count > 0 {
-                    self.sig_wait(g.slot, g.members[j]);
-                }
+                && h.payload == 0
+                && h.count > 0
+            {
+                self.sig_wait(g.slot, g.members[j]);
+            }
         }
         Ok(total)
     }

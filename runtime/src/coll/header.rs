@@ -66,8 +66,8 @@ impl Header {
             && self.op == o.op
             && self.type_id == o.type_id
             && (self.count == o.count || self.count_varies == 1)
-            && self.a == o.a
-            && self.b == o.b
+            // collect/fcollect carry the destination's capacity in a/b, checked separately.
+            && (matches!(self.kind, kind::COLLECT | kind::FCOLLECT) || (self.a == o.a && self.b == o.b))
             && self.set == o.set
     }
 
@@ -81,7 +81,7 @@ impl Header {
             kind::REDUCE => "reduction",
             _ => "unknown collective",
         };
-        let mut s = format!("{name} with count {}", self.count);
+        let mut s = format!("{name} of {} bytes", self.count);
         if self.kind == kind::BCAST {
             s += &format!(", root {}", self.root);
         }
@@ -89,8 +89,11 @@ impl Header {
             s += &format!(
                 ", operation {}, element type {}",
                 crate::coll::reduce::op_name(u32::from(self.op)),
-                self.type_id
+                crate::coll::reduce::type_name(self.type_id)
             );
+        }
+        if matches!(self.kind, kind::COLLECT | kind::FCOLLECT) && (self.a, self.b) != (0, 0) {
+            s += &format!(", destination of {} bytes", u64::from(self.a) | u64::from(self.b) << 32);
         }
         if self.kind == kind::ALLTOALLS {
             s += &format!(", strides {}/{}", self.a, self.b);
@@ -206,7 +209,9 @@ impl Runtime {
         let mut hdr = Header::new(kind);
         hdr.invalid = 1;
         // SAFETY: no payloads.
-        if let Ok(recv) = unsafe { self.exchange(g, hdr, func, |_| (std::ptr::null(), 0)) } { self.release_all(g, &recv, func)? }
+        if let Ok(recv) = unsafe { self.exchange(g, hdr, func, |_| (std::ptr::null(), 0)) } {
+            self.release_all(g, &recv, func)?
+        }
         Err(err)
     }
 

@@ -35,6 +35,26 @@ pub enum ReduceOp {
     Prod = 7,
 }
 
+pub(crate) fn type_name(id: u32) -> &'static str {
+    match id {
+        1 => "i8",
+        2 => "u8",
+        3 => "i16",
+        4 => "u16",
+        5 => "i32",
+        6 => "u32",
+        7 => "i64",
+        8 => "u64",
+        9 => "isize",
+        10 => "usize",
+        11 => "f32",
+        12 => "f64",
+        13 => "Complex<f32>",
+        14 => "Complex<f64>",
+        _ => "(other)",
+    }
+}
+
 pub(crate) fn op_name(op: u32) -> &'static str {
     match op {
         1 => "and",
@@ -184,16 +204,25 @@ impl Runtime {
         let mut hdr = Header::new(kind::REDUCE);
         hdr.op = op as u8;
         hdr.type_id = T::TYPE_ID;
-        hdr.count = count as u64;
+        hdr.count = (count * es) as u64;
         // SAFETY: the payload (small case) is our own symmetric source of count elements.
         let recv = unsafe {
             self.exchange(g, hdr, func, |_| if small { (src_ptr.cast(), count * es) } else { (std::ptr::null(), 0) })?
         };
         if small {
-            // SAFETY: our own source of count elements.
-            let mut acc: Vec<T> = unsafe { std::slice::from_raw_parts(src_ptr, count) }.to_vec();
-            for r in recv.iter().flatten() {
-                combine(op, &mut acc, payload_of(&r.1).cast());
+            // Combine in member order 0..n on every PE, so that every PE computes the very same
+            // floating-point result.
+            let contribution = |j: usize| -> *const T {
+                if j == g.me {
+                    src_ptr
+                } else {
+                    payload_of(&recv[j].as_ref().expect("a message from every other member").1).cast()
+                }
+            };
+            // SAFETY: member 0's contribution holds count elements (ours, or its message).
+            let mut acc: Vec<T> = (0..count).map(|i| unsafe { contribution(0).add(i).read_unaligned() }).collect();
+            for j in 1..n {
+                combine(op, &mut acc, contribution(j));
             }
             self.release_all(g, &recv, func)?;
             // SAFETY: our own destination of count elements; every contribution was copied.
@@ -212,16 +241,25 @@ impl Runtime {
         let mut start = lo;
         while start < hi {
             let len = chunk.min(hi - start);
+            // Member order 0..n, as in the small path.
             acc.clear();
-            // SAFETY: elements start..start+len of our own source.
-            acc.extend_from_slice(unsafe { std::slice::from_raw_parts(src_ptr.add(start), len) });
             let mut at = src;
             at.offset += start * es;
-            for k in 1..n {
-                let j = (g.me + k) % n;
-                // SAFETY: tmp holds len elements.
-                unsafe { self.get_raw(g.members[j], at, tmp.as_mut_ptr().cast(), len * es, func)? };
-                combine(op, &mut acc, tmp.as_ptr());
+            for j in 0..n {
+                let from: *const T = if j == g.me {
+                    // SAFETY: elements start..start+len of our own source.
+                    unsafe { src_ptr.add(start) }
+                } else {
+                    // SAFETY: tmp holds len elements.
+                    unsafe { self.get_raw(g.members[j], at, tmp.as_mut_ptr().cast(), len * es, func)? };
+                    tmp.as_ptr()
+                };
+                if j == 0 {
+                    // SAFETY: `from` holds len elements.
+                    acc.extend_from_slice(unsafe { std::slice::from_raw_parts(from, len) });
+                } else {
+                    combine(op, &mut acc, from);
+                }
             }
             let mut d = dest;
             d.offset += start * es;

@@ -111,11 +111,12 @@ impl Allocator {
 
     fn insert_free(&mut self, mut off: usize, mut len: usize) {
         if let Some((&p, &plen)) = self.free.range(..off).next_back()
-            && p + plen == off {
-                self.free.remove(&p);
-                off = p;
-                len += plen;
-            }
+            && p + plen == off
+        {
+            self.free.remove(&p);
+            off = p;
+            len += plen;
+        }
         if let Some(&nlen) = self.free.get(&(off + len)) {
             self.free.remove(&(off + len));
             len += nlen;

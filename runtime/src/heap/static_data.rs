@@ -21,7 +21,11 @@ fn writable_segment() -> Option<(usize, usize)> {
         loads: Vec<(usize, usize)>,
         relro: Option<(usize, usize)>,
     }
-    unsafe extern "C" fn cb(info: *mut libc::dl_phdr_info, _size: libc::size_t, data: *mut libc::c_void) -> libc::c_int {
+    unsafe extern "C" fn cb(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
         // SAFETY: dl_iterate_phdr passes a valid info and our own `data`; the first object it
         // reports is the main executable.
         unsafe {

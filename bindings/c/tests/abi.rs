@@ -1,0 +1,125 @@
+//! The library's exported symbols against the headers and the OpenSHMEM 1.5 API list:
+//! every prototype has an export and every export a prototype, `api-coverage` finds all 1,726
+//! functions, the static library defines them too, and the SONAME is `liboxshmem.so.1`.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use common::{arg, declared, have, include_dir, run_ok, shared_lib};
+
+/// Defined dynamic symbols of the shared library: (functions, variables).
+fn exports() -> (BTreeSet<String>, BTreeSet<String>) {
+    let out = run_ok("nm", &["-D", "--defined-only", arg(&shared_lib())]);
+    let mut funcs = BTreeSet::new();
+    let mut vars = BTreeSet::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 3 {
+            continue;
+        }
+        let name = f[2].split('@').next().unwrap_or(f[2]).to_string();
+        match f[1] {
+            "T" | "W" | "i" => funcs.insert(name),
+            "D" | "B" | "R" | "V" => vars.insert(name),
+            _ => false,
+        };
+    }
+    (funcs, vars)
+}
+
+fn header_decls() -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut funcs = BTreeSet::new();
+    let mut vars = BTreeSet::new();
+    for h in ["shmem.h", "shmemx.h"] {
+        let text = std::fs::read_to_string(include_dir().join(h)).expect("reading the header");
+        let (f, v) = declared(&text);
+        funcs.extend(f);
+        vars.extend(v);
+    }
+    (funcs, vars)
+}
+
+fn diff(what: &str, a: &BTreeSet<String>, b: &BTreeSet<String>) -> String {
+    let only_a: Vec<&String> = a.difference(b).collect();
+    let only_b: Vec<&String> = b.difference(a).collect();
+    format!("{what}: only in the headers: {only_a:?}; only in the library: {only_b:?}")
+}
+
+#[test]
+fn every_prototype_is_exported_and_every_export_declared() {
+    if !have("nm") {
+        eprintln!("SKIPPED: nm is not installed");
+        return;
+    }
+    let (hf, hv) = header_decls();
+    let (ef, ev) = exports();
+    assert!(hf.len() > 1700, "only {} prototypes parsed from the headers", hf.len());
+    assert_eq!(hf, ef, "{}", diff("functions", &hf, &ef));
+    assert_eq!(hv, ev, "{}", diff("variables", &hv, &ev));
+    for v in ["SHMEM_TEAM_WORLD", "SHMEM_TEAM_SHARED", "SHMEM_CTX_DEFAULT"] {
+        assert!(ev.contains(v), "{v} is not exported");
+    }
+}
+
+/// The headers declare exactly the OpenSHMEM 1.5 API of the reference list, plus the
+/// `shmemx_` extensions.
+#[test]
+fn the_headers_declare_the_reference_api() {
+    let reference = std::fs::read_to_string(reference_dir().join("openshmem_api.tsv")).expect("reading the API list");
+    let want: BTreeSet<String> = reference
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("name\t"))
+        .filter_map(|l| l.split('\t').next())
+        .map(String::from)
+        .collect();
+    assert_eq!(want.len(), 1726);
+    let (hf, _) = header_decls();
+    let api: BTreeSet<String> = hf.iter().filter(|n| !n.starts_with("shmemx_")).cloned().collect();
+    assert_eq!(api, want, "{}", diff("OpenSHMEM 1.5", &api, &want));
+}
+
+fn reference_dir() -> PathBuf {
+    common::crate_dir().join("../../../shared/reference")
+}
+
+#[test]
+fn api_coverage_finds_all_1726_functions() {
+    let tool = common::crate_dir().join("../../../shared/tools/api-coverage");
+    assert!(tool.exists(), "the project's api-coverage tool is not at {}", tool.display());
+    let out = run_ok(arg(&tool), &[arg(&shared_lib())]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1726/1726 openshmem functions exported by liboxshmem.so"), "api-coverage says:\n{text}");
+}
+
+#[test]
+fn the_static_library_defines_every_routine() {
+    if !have("nm") {
+        eprintln!("SKIPPED: nm is not installed");
+        return;
+    }
+    let lib = common::profile_dir().join("liboxshmem.a");
+    let out = run_ok("nm", &["-g", "--defined-only", arg(&lib)]);
+    let defined: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3).then(|| f[2].to_string())
+        })
+        .collect();
+    let (hf, hv) = header_decls();
+    let missing: Vec<&String> = hf.iter().chain(&hv).filter(|n| !defined.contains(*n)).collect();
+    assert!(missing.is_empty(), "liboxshmem.a lacks {missing:?}");
+}
+
+#[test]
+fn the_soname_is_liboxshmem_so_1() {
+    if !have("readelf") {
+        eprintln!("SKIPPED: readelf is not installed");
+        return;
+    }
+    let out = run_ok("readelf", &["-d", arg(&shared_lib())]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Library soname: [liboxshmem.so.1]"), "readelf -d says:\n{text}");
+}

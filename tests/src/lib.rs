@@ -1,0 +1,442 @@
+//! The harness of oxshmem's multi-PE integration tests.
+//!
+//! Two halves live here. The *launcher side* ([`run_job`], [`Job`], [`assert_job_ok`], ...)
+//! is used by the integration tests in `tests/`: it finds `oshrun` (building it once if
+//! needed), starts a real job of one of the PE programs in `src/bin/`, and collects its exit
+//! status, output and duration. Every job has two limits: `oshrun --timeout` (60 s unless a
+//! test asks otherwise) and a hard wall-clock limit on the `oshrun` process itself, past which
+//! the harness kills the launcher and every process that carries the job's token, so that no
+//! test can hang.
+//!
+//! The *PE side* ([`pe`]) is used by the PE programs: a dispatcher for their sub-commands and
+//! checks that end the PE with a message naming the PE, the operation, and the expected and
+//! actual values.
+//!
+//! This crate never touches the runtime's internals: PE programs use only `oxshmem`'s public
+//! API, exactly as a user would.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub mod pe;
+
+/// The `--timeout` every job gets unless it asks for another.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How much longer than its `--timeout` a job may run before the harness kills `oshrun`.
+pub const HARD_LIMIT_SLACK: Duration = Duration::from_secs(30);
+
+/// Name of the environment variable that marks every process of one job (see [`JobResult::token`]).
+pub const TOKEN_VAR: &str = "OXSHMEM_TESTS_JOB";
+
+/// Set to a path to run the jobs under that launcher instead of the workspace's own `oshrun`.
+pub const OSHRUN_VAR: &str = "OXSHMEM_TESTS_OSHRUN";
+
+/// The `oshrun` launcher beside the test executable (`target/<profile>/oshrun`), built once with
+/// `cargo build -p oxshmem-bootstrap --bin oshrun` if it is not there yet, or if a source file
+/// of the bootstrap crate is newer than it (`cargo test -p oxshmem-tests` does not build other
+/// packages' binaries, and a stale launcher would test yesterday's code). [`OSHRUN_VAR`]
+/// overrides the choice.
+///
+/// # Panics
+/// If the launcher cannot be found or built.
+pub fn oshrun() -> PathBuf {
+    static OSHRUN: OnceLock<PathBuf> = OnceLock::new();
+    OSHRUN
+        .get_or_init(|| {
+            if let Some(p) = std::env::var_os(OSHRUN_VAR) {
+                return PathBuf::from(p);
+            }
+            let profile_dir = profile_dir();
+            let path = profile_dir.join("oshrun");
+            if !path.exists() || launcher_sources_newer_than(&path) {
+                build_oshrun(&profile_dir);
+            }
+            assert!(path.exists(), "oshrun not found at {} even after building it", path.display());
+            path
+        })
+        .clone()
+}
+
+/// Whether any file of the bootstrap crate (which holds `oshrun`) changed after `bin` was built.
+fn launcher_sources_newer_than(bin: &Path) -> bool {
+    fn newest(p: &Path) -> Option<SystemTime> {
+        let meta = std::fs::metadata(p).ok()?;
+        if meta.is_dir() {
+            std::fs::read_dir(p).ok()?.filter_map(|e| e.ok()).filter_map(|e| newest(&e.path())).max()
+        } else {
+            meta.modified().ok()
+        }
+    }
+    let built = std::fs::metadata(bin).and_then(|m| m.modified()).ok();
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bootstrap");
+    let src = [crate_dir.join("src"), crate_dir.join("Cargo.toml")].iter().filter_map(|p| newest(p)).max();
+    matches!((built, src), (Some(b), Some(s)) if s > b)
+}
+
+/// `target/<profile>`: the directory above the test executable's `deps/`.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut dir = exe.parent().expect("the test executable has a directory").to_path_buf();
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.pop();
+    }
+    dir
+}
+
+fn build_oshrun(profile_dir: &Path) {
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev".to_string(),
+        Some(other) => other.to_string(),
+    };
+    let target_dir = profile_dir.parent().expect("target/<profile> has a parent");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let status = Command::new(cargo)
+        .args(["build", "-p", "oxshmem-bootstrap", "--bin", "oshrun", "--profile", &profile, "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .stdin(Stdio::null())
+        .status()
+        .expect("running cargo to build oshrun");
+    assert!(status.success(), "cargo build of oshrun failed: {status}");
+}
+
+/// What a finished job left behind.
+#[derive(Debug)]
+pub struct JobResult {
+    /// `oshrun`'s exit status (or the status of the program itself, for [`Job::direct`]).
+    pub status: ExitStatus,
+    /// Everything the job wrote to standard output.
+    pub stdout: String,
+    /// Everything the job wrote to standard error.
+    pub stderr: String,
+    /// From the start of `oshrun` to its exit.
+    pub elapsed: Duration,
+    /// Wall-clock time at which `oshrun` was seen to exit.
+    pub ended: SystemTime,
+    /// Whether the harness had to kill `oshrun` at the hard limit (always a test failure).
+    pub hard_killed: bool,
+    /// The value of [`TOKEN_VAR`] in every process of the job.
+    pub token: String,
+    /// The command line, for messages.
+    pub command: String,
+}
+
+impl JobResult {
+    /// The exit code, if the launcher exited rather than being killed.
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// A report of the whole job, for assertion messages.
+    pub fn report(&self) -> String {
+        format!(
+            "job: {}\nstatus: {} (after {:.2?}{})\n--- stdout ---\n{}--- stderr ---\n{}--------------",
+            self.command,
+            self.status,
+            self.elapsed,
+            if self.hard_killed { ", KILLED BY THE HARNESS at its hard limit" } else { "" },
+            self.stdout,
+            self.stderr
+        )
+    }
+
+    /// Lines of standard output that start with `prefix`, with the prefix removed.
+    pub fn stdout_lines_with(&self, prefix: &str) -> Vec<&str> {
+        self.stdout.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
+    }
+}
+
+/// A job to run: `oshrun -n N --timeout T -- program args...`.
+#[derive(Debug, Clone)]
+pub struct Job {
+    npes: usize,
+    program: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    timeout: Duration,
+    slack: Duration,
+    launcher_args: Vec<String>,
+    direct: bool,
+}
+
+impl Job {
+    /// `npes` copies of `program` under `oshrun`.
+    pub fn new(npes: usize, program: impl AsRef<Path>) -> Job {
+        Job {
+            npes,
+            program: program.as_ref().to_path_buf(),
+            args: Vec::new(),
+            env: Vec::new(),
+            timeout: DEFAULT_TIMEOUT,
+            slack: HARD_LIMIT_SLACK,
+            launcher_args: Vec::new(),
+            direct: false,
+        }
+    }
+
+    /// `program` started on its own, without a launcher (a singleton: PE 0 of 1).
+    pub fn direct(program: impl AsRef<Path>) -> Job {
+        Job { direct: true, ..Job::new(1, program) }
+    }
+
+    /// Appends arguments for the program.
+    pub fn args<S: AsRef<str>>(mut self, args: &[S]) -> Job {
+        self.args.extend(args.iter().map(|s| s.as_ref().to_string()));
+        self
+    }
+
+    /// Sets an environment variable in every PE.
+    pub fn env(mut self, key: &str, value: &str) -> Job {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// Replaces the default 60 s `--timeout`.
+    pub fn timeout(mut self, t: Duration) -> Job {
+        self.timeout = t;
+        self
+    }
+
+    /// Replaces [`HARD_LIMIT_SLACK`]: how long past its timeout the job may run before the
+    /// harness kills it.
+    pub fn hard_limit_slack(mut self, slack: Duration) -> Job {
+        self.slack = slack;
+        self
+    }
+
+    /// Extra `oshrun` options (before the program), e.g. `--tag-output`.
+    pub fn launcher_arg(mut self, a: &str) -> Job {
+        self.launcher_args.push(a.to_string());
+        self
+    }
+
+    /// Runs the job to its end (or to the hard limit) and returns what happened.
+    pub fn run(&self) -> JobResult {
+        let token = new_token();
+        let mut cmd = if self.direct {
+            let mut c = Command::new(&self.program);
+            c.args(&self.args);
+            c
+        } else {
+            let mut c = Command::new(oshrun());
+            c.arg("-n")
+                .arg(self.npes.to_string())
+                .arg("--timeout")
+                .arg(format!("{}", self.timeout.as_secs_f64()))
+                .args(&self.launcher_args)
+                .arg("--")
+                .arg(&self.program)
+                .args(&self.args);
+            c
+        };
+        // Nothing of the test runner's own environment may change how the runtime behaves:
+        // each test states the configuration it needs.
+        for var in oxshmem::config::VARS {
+            cmd.env_remove(var.name);
+            for a in var.aliases {
+                cmd.env_remove(a);
+            }
+        }
+        for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", "OSHRUN_TIMEOUT"] {
+            cmd.env_remove(var);
+        }
+        cmd.env(TOKEN_VAR, &token);
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let command = format!(
+            "{}{} {}{}",
+            if self.direct { String::new() } else { format!("oshrun -n {} -- ", self.npes) },
+            self.program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            self.args.join(" "),
+            if self.env.is_empty() {
+                String::new()
+            } else {
+                format!("  [env: {}]", self.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
+            }
+        );
+
+        let start = Instant::now();
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+        let out = reader(child.stdout.take().expect("piped stdout"));
+        let err = reader(child.stderr.take().expect("piped stderr"));
+        let hard_limit = self.timeout + self.slack;
+        let mut hard_killed = false;
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("waiting for oshrun") {
+                break s;
+            }
+            if start.elapsed() > hard_limit {
+                hard_killed = true;
+                // Ask politely first: oshrun ends its PEs on SIGTERM.
+                // SAFETY: kill(2) on our own child's pid has no memory effects.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                let grace = Instant::now();
+                while grace.elapsed() < Duration::from_secs(3) {
+                    if child.try_wait().expect("waiting for oshrun").is_some() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = child.kill();
+                break child.wait().expect("reaping oshrun");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let ended = SystemTime::now();
+        let elapsed = start.elapsed();
+        if hard_killed {
+            kill_leftovers(&token);
+        }
+        // The pipes close when the last process holding them ends; a leaked PE must not hang
+        // the test, so wait a bounded time for the output.
+        let stdout = out.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| "<stdout still open>\n".into());
+        let stderr = err.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| "<stderr still open>\n".into());
+        JobResult { status, stdout, stderr, elapsed, ended, hard_killed, token, command }
+    }
+}
+
+fn reader(mut pipe: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+fn new_token() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("{}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed), unix_ms())
+}
+
+/// Runs `npes` PEs of `program` with `args` and extra environment `env` under
+/// `oshrun --timeout 60`.
+pub fn run_job(npes: usize, program: impl AsRef<Path>, args: &[&str], env: &[(&str, &str)]) -> JobResult {
+    let mut job = Job::new(npes, program).args(args);
+    for (k, v) in env {
+        job = job.env(k, v);
+    }
+    job.run()
+}
+
+/// Asserts that the job succeeded (exit status 0, not killed), printing its output otherwise.
+#[track_caller]
+pub fn assert_job_ok(r: &JobResult) {
+    assert!(r.status.success() && !r.hard_killed, "the job failed\n{}", r.report());
+}
+
+/// Asserts that the job ended with exit code `code`, printing its output otherwise.
+#[track_caller]
+pub fn assert_job_code(r: &JobResult, code: i32) {
+    assert!(r.code() == Some(code) && !r.hard_killed, "expected exit status {code}\n{}", r.report());
+}
+
+/// Asserts that `text` occurs in the job's standard output.
+#[track_caller]
+pub fn assert_stdout_has(r: &JobResult, text: &str) {
+    assert!(r.stdout.contains(text), "expected {text:?} in stdout\n{}", r.report());
+}
+
+/// Asserts that `text` occurs in the job's standard error.
+#[track_caller]
+pub fn assert_stderr_has(r: &JobResult, text: &str) {
+    assert!(r.stderr.contains(text), "expected {text:?} in stderr\n{}", r.report());
+}
+
+/// Runs the job and asserts that it succeeded; returns the result for further checks.
+#[track_caller]
+pub fn job_ok(npes: usize, program: impl AsRef<Path>, args: &[&str]) -> JobResult {
+    let r = run_job(npes, program, args, &[]);
+    assert_job_ok(&r);
+    r
+}
+
+/// Asserts that for every PE `0..npes` the line `line(pe)` appears in standard output exactly
+/// once: each PE ran its case to the end.
+#[track_caller]
+pub fn assert_each_pe_says(r: &JobResult, npes: usize, line: impl Fn(usize) -> String) {
+    for pe in 0..npes {
+        let want = line(pe);
+        let count = r.stdout.lines().filter(|l| *l == want).count();
+        assert!(count == 1, "expected the line {want:?} once in stdout, found it {count} times\n{}", r.report());
+    }
+}
+
+/// Milliseconds since the Unix epoch (PE programs print it when they are about to die, so that
+/// a test can tell how long the launcher took to end the job).
+pub fn unix_ms() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
+}
+
+/// The names in `/dev/shm` (empty if there is no such directory).
+pub fn dev_shm() -> BTreeSet<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// Pids of the live processes whose environment carries the job token `token`.
+pub fn processes_with_token(token: &str) -> Vec<i32> {
+    let needle = format!("{TOKEN_VAR}={token}");
+    let mut pids = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
+    for e in dir.filter_map(|e| e.ok()) {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()) && !is_zombie(pid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// SIGKILLs every process of the job with token `token`; returns how many there were.
+pub fn kill_leftovers(token: &str) -> usize {
+    let pids = processes_with_token(token);
+    for &pid in &pids {
+        // SAFETY: kill(2) has no memory effects; the pid carries our job's token.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    pids.len()
+}
+
+/// Waits up to `within` for every process of the job to be gone; returns the pids still alive
+/// then (and kills them, so that one failed test does not disturb the next).
+pub fn survivors(token: &str, within: Duration) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let left = processes_with_token(token);
+        if left.is_empty() || start.elapsed() > within {
+            kill_leftovers(token);
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The PE counts every area runs at.
+pub const PE_COUNTS: [usize; 4] = [1, 2, 4, 8];

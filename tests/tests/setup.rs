@@ -1,0 +1,57 @@
+//! Starting jobs: init at 1 to 16 PEs, the node layout, singletons, and the heap's memfd
+//! (OpenSHMEM 1.5 §9.1–9.2 and the project's DESIGN, "Symmetric memory").
+//!
+//! The PE program is `pe-misc`.
+
+use std::collections::BTreeSet;
+
+use oxshmem_tests::{Job, assert_each_pe_says, assert_job_ok, dev_shm, job_ok};
+
+const PE_MISC: &str = env!("CARGO_BIN_EXE_pe-misc");
+const PE_RMA: &str = env!("CARGO_BIN_EXE_pe-rma");
+
+/// Every PE of a 1-, 2-, 4-, 8- and 16-PE job initializes, knows its number and the job's
+/// size, and sees one node holding PEs `0..n`.
+#[test]
+fn every_pe_initializes_and_all_share_one_node() {
+    for n in [1, 2, 4, 8, 16] {
+        let r = job_ok(n, PE_MISC, &["hello", &n.to_string()]);
+        assert_each_pe_says(&r, n, |pe| format!("hello from PE {pe} of {n}"));
+    }
+}
+
+/// `oshrun -n 16` of a trivial program (one that never talks to the launcher) finishes.
+#[test]
+fn sixteen_copies_of_a_trivial_program_finish() {
+    let r = Job::new(16, "/bin/true").timeout(std::time::Duration::from_secs(30)).run();
+    assert_job_ok(&r);
+}
+
+/// A program started without a launcher is PE 0 of 1, and every operation works.
+#[test]
+fn a_program_without_a_launcher_is_pe_0_of_1() {
+    let r = Job::direct(PE_MISC).args(&["singleton"]).run();
+    assert_job_ok(&r);
+    assert_each_pe_says(&r, 1, |_| "singleton: PE 0 of 1".to_string());
+    // A whole RMA case, too.
+    let r = Job::direct(PE_RMA).args(&["types", "1", "4096"]).run();
+    assert_job_ok(&r);
+    assert_each_pe_says(&r, 1, |_| "PE 0 checked 15 types at sizes [1, 4096]".to_string());
+}
+
+/// The heap is a memfd of mode 0600 with no name in any file system, each PE maps every PE's
+/// heap once, and nothing appears in /dev/shm, during the job or after it.
+#[test]
+fn heap_is_a_private_memfd_and_dev_shm_stays_clean() {
+    for n in [1, 2, 4] {
+        let before = dev_shm();
+        let r = job_ok(n, PE_MISC, &["memfd"]);
+        let after = dev_shm();
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: heap memfd mode 600"));
+        let during: BTreeSet<String> = r.stdout_lines_with("devshm: ").into_iter().map(str::to_string).collect();
+        let new_during: Vec<_> = during.difference(&before).collect();
+        let new_after: Vec<_> = after.difference(&before).collect();
+        assert!(new_during.is_empty(), "new entries in /dev/shm while the job ran: {new_during:?}\n{}", r.report());
+        assert!(new_after.is_empty(), "new entries in /dev/shm after the job: {new_after:?}\n{}", r.report());
+    }
+}
