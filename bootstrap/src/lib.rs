@@ -1,16 +1,36 @@
 //! How oxshmem PEs find each other.
 //!
 //! This crate owns the [`Bootstrap`] trait — rank, size, allgather of byte blobs, barrier,
-//! broadcast, abort — and one back end per launcher protocol (`pmi1.rs`, `single.rs`, later
-//! `pmi2.rs`, `pmix.rs`, `uid.rs`), plus the `oshrun` launcher, which is a PMI-1 *server*.
-//! It never touches symmetric memory: it moves small blobs at init and at finalize only, so
-//! nothing here is on a data path.
+//! broadcast, abort, and where the launcher placed each rank — and one back end per launcher
+//! protocol: [`pmi1`] and [`pmi2`] (the wire protocols of Hydra and Slurm), `pmix` (feature
+//! `pmix`, through libpmix), [`uid`] (a TCP rendezvous for programs that bring their own process
+//! management) and [`single`]; plus the `oshrun` launcher, which is a PMI-1 *server*.
+//! [`from_env`] picks the back end. It never touches symmetric memory: it moves small blobs at
+//! init and at finalize only, so nothing here is on a data path.
+//!
+//! Environment read here:
+//!
+//! | variable | meaning |
+//! | --- | --- |
+//! | `OXSHMEM_BOOTSTRAP` | `auto` (default, see [`detect`]), `pmi1`, `pmi2`, `pmix`, `uid`, `singleton` |
+//! | `PMI_FD`, `PMI_RANK`, `PMI_SIZE`, `PMI_PORT`, `PMI_ID`, `PMI_JOBID` | set by Hydra, Slurm, oshrun |
+//! | `PMI_VERSION` | `2`: prefer PMI-2 on a `PMI_FD`/`PMI_PORT` connection |
+//! | `PMIX_RANK`, `PMIX_NAMESPACE`, ... | set by PMIx launchers; read by libpmix |
+//! | `OXSHMEM_UNIQUEID`, `OXSHMEM_UID_RANK`, `OXSHMEM_UID_SIZE` | the unique-id job to join |
+//! | `OXSHMEM_UID_ADDR` | address (IP or IP:port) [`uid::create_unique_id`] listens on |
+//! | `OXSHMEM_TIMEOUT` | seconds each unique-id wait may take (default 120) |
 
 #![warn(missing_docs)]
 
 pub mod launcher;
+pub mod mapping;
 pub mod pmi1;
+pub mod pmi2;
+#[cfg(feature = "pmix")]
+pub mod pmix;
 pub mod single;
+mod sock;
+pub mod uid;
 pub mod wire;
 
 use std::fmt;
@@ -81,18 +101,22 @@ pub trait Bootstrap: Send + Sync + fmt::Debug {
     /// Collective: `root` passes `Some(data)`, the others `None`; every rank gets root's data.
     fn broadcast(&self, root: usize, data: Option<&[u8]>) -> Result<Vec<u8>> {
         if root >= self.size() {
-            return Err(BootstrapError::Invalid(format!(
-                "broadcast root {root} out of range (size {})",
-                self.size()
-            )));
+            return Err(BootstrapError::Invalid(format!("broadcast root {root} out of range (size {})", self.size())));
         }
-        let mine = if self.rank() == root {
-            data.unwrap_or(&[])
-        } else {
-            &[]
-        };
+        let mine = if self.rank() == root { data.unwrap_or(&[]) } else { &[] };
         let mut all = self.allgather(mine)?;
         Ok(std::mem::take(&mut all[root]))
+    }
+    /// Where the launcher placed the ranks: `Some(node)` with `node[rank]` the node of every
+    /// rank, numbered in order of their first rank (`node[0] == 0`; see
+    /// [`mapping::renumber`]), when the launcher says so (Hydra's and Slurm's
+    /// `PMI_process_mapping`, PMIx's `PMIX_NODEID`); `None` when it does not. Not collective;
+    /// may ask the launcher once, then answers from a cache.
+    ///
+    /// It says what the launcher *intended*: `mpiexec.hydra -launcher fork -hosts a,b` reports
+    /// two nodes even though both "hosts" are this machine.
+    fn node_mapping(&self) -> Option<Vec<usize>> {
+        None
     }
     /// Tell the launcher the job must end with `code` and `msg`, then end this process.
     /// Not collective.
@@ -101,23 +125,170 @@ pub trait Bootstrap: Send + Sync + fmt::Debug {
     fn finalize(&self) -> Result<()>;
 }
 
-/// Pick the bootstrap from the environment: PMI-1 when a launcher gave `PMI_FD` or
-/// `PMI_PORT`, else a singleton (PE 0 of 1). `OXSHMEM_BOOTSTRAP=pmi1|singleton` overrides.
-pub fn from_env() -> Result<Box<dyn Bootstrap>> {
-    let forced = std::env::var("OXSHMEM_BOOTSTRAP").ok();
-    match forced.as_deref() {
-        Some("pmi1") | Some("pmi") => Ok(Box::new(pmi1::Pmi1::from_env()?)),
-        Some("singleton") | Some("single") => Ok(Box::new(single::Singleton::new())),
-        Some(other) => Err(BootstrapError::Env {
-            var: "OXSHMEM_BOOTSTRAP",
-            reason: format!("unknown bootstrap {other:?} (known: pmi1, singleton)"),
-        }),
-        None => {
-            if std::env::var_os("PMI_FD").is_some() || std::env::var_os("PMI_PORT").is_some() {
-                Ok(Box::new(pmi1::Pmi1::from_env()?))
-            } else {
-                Ok(Box::new(single::Singleton::new()))
-            }
+/// The back ends [`from_env`] can pick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// [`pmi1::Pmi1`].
+    Pmi1,
+    /// [`pmi2::Pmi2`].
+    Pmi2,
+    /// `pmix::Pmix` (feature `pmix`).
+    Pmix,
+    /// [`uid::Uid`].
+    Uid,
+    /// [`single::Singleton`].
+    Singleton,
+}
+
+impl Kind {
+    /// The name `OXSHMEM_BOOTSTRAP` uses for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Pmi1 => "pmi1",
+            Kind::Pmi2 => "pmi2",
+            Kind::Pmix => "pmix",
+            Kind::Uid => "uid",
+            Kind::Singleton => "singleton",
         }
+    }
+}
+
+/// Decide which back end the environment asks for, without connecting to anything. `var`
+/// reads one environment variable (so this can be tested without touching the process
+/// environment). The rules, first match wins:
+///
+/// 1. `OXSHMEM_BOOTSTRAP=pmi1|pmi2|pmix|uid|singleton` (also `pmi`, `single`; `auto` or empty
+///    means "detect").
+/// 2. `OXSHMEM_UNIQUEID` set: the program brought its own process management and chose the
+///    unique-id rendezvous, even inside a launcher (an `mpirun` job that passes the id over MPI).
+/// 3. `PMI_FD` or `PMI_PORT` set: a PMI launcher. PMI-2 when `PMI_VERSION=2` (or `PMI2`) or
+///    when `PMI_JOBID` is set — only Slurm's `--mpi=pmi2` plugin sets it, and its `fullinit`
+///    needs it — else PMI-1. Hydra and Slurm serve both versions on the same socket, so both
+///    choices work there; `oshrun` serves PMI-1 only. A PMI socket wins over `PMIX_*`
+///    variables, which an enclosing PMIx job may have left in the environment.
+/// 4. `PMIX_RANK` or `PMIX_NAMESPACE` set: a PMIx launcher (`srun --mpi=pmix`, OpenMPI's
+///    `mpirun`).
+/// 5. Otherwise a singleton.
+///
+/// ```
+/// use oxshmem_bootstrap::{Kind, detect};
+/// let env = |pairs: &'static [(&'static str, &'static str)]| {
+///     move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+/// };
+/// assert_eq!(detect(env(&[])).unwrap(), Kind::Singleton);
+/// assert_eq!(detect(env(&[("PMI_FD", "6")])).unwrap(), Kind::Pmi1);
+/// assert_eq!(detect(env(&[("PMI_FD", "6"), ("PMI_JOBID", "3.0")])).unwrap(), Kind::Pmi2);
+/// assert_eq!(detect(env(&[("PMIX_RANK", "0")])).unwrap(), Kind::Pmix);
+/// ```
+pub fn detect(var: impl Fn(&str) -> Option<String>) -> Result<Kind> {
+    let forced = var("OXSHMEM_BOOTSTRAP").map(|v| v.trim().to_ascii_lowercase());
+    match forced.as_deref() {
+        None | Some("") | Some("auto") => {}
+        Some("pmi1") | Some("pmi") => return Ok(Kind::Pmi1),
+        Some("pmi2") => return Ok(Kind::Pmi2),
+        Some("pmix") => return Ok(Kind::Pmix),
+        Some("uid") => return Ok(Kind::Uid),
+        Some("singleton") | Some("single") => return Ok(Kind::Singleton),
+        Some(other) => {
+            return Err(BootstrapError::Env {
+                var: "OXSHMEM_BOOTSTRAP",
+                reason: format!("unknown bootstrap {other:?} (known: auto, pmi1, pmi2, pmix, uid, singleton)"),
+            });
+        }
+    }
+    if var("OXSHMEM_UNIQUEID").is_some() {
+        return Ok(Kind::Uid);
+    }
+    if var("PMI_FD").is_some() || var("PMI_PORT").is_some() {
+        let v2_hint =
+            var("PMI_VERSION").is_some_and(|v| matches!(v.trim(), "2" | "PMI2" | "pmi2")) || var("PMI_JOBID").is_some();
+        return Ok(if v2_hint { Kind::Pmi2 } else { Kind::Pmi1 });
+    }
+    if var("PMIX_RANK").is_some() || var("PMIX_NAMESPACE").is_some() {
+        return Ok(Kind::Pmix);
+    }
+    Ok(Kind::Singleton)
+}
+
+/// Connect the back end `kind`, configured from the environment.
+pub fn connect(kind: Kind) -> Result<Box<dyn Bootstrap>> {
+    Ok(match kind {
+        Kind::Pmi1 => Box::new(pmi1::Pmi1::from_env()?),
+        Kind::Pmi2 => Box::new(pmi2::Pmi2::from_env()?),
+        Kind::Uid => Box::new(uid::Uid::from_env()?),
+        Kind::Singleton => Box::new(single::Singleton::new()),
+        #[cfg(feature = "pmix")]
+        Kind::Pmix => Box::new(pmix::Pmix::init()?),
+        #[cfg(not(feature = "pmix"))]
+        Kind::Pmix => {
+            let (var, why) = match std::env::var("PMIX_NAMESPACE") {
+                Ok(ns) => (
+                    "PMIX_NAMESPACE",
+                    format!(
+                        "this process was started by a PMIx launcher (namespace {ns:?}: srun \
+                         --mpi=pmix, OpenMPI's mpirun)"
+                    ),
+                ),
+                Err(_) if std::env::var_os("PMIX_RANK").is_some() => {
+                    ("PMIX_RANK", "this process was started by a PMIx launcher".to_string())
+                }
+                Err(_) => ("OXSHMEM_BOOTSTRAP", "OXSHMEM_BOOTSTRAP=pmix asks for PMIx".to_string()),
+            };
+            return Err(BootstrapError::Env {
+                var,
+                reason: format!(
+                    "{why}, but oxshmem-bootstrap was built without PMIx: rebuild with \
+                     `--features pmix` (needs libpmix-dev), or launch with `srun --mpi=pmi2`, \
+                     `mpiexec.hydra` or `oshrun`"
+                ),
+            });
+        }
+    })
+}
+
+/// Pick the bootstrap from the environment ([`detect`]) and connect it ([`connect`]).
+pub fn from_env() -> Result<Box<dyn Bootstrap>> {
+    connect(detect(|k| std::env::var(k).ok())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect_with(pairs: &[(&str, &str)]) -> Result<Kind> {
+        detect(|k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn detection_rules() {
+        use Kind::*;
+        for (env, want) in [
+            (&[][..], Singleton),
+            (&[("PMI_FD", "6"), ("PMI_RANK", "0")][..], Pmi1),
+            (&[("PMI_PORT", "h:1"), ("PMI_ID", "0")], Pmi1),
+            // Slurm's --mpi=pmi2.
+            (&[("PMI_FD", "11"), ("PMI_JOBID", "3.0")], Pmi2),
+            (&[("PMI_FD", "6"), ("PMI_VERSION", "2")], Pmi2),
+            (&[("PMI_FD", "6"), ("PMI_VERSION", "1")], Pmi1),
+            (&[("PMIX_RANK", "0"), ("PMIX_NAMESPACE", "slurm.pmix.3.0")], Pmix),
+            (&[("PMIX_NAMESPACE", "x")], Pmix),
+            // A PMI socket beats PMIx variables left by an enclosing job.
+            (&[("PMI_FD", "6"), ("PMIX_RANK", "0")], Pmi1),
+            // The program chose the unique id, even inside a launcher.
+            (&[("OXSHMEM_UNIQUEID", "oxs1:..."), ("PMI_FD", "6")], Uid),
+            // Forced.
+            (&[("OXSHMEM_BOOTSTRAP", "pmi2"), ("PMI_FD", "6")], Pmi2),
+            (&[("OXSHMEM_BOOTSTRAP", "PMI"), ("PMI_JOBID", "1")], Pmi1),
+            (&[("OXSHMEM_BOOTSTRAP", "singleton"), ("PMI_FD", "6")], Singleton),
+            (&[("OXSHMEM_BOOTSTRAP", "uid")], Uid),
+            (&[("OXSHMEM_BOOTSTRAP", "pmix")], Pmix),
+            (&[("OXSHMEM_BOOTSTRAP", "auto"), ("PMI_FD", "6")], Pmi1),
+            (&[("OXSHMEM_BOOTSTRAP", ""), ("PMIX_RANK", "1")], Pmix),
+        ] {
+            assert_eq!(detect_with(env).unwrap(), want, "{env:?}");
+        }
+        let err = detect_with(&[("OXSHMEM_BOOTSTRAP", "mpi")]).unwrap_err().to_string();
+        assert!(err.contains("OXSHMEM_BOOTSTRAP") && err.contains("pmix"), "{err}");
+        assert_eq!(Kind::Pmi2.name(), "pmi2");
     }
 }

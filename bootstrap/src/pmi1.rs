@@ -14,12 +14,12 @@
 //! panic or a hang on our side.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::os::fd::{OwnedFd, RawFd};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use crate::sock::{Sock, env_err, env_usize, quote, take_pmi_fd, write_all_fd};
 use crate::wire::{Command, LineBuf, hex_decode, hex_encode};
-use crate::{Bootstrap, BootstrapError, Result};
+use crate::{Bootstrap, BootstrapError, Result, mapping};
 
 const PROTOCOL: &str = "pmi1";
 
@@ -27,8 +27,8 @@ const PROTOCOL: &str = "pmi1";
 /// the 1023 bytes that launchers keep, with room for the chunk-count prefix.
 const CHUNK_CHARS_MAX: usize = 1000;
 
-/// Set once `PMI_FD` has been taken, so that a second `from_env` cannot close it twice.
-static PMI_FD_TAKEN: AtomicBool = AtomicBool::new(false);
+/// The line buffer of the launchers' PMI-1 servers, newline included.
+const LINE_MAX: usize = 1024;
 
 /// Size limits the launcher reported in `cmd=maxes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +62,8 @@ pub struct Pmi1 {
     conn: Mutex<Conn>,
     /// Raw descriptor of the connection, for `abort` when another thread holds the lock.
     raw_fd: RawFd,
+    /// `PMI_process_mapping`, fetched on first use (`None` inside: the launcher has none).
+    nodes: OnceLock<Option<Vec<usize>>>,
 }
 
 impl std::fmt::Debug for Pmi1 {
@@ -85,130 +87,24 @@ struct Conn {
     finalized: bool,
 }
 
-/// A connected stream socket (Unix or TCP) read and written with plain syscalls, so that a
-/// closed peer gives `EPIPE` and never `SIGPIPE` (`MSG_NOSIGNAL`), even in a C program that
-/// did not ignore `SIGPIPE`.
-struct Sock(OwnedFd);
-
-impl Sock {
-    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            // SAFETY: `buf` is a valid, writable buffer of `buf.len()` bytes and the fd is
-            // owned by `self` and open.
-            let n = unsafe { libc::read(self.0.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let err = io::Error::last_os_error();
-            match err.kind() {
-                io::ErrorKind::Interrupted => continue,
-                io::ErrorKind::WouldBlock => wait_fd(self.0.as_raw_fd(), libc::POLLIN)?,
-                _ => return Err(err),
-            }
-        }
-    }
-
-    fn write_all(&self, data: &[u8]) -> io::Result<()> {
-        write_all_fd(self.0.as_raw_fd(), data)
-    }
-}
-
-fn write_all_fd(fd: RawFd, mut data: &[u8]) -> io::Result<()> {
-    while !data.is_empty() {
-        // SAFETY: `data` is a valid buffer of `data.len()` bytes; `fd` is open for the
-        // lifetime of the connection that the caller borrows.
-        let n = unsafe { libc::send(fd, data.as_ptr().cast(), data.len(), libc::MSG_NOSIGNAL) };
-        if n >= 0 {
-            data = &data[n as usize..];
-            continue;
-        }
-        let err = io::Error::last_os_error();
-        match err.kind() {
-            io::ErrorKind::Interrupted => {}
-            io::ErrorKind::WouldBlock => wait_fd(fd, libc::POLLOUT)?,
-            _ => return Err(err),
-        }
-    }
-    Ok(())
-}
-
-/// Block until `fd` is ready for `events` (for a descriptor that a launcher left non-blocking).
-fn wait_fd(fd: RawFd, events: libc::c_short) -> io::Result<()> {
-    let mut p = libc::pollfd {
-        fd,
-        events,
-        revents: 0,
-    };
-    // SAFETY: `p` is one valid pollfd and we pass a count of 1.
-    let rc = unsafe { libc::poll(&mut p, 1, -1) };
-    if rc < 0 {
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-    Ok(())
-}
-
 fn io_err(step: &str, source: io::Error) -> BootstrapError {
-    BootstrapError::Io {
-        protocol: PROTOCOL,
-        step: step.to_string(),
-        source,
-    }
+    BootstrapError::Io { protocol: PROTOCOL, step: step.to_string(), source }
 }
 
 fn proto_err(step: &str, reason: impl Into<String>) -> BootstrapError {
-    BootstrapError::Protocol {
-        protocol: PROTOCOL,
-        step: step.to_string(),
-        reason: reason.into(),
-    }
-}
-
-fn env_err(var: &'static str, reason: impl Into<String>) -> BootstrapError {
-    BootstrapError::Env {
-        var,
-        reason: reason.into(),
-    }
-}
-
-/// Quote at most 200 characters of a line for an error message.
-fn quote(line: &str) -> String {
-    if line.len() <= 200 {
-        format!("{line:?}")
-    } else {
-        let cut = (0..=200)
-            .rev()
-            .find(|&i| line.is_char_boundary(i))
-            .unwrap_or(0);
-        format!("{:?}...", &line[..cut])
-    }
+    BootstrapError::Protocol { protocol: PROTOCOL, step: step.to_string(), reason: reason.into() }
 }
 
 impl Conn {
     fn new(fd: OwnedFd) -> Self {
-        Conn {
-            sock: Sock(fd),
-            buf: LineBuf::new(),
-            epoch: 0,
-            finalized: false,
-        }
+        Conn { sock: Sock::new(fd), buf: LineBuf::new(), epoch: 0, finalized: false }
     }
 
     fn send(&mut self, step: &str, cmd: &Command) -> Result<()> {
-        let line = cmd
-            .encode()
-            .map_err(|e| proto_err(step, format!("cannot encode request: {e}")))?;
+        let line = cmd.encode().map_err(|e| proto_err(step, format!("cannot encode request: {e}")))?;
         self.sock.write_all(line.as_bytes()).map_err(|e| {
-            if matches!(
-                e.kind(),
-                io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
-            ) {
-                io_err(
-                    step,
-                    io::Error::new(e.kind(), "launcher closed the connection"),
-                )
+            if matches!(e.kind(), io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset) {
+                io_err(step, io::Error::new(e.kind(), "launcher closed the connection"))
             } else {
                 io_err(step, e)
             }
@@ -221,9 +117,8 @@ impl Conn {
         loop {
             match self.buf.pop_line() {
                 Ok(Some(line)) => {
-                    return Command::parse(&line).map_err(|e| {
-                        proto_err(step, format!("malformed reply {}: {e}", quote(&line)))
-                    });
+                    return Command::parse(&line)
+                        .map_err(|e| proto_err(step, format!("malformed reply {}: {e}", quote(&line))));
                 }
                 Ok(None) => {}
                 Err(e) => return Err(proto_err(step, format!("malformed reply: {e}"))),
@@ -239,10 +134,7 @@ impl Conn {
                         quote(&String::from_utf8_lossy(pending))
                     )
                 };
-                return Err(io_err(
-                    step,
-                    io::Error::new(io::ErrorKind::UnexpectedEof, msg),
-                ));
+                return Err(io_err(step, io::Error::new(io::ErrorKind::UnexpectedEof, msg)));
             }
             self.buf.feed(&chunk[..n]);
         }
@@ -252,10 +144,7 @@ impl Conn {
     fn expect(&mut self, step: &str, expect: &str) -> Result<Command> {
         let reply = self.recv(step)?;
         if reply.name != expect {
-            return Err(proto_err(
-                step,
-                format!("expected cmd={expect}, got {}", quote(&reply.to_string())),
-            ));
+            return Err(proto_err(step, format!("expected cmd={expect}, got {}", quote(&reply.to_string()))));
         }
         check_rc(step, &reply)?;
         Ok(reply)
@@ -278,22 +167,9 @@ fn check_rc(step: &str, reply: &Command) -> Result<()> {
 }
 
 fn int_field(step: &str, reply: &Command, key: &str) -> Result<usize> {
-    let v = reply.get(key).ok_or_else(|| {
-        proto_err(
-            step,
-            format!("reply {} has no {key}=", quote(&reply.to_string())),
-        )
-    })?;
-    v.parse()
-        .map_err(|_| proto_err(step, format!("reply has {key}={v:?}, not a number")))
-}
-
-fn env_usize(var: &'static str) -> Result<usize> {
-    let v = std::env::var(var)
-        .map_err(|_| env_err(var, "not set (the launcher must set it with PMI_FD)"))?;
-    v.trim()
-        .parse()
-        .map_err(|_| env_err(var, format!("{v:?} is not a non-negative integer")))
+    let v =
+        reply.get(key).ok_or_else(|| proto_err(step, format!("reply {} has no {key}=", quote(&reply.to_string()))))?;
+    v.parse().map_err(|_| proto_err(step, format!("reply has {key}={v:?}, not a number")))
 }
 
 impl Pmi1 {
@@ -301,51 +177,20 @@ impl Pmi1 {
     /// else `PMI_PORT` + `PMI_ID`. Runs the init handshake.
     pub fn from_env() -> Result<Self> {
         if let Ok(v) = std::env::var("PMI_FD") {
-            let fd: RawFd = v
-                .trim()
-                .parse()
-                .ok()
-                .filter(|&fd: &RawFd| fd >= 0)
-                .ok_or_else(|| {
-                    env_err("PMI_FD", format!("{v:?} is not a file descriptor number"))
-                })?;
-            let rank = env_usize("PMI_RANK")?;
-            let size = env_usize("PMI_SIZE")?;
-            // SAFETY: F_GETFD only inspects the descriptor table entry.
-            if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-                return Err(env_err(
-                    "PMI_FD",
-                    format!("{fd} is not an open file descriptor"),
-                ));
-            }
-            if PMI_FD_TAKEN.swap(true, Ordering::SeqCst) {
-                return Err(env_err(
-                    "PMI_FD",
-                    format!("descriptor {fd} is already in use by another Pmi1"),
-                ));
-            }
-            // SAFETY: the launcher handed this descriptor to this process for PMI; it is open
-            // (checked above) and PMI_FD_TAKEN guarantees that only this one OwnedFd owns it.
-            let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-            // Children this PE starts must not inherit the launcher connection.
-            // SAFETY: F_SETFD on a descriptor we own; no memory is involved.
-            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+            let why = "the launcher must set it with PMI_FD";
+            let rank = env_usize("PMI_RANK", why)?;
+            let size = env_usize("PMI_SIZE", why)?;
+            let owned = take_pmi_fd(&v)?;
             return Self::connect(owned, rank, size);
         }
         if let Ok(port) = std::env::var("PMI_PORT") {
-            let id = std::env::var("PMI_ID").map_err(|_| {
-                env_err("PMI_ID", "not set (the launcher must set it with PMI_PORT)")
-            })?;
-            let id: usize = id
-                .trim()
-                .parse()
-                .map_err(|_| env_err("PMI_ID", format!("{id:?} is not a non-negative integer")))?;
+            let id = std::env::var("PMI_ID")
+                .map_err(|_| env_err("PMI_ID", "not set (the launcher must set it with PMI_PORT)"))?;
+            let id: usize =
+                id.trim().parse().map_err(|_| env_err("PMI_ID", format!("{id:?} is not a non-negative integer")))?;
             return Self::connect_port(&port, id);
         }
-        Err(env_err(
-            "PMI_FD",
-            "neither PMI_FD nor PMI_PORT is set: not started by a PMI-1 launcher",
-        ))
+        Err(env_err("PMI_FD", "neither PMI_FD nor PMI_PORT is set: not started by a PMI-1 launcher"))
     }
 
     /// Run the PMI-1 handshake over an already connected socket whose rank and size the
@@ -353,10 +198,7 @@ impl Pmi1 {
     pub fn connect(fd: impl Into<OwnedFd>, rank: usize, size: usize) -> Result<Self> {
         let conn = Conn::new(fd.into());
         if size == 0 || rank >= size {
-            return Err(env_err(
-                "PMI_RANK",
-                format!("rank {rank} is out of range for size {size}"),
-            ));
+            return Err(env_err("PMI_RANK", format!("rank {rank} is out of range for size {size}")));
         }
         Self::handshake(conn, rank, size, false)
     }
@@ -375,11 +217,7 @@ impl Pmi1 {
     pub fn connect_initack(fd: impl Into<OwnedFd>, pmi_id: usize) -> Result<Self> {
         let mut conn = Conn::new(fd.into());
         let step = "initack";
-        conn.call(
-            step,
-            &Command::new("initack").arg("pmiid", pmi_id),
-            "initack",
-        )?;
+        conn.call(step, &Command::new("initack").arg("pmiid", pmi_id), "initack")?;
         let (mut size, mut rank, mut debug) = (None, None, false);
         // Hydra sends exactly three `cmd=set` lines: size, rank, debug.
         for _ in 0..3 {
@@ -391,37 +229,23 @@ impl Pmi1 {
             } else if let Some(d) = set.get("debug") {
                 debug = d != "0";
             } else {
-                return Err(proto_err(
-                    step,
-                    format!("unexpected {}", quote(&set.to_string())),
-                ));
+                return Err(proto_err(step, format!("unexpected {}", quote(&set.to_string()))));
             }
         }
         let size = size.ok_or_else(|| proto_err(step, "launcher did not send cmd=set size="))?;
         let rank = rank.ok_or_else(|| proto_err(step, "launcher did not send cmd=set rank="))?;
         if size == 0 || rank >= size {
-            return Err(proto_err(
-                step,
-                format!("rank {rank} is out of range for size {size}"),
-            ));
+            return Err(proto_err(step, format!("rank {rank} is out of range for size {size}")));
         }
         Self::handshake(conn, rank, size, debug)
     }
 
     fn handshake(mut conn: Conn, rank: usize, size: usize, debug: bool) -> Result<Self> {
         let step = "init";
-        let init = Command::new("init")
-            .arg("pmi_version", 1)
-            .arg("pmi_subversion", 1);
+        let init = Command::new("init").arg("pmi_version", 1).arg("pmi_subversion", 1);
         let reply = conn.call(step, &init, "response_to_init")?;
         if reply.get("pmi_version").is_some_and(|v| v != "1") {
-            return Err(proto_err(
-                step,
-                format!(
-                    "launcher speaks PMI version {:?}, not 1",
-                    reply.get("pmi_version")
-                ),
-            ));
+            return Err(proto_err(step, format!("launcher speaks PMI version {:?}, not 1", reply.get("pmi_version"))));
         }
         let step = "get_maxes";
         let reply = conn.call(step, &Command::new("get_maxes"), "maxes")?;
@@ -441,8 +265,6 @@ impl Pmi1 {
                 ),
             ));
         }
-        // Room for NUL and the `N:` prefix of chunk 0 (at most 21 characters).
-        let chunk_chars = (maxes.vallen_max - 1 - 22).min(CHUNK_CHARS_MAX) & !1;
         let step = "get_my_kvsname";
         let reply = conn.call(step, &Command::new("get_my_kvsname"), "my_kvsname")?;
         let kvsname = reply
@@ -450,7 +272,21 @@ impl Pmi1 {
             .filter(|k| !k.is_empty())
             .ok_or_else(|| proto_err(step, "reply has no kvsname="))?
             .to_string();
-        let raw_fd = conn.sock.0.as_raw_fd();
+        // A value must fit `vallen_max` with its NUL and the `N:` prefix of chunk 0 (at most
+        // 21 characters); and the whole `put` line must fit the 1024-byte line buffer of the
+        // launchers (MPICH's `PMIU_MAXLINE`, Slurm's `MAX_READLINE`, read in one `read`):
+        // `cmd=put kvsname= key= value=\n` is 29 bytes, plus the name, a key of at most 47
+        // and the prefix.
+        let by_value = maxes.vallen_max - 1 - 22;
+        let by_line = LINE_MAX.saturating_sub(1 + 29 + kvsname.len() + 47 + 21);
+        let chunk_chars = by_value.min(by_line).min(CHUNK_CHARS_MAX) & !1;
+        if chunk_chars < 64 {
+            return Err(proto_err(
+                step,
+                format!("kvsname of {} bytes leaves no room for values in a {LINE_MAX}-byte line", kvsname.len()),
+            ));
+        }
+        let raw_fd = conn.sock.raw();
         Ok(Pmi1 {
             rank,
             size,
@@ -460,6 +296,7 @@ impl Pmi1 {
             chunk_chars,
             conn: Mutex::new(conn),
             raw_fd,
+            nodes: OnceLock::new(),
         })
     }
 
@@ -501,14 +338,19 @@ impl Pmi1 {
         self.get_locked(&mut conn, key)
     }
 
+    /// The launcher's `PMI_process_mapping` (Hydra and Slurm publish it in the key-value
+    /// space), or `None` if it has none or it cannot be parsed.
+    fn fetch_mapping(&self) -> Option<Vec<usize>> {
+        let mut conn = self.lock().ok()?;
+        let text = self.get_locked(&mut conn, "PMI_process_mapping").ok()?;
+        mapping::parse_process_mapping(&text, self.size).ok().map(|ids| mapping::renumber(&ids))
+    }
+
     fn check_kv(&self, step: &str, key: &str, value: Option<&str>) -> Result<()> {
         if key.is_empty() || key.len() >= self.maxes.keylen_max || key.contains([' ', '\n', '=']) {
             return Err(proto_err(
                 step,
-                format!(
-                    "bad key {key:?} (limit {} bytes, no spaces)",
-                    self.maxes.keylen_max - 1
-                ),
+                format!("bad key {key:?} (limit {} bytes, no spaces)", self.maxes.keylen_max - 1),
             ));
         }
         if let Some(v) = value
@@ -529,10 +371,7 @@ impl Pmi1 {
     fn put_locked(&self, conn: &mut Conn, key: &str, value: &str) -> Result<()> {
         let step = format!("put key {key}");
         self.check_kv(&step, key, Some(value))?;
-        let cmd = Command::new("put")
-            .arg("kvsname", &self.kvsname)
-            .arg("key", key)
-            .arg("value", value);
+        let cmd = Command::new("put").arg("kvsname", &self.kvsname).arg("key", key).arg("value", value);
         conn.call(&step, &cmd, "put_result")?;
         Ok(())
     }
@@ -540,21 +379,16 @@ impl Pmi1 {
     fn get_locked(&self, conn: &mut Conn, key: &str) -> Result<String> {
         let step = format!("get key {key}");
         self.check_kv(&step, key, None)?;
-        let cmd = Command::new("get")
-            .arg("kvsname", &self.kvsname)
-            .arg("key", key);
+        let cmd = Command::new("get").arg("kvsname", &self.kvsname).arg("key", key);
         let reply = conn.call(&step, &cmd, "get_result")?;
-        reply.get("value").map(str::to_string).ok_or_else(|| {
-            proto_err(
-                &step,
-                format!("reply {} has no value=", quote(&reply.to_string())),
-            )
-        })
+        reply
+            .get("value")
+            .map(str::to_string)
+            .ok_or_else(|| proto_err(&step, format!("reply {} has no value=", quote(&reply.to_string()))))
     }
 
     fn barrier_locked(conn: &mut Conn) -> Result<()> {
-        conn.call("barrier", &Command::new("barrier_in"), "barrier_out")
-            .map(|_| ())
+        conn.call("barrier", &Command::new("barrier_in"), "barrier_out").map(|_| ())
     }
 
     /// Put `data` as chunks `oxs<epoch>.<rank>.<i>`; chunk 0 starts with `<count>:`.
@@ -564,10 +398,7 @@ impl Pmi1 {
             vec![""]
         } else {
             // Hex is ASCII, so any byte offset is a char boundary.
-            hex.as_bytes()
-                .chunks(self.chunk_chars)
-                .map(|c| std::str::from_utf8(c).unwrap_or_default())
-                .collect()
+            hex.as_bytes().chunks(self.chunk_chars).map(|c| std::str::from_utf8(c).unwrap_or_default()).collect()
         };
         let count = parts.len();
         for (i, part) in parts.iter().enumerate() {
@@ -584,12 +415,8 @@ impl Pmi1 {
     fn get_blob(&self, conn: &mut Conn, epoch: u64, rank: usize) -> Result<Vec<u8>> {
         let first = self.get_locked(conn, &format!("oxs{epoch}.{rank}.0"))?;
         let step = format!("allgather: blob of rank {rank}");
-        let (count, part0) = first
-            .split_once(':')
-            .ok_or_else(|| proto_err(&step, "chunk 0 has no count prefix"))?;
-        let count: usize = count
-            .parse()
-            .map_err(|_| proto_err(&step, format!("bad chunk count {count:?}")))?;
+        let (count, part0) = first.split_once(':').ok_or_else(|| proto_err(&step, "chunk 0 has no count prefix"))?;
+        let count: usize = count.parse().map_err(|_| proto_err(&step, format!("bad chunk count {count:?}")))?;
         // A blob is at most a few MiB; a wild count means a corrupt value.
         if count == 0 || count > 1 << 20 {
             return Err(proto_err(&step, format!("bad chunk count {count}")));
@@ -623,13 +450,7 @@ impl Bootstrap for Pmi1 {
         self.put_blob(&mut conn, epoch, data)?;
         Self::barrier_locked(&mut conn)?;
         (0..self.size)
-            .map(|r| {
-                if r == self.rank {
-                    Ok(data.to_vec())
-                } else {
-                    self.get_blob(&mut conn, epoch, r)
-                }
-            })
+            .map(|r| if r == self.rank { Ok(data.to_vec()) } else { self.get_blob(&mut conn, epoch, r) })
             .collect()
     }
 
@@ -638,12 +459,13 @@ impl Bootstrap for Pmi1 {
         Self::barrier_locked(&mut conn)
     }
 
+    fn node_mapping(&self) -> Option<Vec<usize>> {
+        self.nodes.get_or_init(|| self.fetch_mapping()).clone()
+    }
+
     fn broadcast(&self, root: usize, data: Option<&[u8]>) -> Result<Vec<u8>> {
         if root >= self.size {
-            return Err(BootstrapError::Invalid(format!(
-                "broadcast root {root} out of range (size {})",
-                self.size
-            )));
+            return Err(BootstrapError::Invalid(format!("broadcast root {root} out of range (size {})", self.size)));
         }
         let mut conn = self.lock()?;
         conn.epoch += 1;
@@ -653,11 +475,7 @@ impl Bootstrap for Pmi1 {
             self.put_blob(&mut conn, epoch, mine)?;
         }
         Self::barrier_locked(&mut conn)?;
-        if self.rank == root {
-            Ok(mine.to_vec())
-        } else {
-            self.get_blob(&mut conn, epoch, root)
-        }
+        if self.rank == root { Ok(mine.to_vec()) } else { self.get_blob(&mut conn, epoch, root) }
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
@@ -665,23 +483,9 @@ impl Bootstrap for Pmi1 {
         eprintln!("{msg}");
         // MPICH 4 sends the message along (`PMIU_msg_set_query_abort`); older launchers
         // ignore it. No reply comes.
-        let oneline: String = msg
-            .chars()
-            .map(|c| {
-                if c == '\n' || c == '\r' || c == '\0' {
-                    ' '
-                } else {
-                    c
-                }
-            })
-            .collect();
-        let cmd = Command::new("abort")
-            .arg("exitcode", code)
-            .arg("message", oneline.trim());
-        if let Ok(line) = cmd
-            .encode()
-            .or_else(|_| Command::new("abort").arg("exitcode", code).encode())
-        {
+        let oneline: String = msg.chars().map(|c| if c == '\n' || c == '\r' || c == '\0' { ' ' } else { c }).collect();
+        let cmd = Command::new("abort").arg("exitcode", code).arg("message", oneline.trim());
+        if let Ok(line) = cmd.encode().or_else(|_| Command::new("abort").arg("exitcode", code).encode()) {
             match self.conn.try_lock() {
                 Ok(conn) => {
                     let _ = conn.sock.write_all(line.as_bytes());
@@ -714,9 +518,7 @@ mod tests {
 
     /// A fake server: reads lines and answers each with `respond(line)`. `None` closes the
     /// connection; so does a reply that does not end in a newline, after it is written.
-    fn fake(
-        respond: impl Fn(&Command) -> Option<String> + Send + 'static,
-    ) -> (UnixStream, thread::JoinHandle<()>) {
+    fn fake(respond: impl Fn(&Command) -> Option<String> + Send + 'static) -> (UnixStream, thread::JoinHandle<()>) {
         let (client, server) = UnixStream::pair().unwrap();
         let h = thread::spawn(move || {
             let mut w = server.try_clone().unwrap();
@@ -727,6 +529,8 @@ mod tests {
                 if r.read_line(&mut line).unwrap_or(0) == 0 {
                     return;
                 }
+                // Slurm reads a request with one 1024-byte read.
+                assert!(line.len() <= LINE_MAX, "request of {} bytes", line.len());
                 let cmd = Command::parse(&line).unwrap();
                 match respond(&cmd) {
                     Some(reply) => {
@@ -747,7 +551,7 @@ mod tests {
             match cmd.name.as_str() {
                 "init" => "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
                 "get_maxes" => "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024\n",
-                "get_my_kvsname" => "cmd=my_kvsname rc=0 kvsname=kvs_7_0\n",
+                "get_my_kvsname" => "cmd=my_kvsname rc=0 kvsname=kvs_22619_0_1751728108_vm\n",
                 _ => return None,
             }
             .to_string(),
@@ -761,10 +565,7 @@ mod tests {
             handshake_reply(c).or_else(|| {
                 Some(match c.name.as_str() {
                     "put" => {
-                        store
-                            .lock()
-                            .unwrap()
-                            .insert(c.get("key")?.to_string(), c.get("value")?.to_string());
+                        store.lock().unwrap().insert(c.get("key")?.to_string(), c.get("value")?.to_string());
                         "cmd=put_result rc=0 msg=success\n".to_string()
                     }
                     "get" => match store.lock().unwrap().get(c.get("key")?) {
@@ -778,15 +579,12 @@ mod tests {
             })
         });
         let pmi = Pmi1::connect(sock, 0, 1).unwrap();
-        assert_eq!(pmi.kvsname(), "kvs_7_0");
+        assert_eq!(pmi.kvsname(), "kvs_22619_0_1751728108_vm");
         assert_eq!(pmi.maxes().vallen_max, 1024);
         pmi.put("k", "v1").unwrap();
         assert_eq!(pmi.get("k").unwrap(), "v1");
         let err = pmi.get("missing").unwrap_err().to_string();
-        assert!(
-            err.contains("get key missing") && err.contains("rc=-1"),
-            "{err}"
-        );
+        assert!(err.contains("get key missing") && err.contains("rc=-1"), "{err}");
         for len in [0usize, 1, 499, 500, 501, 100 * 1024] {
             let blob: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
             assert_eq!(pmi.allgather(&blob).unwrap(), vec![blob.clone()]);
@@ -821,10 +619,7 @@ mod tests {
     fn closed_before_init_reply() {
         let (sock, h) = fake(|_| None);
         let err = Pmi1::connect(sock, 0, 2).unwrap_err().to_string();
-        assert!(
-            err.contains("init") && err.contains("launcher closed the connection"),
-            "{err}"
-        );
+        assert!(err.contains("init") && err.contains("launcher closed the connection"), "{err}");
         h.join().unwrap();
     }
 
@@ -844,14 +639,9 @@ mod tests {
             h.join().unwrap();
         });
         // The client must fail, not wait for the rest of the line; bound the wait anyway.
-        let res = rx
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .expect("client hung");
+        let res = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("client hung");
         let err = res.unwrap_err();
-        assert!(
-            err.contains("barrier") && err.contains("in the middle of a reply"),
-            "{err}"
-        );
+        assert!(err.contains("barrier") && err.contains("in the middle of a reply"), "{err}");
     }
 
     #[test]
@@ -862,15 +652,11 @@ mod tests {
             ("cmd=barrier_out rc=5 msg=nope\n", "rc=5"),
             ("cmd=barrier_out junk\n", "has no '='"),
         ] {
-            let (sock, h) = fake(move |c| {
-                handshake_reply(c).or_else(|| (c.name == "barrier_in").then(|| bad.to_string()))
-            });
+            let (sock, h) =
+                fake(move |c| handshake_reply(c).or_else(|| (c.name == "barrier_in").then(|| bad.to_string())));
             let pmi = Pmi1::connect(sock, 1, 2).unwrap();
             let err = pmi.barrier().unwrap_err().to_string();
-            assert!(
-                err.contains("barrier") && err.contains(want),
-                "{bad:?}: {err}"
-            );
+            assert!(err.contains("barrier") && err.contains(want), "{bad:?}: {err}");
             drop(pmi);
             h.join().unwrap();
         }
@@ -884,10 +670,7 @@ mod tests {
             _ => None,
         });
         let err = Pmi1::connect(sock, 0, 1).unwrap_err().to_string();
-        assert!(
-            err.contains("get_maxes") && err.contains("vallen_max"),
-            "{err}"
-        );
+        assert!(err.contains("get_maxes") && err.contains("vallen_max"), "{err}");
         h.join().unwrap();
 
         let (sock, h) = fake(|c| match c.name.as_str() {
@@ -895,10 +678,7 @@ mod tests {
             _ => None,
         });
         let err = Pmi1::connect(sock, 0, 1).unwrap_err().to_string();
-        assert!(
-            err.contains("init") && err.contains("unsupported_version"),
-            "{err}"
-        );
+        assert!(err.contains("init") && err.contains("unsupported_version"), "{err}");
         h.join().unwrap();
 
         let (sock, _h) = fake(|_| None);

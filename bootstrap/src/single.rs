@@ -23,6 +23,9 @@ impl Bootstrap for Singleton {
     fn name(&self) -> &'static str {
         "singleton"
     }
+    fn node_mapping(&self) -> Option<Vec<usize>> {
+        Some(vec![0])
+    }
     fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>> {
         Ok(vec![data.to_vec()])
     }

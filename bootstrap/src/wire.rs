@@ -49,6 +49,12 @@ pub enum WireError {
     /// A hex string has an odd length or a non-hex digit.
     #[error("bad hex: {0}")]
     BadHex(String),
+    /// A PMI-2 message's 6-character length field is not a decimal number (PMI-2 only).
+    #[error("bad PMI-2 length field {0:?}")]
+    BadLength(String),
+    /// A PMI-2 value holds a `;`, which ends a value on the wire (PMI-2 only).
+    #[error("value of key {0:?} holds a ';'")]
+    Semicolon(String),
 }
 
 /// One PMI-1 message: a command name and its arguments, in wire order.
@@ -63,10 +69,7 @@ pub struct Command {
 impl Command {
     /// A command with no arguments.
     pub fn new(name: impl Into<String>) -> Self {
-        Command {
-            name: name.into(),
-            args: Vec::new(),
-        }
+        Command { name: name.into(), args: Vec::new() }
     }
 
     /// Builder: append `key=value`.
@@ -77,10 +80,7 @@ impl Command {
 
     /// The value of the first argument named `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.args
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.args.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     /// Parse one line (with or without its trailing `\n`).
@@ -88,10 +88,7 @@ impl Command {
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.len() > MAX_LINE {
-            return Err(WireError::TooLong {
-                len: line.len(),
-                max: MAX_LINE,
-            });
+            return Err(WireError::TooLong { len: line.len(), max: MAX_LINE });
         }
         let mut tokens = split_tokens(line);
         let first = tokens.next().ok_or(WireError::Empty)?;
@@ -101,9 +98,7 @@ impl Command {
         };
         let mut args = Vec::new();
         for tok in tokens {
-            let (k, v) = tok
-                .split_once('=')
-                .ok_or_else(|| WireError::NoEquals(tok.to_string()))?;
+            let (k, v) = tok.split_once('=').ok_or_else(|| WireError::NoEquals(tok.to_string()))?;
             if !valid_key(k) {
                 return Err(WireError::BadKey(k.to_string()));
             }
@@ -116,12 +111,7 @@ impl Command {
     /// backslash; keys and values are checked.
     pub fn encode(&self) -> Result<String, WireError> {
         let mut out = String::with_capacity(
-            8 + self.name.len()
-                + self
-                    .args
-                    .iter()
-                    .map(|(k, v)| k.len() + v.len() + 2)
-                    .sum::<usize>(),
+            8 + self.name.len() + self.args.iter().map(|(k, v)| k.len() + v.len() + 2).sum::<usize>(),
         );
         out.push_str("cmd=");
         if self.name.is_empty() || !valid_key(&self.name) {
@@ -141,10 +131,7 @@ impl Command {
             escape_into(v, &mut out);
         }
         if out.len() > MAX_LINE {
-            return Err(WireError::TooLong {
-                len: out.len(),
-                max: MAX_LINE,
-            });
+            return Err(WireError::TooLong { len: out.len(), max: MAX_LINE });
         }
         out.push('\n');
         Ok(out)
@@ -169,9 +156,7 @@ impl fmt::Display for Command {
 
 /// Keys as MPICH's parser accepts them.
 fn valid_key(k: &str) -> bool {
-    !k.is_empty()
-        && k.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'/'))
+    !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'/'))
 }
 
 /// Split on spaces that are not escaped by a backslash; runs of spaces count as one.
@@ -187,11 +172,7 @@ fn split_tokens(line: &str) -> impl Iterator<Item = &str> {
         }
         let start = pos;
         while pos < bytes.len() && bytes[pos] != b' ' {
-            pos += if bytes[pos] == b'\\' && pos + 1 < bytes.len() {
-                2
-            } else {
-                1
-            };
+            pos += if bytes[pos] == b'\\' && pos + 1 < bytes.len() { 2 } else { 1 };
         }
         // `pos` only stops on an ASCII byte or the end, so this is a char boundary.
         Some(&line[start..pos.min(bytes.len())])
@@ -255,10 +236,7 @@ pub fn hex_decode(s: &str) -> Result<Vec<u8>, WireError> {
         .enumerate()
         .map(|(i, p)| match (nibble(p[0]), nibble(p[1])) {
             (Some(h), Some(l)) => Ok(h << 4 | l),
-            _ => Err(WireError::BadHex(format!(
-                "non-hex digit at offset {}",
-                2 * i
-            ))),
+            _ => Err(WireError::BadHex(format!("non-hex digit at offset {}", 2 * i))),
         })
         .collect()
 }
@@ -322,14 +300,9 @@ impl LineBuf {
                     line = &line[..line.len() - 1];
                 }
                 if line.len() > MAX_LINE {
-                    return Err(WireError::TooLong {
-                        len: line.len(),
-                        max: MAX_LINE,
-                    });
+                    return Err(WireError::TooLong { len: line.len(), max: MAX_LINE });
                 }
-                std::str::from_utf8(line)
-                    .map(|s| Some(s.to_string()))
-                    .map_err(|_| WireError::NotUtf8)
+                std::str::from_utf8(line).map(|s| Some(s.to_string())).map_err(|_| WireError::NotUtf8)
             }
             None => {
                 let len = pending.len();
@@ -391,54 +364,28 @@ mod tests {
         assert_eq!(Command::parse("put key=1"), Err(WireError::MissingCmd));
         assert_eq!(Command::parse("key=1 cmd=put"), Err(WireError::MissingCmd));
         assert_eq!(Command::parse("cmd= key=1"), Err(WireError::MissingCmd));
-        assert_eq!(
-            Command::parse("cmd=put key"),
-            Err(WireError::NoEquals("key".into()))
-        );
-        assert_eq!(
-            Command::parse("cmd=put =v"),
-            Err(WireError::BadKey("".into()))
-        );
-        assert_eq!(
-            Command::parse("cmd=put k!y=v"),
-            Err(WireError::BadKey("k!y".into()))
-        );
+        assert_eq!(Command::parse("cmd=put key"), Err(WireError::NoEquals("key".into())));
+        assert_eq!(Command::parse("cmd=put =v"), Err(WireError::BadKey("".into())));
+        assert_eq!(Command::parse("cmd=put k!y=v"), Err(WireError::BadKey("k!y".into())));
         let long = format!("cmd=put value={}", "a".repeat(MAX_LINE));
-        assert!(matches!(
-            Command::parse(&long),
-            Err(WireError::TooLong { .. })
-        ));
+        assert!(matches!(Command::parse(&long), Err(WireError::TooLong { .. })));
     }
 
     #[test]
     fn encode_roundtrip_and_escapes() {
-        let c = Command::new("abort")
-            .arg("exitcode", 5)
-            .arg("message", "it broke: a\\b  c");
+        let c = Command::new("abort").arg("exitcode", 5).arg("message", "it broke: a\\b  c");
         let line = c.encode().unwrap();
-        assert_eq!(
-            line,
-            "cmd=abort exitcode=5 message=it\\ broke:\\ a\\\\b\\ \\ c\n"
-        );
+        assert_eq!(line, "cmd=abort exitcode=5 message=it\\ broke:\\ a\\\\b\\ \\ c\n");
         assert_eq!(Command::parse(&line).unwrap(), c);
-        let c = Command::new("put")
-            .arg("kvsname", "k")
-            .arg("key", "x")
-            .arg("value", "");
+        let c = Command::new("put").arg("kvsname", "k").arg("key", "x").arg("value", "");
         assert_eq!(Command::parse(&c.encode().unwrap()).unwrap(), c);
     }
 
     #[test]
     fn encode_errors() {
-        assert_eq!(
-            Command::new("put").arg("k y", 1).encode(),
-            Err(WireError::BadKey("k y".into()))
-        );
+        assert_eq!(Command::new("put").arg("k y", 1).encode(), Err(WireError::BadKey("k y".into())));
         assert_eq!(Command::new("").encode(), Err(WireError::BadKey("".into())));
-        assert_eq!(
-            Command::new("put").arg("v", "a\nb").encode(),
-            Err(WireError::BadValue("v".into()))
-        );
+        assert_eq!(Command::new("put").arg("v", "a\nb").encode(), Err(WireError::BadValue("v".into())));
         let big = Command::new("put").arg("value", "a".repeat(MAX_LINE));
         assert!(matches!(big.encode(), Err(WireError::TooLong { .. })));
     }

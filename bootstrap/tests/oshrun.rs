@@ -28,9 +28,7 @@ fn pe_child() {
 /// Rank `rank`'s contribution to allgather number `epoch`: sizes include 0 and 10 KiB.
 fn blob(rank: usize, epoch: usize) -> Vec<u8> {
     let len = [0, 10 * 1024, 1, 1000, 3, 0, 4096, 777][rank % 8];
-    (0..len)
-        .map(|i| (i * 31 + rank * 7 + epoch * 13) as u8)
-        .collect()
+    (0..len).map(|i| (i * 31 + rank * 7 + epoch * 13) as u8).collect()
 }
 
 fn pe_main(scenario: &str) -> i32 {
@@ -40,38 +38,28 @@ fn pe_main(scenario: &str) -> i32 {
     assert_eq!(std::env::var("OSHRUN_NPES").unwrap(), size.to_string());
     match scenario {
         "collectives" => {
+            // oshrun publishes PMI_process_mapping: every PE on one node.
+            assert_eq!(pmi.node_mapping(), Some(vec![0; size]));
             for epoch in 0..3 {
                 let all = pmi.allgather(&blob(rank, epoch)).unwrap();
                 assert_eq!(all.len(), size);
                 for (r, got) in all.iter().enumerate() {
-                    assert_eq!(
-                        got,
-                        &blob(r, epoch),
-                        "PE {rank}: blob of rank {r}, epoch {epoch}"
-                    );
+                    assert_eq!(got, &blob(r, epoch), "PE {rank}: blob of rank {r}, epoch {epoch}");
                 }
             }
             pmi.barrier().unwrap();
             let root = size - 1;
             let msg = b"from the root".as_slice();
-            assert_eq!(
-                pmi.broadcast(root, (rank == root).then_some(msg)).unwrap(),
-                msg
-            );
+            assert_eq!(pmi.broadcast(root, (rank == root).then_some(msg)).unwrap(), msg);
             let big: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
-            assert_eq!(
-                pmi.broadcast(0, (rank == 0).then_some(&big[..])).unwrap(),
-                big
-            );
+            assert_eq!(pmi.broadcast(0, (rank == 0).then_some(&big[..])).unwrap(), big);
             assert_eq!(pmi.broadcast(0, Some(&[])).unwrap(), b"");
             pmi.barrier().unwrap();
             println!("PE {rank} of {size}: collectives ok");
             pmi.finalize().unwrap();
         }
         "big" => {
-            let mine: Vec<u8> = (0..100 * 1024)
-                .map(|i: usize| (i * 7 + rank) as u8)
-                .collect();
+            let mine: Vec<u8> = (0..100 * 1024).map(|i: usize| (i * 7 + rank) as u8).collect();
             let all = pmi.allgather(&mine).unwrap();
             for (r, got) in all.iter().enumerate() {
                 let want: Vec<u8> = (0..100 * 1024).map(|i: usize| (i * 7 + r) as u8).collect();
@@ -181,11 +169,7 @@ fn pe_job(n: usize, scenario: &str, opts: &[&str]) -> Command {
 }
 
 fn spawn_piped(cmd: &mut Command) -> Child {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start oshrun")
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start oshrun")
 }
 
 fn reader(r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
@@ -210,12 +194,7 @@ fn finish(mut child: Child, start: Instant, stdout: std::thread::JoinHandle<Stri
         std::thread::sleep(Duration::from_millis(5));
     };
     let elapsed = start.elapsed();
-    Run {
-        status,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-        elapsed,
-    }
+    Run { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap(), elapsed }
 }
 
 fn run(cmd: &mut Command) -> Run {
@@ -233,11 +212,7 @@ fn collectives(n: usize, opts: &[&str]) {
     let r = run(&mut pe_job(n, "collectives", opts));
     assert_ok(&r);
     for rank in 0..n {
-        assert!(
-            r.stdout
-                .contains(&format!("PE {rank} of {n}: collectives ok")),
-            "{r:?}"
-        );
+        assert!(r.stdout.contains(&format!("PE {rank} of {n}: collectives ok")), "{r:?}");
     }
     assert!(!r.stderr.contains("oshrun:"), "{r:?}");
 }
@@ -271,10 +246,7 @@ fn collectives_over_pmi_port() {
 fn allgather_of_100_kib_blobs() {
     let r = run(&mut pe_job(2, "big", &[]));
     assert_ok(&r);
-    assert!(
-        r.stdout.contains("PE 0: big ok") && r.stdout.contains("PE 1: big ok"),
-        "{r:?}"
-    );
+    assert!(r.stdout.contains("PE 0: big ok") && r.stdout.contains("PE 1: big ok"), "{r:?}");
 }
 
 #[test]
@@ -282,10 +254,7 @@ fn pe_exit_status_ends_the_job() {
     let r = run(&mut pe_job(4, "exit3", &[]));
     assert_eq!(r.code(), Some(3), "{r:?}");
     assert!(r.stderr.contains("oshrun: PE 1 (pid "), "{r:?}");
-    assert!(
-        r.stderr.contains(") exited with status 3; ending the job"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains(") exited with status 3; ending the job"), "{r:?}");
     assert_eq!(r.stderr.matches("ending the job").count(), 1, "{r:?}");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
 }
@@ -294,10 +263,7 @@ fn pe_exit_status_ends_the_job() {
 fn shell_pe_exit_status() {
     let r = run(oshrun().args(["--timeout", "30", "-n", "2", "sh", "-c", "exit 3"]));
     assert_eq!(r.code(), Some(3), "{r:?}");
-    assert!(
-        r.stderr.contains("exited with status 3; ending the job"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("exited with status 3; ending the job"), "{r:?}");
 }
 
 #[test]
@@ -305,11 +271,7 @@ fn sigkilled_pe_ends_a_job_blocked_in_a_barrier() {
     let r = run(&mut pe_job(4, "sigkill", &[]));
     assert_eq!(r.code(), Some(128 + 9), "{r:?}");
     assert!(r.stderr.contains("oshrun: PE 1 (pid "), "{r:?}");
-    assert!(
-        r.stderr
-            .contains("was killed by signal 9 (SIGKILL); ending the job"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("was killed by signal 9 (SIGKILL); ending the job"), "{r:?}");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
 }
 
@@ -317,26 +279,16 @@ fn sigkilled_pe_ends_a_job_blocked_in_a_barrier() {
 fn shell_pe_killed_by_signal() {
     let r = run(oshrun().args(["--timeout", "30", "-n", "1", "sh", "-c", "kill -SEGV $$"]));
     assert_eq!(r.code(), Some(128 + 11), "{r:?}");
-    assert!(
-        r.stderr.contains("oshrun: PE 0 (pid ") && r.stderr.contains("signal 11 (SIGSEGV)"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("oshrun: PE 0 (pid ") && r.stderr.contains("signal 11 (SIGSEGV)"), "{r:?}");
 }
 
 #[test]
 fn pmi_abort_ends_the_job() {
     let r = run(&mut pe_job(3, "abort", &[]));
     assert_eq!(r.code(), Some(5), "{r:?}");
-    assert!(
-        r.stderr
-            .contains("oshrun: PE 2 called abort (exit code 5): PE gave up: test abort"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("oshrun: PE 2 called abort (exit code 5): PE gave up: test abort"), "{r:?}");
     // The PE's own message, printed before it aborted, is forwarded too.
-    assert!(
-        r.stderr.lines().any(|l| l == "PE gave up: test abort"),
-        "{r:?}"
-    );
+    assert!(r.stderr.lines().any(|l| l == "PE gave up: test abort"), "{r:?}");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
 }
 
@@ -345,11 +297,7 @@ fn exit_zero_without_finalize_is_a_failure() {
     let r = run(&mut pe_job(2, "no_finalize", &[]));
     assert_eq!(r.code(), Some(1), "{r:?}");
     assert!(r.stderr.contains("oshrun: PE 0 (pid "), "{r:?}");
-    assert!(
-        r.stderr
-            .contains("exited with status 0 without finalizing"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("exited with status 0 without finalizing"), "{r:?}");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
 }
 
@@ -357,17 +305,18 @@ fn exit_zero_without_finalize_is_a_failure() {
 fn barrier_that_can_never_complete_ends_the_job() {
     let r = run(&mut pe_job(3, "finalize_early", &[]));
     assert_eq!(r.code(), Some(1), "{r:?}");
-    assert!(r.stderr.contains("oshrun: PEs 1, 2 wait in a PMI barrier that PE 0 can no longer enter (exited); ending the job"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("oshrun: PEs 1, 2 wait in a PMI barrier that PE 0 can no longer enter (exited); ending the job"),
+        "{r:?}"
+    );
 }
 
 #[test]
 fn pes_that_ignore_sigterm_are_killed() {
     let r = run(&mut pe_job(3, "busy", &[]));
     assert_eq!(r.code(), Some(3), "{r:?}");
-    assert!(
-        r.stderr.contains("oshrun: PE 1 (pid ") && r.stderr.contains("exited with status 3"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("oshrun: PE 1 (pid ") && r.stderr.contains("exited with status 3"), "{r:?}");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
 }
 
@@ -375,28 +324,16 @@ fn pes_that_ignore_sigterm_are_killed() {
 fn timeout_kills_a_hung_job() {
     let r = run(&mut pe_job(2, "hang", &["--timeout", "1"]));
     assert_eq!(r.code(), Some(124), "{r:?}");
-    assert!(
-        r.stderr
-            .contains("oshrun: job timed out after 1 s; killing 2 PEs"),
-        "{r:?}"
-    );
-    assert!(
-        r.stdout.contains("PE 0 ready") && r.stdout.contains("PE 1 ready"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("oshrun: job timed out after 1 s; killing 2 PEs"), "{r:?}");
+    assert!(r.stdout.contains("PE 0 ready") && r.stdout.contains("PE 1 ready"), "{r:?}");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
 }
 
 #[test]
 fn timeout_from_the_environment() {
-    let r = run(oshrun()
-        .args(["-n", "1", "sleep", "30"])
-        .env("OSHRUN_TIMEOUT", "0.5"));
+    let r = run(oshrun().args(["-n", "1", "sleep", "30"]).env("OSHRUN_TIMEOUT", "0.5"));
     assert_eq!(r.code(), Some(124), "{r:?}");
-    assert!(
-        r.stderr.contains("timed out after 0.5 s; killing 1 PEs"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("timed out after 0.5 s; killing 1 PEs"), "{r:?}");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
 }
 
@@ -410,10 +347,7 @@ fn start_hung_job(n: usize) -> (Child, Vec<i32>, Instant, std::thread::JoinHandl
     let mut line = String::new();
     while pids.len() < n {
         line.clear();
-        assert!(
-            out.read_line(&mut line).unwrap() > 0,
-            "oshrun closed its stdout early"
-        );
+        assert!(out.read_line(&mut line).unwrap() > 0, "oshrun closed its stdout early");
         assert!(start.elapsed() < WATCHDOG);
         if let Some(pid) = line.split("ready pid ").nth(1) {
             pids.push(pid.trim().parse().unwrap());
@@ -426,10 +360,7 @@ fn gone(pid: i32) -> bool {
     // A zombie waiting for its new parent to reap it counts as gone.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
-        Ok(s) => s
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Ok(s) => s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
 }
 
@@ -440,10 +371,7 @@ fn sigint_to_oshrun_ends_the_job() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let r = finish(child, start, out);
     assert_eq!(r.code(), Some(130), "{r:?}");
-    assert!(
-        r.stderr.contains("oshrun: caught SIGINT; killing 2 PEs"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("oshrun: caught SIGINT; killing 2 PEs"), "{r:?}");
     assert!(pids.iter().all(|&p| gone(p)), "PEs {pids:?} survived");
 }
 
@@ -462,16 +390,7 @@ fn pes_die_with_a_killed_oshrun() {
 #[test]
 fn output_is_forwarded_whole_and_tagged() {
     let script = "echo out line; echo err line >&2; printf partial";
-    let r = run(oshrun().args([
-        "--timeout",
-        "30",
-        "--tag-output",
-        "-n",
-        "2",
-        "sh",
-        "-c",
-        script,
-    ]));
+    let r = run(oshrun().args(["--timeout", "30", "--tag-output", "-n", "2", "sh", "-c", script]));
     assert_ok(&r);
     for pe in 0..2 {
         assert!(r.stdout.contains(&format!("[PE {pe}] out line\n")), "{r:?}");
@@ -514,15 +433,7 @@ fn output_untagged_and_env() {
 #[test]
 fn grandchildren_do_not_hold_the_job_open() {
     // The PE exits at once, leaving a background child holding its stdout.
-    let r = run(oshrun().args([
-        "--timeout",
-        "30",
-        "-n",
-        "1",
-        "sh",
-        "-c",
-        "sleep 20 & echo started",
-    ]));
+    let r = run(oshrun().args(["--timeout", "30", "-n", "1", "sh", "-c", "sleep 20 & echo started"]));
     assert_ok(&r);
     assert_eq!(r.stdout, "started\n");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
@@ -532,10 +443,7 @@ fn grandchildren_do_not_hold_the_job_open() {
 fn program_not_found() {
     let r = run(oshrun().args(["--timeout", "30", "-n", "2", "oxshmem-no-such-program", "x"]));
     assert_eq!(r.code(), Some(2), "{r:?}");
-    assert!(
-        r.stderr.contains("\"oxshmem-no-such-program\"") && r.stderr.contains("not found"),
-        "{r:?}"
-    );
+    assert!(r.stderr.contains("\"oxshmem-no-such-program\"") && r.stderr.contains("not found"), "{r:?}");
     let r = run(oshrun().args(["-n", "1", "./no/such/path"]));
     assert_eq!(r.code(), Some(2), "{r:?}");
     assert!(r.stderr.contains("./no/such/path"), "{r:?}");
@@ -547,19 +455,13 @@ fn bad_arguments() {
         (&["sh"][..], "missing -n"),
         (&["-n", "0", "sh"], "at least 1"),
         (&["-n", "two", "sh"], "-n needs a positive number"),
-        (
-            &["--frobnicate", "-n", "1", "sh"],
-            "unknown option --frobnicate",
-        ),
+        (&["--frobnicate", "-n", "1", "sh"], "unknown option --frobnicate"),
         (&["-n", "1"], "missing the program"),
         (&["--timeout", "soon", "-n", "1", "sh"], "--timeout"),
     ] {
         let r = run(oshrun().args(args));
         assert_eq!(r.code(), Some(2), "{args:?}: {r:?}");
-        assert!(
-            r.stderr.contains(want) && r.stderr.contains("oshrun --help"),
-            "{args:?}: {r:?}"
-        );
+        assert!(r.stderr.contains(want) && r.stderr.contains("oshrun --help"), "{args:?}: {r:?}");
         assert!(r.stdout.is_empty());
     }
     let r = run(oshrun().arg("--help"));
@@ -574,11 +476,7 @@ fn bad_arguments() {
 fn nothing_left_in_dev_shm() {
     let list = || -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
+            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
             .unwrap_or_default();
         v.sort();
         v

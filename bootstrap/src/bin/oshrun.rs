@@ -2,7 +2,5 @@
 //! `oxshmem_bootstrap::launcher` and `oshrun --help`.
 
 fn main() {
-    std::process::exit(oxshmem_bootstrap::launcher::main(
-        std::env::args_os().skip(1),
-    ));
+    std::process::exit(oxshmem_bootstrap::launcher::main(std::env::args_os().skip(1)));
 }

@@ -95,10 +95,7 @@ fn parse_timeout(v: &OsStr, source: &str) -> Result<Option<Timeout>, ArgsError> 
     if secs == 0.0 {
         return Ok(None);
     }
-    Ok(Some(Timeout {
-        duration: Duration::from_secs_f64(secs),
-        text: s.to_string(),
-    }))
+    Ok(Some(Timeout { duration: Duration::from_secs_f64(secs), text: s.to_string() }))
 }
 
 /// Parse `oshrun`'s arguments (without `argv[0]`). `env_timeout` is `OSHRUN_TIMEOUT`, used
@@ -144,21 +141,15 @@ where
         let mut value = |what: &str| -> Result<OsString, ArgsError> {
             match inline.clone() {
                 Some(v) => Ok(v),
-                None => it
-                    .next()
-                    .ok_or_else(|| ArgsError(format!("{name} needs {what}"))),
+                None => it.next().ok_or_else(|| ArgsError(format!("{name} needs {what}"))),
             }
         };
         match name {
             "-n" | "-np" | "--np" | "--n" => npes = Some(parse_npes(&value("a number of PEs")?)?),
-            "--timeout" => {
-                timeout = Some(parse_timeout(&value("a number of seconds")?, "--timeout")?)
-            }
+            "--timeout" => timeout = Some(parse_timeout(&value("a number of seconds")?, "--timeout")?),
             "-x" => {
                 let v = value("a variable name")?;
-                let v = v
-                    .to_str()
-                    .ok_or_else(|| ArgsError(format!("-x {v:?}: not UTF-8")))?;
+                let v = v.to_str().ok_or_else(|| ArgsError(format!("-x {v:?}: not UTF-8")))?;
                 match v.split_once('=') {
                     Some((k, val)) if !k.is_empty() => exports.push((k.into(), val.into())),
                     None if !v.is_empty() => {
@@ -169,9 +160,7 @@ where
                     _ => return err(format!("-x needs VAR or VAR=VALUE, not {v:?}")),
                 }
             }
-            "-l" | "--tag-output" | "--pmi-port" | "-h" | "--help" | "-V" | "--version"
-                if inline.is_some() =>
-            {
+            "-l" | "--tag-output" | "--pmi-port" | "-h" | "--help" | "-V" | "--version" if inline.is_some() => {
                 return err(format!("option {name} takes no value"));
             }
             "-l" | "--tag-output" => tag_output = true,
@@ -179,16 +168,10 @@ where
             "-h" | "--help" => return Ok(Action::Help),
             "-V" | "--version" => return Ok(Action::Version),
             // `-n4`, `-np4`: the value glued to the option, as Hydra accepts.
-            _ if s.starts_with("-np")
-                && s[3..].bytes().all(|b| b.is_ascii_digit())
-                && s.len() > 3 =>
-            {
+            _ if s.starts_with("-np") && s[3..].bytes().all(|b| b.is_ascii_digit()) && s.len() > 3 => {
                 npes = Some(parse_npes(OsStr::new(&s[3..]))?)
             }
-            _ if s.starts_with("-n")
-                && s[2..].bytes().all(|b| b.is_ascii_digit())
-                && s.len() > 2 =>
-            {
+            _ if s.starts_with("-n") && s[2..].bytes().all(|b| b.is_ascii_digit()) && s.len() > 2 => {
                 npes = Some(parse_npes(OsStr::new(&s[2..]))?)
             }
             _ => return err(format!("unknown option {s}")),
@@ -211,15 +194,7 @@ where
             _ => None,
         },
     };
-    Ok(Action::Run(Options {
-        npes,
-        program,
-        args: it.collect(),
-        timeout,
-        tag_output,
-        pmi_port,
-        exports,
-    }))
+    Ok(Action::Run(Options { npes, program, args: it.collect(), timeout, tag_output, pmi_port, exports }))
 }
 
 #[cfg(test)]
@@ -227,9 +202,7 @@ mod tests {
     use super::*;
 
     fn p(args: &[&str]) -> Result<Action, ArgsError> {
-        parse(args.iter().copied(), None, |k| {
-            (k == "HOME").then(|| OsString::from("/home/me"))
-        })
+        parse(args.iter().copied(), None, |k| (k == "HOME").then(|| OsString::from("/home/me")))
     }
 
     fn run(args: &[&str]) -> Options {
@@ -268,66 +241,29 @@ mod tests {
 
     #[test]
     fn options() {
-        let o = run(&[
-            "--timeout",
-            "2.5",
-            "-l",
-            "--pmi-port",
-            "-n",
-            "3",
-            "-x",
-            "A=1",
-            "-x",
-            "HOME",
-            "-x",
-            "UNSET",
-            "p",
-        ]);
-        assert_eq!(
-            o.timeout,
-            Some(Timeout {
-                duration: Duration::from_millis(2500),
-                text: "2.5".into()
-            })
-        );
+        let o =
+            run(&["--timeout", "2.5", "-l", "--pmi-port", "-n", "3", "-x", "A=1", "-x", "HOME", "-x", "UNSET", "p"]);
+        assert_eq!(o.timeout, Some(Timeout { duration: Duration::from_millis(2500), text: "2.5".into() }));
         assert!(o.tag_output && o.pmi_port);
-        assert_eq!(
-            o.exports,
-            [("A".into(), "1".into()), ("HOME".into(), "/home/me".into())]
-        );
+        assert_eq!(o.exports, [("A".into(), "1".into()), ("HOME".into(), "/home/me".into())]);
         let o = run(&["--tag-output", "--timeout=7", "-n", "1", "p"]);
         assert!(o.tag_output && !o.pmi_port);
         assert_eq!(o.timeout.unwrap().duration, Duration::from_secs(7));
         assert_eq!(run(&["--timeout", "0", "-n", "1", "p"]).timeout, None);
-        assert_eq!(
-            run(&["-x", "A=b=c", "-n", "1", "p"]).exports,
-            [("A".into(), "b=c".into())]
-        );
+        assert_eq!(run(&["-x", "A=b=c", "-n", "1", "p"]).exports, [("A".into(), "b=c".into())]);
     }
 
     #[test]
     fn env_timeout() {
-        let f = |args: &[&str], env: &str| match parse(
-            args.iter().copied(),
-            Some(OsStr::new(env)),
-            |_| None,
-        ) {
+        let f = |args: &[&str], env: &str| match parse(args.iter().copied(), Some(OsStr::new(env)), |_| None) {
             Ok(Action::Run(o)) => Ok(o.timeout.map(|t| t.duration)),
             Ok(other) => panic!("{other:?}"),
             Err(e) => Err(e),
         };
         assert_eq!(f(&["-n", "1", "p"], "3"), Ok(Some(Duration::from_secs(3))));
-        assert_eq!(
-            f(&["--timeout", "1", "-n", "1", "p"], "3"),
-            Ok(Some(Duration::from_secs(1)))
-        );
+        assert_eq!(f(&["--timeout", "1", "-n", "1", "p"], "3"), Ok(Some(Duration::from_secs(1))));
         assert_eq!(f(&["-n", "1", "p"], ""), Ok(None));
-        assert!(
-            f(&["-n", "1", "p"], "soon")
-                .unwrap_err()
-                .0
-                .contains("OSHRUN_TIMEOUT")
-        );
+        assert!(f(&["-n", "1", "p"], "soon").unwrap_err().0.contains("OSHRUN_TIMEOUT"));
     }
 
     #[test]

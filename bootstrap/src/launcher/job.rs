@@ -52,27 +52,18 @@ pub fn run(opts: &Options) -> i32 {
 /// Find `program` as `execvp` would: as given when it has a `/`, else in `PATH`.
 pub fn resolve_program(program: &OsStr) -> Result<PathBuf, String> {
     let shown = program.to_string_lossy();
-    let executable = |p: &Path| {
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
+    let executable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     if program.as_bytes().contains(&b'/') {
         let p = PathBuf::from(program);
         return match p.metadata() {
             Err(e) => Err(format!("cannot start {shown:?}: {e}")),
-            Ok(_) if !executable(&p) => {
-                Err(format!("cannot start {shown:?}: not an executable file"))
-            }
+            Ok(_) if !executable(&p) => Err(format!("cannot start {shown:?}: not an executable file")),
             Ok(_) => Ok(p),
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
     for dir in std::env::split_paths(&path) {
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
         let candidate = dir.join(program);
         if executable(&candidate) {
             return Ok(candidate);
@@ -93,12 +84,7 @@ struct Conn {
 impl Conn {
     fn new(fd: OwnedFd) -> io::Result<Conn> {
         sys::set_nonblocking(fd.as_raw_fd())?;
-        Ok(Conn {
-            fd,
-            input: LineBuf::new(),
-            output: Vec::new(),
-            closed: false,
-        })
+        Ok(Conn { fd, input: LineBuf::new(), output: Vec::new(), closed: false })
     }
 
     /// Read what is there; marks the connection closed at EOF or on error.
@@ -202,8 +188,7 @@ impl<'a> Job<'a> {
             1
         })?;
         let listener = if opts.pmi_port {
-            let l =
-                TcpListener::bind("127.0.0.1:0").and_then(|l| l.set_nonblocking(true).map(|_| l));
+            let l = TcpListener::bind("127.0.0.1:0").and_then(|l| l.set_nonblocking(true).map(|_| l));
             match l {
                 Ok(l) => Some(l),
                 Err(e) => {
@@ -238,18 +223,13 @@ impl<'a> Job<'a> {
         };
         for rank in 0..opts.npes {
             if let Err(e) = job.spawn(rank, &program, port.as_deref()) {
-                eprintln!(
-                    "oshrun: cannot start PE {rank} ({:?}): {e}",
-                    opts.program.to_string_lossy()
-                );
+                eprintln!("oshrun: cannot start PE {rank} ({:?}): {e}", opts.program.to_string_lossy());
                 for pe in &job.pes {
                     sys::kill_tree(pe.pid, libc::SIGKILL);
                 }
                 for pe in &job.pes {
                     let deadline = Instant::now() + GIVE_UP;
-                    while Instant::now() < deadline
-                        && !matches!(sys::try_reap(pe.pid, true), Ok(Some(_)) | Err(_))
-                    {
+                    while Instant::now() < deadline && !matches!(sys::try_reap(pe.pid, true), Ok(Some(_)) | Err(_)) {
                         std::thread::sleep(Duration::from_millis(5));
                     }
                 }
@@ -268,11 +248,24 @@ impl<'a> Job<'a> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        // Bootstrap variables of an enclosing job (srun, mpirun, a uid job) must not leak into
+        // ours: the PE would pick that job's protocol. `-x` may still set them on purpose.
+        for (var, _) in std::env::vars_os() {
+            let v = var.to_string_lossy();
+            if v.starts_with("PMIX_")
+                || matches!(
+                    v.as_ref(),
+                    "PMI_JOBID" | "PMI_VERSION" | "OXSHMEM_UNIQUEID" | "OXSHMEM_UID_RANK" | "OXSHMEM_UID_SIZE"
+                )
+            {
+                cmd.env_remove(&var);
+            }
+        }
         for (k, v) in &opts.exports {
             cmd.env(k, v);
         }
         cmd.env("OSHRUN_NPES", opts.npes.to_string());
-        // Launcher variables of an enclosing job must not leak into ours.
+        // The PMI variables are ours alone.
         for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE"] {
             cmd.env_remove(var);
         }
@@ -308,10 +301,7 @@ impl<'a> Job<'a> {
             let Some(fd) = fd else { return Ok(None) };
             sys::set_nonblocking(fd.as_raw_fd())?;
             let tag = opts.tag_output.then(|| format!("[PE {rank}] "));
-            Ok(Some(Pipe {
-                fd,
-                fwd: LineForwarder::new(tag),
-            }))
+            Ok(Some(Pipe { fd, fwd: LineForwarder::new(tag) }))
         };
         let stdout = pipe(child.stdout.take().map(OwnedFd::from))?;
         let stderr = pipe(child.stderr.take().map(OwnedFd::from))?;
@@ -349,13 +339,7 @@ impl<'a> Job<'a> {
                 && let (Some(d), Some(t)) = (self.deadline, self.opts.timeout.as_ref())
                 && now >= d
             {
-                self.fail(
-                    format!(
-                        "oshrun: job timed out after {} s; killing {live} PEs",
-                        t.text
-                    ),
-                    124,
-                );
+                self.fail(format!("oshrun: job timed out after {} s; killing {live} PEs", t.text), 124);
             }
             if let Some(e) = self.ending.as_mut() {
                 if !e.killed && now >= e.kill_at {
@@ -423,11 +407,7 @@ impl<'a> Job<'a> {
         let mut fds = Vec::with_capacity(2 + 3 * self.pes.len() + self.pending.len());
         let mut slots = Vec::with_capacity(fds.capacity());
         let mut add = |fd: RawFd, events: libc::c_short, slot: Slot| {
-            fds.push(libc::pollfd {
-                fd,
-                events,
-                revents: 0,
-            });
+            fds.push(libc::pollfd { fd, events, revents: 0 });
             slots.push(slot);
         };
         add(self.signals.fd(), libc::POLLIN, Slot::Signals);
@@ -439,11 +419,7 @@ impl<'a> Job<'a> {
         }
         for (r, pe) in self.pes.iter().enumerate() {
             if let Some(c) = pe.conn.as_ref().filter(|c| !c.closed) {
-                let out = if c.output.is_empty() {
-                    0
-                } else {
-                    libc::POLLOUT
-                };
+                let out = if c.output.is_empty() { 0 } else { libc::POLLOUT };
                 add(c.fd.as_raw_fd(), libc::POLLIN | out, Slot::Conn(r));
             }
             for (k, p) in pe.pipes.iter().enumerate() {
@@ -466,10 +442,7 @@ impl<'a> Job<'a> {
             let name = sys::signal_name(sig).unwrap_or("a signal");
             if self.ending.is_none() {
                 let live = self.live();
-                self.fail(
-                    format!("oshrun: caught {name}; killing {live} PEs"),
-                    128 + sig,
-                );
+                self.fail(format!("oshrun: caught {name}; killing {live} PEs"), 128 + sig);
             } else if let Some(e) = self.ending.as_mut().filter(|e| !e.killed) {
                 // Asked twice: do not wait for the grace period.
                 e.killed = true;
@@ -517,9 +490,7 @@ impl<'a> Job<'a> {
                     continue;
                 }
             };
-            let claim = Command::parse(&line)
-                .map_err(|e| e.to_string())
-                .and_then(|c| self.server.initack(&c));
+            let claim = Command::parse(&line).map_err(|e| e.to_string()).and_then(|c| self.server.initack(&c));
             match claim {
                 Ok((pe, replies)) => {
                     for r in &replies {
@@ -556,10 +527,7 @@ impl<'a> Job<'a> {
                 Ok(Some(line)) => line,
                 Ok(None) => return,
                 Err(e) => {
-                    self.fail(
-                        format!("oshrun: PE {r}: PMI protocol error: {e}; ending the job"),
-                        1,
-                    );
+                    self.fail(format!("oshrun: PE {r}: PMI protocol error: {e}; ending the job"), 1);
                     continue;
                 }
             };
@@ -571,12 +539,7 @@ impl<'a> Job<'a> {
                 Ok(cmd) => cmd,
                 Err(e) => {
                     let shown: String = line.chars().take(200).collect();
-                    self.fail(
-                        format!(
-                            "oshrun: PE {r}: PMI protocol error: {e} in {shown:?}; ending the job"
-                        ),
-                        1,
-                    );
+                    self.fail(format!("oshrun: PE {r}: PMI protocol error: {e} in {shown:?}; ending the job"), 1);
                     continue;
                 }
             };
@@ -588,20 +551,15 @@ impl<'a> Job<'a> {
             }
             match outcome.event {
                 Some(Event::Abort { code, message }) => {
-                    let message = if message.is_empty() {
-                        "(no message)".to_string()
-                    } else {
-                        message
-                    };
+                    let message = if message.is_empty() { "(no message)".to_string() } else { message };
                     self.fail(
                         format!("oshrun: PE {r} called abort (exit code {code}): {message}"),
                         if code == 0 { 1 } else { code },
                     );
                 }
-                Some(Event::ProtocolError(e)) => self.fail(
-                    format!("oshrun: PE {r}: PMI protocol error: {e}; ending the job"),
-                    1,
-                ),
+                Some(Event::ProtocolError(e)) => {
+                    self.fail(format!("oshrun: PE {r}: PMI protocol error: {e}; ending the job"), 1)
+                }
                 Some(Event::Finalized) | None => self.check_barrier_deadlock(),
             }
         }
@@ -662,16 +620,14 @@ impl<'a> Job<'a> {
         let pid = self.pes[r].pid;
         match exit {
             Exit::Signal(sig) => {
-                let name = sys::signal_name(sig)
-                    .map(|n| format!(" ({n})"))
-                    .unwrap_or_default();
-                self.fail(format!("oshrun: PE {r} (pid {pid}) was killed by signal {sig}{name}; ending the job"), 128 + sig);
+                let name = sys::signal_name(sig).map(|n| format!(" ({n})")).unwrap_or_default();
+                self.fail(
+                    format!("oshrun: PE {r} (pid {pid}) was killed by signal {sig}{name}; ending the job"),
+                    128 + sig,
+                );
             }
             Exit::Code(code) if code != 0 => {
-                self.fail(
-                    format!("oshrun: PE {r} (pid {pid}) exited with status {code}; ending the job"),
-                    code,
-                );
+                self.fail(format!("oshrun: PE {r} (pid {pid}) exited with status {code}; ending the job"), code);
             }
             Exit::Code(_) if self.server.is_inited(r) && !self.server.is_finalized(r) => {
                 self.fail(
@@ -695,9 +651,7 @@ impl<'a> Job<'a> {
             return;
         }
         let waiting = self.server.in_barrier();
-        let gone: Vec<usize> = (0..self.pes.len())
-            .filter(|&r| self.pes[r].exited_ok)
-            .collect();
+        let gone: Vec<usize> = (0..self.pes.len()).filter(|&r| self.pes[r].exited_ok).collect();
         if !waiting.is_empty() && !gone.is_empty() && waiting.len() + gone.len() == self.pes.len() {
             self.fail(
                 format!(
@@ -731,12 +685,8 @@ impl<'a> Job<'a> {
             return;
         }
         let now = Instant::now();
-        self.ending = Some(Ending {
-            code,
-            kill_at: now + KILL_GRACE,
-            killed: false,
-            give_up_at: now + KILL_GRACE + GIVE_UP,
-        });
+        self.ending =
+            Some(Ending { code, kill_at: now + KILL_GRACE, killed: false, give_up_at: now + KILL_GRACE + GIVE_UP });
         for pe in self.pes.iter().filter(|p| p.running) {
             sys::kill_tree(pe.pid, libc::SIGTERM);
         }
@@ -745,23 +695,13 @@ impl<'a> Job<'a> {
 
 /// Where output pipe `k` goes: 0 → our stdout, 1 → our stderr.
 fn sink(k: usize) -> Box<dyn Write> {
-    if k == 0 {
-        Box::new(io::stdout().lock())
-    } else {
-        Box::new(io::stderr().lock())
-    }
+    if k == 0 { Box::new(io::stdout().lock()) } else { Box::new(io::stderr().lock()) }
 }
 
 /// `PE 3` or `PEs 1, 2`.
 fn list(pes: &[usize]) -> String {
     let s = if pes.len() == 1 { "" } else { "s" };
-    format!(
-        "PE{s} {}",
-        pes.iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+    format!("PE{s} {}", pes.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
 }
 
 #[cfg(test)]
@@ -772,10 +712,7 @@ mod tests {
     fn resolve() {
         assert!(resolve_program(OsStr::new("sh")).unwrap().ends_with("sh"));
         let e = resolve_program(OsStr::new("oxshmem-no-such-program")).unwrap_err();
-        assert!(
-            e.contains("\"oxshmem-no-such-program\"") && e.contains("not found in PATH"),
-            "{e}"
-        );
+        assert!(e.contains("\"oxshmem-no-such-program\"") && e.contains("not found in PATH"), "{e}");
         let e = resolve_program(OsStr::new("./oxshmem-no-such-program")).unwrap_err();
         assert!(e.contains("./oxshmem-no-such-program"), "{e}");
         let e = resolve_program(OsStr::new("/etc/passwd")).unwrap_err();

@@ -23,12 +23,7 @@ pub struct LineForwarder {
 impl LineForwarder {
     /// A forwarder; `tag` (e.g. `"[PE 3] "`) prefixes every line.
     pub fn new(tag: Option<String>) -> Self {
-        LineForwarder {
-            tag,
-            pending: Vec::new(),
-            mid_line: false,
-            scratch: Vec::new(),
-        }
+        LineForwarder { tag, pending: Vec::new(), mid_line: false, scratch: Vec::new() }
     }
 
     /// Forward the complete lines in `data` (with what was pending before) to `out`; keep
@@ -89,9 +84,7 @@ mod tests {
     }
 
     fn strs(w: &Writes) -> Vec<String> {
-        w.0.iter()
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .collect()
+        w.0.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect()
     }
 
     #[test]

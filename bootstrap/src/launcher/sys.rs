@@ -11,8 +11,7 @@ use std::time::Duration;
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
 
 /// Signals `oshrun` handles.
-pub(super) const HANDLED: [libc::c_int; 4] =
-    [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+pub(super) const HANDLED: [libc::c_int; 4] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 extern "C" fn on_signal(sig: libc::c_int) {
     let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
@@ -45,13 +44,8 @@ impl SignalPipe {
         }
         // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
         let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        if SIGNAL_PIPE
-            .compare_exchange(-1, write.as_raw_fd(), Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
-            return Err(io::Error::other(
-                "another job already owns the signal handlers",
-            ));
+        if SIGNAL_PIPE.compare_exchange(-1, write.as_raw_fd(), Ordering::SeqCst, Ordering::SeqCst).is_err() {
+            return Err(io::Error::other("another job already owns the signal handlers"));
         }
         for sig in HANDLED {
             set_handler(sig, on_signal as *const () as libc::sighandler_t)?;
@@ -81,12 +75,7 @@ impl Drop for SignalPipe {
         for sig in HANDLED {
             let _ = set_handler(sig, libc::SIG_DFL);
         }
-        let _ = SIGNAL_PIPE.compare_exchange(
-            self.write.as_raw_fd(),
-            -1,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
+        let _ = SIGNAL_PIPE.compare_exchange(self.write.as_raw_fd(), -1, Ordering::SeqCst, Ordering::SeqCst);
     }
 }
 
@@ -94,22 +83,13 @@ fn set_handler(sig: libc::c_int, handler: libc::sighandler_t) -> io::Result<()> 
     // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value, which we then fill.
     let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
     sa.sa_sigaction = handler;
-    sa.sa_flags = libc::SA_RESTART
-        | if sig == libc::SIGCHLD {
-            libc::SA_NOCLDSTOP
-        } else {
-            0
-        };
+    sa.sa_flags = libc::SA_RESTART | if sig == libc::SIGCHLD { libc::SA_NOCLDSTOP } else { 0 };
     // SAFETY: `sa` is fully initialised; the handler only does async-signal-safe work.
     let rc = unsafe {
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(sig, &sa, std::ptr::null_mut())
     };
-    if rc != 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    if rc != 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
 /// Make sure descriptors 0, 1 and 2 are open, so that a socket or pipe we create never gets
@@ -129,17 +109,9 @@ pub(super) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: F_GETFL/F_SETFL on a descriptor the caller owns; no memory is involved.
     let rc = unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 {
-            flags
-        } else {
-            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK)
-        }
+        if flags < 0 { flags } else { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) }
     };
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
 /// read(2), retrying on EINTR.
@@ -176,22 +148,14 @@ pub(super) fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
 pub(super) fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize> {
     let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
     // Round up so that we do not wake a millisecond early and spin.
-    let ms = if Duration::from_millis(ms as u64) < timeout {
-        ms.saturating_add(1)
-    } else {
-        ms
-    };
+    let ms = if Duration::from_millis(ms as u64) < timeout { ms.saturating_add(1) } else { ms };
     // SAFETY: `fds` is a valid slice of pollfd and we pass its length.
     let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
     if n >= 0 {
         return Ok(n as usize);
     }
     let e = io::Error::last_os_error();
-    if e.kind() == io::ErrorKind::Interrupted {
-        Ok(0)
-    } else {
-        Err(e)
-    }
+    if e.kind() == io::ErrorKind::Interrupted { Ok(0) } else { Err(e) }
 }
 
 /// Send `sig` to process `pid` and to its process group (each PE leads its own group, so
@@ -221,12 +185,7 @@ pub(super) fn try_reap(pid: libc::pid_t, kill_group: bool) -> io::Result<Option<
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: `info` is a valid siginfo_t to fill.
     let rc = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
+        libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT)
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());
@@ -257,20 +216,10 @@ pub(super) fn try_reap(pid: libc::pid_t, kill_group: bool) -> io::Result<Option<
 ///
 /// # Safety
 /// Must run in the child after fork: it only makes async-signal-safe calls.
-pub(super) unsafe fn child_setup(
-    launcher_pid: libc::pid_t,
-    pmi_fd: Option<RawFd>,
-) -> io::Result<()> {
+pub(super) unsafe fn child_setup(launcher_pid: libc::pid_t, pmi_fd: Option<RawFd>) -> io::Result<()> {
     // SAFETY: prctl, getppid and fcntl are async-signal-safe and touch no memory of ours.
     unsafe {
-        if libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        ) != 0
-        {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
             return Err(io::Error::last_os_error());
         }
         // The launcher may have died before prctl took effect.

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install what the bootstrap launcher tests need (tests/launchers.rs), and start nothing:
+#   mpich        mpiexec.hydra (PMI-1 and PMI-2)
+#   libpmix-dev  libpmix 4.2 for `--features pmix`, and Slurm's mpi/pmix plugin
+#   slurm-wlm    slurmctld, slurmd, srun for the private cluster of tests/slurm/up.sh
+#   munge        what slurm-wlm expects to find (the test cluster itself uses auth/none)
+#   pkg-config   how build.rs finds libpmix
+# Debian 12 / Ubuntu. Needs root (or sudo). Then run the tests with
+# OXSHMEM_TEST_REQUIRE_LAUNCHERS=1, so that a missing launcher fails instead of skipping.
+set -euo pipefail
+
+pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "ci-deps: ${pkgs[*]} already installed"
+    exit 0
+fi
+
+sudo=""
+[ "$(id -u)" = 0 ] || sudo=sudo
+
+# Packages with daemons (munge, slurmd, slurmctld) would start them where an init system runs:
+# a policy-rc.d that says "no" keeps the install from starting anything.
+policy=/usr/sbin/policy-rc.d
+added_policy=false
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+    $sudo chmod 755 "$policy"
+    added_policy=true
+fi
+cleanup() { if $added_policy; then $sudo rm -f "$policy"; fi; }
+trap cleanup EXIT
+
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo -E apt-get install -y -q "${missing[@]}"
+echo "ci-deps: installed ${missing[*]}"
