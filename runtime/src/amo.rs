@@ -91,7 +91,12 @@ impl Runtime {
                 // targets atomically.
                 Ok(unsafe { atomic_at(p, width, op) })
             }
-            None => Err(self.route_error(pe, dst, w, func)),
+            None => {
+                if !self.local_addr(dst).is_multiple_of(w) {
+                    return Err(Error::new(self.me, func, ErrorKind::Misaligned { addr: self.local_addr(dst), width: w }));
+                }
+                self.net_for(pe, dst, w, func)?.atomic(pe, dst, width, op)
+            }
         }
     }
 }

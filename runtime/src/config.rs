@@ -49,7 +49,7 @@ pub const VARS: &[Var] = &[
         name: "OXSHMEM_TRANSPORT",
         aliases: &[],
         default: "auto",
-        help: "transport for every peer: auto (shm within a host) or shm",
+        help: "transport for every peer: auto (shm within a host, ofi across hosts), shm, or ofi (the network path even within a host)",
     },
     Var {
         name: "OXSHMEM_BOOTSTRAP",
@@ -150,6 +150,8 @@ pub enum TransportChoice {
     Auto,
     /// Shared memory for every peer (fails for peers on other hosts).
     Shm,
+    /// The network transport for every peer, even on this host (to test the network path).
+    Ofi,
 }
 
 /// The smallest heap we accept: room for the runtime's own symmetric objects.

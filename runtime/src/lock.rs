@@ -188,7 +188,7 @@ pub unsafe fn clear_lock(lock: *mut i64) -> Result<()> {
     const F: &str = "shmem_clear_lock";
     let rt = rt(F)?;
     let a = rt.lock_word(lock, F)?;
-    rt.quiet_internal();
+    rt.quiet_internal()?;
     let r = rt.mcs_release(a, F);
     local_release(lock as usize);
     r

@@ -11,27 +11,36 @@ use crate::error::Result;
 use crate::world::{Runtime, rt};
 
 impl Runtime {
+    /// Completes every operation this PE issued: a full fence, and the network transport's
+    /// quiet (remote completion) when there is one.
     #[inline(always)]
-    pub(crate) fn quiet_internal(&self) {
+    pub(crate) fn quiet_internal(&self) -> Result<()> {
         fence(Ordering::SeqCst);
+        match &self.net {
+            Some(net) => net.quiet(),
+            None => Ok(()),
+        }
     }
 
+    /// Orders this PE's operations to each peer.
     #[inline(always)]
-    pub(crate) fn fence_internal(&self) {
+    pub(crate) fn fence_internal(&self) -> Result<()> {
         fence(Ordering::Release);
+        match &self.net {
+            Some(net) => net.fence(),
+            None => Ok(()),
+        }
     }
 }
 
 /// Raw `shmem_quiet`.
 #[inline]
 pub fn quiet() -> Result<()> {
-    rt("shmem_quiet")?.quiet_internal();
-    Ok(())
+    rt("shmem_quiet")?.quiet_internal()
 }
 
 /// Raw `shmem_fence`.
 #[inline]
 pub fn fence_all() -> Result<()> {
-    rt("shmem_fence")?.fence_internal();
-    Ok(())
+    rt("shmem_fence")?.fence_internal()
 }

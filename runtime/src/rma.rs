@@ -43,7 +43,11 @@ impl Runtime {
             // SAFETY: ptr() checked the range lies in pe's live mapping; src is valid per the
             // caller. `copy` is a memmove: a put to oneself may overlap its source.
             Some(p) => unsafe { std::ptr::copy(src, p, len) },
-            None => return Err(self.route_error(pe, dst, len, func)),
+            None => {
+                let net = self.net_for(pe, dst, len, func)?;
+                // SAFETY: src is valid for len bytes per the caller.
+                return net.put(pe, dst, unsafe { std::slice::from_raw_parts(src, len) });
+            }
         }
         if len >= NT_THRESHOLD {
             store_fence();
@@ -67,7 +71,11 @@ impl Runtime {
         match self.shm.ptr(pe, src, len) {
             // SAFETY: as in put_raw.
             Some(p) => unsafe { std::ptr::copy(p, dst, len) },
-            None => return Err(self.route_error(pe, src, len, func)),
+            None => {
+                let net = self.net_for(pe, src, len, func)?;
+                // SAFETY: dst is valid for len bytes per the caller.
+                return net.get(pe, src, unsafe { std::slice::from_raw_parts_mut(dst, len) });
+            }
         }
         Ok(())
     }
@@ -88,7 +96,9 @@ impl Runtime {
     ) -> Result<()> {
         use std::sync::atomic::*;
         let Some(p) = self.shm.ptr(pe, dst, len) else {
-            return Err(self.route_error(pe, dst, len, func));
+            let net = self.net_for(pe, dst, len, func)?;
+            // SAFETY: src is valid for len bytes per the caller.
+            return net.put(pe, dst, unsafe { std::slice::from_raw_parts(src, len) });
         };
         let aligned = (p as usize).is_multiple_of(len.max(1));
         // SAFETY: p is in a live mapping for len bytes; when `aligned`, it is aligned for the
@@ -111,6 +121,30 @@ impl Runtime {
             Some(&(_, slen)) if a.offset.checked_add(len).is_some_and(|e| e <= slen) => Ok(()),
             _ => Err(()),
         }
+    }
+
+    /// The network transport, when it reaches `pe` (a peer this process has not mapped).
+    #[inline]
+    pub(crate) fn net_for(
+        &self,
+        pe: usize,
+        a: SymAddr,
+        len: usize,
+        func: &'static str,
+    ) -> Result<&dyn crate::transport::Transport> {
+        match &self.net {
+            Some(net) if pe < self.n && pe != self.me && net.reaches(pe) && self.extent_or_internal(a, len) => {
+                Ok(net.as_ref())
+            }
+            _ => Err(self.route_error(pe, a, len, func)),
+        }
+    }
+
+    /// Whether `len` bytes from `a` lie inside `a`'s whole segment (the heap's includes the
+    /// runtime's internal objects after the user's part).
+    fn extent_or_internal(&self, a: SymAddr, len: usize) -> bool {
+        let whole = if a.seg == 0 { self.shm.len(self.me, 0) } else { self.segs.get(a.seg).map_or(0, |s| s.1) };
+        a.offset.checked_add(len).is_some_and(|e| e <= whole)
     }
 
     #[cold]
@@ -329,5 +363,7 @@ pub fn pe_accessible(pe: i32) -> bool {
     let Ok(rt) = rt("shmem_pe_accessible") else {
         return false;
     };
-    pe >= 0 && (pe as usize) < rt.n && rt.shm.base(pe as usize, 0) != 0
+    pe >= 0
+        && (pe as usize) < rt.n
+        && (rt.shm.base(pe as usize, 0) != 0 || rt.net.as_ref().is_some_and(|n| n.reaches(pe as usize)))
 }

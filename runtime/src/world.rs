@@ -12,7 +12,7 @@ use crate::team::{SlotLayout, Teams};
 
 use oxshmem_bootstrap::Bootstrap;
 
-use crate::config::Config;
+use crate::config::{Config, TransportChoice};
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::Heap;
 use crate::heap::segment::Mapping;
@@ -77,6 +77,8 @@ pub(crate) struct Runtime {
     /// Local segments: `(base, len)` of segment `i` in this process.
     pub(crate) segs: Vec<(usize, usize)>,
     pub(crate) shm: ShmTransport,
+    /// The network transport, for peers this process has not mapped.
+    pub(crate) net: Option<Box<dyn crate::transport::Transport>>,
     /// Where each team slot's internal symmetric objects live.
     pub(crate) slots: SlotLayout,
     /// The teams of this PE: world, shared, and the free-slot mask.
@@ -259,7 +261,10 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
     let mut shm = ShmTransport::new(n);
     let heap_base = heap_map.addr();
     let heap_len = heap_map.len();
-    for &pe in &local_pes {
+    // Forcing the network path (OXSHMEM_TRANSPORT=ofi) maps no peer: every peer but this PE
+    // itself is then reached through the network transport.
+    let map_peers = config.transport != TransportChoice::Ofi;
+    for &pe in local_pes.iter().filter(|&&p| map_peers || p == me) {
         if pe == me {
             shm.set(pe, 0, heap_base, heap_len);
         } else {
@@ -282,7 +287,7 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
                 )),
             ));
         }
-        for &pe in &local_pes {
+        for &pe in local_pes.iter().filter(|&&p| map_peers || p == me) {
             if pe == me {
                 shm.set(pe, 1, *sbase, *slen);
             } else {
@@ -294,9 +299,25 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
             }
         }
     }
-    if let Some(pe) = (0..n).find(|&p| node_of[p] != my_node) {
-        return Err(Error::new(me, F, ErrorKind::Unreachable { pe, host: cards[pe].host.clone() }));
-    }
+    // The peers only a network transport reaches. Whether a network transport is needed at
+    // all is the same decision on every PE (it depends on the layout and the environment), as
+    // its setup is collective.
+    let need: Vec<bool> = (0..n).map(|p| p != me && (node_of[p] != my_node || !map_peers)).collect();
+    let net = if hosts.len() > 1 || !map_peers {
+        let mut segs_net = vec![(heap_base, heap_len)];
+        if let Some((_, sb, sl)) = &stat {
+            segs_net.push((*sb, *sl));
+        }
+        match crate::transport::network(&*boot, me, n, &segs_net, &need, &config)? {
+            Some(t) => Some(t),
+            None => {
+                let pe = need.iter().position(|&x| x).unwrap_or(me);
+                return Err(Error::new(me, F, ErrorKind::Unreachable { pe, host: cards[pe].host.clone() }));
+            }
+        }
+    } else {
+        None
+    };
 
     let user_len = config.symmetric_size;
     let heap = Heap::new(heap_base, user_len);
@@ -311,6 +332,7 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
         heap,
         segs: std::iter::once((heap_base, user_len)).chain(stat.as_ref().map(|s| (s.1, s.2))).collect(),
         shm,
+        net,
         slots,
         teams,
         _heap_fd: heap_fd,

@@ -74,7 +74,7 @@ pub unsafe fn barrier(start: i32, log_stride: i32, size: i32, psync: *mut i64) -
     const F: &str = "shmem_barrier";
     let rt = rt(F)?;
     let s = resolve(rt, start, log_stride, size, psync, F)?;
-    rt.quiet_internal();
+    rt.quiet_internal()?;
     rt.dissemination(ACTIVE_SLOT, &s.members, s.me, F)
 }
 

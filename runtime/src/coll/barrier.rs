@@ -28,7 +28,7 @@ impl Runtime {
 
     /// Quiet, then sync: `shmem_barrier_all` on a team.
     pub(crate) fn team_barrier(&self, t: &TeamInner, func: &'static str) -> Result<()> {
-        self.quiet_internal();
+        self.quiet_internal()?;
         self.team_sync(t, func)
     }
 

@@ -50,12 +50,9 @@ impl Runtime {
         let need = (m + 1).saturating_sub(BOXES as u64);
         if st.acked[to].load(Ordering::Relaxed) < need {
             let a = self.slots.flag(slot, Chan::Consumed, self.me);
-            let p = self.shm.ptr(to, a, 8).ok_or_else(|| self.unreachable(to, func))?;
-            // SAFETY: flags are live, aligned, atomically accessed.
-            let consumed = unsafe { AtomicU64::from_ptr(p.cast()) };
             let mut b = crate::wait::Backoff::new(self.config.spin);
             loop {
-                let c = consumed.load(Ordering::Acquire);
+                let c = self.load_flag(to, a, func)?;
                 if c >= need {
                     st.acked[to].store(c, Ordering::Relaxed);
                     break;
@@ -76,13 +73,21 @@ impl Runtime {
             at.offset += len;
         }
         let c = st.sent[to].load(Ordering::Relaxed) + 1;
-        let seq = self.shm.ptr(to, boxa, SEQ).ok_or_else(|| self.unreachable(to, func))?;
         let ack = st.mails_released[to].load(Ordering::Relaxed);
-        // SAFETY: the two words are aligned u64s at the start of the mailbox; the ack is read
-        // only after the sequence word, whose release store publishes everything before it.
-        unsafe {
-            AtomicU64::from_ptr(seq.cast::<u64>().add(1)).store(ack, Ordering::Relaxed);
-            AtomicU64::from_ptr(seq.cast()).store(c, Ordering::Release);
+        match self.shm.ptr(to, boxa, SEQ) {
+            // SAFETY: the two words are aligned u64s at the start of the mailbox; the ack is
+            // read only after the sequence word, whose release store publishes all before it.
+            Some(seq) => unsafe {
+                AtomicU64::from_ptr(seq.cast::<u64>().add(1)).store(ack, Ordering::Relaxed);
+                AtomicU64::from_ptr(seq.cast()).store(c, Ordering::Release);
+            },
+            None => {
+                let mut acka = boxa;
+                acka.offset += 8;
+                // SAFETY: ack is a live local u64.
+                unsafe { self.put_raw(to, acka, (&raw const ack).cast(), 8, func)? };
+                self.store_flag(to, boxa, c, func)?;
+            }
         }
         st.sent[to].store(c, Ordering::Relaxed);
         st.mails_sent[to].store(m + 1, Ordering::Relaxed);

@@ -46,12 +46,41 @@ impl Runtime {
         let st = &self.teams.streams[slot];
         let c = st.sent[to].load(Ordering::Relaxed) + 1;
         let a = self.slots.flag(slot, Chan::Arrive, self.me);
-        let p = self.shm.ptr(to, a, 8).ok_or_else(|| self.unreachable(to, func))?;
-        // SAFETY: flags are live, 8-byte aligned internal objects in `to`'s mapped segment,
-        // only ever accessed atomically.
-        unsafe { AtomicU64::from_ptr(p.cast()) }.store(c, Ordering::Release);
+        self.store_flag(to, a, c, func)?;
         st.sent[to].store(c, Ordering::Relaxed);
         Ok(c)
+    }
+
+    /// Stores `v` into the flag at `a` on world PE `to`, after everything this PE wrote to
+    /// `to` before: a release store on a mapped peer; through the network transport, a fence
+    /// and then an atomic write.
+    #[inline(always)]
+    pub(crate) fn store_flag(&self, to: usize, a: crate::transport::SymAddr, v: u64, func: &'static str) -> Result<()> {
+        match self.shm.ptr(to, a, 8) {
+            // SAFETY: flags are live, 8-byte aligned internal objects in `to`'s mapped
+            // segment, only ever accessed atomically.
+            Some(p) => unsafe { AtomicU64::from_ptr(p.cast()) }.store(v, Ordering::Release),
+            None => {
+                let net = self.net_for(to, a, 8, func)?;
+                net.fence()?;
+                net.atomic(to, a, crate::transport::Width::W64, crate::transport::AmoOp::Set(v))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the flag at `a` on world PE `from` atomically.
+    pub(crate) fn load_flag(&self, from: usize, a: crate::transport::SymAddr, func: &'static str) -> Result<u64> {
+        match self.shm.ptr(from, a, 8) {
+            // SAFETY: as in store_flag.
+            Some(p) => Ok(unsafe { AtomicU64::from_ptr(p.cast()) }.load(Ordering::Acquire)),
+            None => self.net_for(from, a, 8, func)?.atomic(
+                from,
+                a,
+                crate::transport::Width::W64,
+                crate::transport::AmoOp::Fetch,
+            ),
+        }
     }
 
     /// Consumes the next signal from world PE `from` in `slot`, waiting for it; returns its

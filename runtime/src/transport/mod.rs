@@ -6,6 +6,8 @@
 //! code (a mapped peer is a `memcpy` away); the trait is how everything else — the network,
 //! the device layer's proxy thread and software NIC — reaches any peer uniformly.
 
+#[cfg(feature = "ofi")]
+pub mod ofi;
 pub mod shm;
 
 use crate::error::Result;
@@ -91,4 +93,28 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     fn fence(&self) -> Result<()>;
     /// Completes every put and atomic this PE issued through the transport.
     fn quiet(&self) -> Result<()>;
+}
+
+/// Sets up the network transport for the peers `need` marks; collective over all PEs (it
+/// exchanges endpoint addresses and memory keys through the bootstrap). `segments` are this
+/// PE's symmetric segments (base, length), the heap's including the runtime's own objects.
+/// `Ok(None)` when this build has no network transport.
+pub(crate) fn network(
+    boot: &dyn oxshmem_bootstrap::Bootstrap,
+    me: usize,
+    n: usize,
+    segments: &[(usize, usize)],
+    need: &[bool],
+    config: &crate::config::Config,
+) -> Result<Option<Box<dyn Transport>>> {
+    #[cfg(feature = "ofi")]
+    {
+        let t = ofi::OfiTransport::new(boot, me, n, segments, need, config)?;
+        Ok(Some(Box::new(t)))
+    }
+    #[cfg(not(feature = "ofi"))]
+    {
+        let _ = (boot, me, n, segments, need, config);
+        Ok(None)
+    }
 }

@@ -49,6 +49,11 @@ impl ShmTransport {
         self.bases[pe * MAX_SEGMENTS + seg]
     }
 
+    /// Length of `pe`'s segment `seg` as mapped here (0 when not mapped).
+    pub fn len(&self, pe: usize, seg: usize) -> usize {
+        self.lens.get(pe * MAX_SEGMENTS + seg).copied().unwrap_or(0)
+    }
+
     /// The address of `a` on `pe` in this process, if mapped and `len` bytes fit.
     #[inline(always)]
     pub fn ptr(&self, pe: usize, a: SymAddr, len: usize) -> Option<*mut u8> {
