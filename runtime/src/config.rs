@@ -55,7 +55,25 @@ pub const VARS: &[Var] = &[
         name: "OXSHMEM_BOOTSTRAP",
         aliases: &[],
         default: "auto",
-        help: "bootstrap: auto (PMI-1 when a launcher set PMI_FD/PMI_PORT, else singleton), pmi1, singleton",
+        help: "bootstrap: auto (uid, PMI-1/PMI-2, PMIx or singleton, from the environment), pmi1, pmi2, pmix, uid, singleton",
+    },
+    Var {
+        name: "OXSHMEM_TIMEOUT",
+        aliases: &[],
+        default: "60",
+        help: "seconds a network operation (ofi) may wait for a peer before it fails with an error naming the peer",
+    },
+    Var {
+        name: "OXSHMEM_OFI_SRC_ADDR",
+        aliases: &[],
+        default: "",
+        help: "ofi: address or host name this PE's endpoint binds to (fi_getinfo node with FI_SOURCE); empty: the provider's choice",
+    },
+    Var {
+        name: "OXSHMEM_OFI_TEST_BAD_PEER",
+        aliases: &[],
+        default: "",
+        help: "testing only: a PE number whose exchanged ofi address this PE corrupts, to exercise unreachable-peer errors",
     },
     Var {
         name: "OXSHMEM_SPIN",
@@ -191,6 +209,8 @@ impl Config {
         let transport = match v.trim() {
             "" | "auto" => TransportChoice::Auto,
             "shm" => TransportChoice::Shm,
+            "ofi" if cfg!(feature = "ofi") => TransportChoice::Ofi,
+            _ if cfg!(feature = "ofi") => return Err(bad(n, v, "expected auto, shm or ofi".into())),
             _ => {
                 return Err(bad(n, v, "expected auto or shm (this build has no network transport)".into()));
             }

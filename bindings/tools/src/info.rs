@@ -1,0 +1,246 @@
+//! What `oxshmem-info` prints: the version, how this build was made, what it finds on this
+//! machine (transports, RDMA devices, launchers, compilers) and every configuration variable
+//! of [`oxshmem::config::VARS`] with its value and where the value came from — the table the
+//! runtime itself reads, so the two cannot disagree. Like `ompi_info`, it has a human form and
+//! a `--parsable` one (`section:key:value`, one a line).
+
+use std::path::{Path, PathBuf};
+
+use oxshmem::config::{self, Source};
+
+use crate::layout::{Kind, Layout, SHARED_LIB, STATIC_LIB};
+use crate::wrapper::Lang;
+
+/// One fact: section, key, value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    /// The section (`package`, `build`, `path`, `transport`, `launcher`, `compiler`, `config`).
+    pub section: &'static str,
+    /// The key within the section.
+    pub key: String,
+    /// The value.
+    pub value: String,
+}
+
+fn fact(section: &'static str, key: impl Into<String>, value: impl Into<String>) -> Fact {
+    Fact { section, key: key.into(), value: value.into() }
+}
+
+/// Whether the process has a shared object whose file name contains `needle` loaded.
+fn loaded_object(needle: &str) -> Option<String> {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info record and our `data`, a `&mut
+        // (String, Option<String>)` that outlives the iteration.
+        let (needle, found) = unsafe { &mut *data.cast::<(String, Option<String>)>() };
+        // SAFETY: as above; dlpi_name is a NUL-terminated string or null.
+        let name = unsafe { (*info).dlpi_name };
+        if !name.is_null() {
+            // SAFETY: non-null dlpi_name points to a NUL-terminated string owned by the loader.
+            let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
+            if name.rsplit('/').next().is_some_and(|f| f.contains(needle.as_str())) {
+                *found = Some(name.into_owned());
+                return 1;
+            }
+        }
+        0
+    }
+    let mut data: (String, Option<String>) = (needle.to_string(), None);
+    // SAFETY: `visit` matches the callback type and only reads the records it is given;
+    // `data` lives across the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut data).cast()) };
+    data.1
+}
+
+/// Whether this build has the PMIx bootstrap: this crate's `pmix` feature, or libpmix linked
+/// in (the bootstrap crate's `pmix` feature, turned on by another package of the build).
+pub fn pmix() -> Option<String> {
+    // Keep the bootstrap's back-end selection (and through it libpmix, when built in) linked.
+    std::hint::black_box(oxshmem_bootstrap::connect as fn(_) -> _);
+    match loaded_object("libpmix") {
+        Some(path) => Some(format!("yes ({path})")),
+        None if cfg!(feature = "pmix") => Some("yes".into()),
+        None => None,
+    }
+}
+
+/// Whether this build has the libfabric transport (the runtime's `ofi` feature): libfabric is
+/// linked in.
+pub fn ofi() -> Option<String> {
+    // Keep the runtime's init, and through it every transport built in, linked.
+    std::hint::black_box(oxshmem::init as fn() -> _);
+    loaded_object("libfabric")
+}
+
+/// The first `name` on `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// RDMA devices the kernel shows in `/sys/class/infiniband`.
+pub fn rdma_devices() -> Result<Vec<String>, String> {
+    let dir = Path::new("/sys/class/infiniband");
+    match std::fs::read_dir(dir) {
+        Ok(rd) => {
+            let mut v: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+            v.sort();
+            Ok(v)
+        }
+        Err(e) => Err(format!("{} unreadable: {e}", dir.display())),
+    }
+}
+
+/// Every fact, in print order.
+pub fn facts() -> Vec<Fact> {
+    let mut f = Vec::new();
+    let (major, minor) = oxshmem::SPEC_VERSION;
+    f.push(fact("package", "name", "oxshmem"));
+    f.push(fact("package", "version", env!("CARGO_PKG_VERSION")));
+    f.push(fact("package", "openshmem", format!("{major}.{minor}")));
+    f.push(fact("package", "vendor string", oxshmem::VENDOR_STRING));
+
+    f.push(fact("build", "profile", env!("OXSHMEM_BUILD_PROFILE")));
+    f.push(fact("build", "opt-level", env!("OXSHMEM_BUILD_OPT_LEVEL")));
+    f.push(fact("build", "debug info", env!("OXSHMEM_BUILD_DEBUG")));
+    f.push(fact("build", "debug assertions", if cfg!(debug_assertions) { "yes" } else { "no" }));
+    f.push(fact("build", "target", env!("OXSHMEM_BUILD_TARGET")));
+    f.push(fact("build", "rustc", env!("OXSHMEM_BUILD_RUSTC")));
+    f.push(fact("build", "feature pmix", pmix().unwrap_or_else(|| "no".into())));
+
+    match Layout::locate() {
+        Ok(l) => {
+            let (kind, prefix) = match &l.kind {
+                Kind::Installed { prefix } => ("installed", prefix.clone()),
+                Kind::BuildTree { source_root } => ("build tree", source_root.clone()),
+            };
+            f.push(fact("path", "layout", kind));
+            f.push(fact("path", "prefix", prefix.display().to_string()));
+            f.push(fact("path", "bindir", l.bin_dir.display().to_string()));
+            f.push(fact("path", "includedir", l.include_dir.display().to_string()));
+            let libs: Vec<&str> = [SHARED_LIB, STATIC_LIB].into_iter().filter(|n| l.lib_dir.join(n).exists()).collect();
+            let libs = if libs.is_empty() { "no library built yet".to_string() } else { libs.join(", ") };
+            f.push(fact("path", "libdir", format!("{} ({libs})", l.lib_dir.display())));
+            f.push(fact("path", "fortran module source", l.fortran_source.display().to_string()));
+        }
+        Err(e) => f.push(fact("path", "layout", e)),
+    }
+
+    f.push(fact("transport", "shm", "available (PEs of one host map each other's memfd-backed segments)"));
+    let ofi = match ofi() {
+        Some(path) => format!("built in (libfabric: {path})"),
+        None => "not in this build (the runtime's `ofi` feature links libfabric)".to_string(),
+    };
+    f.push(fact("transport", "ofi", ofi));
+    let rdma = match rdma_devices() {
+        Ok(v) if v.is_empty() => "none found (/sys/class/infiniband is empty)".to_string(),
+        Ok(v) => v.join(", "),
+        Err(_) => "none found (no /sys/class/infiniband: the kernel shows no RDMA device)".to_string(),
+    };
+    f.push(fact("transport", "rdma devices", rdma));
+
+    let here = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.canonicalize().ok())
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    for l in ["oshrun", "mpiexec.hydra", "srun"] {
+        let on_path = which(l);
+        let beside = here.as_ref().map(|d| d.join(l)).filter(|p| is_executable(p));
+        let v = match (beside, on_path) {
+            (Some(b), Some(p)) if p.canonicalize().ok() == b.canonicalize().ok() => p.display().to_string(),
+            (Some(b), Some(p)) => {
+                let real = p.canonicalize().unwrap_or_else(|_| p.clone());
+                format!(
+                    "{} (beside oxshmem-info; first on PATH is another: {} -> {})",
+                    b.display(),
+                    p.display(),
+                    real.display()
+                )
+            }
+            (Some(b), None) => format!("{} (beside oxshmem-info; not on PATH)", b.display()),
+            (None, Some(p)) => p.display().to_string(),
+            (None, None) => "not found on PATH".to_string(),
+        };
+        f.push(fact("launcher", l, v));
+    }
+
+    for lang in [Lang::C, Lang::Cxx, Lang::Fortran] {
+        let words: Vec<String> = lang.compiler().iter().map(|w| w.to_string_lossy().into_owned()).collect();
+        let cmd = words.join(" ");
+        let found = match which(&words[0]) {
+            _ if words[0].contains('/') => String::new(),
+            Some(p) => format!(" = {}", p.display()),
+            None => " (not found on PATH)".to_string(),
+        };
+        let source = match std::env::var(lang.compiler_var()) {
+            Ok(v) if !v.trim().is_empty() => format!("environment ({})", lang.compiler_var()),
+            _ => "default".to_string(),
+        };
+        f.push(fact("compiler", lang.tool(), format!("{cmd}{found} [{source}]")));
+    }
+
+    for v in config::VARS {
+        let (value, src) = config::lookup(v);
+        let src = match src {
+            Source::Default => "default".to_string(),
+            Source::Env(n) => format!("environment ({n})"),
+        };
+        f.push(fact("config", format!("{}:value", v.name), value));
+        f.push(fact("config", format!("{}:source", v.name), src));
+        f.push(fact("config", format!("{}:default", v.name), v.default));
+        f.push(fact("config", format!("{}:aliases", v.name), v.aliases.join(",")));
+        f.push(fact("config", format!("{}:help", v.name), v.help));
+    }
+    f
+}
+
+/// `section:key:value` lines.
+pub fn parsable(facts: &[Fact]) -> String {
+    facts.iter().map(|f| format!("{}:{}:{}\n", f.section, f.key, f.value)).collect()
+}
+
+/// The human form: aligned `key: value` lines under section titles, and the configuration
+/// variables with their source, other spellings and help.
+pub fn pretty(facts: &[Fact]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let mut section = "";
+    for f in facts.iter().filter(|f| f.section != "config") {
+        if f.section != section {
+            section = f.section;
+            let title = match section {
+                "package" => "Package",
+                "build" => "Build",
+                "path" => "Installation",
+                "transport" => "Transports",
+                "launcher" => "Launchers",
+                "compiler" => "Compiler wrappers",
+                other => other,
+            };
+            let _ = writeln!(s, "{title}:");
+        }
+        let _ = writeln!(s, "  {:>22}: {}", f.key, f.value);
+    }
+    let _ = writeln!(s, "Configuration (environment variables, as a PE started here would read them):");
+    let get = |name: &str, what: &str| {
+        let key = format!("{name}:{what}");
+        facts.iter().find(|f| f.section == "config" && f.key == key).map_or("", |f| f.value.as_str())
+    };
+    for v in config::VARS {
+        let shown = |t: &str| if t.is_empty() { "\"\"".to_string() } else { t.to_string() };
+        let _ = writeln!(s, "  {} = {} [{}]", v.name, shown(get(v.name, "value")), get(v.name, "source"));
+        if !v.aliases.is_empty() {
+            let _ = writeln!(s, "      also read as {}", v.aliases.join(", "));
+        }
+        let _ = writeln!(s, "      default {}: {}", shown(v.default), v.help);
+    }
+    s
+}

@@ -1,0 +1,293 @@
+//! `oxshmem-install --prefix DIR`: builds oxshmem (release unless `--profile` says otherwise)
+//! and installs it:
+//!
+//! | where | what |
+//! | --- | --- |
+//! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oxshmem-info` |
+//! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a` |
+//! | `lib/pkgconfig/` | `oxshmem.pc` |
+//! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h` |
+//! | `share/oxshmem/fortran/` | `shmem.f90`, the Fortran module source |
+//! | `lib/oxshmem/fortran/<compiler>/` | `shmem.mod` compiled with the Fortran compiler found now, if any |
+//!
+//! Each file is written beside its destination and renamed over it, so reinstalling over a
+//! prefix whose programs are running is safe.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::layout::{self, Layout};
+
+/// What the installer was asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The installation prefix.
+    pub prefix: PathBuf,
+    /// The cargo profile to build and install (`release`).
+    pub profile: String,
+    /// Install what is built already, without running cargo.
+    pub build: bool,
+    /// Cargo features to build with (`--features`), e.g. `oxshmem-bootstrap/pmix` or
+    /// `oxshmem/ofi`.
+    pub features: Vec<String>,
+}
+
+/// The usage text.
+pub const USAGE: &str = "\
+Usage: oxshmem-install --prefix DIR [--profile NAME] [--no-build] [--features LIST] [--pmix]
+
+Builds oxshmem with cargo and installs the launcher, the compiler wrappers, oxshmem-info,
+liboxshmem (.so, .a), the headers, oxshmem.pc and the Fortran module under DIR.
+
+  --prefix DIR     where to install (bin/, lib/, include/, share/)
+  --profile NAME   cargo profile to build and install (default: release)
+  --no-build       install what target/<profile>/ holds now, without running cargo
+  --features LIST  cargo features to build with, e.g. oxshmem/ofi (libfabric transport)
+  --pmix           the PMIx bootstrap (srun --mpi=pmix): --features oxshmem-tools/pmix
+  -h, --help       print this help
+
+Usually run as: bindings/tools/install.sh --prefix DIR
+";
+
+/// Parses the command line (without the program name).
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Option<Options>, String> {
+    let mut prefix = None;
+    let mut profile = "release".to_string();
+    let mut build = true;
+    let mut features = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let a = a.into_string().map_err(|a| format!("argument {a:?} is not UTF-8"))?;
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            inline
+                .clone()
+                .or_else(|| it.next().and_then(|v| v.into_string().ok()))
+                .ok_or(format!("{name} needs a value"))
+        };
+        match flag.as_str() {
+            "--prefix" => prefix = Some(PathBuf::from(value("--prefix")?)),
+            "--profile" => profile = value("--profile")?,
+            "--no-build" => build = false,
+            "--features" => {
+                features.extend(value("--features")?.split([',', ' ']).filter(|f| !f.is_empty()).map(String::from))
+            }
+            "--pmix" => features.push("oxshmem-tools/pmix".to_string()),
+            "-h" | "--help" => return Ok(None),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    let prefix = prefix.ok_or("--prefix DIR is required")?;
+    Ok(Some(Options { prefix, profile, build, features }))
+}
+
+/// cargo's directory name for `profile`.
+fn profile_dir_name(profile: &str) -> &str {
+    match profile {
+        "dev" | "test" => "debug",
+        "bench" => "release",
+        p => p,
+    }
+}
+
+/// The binaries installed into `bin/`, from `target/<profile>/`.
+pub const BINARIES: &[&str] = &["oshrun", "oshcc", "oshcxx", "oshfort", "oxshmem-info"];
+/// The links installed into `bin/`, to `oshcxx`.
+pub const CXX_ALIASES: &[&str] = &["oshc++", "oshCC"];
+
+/// Copies `from` to `to` through a temporary file beside `to`, keeping the permissions.
+fn install_file(from: &Path, to: &Path) -> Result<(), String> {
+    let name = to.file_name().ok_or("no file name")?.to_string_lossy();
+    let tmp = to.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::copy(from, &tmp).map_err(|e| format!("copying {} to {}: {e}", from.display(), tmp.display()))?;
+    std::fs::rename(&tmp, to).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("renaming {} to {}: {e}", tmp.display(), to.display())
+    })
+}
+
+/// Makes `link` a symbolic link to `target` (relative), replacing what is there.
+fn install_link(target: &str, link: &Path) -> Result<(), String> {
+    let name = link.file_name().ok_or("no file name")?.to_string_lossy();
+    let tmp = link.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp).map_err(|e| format!("linking {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, link).map_err(|e| format!("renaming {} to {}: {e}", tmp.display(), link.display()))
+}
+
+fn write_file(to: &Path, text: &str) -> Result<(), String> {
+    let name = to.file_name().ok_or("no file name")?.to_string_lossy();
+    let tmp = to.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, to).map_err(|e| format!("renaming {} to {}: {e}", tmp.display(), to.display()))
+}
+
+fn mkdir(d: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(d).map_err(|e| format!("creating {}: {e}", d.display()))
+}
+
+/// Copies every file under `from` to `to`, keeping the tree.
+fn install_tree(from: &Path, to: &Path) -> Result<(), String> {
+    mkdir(to)?;
+    let rd = std::fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            install_tree(&p, &to.join(e.file_name()))?;
+        } else {
+            install_file(&p, &to.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+fn pkg_config(args: &[&str]) -> Option<String> {
+    Command::new("pkg-config")
+        .args(args)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|d| !d.is_empty())
+}
+
+/// What a static link needs beyond [`crate::pkgconfig::LIBS_PRIVATE`] for the features built:
+/// libpmix for `pmix`, libfabric for `ofi`, found as their build scripts find them.
+fn extra_private_libs(features: &[String]) -> String {
+    let mut v = Vec::new();
+    if features.iter().any(|f| f.ends_with("pmix")) {
+        let dir = pkg_config(&["--variable=libdir", "pmix"])
+            .unwrap_or_else(|| "/usr/lib/x86_64-linux-gnu/pmix2/lib".to_string());
+        v.push(format!("-L{dir} -lpmix"));
+    }
+    if features.iter().any(|f| f.ends_with("ofi")) {
+        v.push(pkg_config(&["--libs", "libfabric"]).unwrap_or_else(|| "-lfabric".to_string()));
+    }
+    v.join(" ")
+}
+
+/// Runs the installer; messages go to stderr, the summary to stdout.
+pub fn run(opts: &Options) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let my_dir = exe.parent().ok_or("my executable has no directory")?;
+    let tree = Layout::from_bin_dir(my_dir)?;
+    let layout::Kind::BuildTree { source_root } = &tree.kind else {
+        return Err("oxshmem-install runs from a build tree (target/<profile>/), not an installation".into());
+    };
+    let target_dir = my_dir.parent().ok_or("target/<profile> has no parent")?;
+    let built = target_dir.join(profile_dir_name(&opts.profile));
+
+    if opts.build {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(&cargo);
+        cmd.arg("build")
+            .arg("--profile")
+            .arg(&opts.profile)
+            .arg("--manifest-path")
+            .arg(source_root.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target_dir)
+            .args(["-p", "oxshmem-c", "-p", "oxshmem-bootstrap", "-p", "oxshmem-tools"]);
+        if !opts.features.is_empty() {
+            cmd.arg("--features").arg(opts.features.join(","));
+        }
+        eprintln!("oxshmem-install: building: {cmd:?}");
+        let st = cmd.status().map_err(|e| format!("cannot run {}: {e}", cargo.to_string_lossy()))?;
+        if !st.success() {
+            return Err(format!("the build failed ({st})"));
+        }
+    }
+    let need: Vec<PathBuf> =
+        BINARIES.iter().chain([layout::SHARED_LIB, layout::STATIC_LIB].iter()).map(|n| built.join(n)).collect();
+    let missing: Vec<String> = need.iter().filter(|p| !p.is_file()).map(|p| p.display().to_string()).collect();
+    if !missing.is_empty() {
+        return Err(format!("not built: {} (run without --no-build)", missing.join(", ")));
+    }
+
+    mkdir(&opts.prefix)?;
+    let prefix = opts.prefix.canonicalize().map_err(|e| format!("{}: {e}", opts.prefix.display()))?;
+    let dest = Layout::installed(&prefix);
+    for d in [&dest.bin_dir, &dest.lib_dir, &dest.lib_dir.join("pkgconfig"), &dest.include_dir] {
+        mkdir(d)?;
+    }
+    for b in BINARIES {
+        install_file(&built.join(b), &dest.bin_dir.join(b))?;
+    }
+    for a in CXX_ALIASES {
+        install_link("oshcxx", &dest.bin_dir.join(a))?;
+    }
+    for l in [layout::SHARED_LIB, layout::STATIC_LIB] {
+        install_file(&built.join(l), &dest.lib_dir.join(l))?;
+    }
+    install_link(layout::SHARED_LIB, &dest.lib_dir.join(layout::SONAME))?;
+    install_tree(&tree.include_dir, &dest.include_dir)?;
+    let fdir = dest.fortran_source.parent().ok_or("no Fortran folder")?;
+    mkdir(fdir)?;
+    install_file(&tree.fortran_source, &dest.fortran_source)?;
+    let extra = extra_private_libs(&opts.features);
+    write_file(&dest.lib_dir.join("pkgconfig/oxshmem.pc"), &crate::pkgconfig::pc_text(&prefix, &extra))?;
+
+    // A module compiled now with the compiler the user will most likely use; oshfort compiles
+    // others into the user's cache when asked for them.
+    let _ = std::fs::remove_dir_all(&dest.fortran_module_root);
+    let fc = crate::wrapper::Lang::Fortran.compiler();
+    let module = std::fs::read(&dest.fortran_source)
+        .map_err(|e| e.to_string())
+        .and_then(|src| crate::fortran::key(&fc, &src))
+        .and_then(|key| {
+            let dir = dest.fortran_module_root.join(key);
+            crate::fortran::compile_into(&dir, &dest.fortran_source, &fc).map(|()| dir)
+        });
+    let module = match module {
+        Ok(dir) => dir.display().to_string(),
+        Err(e) => {
+            eprintln!(
+                "oxshmem-install: warning: Fortran module not compiled now ({e}); oshfort compiles it on first use"
+            );
+            "not compiled (no Fortran compiler)".to_string()
+        }
+    };
+    println!("oxshmem {} installed into {}", env!("CARGO_PKG_VERSION"), prefix.display());
+    println!("  programs:        {}/{{{},{}}}", dest.bin_dir.display(), BINARIES.join(","), CXX_ALIASES.join(","));
+    println!("  library:         {}/liboxshmem.{{so,so.1,a}}", dest.lib_dir.display());
+    println!("  headers:         {}", dest.include_dir.display());
+    println!("  pkg-config:      {}/pkgconfig/oxshmem.pc", dest.lib_dir.display());
+    println!("  Fortran source:  {}", dest.fortran_source.display());
+    println!("  Fortran module:  {module}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn arguments() {
+        let o = parse(os(&["--prefix", "/x", "--no-build"])).unwrap().unwrap();
+        assert_eq!(o, Options { prefix: "/x".into(), profile: "release".into(), build: false, features: vec![] });
+        let o =
+            parse(os(&["--prefix=/y", "--profile=dev", "--pmix", "--features", "oxshmem/ofi,a/b"])).unwrap().unwrap();
+        assert_eq!((o.prefix, o.profile.as_str()), ("/y".into(), "dev"));
+        assert_eq!(o.features, ["oxshmem-tools/pmix", "oxshmem/ofi", "a/b"]);
+        assert!(parse(os(&["--no-build"])).is_err());
+        assert!(parse(os(&["--prefix"])).is_err());
+        assert!(parse(os(&["--bogus"])).is_err());
+        assert_eq!(parse(os(&["--help"])), Ok(None));
+    }
+
+    #[test]
+    fn profile_dirs() {
+        assert_eq!(profile_dir_name("dev"), "debug");
+        assert_eq!(profile_dir_name("release"), "release");
+        assert_eq!(profile_dir_name("custom"), "custom");
+    }
+}
