@@ -9,7 +9,8 @@
 
 use std::cell::Cell;
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::Device;
 use crate::state::{DeviceState, ErrorCode, op};
@@ -33,11 +34,62 @@ impl Grid {
     }
 }
 
+/// A barrier that a dying thread can break, so that a panic in one device thread cannot leave
+/// its siblings waiting forever: once broken, every wait returns at once.
+#[derive(Debug)]
+pub(crate) struct GroupBarrier {
+    n: usize,
+    state: Mutex<(usize, u64)>,
+    cv: Condvar,
+    broken: AtomicBool,
+}
+
+impl GroupBarrier {
+    fn new(n: usize) -> Self {
+        GroupBarrier { n, state: Mutex::new((0, 0)), cv: Condvar::new(), broken: AtomicBool::new(false) }
+    }
+
+    /// Waits for all `n` threads (or until the barrier is broken).
+    pub(crate) fn wait(&self) {
+        if self.broken.load(Ordering::Acquire) {
+            return;
+        }
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 += 1;
+        if g.0 == self.n {
+            g.0 = 0;
+            g.1 += 1;
+            self.cv.notify_all();
+            return;
+        }
+        let generation = g.1;
+        while g.1 == generation && !self.broken.load(Ordering::Acquire) {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn break_all(&self) {
+        let _g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.broken.store(true, Ordering::Release);
+        self.cv.notify_all();
+    }
+}
+
 /// Synchronization shared by the threads of one block.
 #[derive(Debug)]
 pub(crate) struct BlockSync {
-    pub(crate) block: Barrier,
-    pub(crate) warps: Vec<Barrier>,
+    pub(crate) block: GroupBarrier,
+    pub(crate) warps: Vec<GroupBarrier>,
+}
+
+impl BlockSync {
+    /// A thread of the block died: release everyone waiting on the block's barriers.
+    fn break_all(&self) {
+        self.block.break_all();
+        for w in &self.warps {
+            w.break_all();
+        }
+    }
 }
 
 /// One device thread's view: indices, barriers, and the device API (see `api.rs`).
@@ -138,8 +190,8 @@ fn run_kernel(dev: &Device, job: &Job) {
                 let t = job.grid.threads;
                 let warps = t.div_ceil(WARP_SIZE);
                 let sync = Arc::new(BlockSync {
-                    block: Barrier::new(t),
-                    warps: (0..warps).map(|w| Barrier::new((t - w * WARP_SIZE).min(WARP_SIZE))).collect(),
+                    block: GroupBarrier::new(t),
+                    warps: (0..warps).map(|w| GroupBarrier::new((t - w * WARP_SIZE).min(WARP_SIZE))).collect(),
                 });
                 for thread in 0..t {
                     let sync = sync.clone();
@@ -151,6 +203,7 @@ fn run_kernel(dev: &Device, job: &Job) {
                             let th = Thread { state, dev, grid, block, thread, sync: &sync, last_ticket: Cell::new(0) };
                             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kernel(&th)));
                             if r.is_err() {
+                                sync.break_all();
                                 state.error.record(
                                     ErrorCode::KernelPanic,
                                     op::KERNEL,
@@ -181,6 +234,7 @@ impl Stream {
             .spawn(move || {
                 for job in rx {
                     run_kernel(&dev2, &job);
+                    dev2.end_launch();
                     let (m, cv) = &*d2;
                     *m.lock().unwrap_or_else(|e| e.into_inner()) += 1;
                     cv.notify_all();
@@ -209,10 +263,21 @@ impl Stream {
         F: Fn(&Thread<'_>) + Send + Sync + 'static,
     {
         let mut n = self.launched.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
-            && tx.send(Job { grid, kernel: Box::new(kernel) }).is_ok() {
-                *n += 1;
-            }
+        if !self.dev.begin_launch() {
+            self.dev.state().error.record(ErrorCode::Finalized, op::KERNEL, -1, 0, 0, u32::MAX, u32::MAX);
+            return;
+        }
+        let sent = self
+            .tx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|tx| tx.send(Job { grid, kernel: Box::new(kernel) }).is_ok());
+        if sent {
+            *n += 1;
+        } else {
+            self.dev.end_launch();
+        }
     }
 
     /// Waits for every kernel launched so far, completes the device operations they issued

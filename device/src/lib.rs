@@ -87,6 +87,15 @@ struct Inner {
     proxy: Mutex<Option<Proxy>>,
     barrier: Mutex<Option<oxshmem::SymSlice<u64>>>,
     concurrent_blocks: usize,
+    launches: Mutex<Launches>,
+    launches_done: std::sync::Condvar,
+}
+
+/// Kernels launched and not yet finished, and whether the device is finalized.
+#[derive(Debug, Default)]
+struct Launches {
+    inflight: u64,
+    finalized: bool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -102,8 +111,10 @@ pub struct Device(Arc<Inner>);
 /// Requests in the proxy ring.
 pub const PROXY_RING_SLOTS: usize = 4096;
 
+/// `OXSHMEM_TIMEOUT` in nanoseconds (seconds in the environment; at least 1, default 60).
 fn env_timeout() -> u64 {
-    std::env::var("OXSHMEM_TIMEOUT").ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(60) * 1_000_000_000
+    let secs = std::env::var("OXSHMEM_TIMEOUT").ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(60);
+    secs.max(1) * 1_000_000_000
 }
 
 impl Device {
@@ -164,6 +175,7 @@ impl Device {
             barrier_flags: flags.as_ptr() as u64,
             barrier_epoch: Default::default(),
             timeout_ns: env_timeout(),
+            proxy_alive: Default::default(),
             error: ErrorSlot::default(),
         });
         let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r));
@@ -177,6 +189,8 @@ impl Device {
             proxy: Mutex::new(proxy),
             barrier: Mutex::new(Some(flags)),
             concurrent_blocks,
+            launches: Mutex::new(Launches::default()),
+            launches_done: std::sync::Condvar::new(),
         })))
     }
 
@@ -191,6 +205,23 @@ impl Device {
 
     pub(crate) fn concurrent_blocks(&self) -> usize {
         self.0.concurrent_blocks
+    }
+
+    /// Admits a kernel launch; false once the device is finalized.
+    pub(crate) fn begin_launch(&self) -> bool {
+        let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
+        if g.finalized {
+            return false;
+        }
+        g.inflight += 1;
+        true
+    }
+
+    /// A launched kernel has finished.
+    pub(crate) fn end_launch(&self) {
+        let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
+        g.inflight -= 1;
+        self.0.launches_done.notify_all();
     }
 
     /// The channel that serves `pe`.
@@ -224,6 +255,15 @@ impl Device {
         }
     }
 
+    /// Stops the proxy thread while the device stays up — what a dead or wedged proxy looks
+    /// like to device threads. For tests of the stall path only.
+    #[doc(hidden)]
+    pub fn stop_proxy_for_tests(&self) {
+        if let Some(mut p) = self.0.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            p.stop();
+        }
+    }
+
     /// The first device error, if any.
     pub fn error(&self) -> Option<DeviceError> {
         let s = &self.0.state.error;
@@ -254,6 +294,7 @@ impl Device {
             c if c == ErrorCode::Misaligned as u32 => {
                 format!("atomic target {:#x} is not aligned to {} bytes", s.addr, s.len)
             }
+            c if c == ErrorCode::Finalized as u32 => "a kernel was launched after the device was finalized".to_string(),
             _ => "the kernel panicked".to_string(),
         };
         Some(DeviceError::Op { pe: self.0.state.my_pe as usize, op: op_name(s.op), where_, reason })
@@ -263,6 +304,15 @@ impl Device {
     /// ended with `_nbi` operations in flight), stops the proxy, frees the device's symmetric
     /// objects (collective), and reports the first device error.
     pub fn finalize(self) -> Result<(), DeviceError> {
+        // Streams and clones share the device: no kernel may start after this point, and every
+        // kernel launched before it runs to the end before the proxy and the barrier flags go.
+        {
+            let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
+            g.finalized = true;
+            while g.inflight > 0 {
+                g = self.0.launches_done.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+        }
         let q = self.quiet();
         if let Some(mut p) = self.0.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
             p.stop();

@@ -27,6 +27,8 @@ pub enum ErrorCode {
     Misaligned = 6,
     /// A kernel thread panicked.
     KernelPanic = 7,
+    /// A kernel was launched after the device was finalized.
+    Finalized = 8,
 }
 
 /// The first error a device thread hit, for the host to report.
@@ -150,6 +152,8 @@ pub struct DeviceState {
     pub barrier_epoch: AtomicU64,
     /// How long a device thread waits for the proxy before reporting a stall (ns).
     pub timeout_ns: u64,
+    /// 1 while the proxy thread runs (0 once it has exited, or when there is none).
+    pub proxy_alive: AtomicU32,
     /// The first error.
     pub error: ErrorSlot,
 }

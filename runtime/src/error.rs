@@ -137,6 +137,10 @@ pub enum ErrorKind {
         /// Its host name.
         host: String,
     },
+    /// The network transport failed: setup, a peer that cannot be reached or did not answer in
+    /// time, or an operation that completed with an error. The text names the peer and the step.
+    #[error("{0}")]
+    Transport(String),
     /// A configuration variable has a bad value.
     #[error("environment variable {var}={value:?}: {reason}")]
     Config {

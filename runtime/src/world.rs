@@ -390,6 +390,13 @@ pub(crate) fn finalize_runtime() -> Result<()> {
         return Err(Error::new(rt.me, F, ErrorKind::Finalized));
     }
     RT.store(std::ptr::null_mut(), Ordering::Release);
+    // A network transport may close only when no peer needs it any more: complete this PE's
+    // last operations (the barrier's own signals), wait for every PE to have done so, then close.
+    if let Some(net) = &rt.net {
+        net.quiet()?;
+        rt.boot.barrier().map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))?;
+        net.shutdown();
+    }
     // Mappings stay: a thread racing with finalize must not fault; the process is ending.
     rt.boot.finalize().map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))
 }

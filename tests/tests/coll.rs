@@ -135,7 +135,6 @@ fn named_reduction_methods() {
 /// A reduction has one result: with inexact float sums every member must still get the same
 /// bits.
 #[test]
-            (coll/reduce.rs), so inexact float results differ between PEs"]
 fn float_reduction_results_agree_between_pes() {
     on_every_team("reduce", &["agree"], "agree reductions ok", 2);
 }
@@ -186,7 +185,6 @@ fn collect_short(n: usize, args: &[&str]) -> JobResult {
 /// The same for `collect`, where only the short member can tell (its destination must hold
 /// every member's count): the others must learn of it too.
 #[test]
-            (small counts) or desynchronizes the team's signal streams (large counts)"]
 fn collect_short_destination_fails_on_every_member() {
     for n in [2, 3, 8] {
         for args in [&["4"][..], &["5000"], &["5000", "first"]] {

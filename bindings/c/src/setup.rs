@@ -58,11 +58,26 @@ pub unsafe extern "C" fn shmem_init_thread(requested: c_int, provided: *mut c_in
     }
 }
 
-/// `start_pes` (deprecated): `shmem_init`; `npes` is ignored, as the specification says.
+/// `start_pes` (deprecated): `shmem_init`; `npes` is ignored, as the specification says. The
+/// specification also says a `start_pes` program need not call `shmem_finalize`: the library
+/// is finalized implicitly when the program exits, which an `atexit` handler does.
 #[unsafe(no_mangle)]
 pub extern "C" fn start_pes(_npes: c_int) {
     const F: &str = "start_pes";
     ok(F, init(F, ThreadLevel::Single).map(drop));
+    // SAFETY: registering a plain extern "C" fn with no captured state.
+    unsafe { atexit(implicit_finalize) };
+}
+
+unsafe extern "C" {
+    fn atexit(f: extern "C" fn()) -> c_int;
+}
+
+/// The implicit `shmem_finalize` of `start_pes` programs (collective, like an explicit one).
+extern "C" fn implicit_finalize() {
+    if oxshmem_rt::world::initialized() {
+        let _ = raw::finalize();
+    }
 }
 
 /// `shmem_query_thread`.

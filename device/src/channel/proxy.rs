@@ -102,21 +102,32 @@ pub(crate) fn submit(state: &DeviceState, ring: &ProxyRing, r: Request, block: u
     }
 }
 
-/// Waits until ticket `t` is complete (false on timeout, after recording a stall).
+/// Waits until ticket `t` is complete. After the device timeout it records a stall, but it
+/// keeps waiting as long as the proxy thread lives: a blocking operation lent the proxy its
+/// memory (a source, a destination, a fetched-value slot on its stack), and must not return
+/// while the proxy may still touch it. Returns false when the request was not completed.
 pub(crate) fn wait_done(state: &DeviceState, ring: &ProxyRing, t: u64, op: u32, block: u32, thread: u32) -> bool {
     let mut spins = 0u32;
     let mut deadline = None;
+    let mut stalled = false;
     while ring.completed() <= t {
+        if stalled {
+            if state.proxy_alive.load(Ordering::Acquire) == 0 {
+                return ring.completed() > t;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
         super::sync::pause(&mut spins);
         if spins >= 200 {
             let d = *deadline.get_or_insert_with(|| Instant::now() + Duration::from_nanos(state.timeout_ns));
             if Instant::now() > d {
                 state.error.record(ErrorCode::RingStalled, op, -1, t, ring.completed(), block, thread);
-                return false;
+                stalled = true;
             }
         }
     }
-    true
+    !stalled || ring.completed() > t
 }
 
 fn op_of(kind: u16) -> u32 {
@@ -194,6 +205,8 @@ unsafe impl Send for Shared {}
 impl Proxy {
     /// Starts the proxy thread for `ring`.
     pub(crate) fn start(state: *const DeviceState, ring: *const ProxyRing) -> Proxy {
+        // SAFETY: the Device that calls this owns `state` and keeps it alive.
+        unsafe { &*state }.proxy_alive.store(1, Ordering::Release);
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();
         let shared = Shared(state, ring);
@@ -206,6 +219,7 @@ impl Proxy {
                 let mut t = 0u64;
                 let mut spins = 0u32;
                 let mut stopping_since: Option<Instant> = None;
+                let mut idle_since: Option<Instant> = None;
                 loop {
                     match ring.poll(t) {
                         Some(r) => {
@@ -213,6 +227,7 @@ impl Proxy {
                             ring.complete(t);
                             t += 1;
                             spins = 0;
+                            idle_since = None;
                         }
                         None => {
                             if s2.load(Ordering::Acquire) {
@@ -225,10 +240,18 @@ impl Proxy {
                                     break;
                                 }
                             }
-                            super::sync::pause(&mut spins);
+                            // Spin, then yield; after a millisecond with nothing to do, sleep in
+                            // short naps so that an idle proxy does not hold a core.
+                            let idle = *idle_since.get_or_insert_with(Instant::now);
+                            if idle.elapsed() > Duration::from_millis(1) {
+                                std::thread::sleep(Duration::from_micros(50));
+                            } else {
+                                super::sync::pause(&mut spins);
+                            }
                         }
                     }
                 }
+                state.proxy_alive.store(0, Ordering::Release);
             })
             .expect("spawn the proxy thread");
         Proxy { stop, handle: Some(handle) }

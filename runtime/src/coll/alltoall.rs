@@ -5,7 +5,7 @@
 //! larger ones are put straight into each member's destination after it, member `me+1` first
 //! so that members do not all write to the same PE at once, then one signal per member.
 
-use crate::coll::header::{Group, HDR, Header, kind, payload_of};
+use crate::coll::header::{Group, Header, kind, payload_of};
 use crate::error::Result;
 use crate::transport::SymAddr;
 use crate::world::Runtime;
@@ -34,7 +34,7 @@ impl Runtime {
         hdr.a = u32::try_from(dst).unwrap_or(u32::MAX);
         hdr.b = u32::try_from(sst).unwrap_or(u32::MAX);
         let block = nelems * esize;
-        let fits = block <= self.mb_capacity() - HDR;
+        let fits = block <= self.inline_max();
         let src_ptr = self.local_addr(src) as *const u8;
         let dst_ptr = self.local_addr(dest) as *mut u8;
         let src_elem = |j: usize, k: usize| (j * nelems + k) * sst * esize;

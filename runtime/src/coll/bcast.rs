@@ -5,7 +5,7 @@
 //! root's source into its own destination (all members in parallel, one copy each) and
 //! signals the root, which returns once every member is done reading its source.
 
-use crate::coll::header::{Group, HDR, Header, kind, payload_of};
+use crate::coll::header::{Group, Header, kind, payload_of};
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
 use crate::world::Runtime;
@@ -27,7 +27,7 @@ impl Runtime {
         func: &'static str,
     ) -> Result<()> {
         let n = g.n();
-        let small = nbytes <= self.mb_capacity() - HDR;
+        let small = nbytes <= self.inline_max();
         let mut hdr = Header::new(kind::BCAST);
         hdr.root = root as u32;
         hdr.count = nbytes as u64;

@@ -5,7 +5,7 @@
 //! straight into each member's destination after it (the exchange proves each destination is
 //! ready), followed by one signal per member.
 
-use crate::coll::header::{Group, HDR, Header, kind, payload_of};
+use crate::coll::header::{Group, Header, kind, payload_of};
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
 use crate::world::Runtime;
@@ -34,7 +34,7 @@ impl Runtime {
         // destinations differ all learn it before any data moves.
         let cap = dest_cap.unwrap_or(0) as u64;
         (hdr.a, hdr.b) = (cap as u32, (cap >> 32) as u32);
-        let fits = nbytes <= self.mb_capacity() - HDR;
+        let fits = nbytes <= self.inline_max();
         let src_ptr = self.local_addr(src) as *const u8;
         let dst_ptr = self.local_addr(dest) as *mut u8;
         // SAFETY: the payload is our own symmetric source of nbytes bytes.

@@ -10,7 +10,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::coll::header::{Group, HDR, Header, kind, payload_of};
+use crate::coll::header::{Group, Header, kind, payload_of};
 use crate::error::Result;
 use crate::transport::SymAddr;
 use crate::world::Runtime;
@@ -198,7 +198,7 @@ impl Runtime {
     ) -> Result<()> {
         let n = g.n();
         let es = size_of::<T>().max(1);
-        let small = count * es <= self.mb_capacity() - HDR;
+        let small = count * es <= self.inline_max();
         let src_ptr = self.local_addr(src) as *const T;
         let dst_ptr = self.local_addr(dest) as *mut T;
         let mut hdr = Header::new(kind::REDUCE);

@@ -93,6 +93,9 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     fn fence(&self) -> Result<()>;
     /// Completes every put and atomic this PE issued through the transport.
     fn quiet(&self) -> Result<()>;
+    /// Releases the transport's resources at finalize. The caller has quieted and then waited
+    /// for every PE to do the same, so no peer still needs this PE; no operation follows.
+    fn shutdown(&self) {}
 }
 
 /// Sets up the network transport for the peers `need` marks; collective over all PEs (it

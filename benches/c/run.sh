@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Builds the OSU-style OpenSHMEM benchmarks of this folder with oxshmem's oshcc and, when it is
+# installed, with OpenMPI's oshcc (apt-get install openmpi-bin libopenmpi-dev), runs both on
+# 2 PEs interleaved round by round (oxshmem, OpenMPI, then OpenMPI, oxshmem in the next round,
+# ...: on these shared 2-vCPU machines the placement of the two vCPUs flips every few seconds,
+# see shared/BENCHMARKING.md), and prints, per benchmark and size, the median and minimum of
+# each and the ratio oxshmem / OpenMPI of the medians, then of each round.
+#
+#   benches/c/run.sh [--no-build]
+#
+# Environment: ROUNDS (default 5), OSU_SCALE (iteration-count factor, default 1),
+# PROFILE (cargo profile of oxshmem, default release), BENCHES (default: all nine),
+# OMPI_OSHCC / OMPI_OSHRUN (default /usr/bin/oshcc, /usr/bin/oshrun).
+#
+# OpenMPI's OSHMEM runs with OMPI_MCA_osc=ucx (without it, it crashes in finalize) and
+# --allow-run-as-root --oversubscribe. The benchmarks avoid its broken 32-bit compare-swap.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+rounds="${ROUNDS:-5}"
+profile="${PROFILE:-release}"
+benches="${BENCHES:-put get put_mr atomics barrier broadcast reduce collect fcollect}"
+ompi_oshcc="${OMPI_OSHCC:-/usr/bin/oshcc}"
+ompi_oshrun="${OMPI_OSHRUN:-/usr/bin/oshrun}"
+out="$root/target/bench-c"
+cflags=(-std=gnu99 -O2 -Wall -Wextra -Wno-deprecated-declarations)
+
+case "$profile" in dev | debug) pdir=debug ;; *) pdir="$profile" ;; esac
+bin="$root/target/$pdir"
+
+if [[ "${1:-}" != "--no-build" ]]; then
+    echo "== building oxshmem ($profile): liboxshmem, oshcc, oshrun"
+    (cd "$root" && cargo build --profile "$profile" -p oxshmem-c -p oxshmem-tools -p oxshmem-bootstrap --lib --bin oshrun \
+        --bin oshcc --bin oshcxx 2>&1 | tail -n 3)
+fi
+for f in oshcc oshrun liboxshmem.so; do
+    [[ -e "$bin/$f" ]] || { echo "missing $bin/$f (build with cargo build --profile $profile)" >&2; exit 1; }
+done
+# The SONAME the executables ask the loader for, as an installation would provide it.
+[[ -e "$bin/liboxshmem.so.1" ]] || ln -sf liboxshmem.so "$bin/liboxshmem.so.1"
+
+rm -rf "$out"
+mkdir -p "$out/ox" "$out/ompi" "$out/results"
+
+echo "== compiling with $bin/oshcc"
+for b in $benches; do
+    "$bin/oshcc" "${cflags[@]}" "$here/osu_oshm_$b.c" -o "$out/ox/osu_oshm_$b"
+done
+
+have_ompi=0
+if [[ -x "$ompi_oshcc" && -x "$ompi_oshrun" ]] && "$ompi_oshcc" --showme:version >/dev/null 2>&1; then
+    echo "== compiling with $ompi_oshcc ($("$ompi_oshcc" --showme:version 2>&1 | head -n 1))"
+    have_ompi=1
+    for b in $benches; do
+        if ! "$ompi_oshcc" "${cflags[@]}" "$here/osu_oshm_$b.c" -o "$out/ompi/osu_oshm_$b" 2>"$out/ompi/$b.cc.log"; then
+            echo "OpenMPI's oshcc failed on osu_oshm_$b.c:" >&2
+            cat "$out/ompi/$b.cc.log" >&2
+            have_ompi=0
+        fi
+    done
+else
+    echo "== OpenMPI's OSHMEM is not installed ($ompi_oshcc): oxshmem only"
+fi
+
+run_ox() { # bench round
+    timeout 600 "$bin/oshrun" -n 2 --timeout 590 "$out/ox/osu_oshm_$1" >"$out/results/ox.$1.$2" 2>"$out/results/ox.$1.$2.err"
+}
+run_ompi() { # bench round
+    OMPI_MCA_osc=ucx timeout 600 "$ompi_oshrun" -np 2 --allow-run-as-root --oversubscribe \
+        "$out/ompi/osu_oshm_$1" >"$out/results/ompi.$1.$2" 2>"$out/results/ompi.$1.$2.err"
+}
+report_failure() { # impl bench round status
+    echo "!! $1 osu_oshm_$2 round $3 failed with status $4; its stderr ends with:" >&2
+    tail -n 15 "$out/results/$1.$2.$3.err" >&2
+}
+
+for ((r = 1; r <= rounds; r++)); do
+    echo "== round $r of $rounds"
+    for b in $benches; do
+        order="ox ompi"
+        ((r % 2 == 0)) && order="ompi ox"
+        for impl in $order; do
+            [[ "$impl" == ompi && "$have_ompi" == 0 ]] && continue
+            st=0
+            "run_$impl" "$b" "$r" || st=$?
+            ((st == 0)) || report_failure "$impl" "$b" "$r" "$st"
+        done
+    done
+done
+
+echo
+python3 - "$out/results" "$rounds" "$benches" "$have_ompi" <<'PY'
+import os, statistics, sys
+
+res, rounds, benches, have_ompi = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4] == "1"
+
+def read(impl, bench, r):
+    """{key: value} and the unit of one run's output ({} when it failed)."""
+    path = os.path.join(res, f"{impl}.{bench}.{r}")
+    vals, unit = {}, ""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#"):
+                    parts = line[1:].split()
+                    if len(parts) == 2:
+                        unit = parts[1]
+                    continue
+                parts = line.split()
+                if len(parts) == 2:
+                    vals[parts[0]] = float(parts[1])
+    except FileNotFoundError:
+        pass
+    return vals, unit
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return f"{v:.0f}" if v >= 1e4 else f"{v:.3f}" if v < 10 else f"{v:.2f}"
+
+rows = []
+for b in benches:
+    per = {impl: [read(impl, b, r) for r in range(1, rounds + 1)] for impl in ("ox", "ompi")}
+    unit = next((u for runs in per.values() for _, u in runs if u), "")
+    keys = []
+    for runs in per.values():
+        for vals, _ in runs:
+            for k in vals:
+                if k not in keys:
+                    keys.append(k)
+    for k in keys:
+        ox = [v[k] for v, _ in per["ox"] if k in v]
+        om = [v[k] for v, _ in per["ompi"] if k in v]
+        ratios = [vo[k] / vm[k] for (vo, _), (vm, _) in zip(per["ox"], per["ompi"]) if k in vo and k in vm and vm[k] > 0]
+        med = lambda xs: statistics.median(xs) if xs else None
+        mo, mm = med(ox), med(om)
+        rows.append((b, k, unit, fmt(mo), fmt(min(ox) if ox else None), fmt(mm), fmt(min(om) if om else None),
+                     f"{mo / mm:.2f}" if mo and mm else "-", " ".join(f"{x:.2f}" for x in ratios)))
+
+head = ("benchmark", "size", "unit", "oxshmem median", "oxshmem min", "OpenMPI median", "OpenMPI min",
+        "ratio ox/OpenMPI", "ratio per round")
+widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"
+print(f"{rounds} interleaved rounds, 2 PEs. Latency(us): lower is better, a ratio below 1 favours oxshmem;")
+print("Messages/s: higher is better, a ratio above 1 favours oxshmem.")
+if not have_ompi:
+    print("OpenMPI's OSHMEM was not run: its columns are empty.")
+print(line(head))
+print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+for r in rows:
+    print(line(r))
+PY

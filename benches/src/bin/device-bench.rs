@@ -1,0 +1,346 @@
+//! `device-bench`: device-initiated operations over the direct P2P channel against the proxy
+//! ring (NVSHMEM's IBRC path), measured in the same run.
+//!
+//! Run under the launcher: `oshrun -n 2 target/release/device-bench [all|rate|lat|a2a]`, and
+//! `oshrun -n 4 target/release/device-bench a2a` for the 4-PE all-to-all. Rounds alternate the
+//! channels (P2P, proxy, P2P, proxy, …) because the placement of the two vCPUs flips every few
+//! seconds (see BENCHMARKING.md); each round initializes a fresh device on that channel and
+//! finalizes it, so no idle proxy thread runs during a P2P round. Each line gives min and
+//! median of both channels and the ratio of the medians, direct / proxy, with the target the
+//! device layer is built for: P2P at least 2× the proxy's small-message rate and at most 0.5×
+//! its all-to-all latency. Times are taken inside the kernel (kernel launch, which spawns the
+//! CPU back end's threads, is not counted).
+//!
+//! - `rate`: 4 blocks × 64 device threads each do N 8-byte `p` to the next PE, then `quiet`;
+//!   Mops/s of this PE from the first thread's start to the last thread's end. A third line
+//!   repeats P2P with an idle proxy device alive in the same process (its proxy thread polls).
+//! - `lat`: one device thread on PE 0, `put` + `quiet` and blocking `get` to PE 1, 8 B … 1 MiB.
+//! - `a2a`: every PE's kernel sends 7 KiB to every other PE (`put_signal_nbi`, one device
+//!   thread per peer), then waits for the signal of every peer; µs per all-to-all.
+
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::Instant;
+
+use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
+use oxshmem_device::{DevPtr, Device, Grid};
+
+const ROUNDS: usize = 7;
+const CHANNELS: [&str; 2] = ["p2p", "proxy"];
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// One line: P2P and proxy, min/median (max/median where higher is better), ratio of the
+/// medians and the ratio of each round.
+fn report(what: &str, unit: &str, p2p: &[f64], proxy: &[f64], higher_is_better: bool, target: &str) {
+    let best = |v: &[f64]| if higher_is_better { max(v) } else { min(v) };
+    let ratio = median(p2p) / median(proxy);
+    let per_round: Vec<String> = p2p.iter().zip(proxy).map(|(a, b)| format!("{:.2}", a / b)).collect();
+    println!(
+        "{what:<22} p2p {:>10.3} {:>10.3} {unit:<7} | proxy {:>10.3} {:>10.3} {unit:<7} | p2p/proxy {:>7.2} ({target}) rounds [{}]",
+        best(p2p),
+        median(p2p),
+        best(proxy),
+        median(proxy),
+        ratio,
+        per_round.join(" ")
+    );
+}
+
+fn device(shmem: &Shmem, ch: &str) -> Device {
+    Device::init_with(shmem, Some(ch)).unwrap_or_else(|e| panic!("device init ({ch}): {e}"))
+}
+
+fn done(dev: Device) {
+    dev.finalize().expect("device finalize");
+}
+
+// ---- (a) 8-byte put rate from many device threads ---------------------------------------
+
+const RATE_GRID: Grid = Grid { blocks: 4, threads: 64 };
+
+/// Mops/s of this PE: every device thread does `ops` 8-byte `p` to the next PE, then quiet.
+fn rate_once(shmem: &Shmem, dev: &Device, dst: DevPtr<u64>, ops: usize) -> f64 {
+    let nt = RATE_GRID.blocks * RATE_GRID.threads;
+    let right = (shmem.my_pe() + 1) % shmem.n_pes();
+    // All blocks run at once (4 ≤ the back end's concurrent blocks): start together.
+    let go = Arc::new(Barrier::new(nt));
+    let span: Arc<Mutex<(Option<Instant>, Option<Instant>)>> = Arc::new(Mutex::new((None, None)));
+    let (go2, span2) = (go.clone(), span.clone());
+    let stream = dev.stream();
+    shmem.barrier_all().expect("barrier");
+    stream.launch(RATE_GRID, move |t| {
+        let slot = dst.offset(t.global_idx() * 8); // a cache line per thread
+        go2.wait();
+        let t0 = Instant::now();
+        for i in 0..ops {
+            t.p(slot, i as u64, right);
+        }
+        t.quiet();
+        let t1 = Instant::now();
+        let mut s = span2.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 = Some(s.0.map_or(t0, |x| x.min(t0)));
+        s.1 = Some(s.1.map_or(t1, |x| x.max(t1)));
+    });
+    stream.synchronize().expect("synchronize");
+    shmem.barrier_all().expect("barrier");
+    let s = *span.lock().unwrap_or_else(|e| e.into_inner());
+    let secs = (s.1.expect("end") - s.0.expect("start")).as_secs_f64();
+    (nt * ops) as f64 / secs / 1e6
+}
+
+fn rate(shmem: &Shmem) {
+    let ops: usize = std::env::var("DEVICE_BENCH_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+    let buf = shmem.alloc_slice(RATE_GRID.blocks * RATE_GRID.threads * 8, 0u64).expect("alloc");
+    let dst = DevPtr::from_slice(&buf);
+    let (mut p2p, mut proxy, mut p2p_idle, mut idle_ref) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..ROUNDS {
+        for ch in CHANNELS {
+            let dev = device(shmem, ch);
+            let r = rate_once(shmem, &dev, dst, ops);
+            done(dev);
+            if ch == "p2p" { &mut p2p } else { &mut proxy }.push(r);
+        }
+        // P2P again, beside an idle proxy device of the same process, and P2P alone once more
+        // as that line's reference.
+        let idle = device(shmem, "proxy");
+        let dev = device(shmem, "p2p");
+        p2p_idle.push(rate_once(shmem, &dev, dst, ops));
+        done(dev);
+        done(idle);
+        let dev = device(shmem, "p2p");
+        idle_ref.push(rate_once(shmem, &dev, dst, ops));
+        done(dev);
+    }
+    if shmem.my_pe() == 0 {
+        let nt = RATE_GRID.blocks * RATE_GRID.threads;
+        println!("# (a) 8 B p rate, {nt} device threads x {ops} p + quiet to the next PE, {} PEs", shmem.n_pes());
+        report("p rate", "Mops/s", &p2p, &proxy, true, "target >= 2");
+        let slow = median(&p2p_idle) / median(&idle_ref);
+        let per: Vec<String> = p2p_idle.iter().zip(&idle_ref).map(|(a, b)| format!("{:.2}", a / b)).collect();
+        println!(
+            "{:<22} p2p {:>10.3} {:>10.3} Mops/s  | alone {:>10.3} {:>10.3} Mops/s  | with/alone {slow:>6.2} rounds [{}]",
+            "p rate, idle proxy",
+            max(&p2p_idle),
+            median(&p2p_idle),
+            max(&idle_ref),
+            median(&idle_ref),
+            per.join(" ")
+        );
+    }
+    shmem.barrier_all().expect("barrier");
+    buf.free().expect("free");
+}
+
+// ---- (b) put and get latency from one device thread -------------------------------------
+
+const SIZES: [usize; 7] = [8, 64, 512, 4096, 32768, 262_144, 1 << 20];
+
+fn iters_for(size: usize) -> usize {
+    (2_000_000 / (size + 256)).clamp(20, 5000)
+}
+
+/// Per size: (put + quiet, get) in µs, from one device thread of PE 0 to PE 1.
+fn lat_once(shmem: &Shmem, dev: &Device, target: DevPtr<u64>) -> Vec<(f64, f64)> {
+    let out: Arc<Mutex<Vec<(f64, f64)>>> = Arc::new(Mutex::new(Vec::new()));
+    let o2 = out.clone();
+    let stream = dev.stream();
+    shmem.barrier_all().expect("barrier");
+    if shmem.my_pe() == 0 {
+        stream.launch(Grid::new(1, 1), move |t| {
+            let src = vec![7u64; (1 << 20) / 8];
+            let mut dst = vec![0u64; (1 << 20) / 8];
+            let mut res = Vec::new();
+            for size in SIZES {
+                let n = size / 8;
+                let iters = iters_for(size);
+                for _ in 0..iters.min(10) {
+                    t.put(target, &src[..n], 1);
+                    t.quiet();
+                    t.get(&mut dst[..n], target, 1);
+                }
+                let t0 = Instant::now();
+                for _ in 0..iters {
+                    t.put(target, &src[..n], 1);
+                    t.quiet();
+                }
+                let put = t0.elapsed().as_secs_f64() / iters as f64 * 1e6;
+                let t0 = Instant::now();
+                for _ in 0..iters {
+                    t.get(&mut dst[..n], target, 1);
+                }
+                let get = t0.elapsed().as_secs_f64() / iters as f64 * 1e6;
+                res.push((put, get));
+            }
+            *o2.lock().unwrap_or_else(|e| e.into_inner()) = res;
+        });
+    }
+    stream.synchronize().expect("synchronize");
+    shmem.barrier_all().expect("barrier");
+    out.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+fn lat(shmem: &Shmem) {
+    if shmem.n_pes() < 2 {
+        if shmem.my_pe() == 0 {
+            println!("# (b) latency needs 2 PEs");
+        }
+        return;
+    }
+    let buf = shmem.alloc_slice((1 << 20) / 8, 0u64).expect("alloc");
+    let target = DevPtr::from_slice(&buf);
+    // [channel][size] -> rounds of (put, get)
+    let mut all = vec![vec![Vec::new(); SIZES.len()]; 2];
+    for _ in 0..ROUNDS {
+        for (c, ch) in CHANNELS.iter().enumerate() {
+            let dev = device(shmem, ch);
+            let r = lat_once(shmem, &dev, target);
+            done(dev);
+            for (i, x) in r.into_iter().enumerate() {
+                all[c][i].push(x);
+            }
+        }
+    }
+    if shmem.my_pe() == 0 {
+        println!("# (b) latency from one device thread, PE 0 -> PE 1 (put = put + quiet; get blocking)");
+        for (i, size) in SIZES.iter().enumerate() {
+            let put = |c: usize| all[c][i].iter().map(|x: &(f64, f64)| x.0).collect::<Vec<_>>();
+            let get = |c: usize| all[c][i].iter().map(|x: &(f64, f64)| x.1).collect::<Vec<_>>();
+            report(&format!("put {}", human(*size)), "us", &put(0), &put(1), false, "lower is better");
+            report(&format!("get {}", human(*size)), "us", &get(0), &get(1), false, "lower is better");
+        }
+    }
+    shmem.barrier_all().expect("barrier");
+    buf.free().expect("free");
+}
+
+fn human(size: usize) -> String {
+    match size {
+        s if s >= 1 << 20 => format!("{} MiB", s >> 20),
+        s if s >= 1 << 10 => format!("{} KiB", s >> 10),
+        s => format!("{s} B"),
+    }
+}
+
+// ---- (c) device-side all-to-all ---------------------------------------------------------
+
+const A2A_WORDS: usize = 7 * 1024 / 8;
+const A2A_WARMUP: u64 = 20;
+
+/// µs per all-to-all on this PE: `iters` rounds, each device thread j sending 7 KiB to peer
+/// `me + j + 1` and waiting for the signal of peer `me - j - 1`.
+fn a2a_once(
+    shmem: &Shmem,
+    dev: &Device,
+    bufs: &(SymSlice<u64>, SymSlice<u64>, SymSlice<u64>),
+    base: u64,
+    iters: u64,
+) -> f64 {
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let (src, dst, sig) = (DevPtr::from_slice(&bufs.0), DevPtr::from_slice(&bufs.1), DevPtr::from_slice(&bufs.2));
+    let out = Arc::new(Mutex::new(0.0f64));
+    let o2 = out.clone();
+    let stream = dev.stream();
+    shmem.barrier_all().expect("barrier");
+    stream.launch(Grid::new(1, n - 1), move |t| {
+        let j = t.thread_idx();
+        let (to, from) = ((me + j + 1) % n, (me + n - j - 1) % n);
+        let mut t0 = Instant::now();
+        for it in 1..=A2A_WARMUP + iters {
+            if it == A2A_WARMUP + 1 {
+                t0 = Instant::now();
+            }
+            t.put_signal_nbi(
+                dst.offset(me * A2A_WORDS),
+                src.offset(to * A2A_WORDS),
+                A2A_WORDS,
+                sig.offset(me),
+                1,
+                SignalOp::Add,
+                to,
+            );
+            t.quiet();
+            t.signal_wait_until(sig.offset(from), Cmp::Ge, base + it);
+            t.sync_block();
+        }
+        if j == 0 {
+            *o2.lock().unwrap_or_else(|e| e.into_inner()) = t0.elapsed().as_secs_f64() / iters as f64 * 1e6;
+        }
+    });
+    stream.synchronize().expect("synchronize");
+    shmem.barrier_all().expect("barrier");
+    *out.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn a2a(shmem: &Shmem) {
+    let n = shmem.n_pes();
+    if n < 2 {
+        if shmem.my_pe() == 0 {
+            println!("# (c) all-to-all needs 2 PEs or more");
+        }
+        return;
+    }
+    let iters: u64 = std::env::var("DEVICE_BENCH_A2A").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let bufs = (
+        shmem.alloc_slice(n * A2A_WORDS, 1u64).expect("alloc"),
+        shmem.alloc_slice(n * A2A_WORDS, 0u64).expect("alloc"),
+        shmem.alloc_slice(n, 0u64).expect("alloc"),
+    );
+    let (mut p2p, mut proxy) = (vec![], vec![]);
+    let mut base = 0;
+    for _ in 0..ROUNDS {
+        for ch in CHANNELS {
+            let dev = device(shmem, ch);
+            let r = a2a_once(shmem, &dev, &bufs, base, iters);
+            done(dev);
+            base += A2A_WARMUP + iters;
+            if ch == "p2p" { &mut p2p } else { &mut proxy }.push(r);
+        }
+    }
+    if shmem.my_pe() == 0 {
+        println!(
+            "# (c) device all-to-all, 7 KiB to every other PE (put_signal_nbi + quiet, wait for every signal), {n} PEs"
+        );
+        report(&format!("all-to-all {n} PEs"), "us", &p2p, &proxy, false, "target <= 0.5");
+    }
+    shmem.barrier_all().expect("barrier");
+    let (a, b, c) = bufs;
+    for s in [a, b, c] {
+        s.free().expect("free");
+    }
+}
+
+fn main() {
+    let what = std::env::args().nth(1).unwrap_or_else(|| "all".to_string());
+    let shmem = oxshmem::init().expect("shmem init");
+    if shmem.my_pe() == 0 {
+        println!(
+            "# device-bench: P2P vs proxy ring, {} PEs, {ROUNDS} interleaved rounds; columns: best, median",
+            shmem.n_pes()
+        );
+    }
+    match what.as_str() {
+        "rate" => rate(&shmem),
+        "lat" => lat(&shmem),
+        "a2a" => a2a(&shmem),
+        "all" => {
+            rate(&shmem);
+            lat(&shmem);
+            a2a(&shmem);
+        }
+        other => panic!("device-bench: unknown benchmark {other:?} (all, rate, lat, a2a)"),
+    }
+    shmem.barrier_all().expect("barrier");
+    shmem.finalize().expect("finalize");
+}
