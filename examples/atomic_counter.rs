@@ -16,10 +16,7 @@ fn main() -> Result<(), oxshmem::Error> {
     shmem.barrier_all()?;
     if shmem.my_pe() == 0 {
         let total = counter.value();
-        println!(
-            "counter = {total} (expected {})",
-            ADDS * shmem.n_pes() as u64
-        );
+        println!("counter = {total} (expected {})", ADDS * shmem.n_pes() as u64);
         assert_eq!(total, ADDS * shmem.n_pes() as u64);
     }
     drop(counter);

@@ -25,11 +25,7 @@ fn main() -> Result<(), oxshmem::Error> {
         }
         if me == 0 {
             let rtt = start.elapsed().as_secs_f64() / ROUNDS as f64;
-            println!(
-                "ping-pong: {ROUNDS} round trips, {:.3} us each ({:.3} us one way)",
-                rtt * 1e6,
-                rtt * 0.5e6
-            );
+            println!("ping-pong: {ROUNDS} round trips, {:.3} us each ({:.3} us one way)", rtt * 1e6, rtt * 0.5e6);
         }
     }
     shmem.barrier_all()?;

@@ -28,14 +28,7 @@ fn min(v: &[f64]) -> f64 {
 }
 
 /// Prints one line: subject and reference, min/median, ratio of medians.
-fn report(
-    what: &str,
-    unit: &str,
-    subj: &mut [f64],
-    refname: &str,
-    refv: &mut [f64],
-    lower_is_better: bool,
-) {
+fn report(what: &str, unit: &str, subj: &mut [f64], refname: &str, refv: &mut [f64], lower_is_better: bool) {
     let (sm, rm) = (median(subj), median(refv));
     let ratio = sm / rm;
     println!(
@@ -45,11 +38,7 @@ fn report(
         min(refv),
         rm,
         ratio,
-        if lower_is_better {
-            " (lower is better)"
-        } else {
-            " (higher is better)"
-        }
+        if lower_is_better { " (lower is better)" } else { " (higher is better)" }
     );
 }
 
@@ -85,15 +74,8 @@ fn raw_pingpong(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
     let theirs = flags.remote_ptr(peer).unwrap();
     // SAFETY: both pointers are to live, aligned u64 elements of a symmetric object, accessed
     // only atomically by both PEs.
-    let (mine, theirs) = unsafe {
-        (
-            AtomicU64::from_ptr(flags.as_ptr()),
-            AtomicU64::from_ptr(theirs),
-        )
-    };
-    let base = mine
-        .load(Ordering::Acquire)
-        .max(theirs.load(Ordering::Acquire));
+    let (mine, theirs) = unsafe { (AtomicU64::from_ptr(flags.as_ptr()), AtomicU64::from_ptr(theirs)) };
+    let base = mine.load(Ordering::Acquire).max(theirs.load(Ordering::Acquire));
     shmem.barrier_all().unwrap();
     let t = Instant::now();
     for i in 1..=iters as u64 {
@@ -141,11 +123,7 @@ fn put_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
         let iters = iters_for(size);
         let (mut s, mut r) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
-            let rv = if size == 8 {
-                raw_pingpong(shmem, flags, 20000)
-            } else {
-                memcpy_time(size, iters)
-            };
+            let rv = if size == 8 { raw_pingpong(shmem, flags, 20000) } else { memcpy_time(size, iters) };
             r.push(rv * 1e6);
             let sv = timed(shmem, iters, |_| {
                 if me == 0 {
@@ -173,19 +151,13 @@ fn get_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     let buf = shmem.alloc_slice(1 << 20, 3u8).unwrap();
     let mut dst = vec![0u8; 1 << 20];
     if me == 0 {
-        println!(
-            "# get latency (PE 0 <- PE 1), us; reference: raw one-way ping-pong (8 B) and memcpy (other sizes)"
-        );
+        println!("# get latency (PE 0 <- PE 1), us; reference: raw one-way ping-pong (8 B) and memcpy (other sizes)");
     }
     for &size in SIZES {
         let iters = iters_for(size);
         let (mut s, mut r) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
-            let rv = if size == 8 {
-                raw_pingpong(shmem, flags, 20000)
-            } else {
-                memcpy_time(size, iters)
-            };
+            let rv = if size == 8 { raw_pingpong(shmem, flags, 20000) } else { memcpy_time(size, iters) };
             r.push(rv * 1e6);
             let sv = timed(shmem, iters, |_| {
                 if me == 0 {
@@ -213,9 +185,7 @@ fn put_bw(shmem: &Shmem) {
     let buf = shmem.alloc_slice(1 << 20, 0u8).unwrap();
     let src = vec![7u8; 1 << 20];
     if me == 0 {
-        println!(
-            "# put bandwidth (put_nbi x N + quiet, PE 0 -> PE 1), GB/s; reference: memcpy of the same size"
-        );
+        println!("# put bandwidth (put_nbi x N + quiet, PE 0 -> PE 1), GB/s; reference: memcpy of the same size");
     }
     for &size in SIZES {
         let iters = iters_for(size);
@@ -233,14 +203,7 @@ fn put_bw(shmem: &Shmem) {
             s.push(size as f64 / (sv / iters as f64) / 1e9);
         }
         if me == 0 {
-            report(
-                &format!("put bw {size} B"),
-                "GB/s",
-                &mut s,
-                "memcpy",
-                &mut r,
-                false,
-            );
+            report(&format!("put bw {size} B"), "GB/s", &mut s, "memcpy", &mut r, false);
         }
     }
 }
@@ -249,9 +212,7 @@ fn msg_rate(shmem: &Shmem, flags: &SymSlice<u64>) {
     let me = shmem.my_pe();
     let buf = shmem.alloc_slice(64, 0u64).unwrap();
     if me == 0 {
-        println!(
-            "# message rate (8 B put_nbi, PE 0 -> PE 1), Mmsg/s; reference: 1 / raw one-way ping-pong"
-        );
+        println!("# message rate (8 B put_nbi, PE 0 -> PE 1), Mmsg/s; reference: 1 / raw one-way ping-pong");
     }
     let iters = 1_000_000;
     let (mut s, mut r) = (Vec::new(), Vec::new());
@@ -268,14 +229,7 @@ fn msg_rate(shmem: &Shmem, flags: &SymSlice<u64>) {
         s.push(iters as f64 / sv / 1e6);
     }
     if me == 0 {
-        report(
-            "put_nbi 8 B rate",
-            "Mmsg/s",
-            &mut s,
-            "raw-pp rate",
-            &mut r,
-            false,
-        );
+        report("put_nbi 8 B rate", "Mmsg/s", &mut s, "raw-pp rate", &mut r, false);
     }
 }
 
@@ -283,9 +237,7 @@ fn fadd_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     let me = shmem.my_pe();
     let ctr = shmem.alloc(0u64).unwrap();
     if me == 0 {
-        println!(
-            "# fetch-add latency (PE 0 on PE 1's counter), us; reference: raw one-way ping-pong"
-        );
+        println!("# fetch-add latency (PE 0 on PE 1's counter), us; reference: raw one-way ping-pong");
     }
     let iters = 200_000;
     let (mut s, mut r) = (Vec::new(), Vec::new());
@@ -321,12 +273,8 @@ fn raw_barrier(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
             let p = flags.remote_ptr(to).unwrap();
             // SAFETY: flags 8 + 8k are live, aligned u64 elements of a symmetric object (one
             // cache line per round), accessed only atomically.
-            let (theirs, mine) = unsafe {
-                (
-                    AtomicU64::from_ptr(p.add(8 + 8 * k)),
-                    AtomicU64::from_ptr(flags.as_ptr().add(8 + 8 * k)),
-                )
-            };
+            let (theirs, mine) =
+                unsafe { (AtomicU64::from_ptr(p.add(8 + 8 * k)), AtomicU64::from_ptr(flags.as_ptr().add(8 + 8 * k))) };
             theirs.store(epoch, Ordering::Release);
             let mut spins = 0u32;
             while mine.load(Ordering::Acquire) < epoch {
@@ -347,9 +295,7 @@ fn raw_barrier(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
 fn barrier(shmem: &Shmem, flags: &SymSlice<u64>) {
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     if me == 0 {
-        println!(
-            "# barrier_all latency, {n} PEs, us; reference: raw dissemination barrier on plain stores"
-        );
+        println!("# barrier_all latency, {n} PEs, us; reference: raw dissemination barrier on plain stores");
     }
     let iters = if n <= 2 { 200_000 } else { 5_000 };
     let (mut s, mut r) = (Vec::new(), Vec::new());
@@ -358,19 +304,10 @@ fn barrier(shmem: &Shmem, flags: &SymSlice<u64>) {
         s.push(timed(shmem, iters, |_| shmem.barrier_all().unwrap()) * 1e6);
     }
     if me == 0 {
-        report(
-            &format!("barrier_all {n} PEs"),
-            "us",
-            &mut s,
-            "raw-barrier",
-            &mut r,
-            true,
-        );
+        report(&format!("barrier_all {n} PEs"), "us", &mut s, "raw-barrier", &mut r, true);
     }
     if n == 2 {
-        let mut pp: Vec<f64> = (0..ROUNDS)
-            .map(|_| raw_pingpong(shmem, flags, 20000) * 1e6)
-            .collect();
+        let mut pp: Vec<f64> = (0..ROUNDS).map(|_| raw_pingpong(shmem, flags, 20000) * 1e6).collect();
         if me == 0 {
             let one_way = median(&mut pp);
             println!(
@@ -390,7 +327,9 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
     let src = shmem.alloc_slice(max * n / 8, 1u64).unwrap();
     let dst = shmem.alloc_slice(max * n / 8, 0u64).unwrap();
     if me == 0 {
-        println!("# collectives on {n} PEs, us per call (PE 0's view); reference: raw one-way trip (<= 4 KiB) or memcpy of the size");
+        println!(
+            "# collectives on {n} PEs, us per call (PE 0's view); reference: raw one-way trip (<= 4 KiB) or memcpy of the size"
+        );
     }
     let sizes: &[usize] = &[8, 64, 512, 4096, 32768, 262144, 1 << 20];
     let ops: &[&str] = &["barrier", "broadcast", "reduce", "collect", "fcollect", "alltoall"];
@@ -473,9 +412,7 @@ fn main() {
             barrier(&shmem, &flags);
         }
         other => {
-            eprintln!(
-                "unknown benchmark {other:?}: put-lat get-lat put-bw msg-rate fadd-lat barrier coll all"
-            );
+            eprintln!("unknown benchmark {other:?}: put-lat get-lat put-bw msg-rate fadd-lat barrier coll all");
             std::process::exit(2);
         }
     }

@@ -425,10 +425,12 @@ impl Thread<'_> {
                     sig: 0,
                 };
                 if let Some(t) = self.submit(r)
-                    && fetch && self.wait(t, op::AMO) {
-                        // SAFETY: the proxy wrote `out` before completing the ticket (acquire).
-                        return T::from_bits(unsafe { (&raw const out).read_volatile() });
-                    }
+                    && fetch
+                    && self.wait(t, op::AMO)
+                {
+                    // SAFETY: the proxy wrote `out` before completing the ticket (acquire).
+                    return T::from_bits(unsafe { (&raw const out).read_volatile() });
+                }
                 T::zeroed()
             }
             None => T::zeroed(),

@@ -8,8 +8,8 @@
 //! more device threads than cores every wait in the device layer yields, so nothing livelocks.
 
 use std::cell::Cell;
-use std::sync::mpsc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::Device;

@@ -93,7 +93,11 @@ impl Runtime {
             }
             None => {
                 if !self.local_addr(dst).is_multiple_of(w) {
-                    return Err(Error::new(self.me, func, ErrorKind::Misaligned { addr: self.local_addr(dst), width: w }));
+                    return Err(Error::new(
+                        self.me,
+                        func,
+                        ErrorKind::Misaligned { addr: self.local_addr(dst), width: w },
+                    ));
                 }
                 self.net_for(pe, dst, w, func)?.atomic(pe, dst, width, op)
             }

@@ -130,7 +130,9 @@ pub enum ErrorKind {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
     /// No transport reaches the peer.
-    #[error("no transport reaches PE {pe} (host {host}): it is on another host and this build has no network transport (rebuild with --features ofi)")]
+    #[error(
+        "no transport reaches PE {pe} (host {host}): it is on another host and this build has no network transport (rebuild with --features ofi)"
+    )]
     Unreachable {
         /// The peer.
         pe: usize,

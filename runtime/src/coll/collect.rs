@@ -62,11 +62,7 @@ impl Runtime {
         // Every member sees every size and every member's capacity, so all decide alike: a
         // member whose destination is too small gets SizeMismatch, the others learn who.
         let cap_of = |j: usize| {
-            if j == g.me {
-                cap
-            } else {
-                recv[j].as_ref().map_or(0, |r| u64::from(r.0.a) | u64::from(r.0.b) << 32)
-            }
+            if j == g.me { cap } else { recv[j].as_ref().map_or(0, |r| u64::from(r.0.a) | u64::from(r.0.b) << 32) }
         };
         let short = (0..n).find(|&j| cap_of(j) != 0 && (total as u64) > cap_of(j));
         let room = match short {

@@ -599,11 +599,7 @@ fn after_finalize(_: &[String]) {
     expect_err("barrier_all after finalize", raw::barrier_all(), &["shmem_barrier_all", fin]);
     expect_err("malloc after finalize", raw::malloc(8), &["shmem_malloc", fin]);
     expect_err("finalize twice", raw::finalize(), &["shmem_finalize", fin]);
-    expect_err(
-        "init after finalize",
-        raw::init(),
-        &["shmem_init", "cannot initialize again after shmem_finalize"],
-    );
+    expect_err("init after finalize", raw::init(), &["shmem_init", "cannot initialize again after shmem_finalize"]);
     expect_err("oxshmem::init after finalize", oxshmem::init(), &["cannot initialize again after shmem_finalize"]);
     check(!oxshmem::world::initialized(), "initialized() after finalize");
     // Dropping a symmetric object after finalize does nothing (and prints nothing).
