@@ -79,7 +79,7 @@ pub const VARS: &[Var] = &[
         name: "OXSHMEM_SPIN",
         aliases: &[],
         default: "1000",
-        help: "polls a waiting PE spins before it starts yielding the CPU to other processes",
+        help: "polls a waiting PE spins before it starts yielding the CPU (default 1000; 0 when a host runs more PEs than it has cores)",
     },
 ];
 
@@ -100,6 +100,11 @@ pub fn lookup(var: &Var) -> (String, Source) {
         }
     }
     (var.default.to_string(), Source::Default)
+}
+
+/// The declaration of variable `name`.
+pub fn var_named(name: &str) -> &'static Var {
+    var(name)
 }
 
 fn var(name: &str) -> &'static Var {

@@ -256,6 +256,15 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
     }
     let my_node = node_of[me];
     let local_pes: Vec<usize> = (0..n).filter(|&p| node_of[p] == my_node).collect();
+    // More PEs than cores on this host: a waiter that spins only delays the PE it waits for,
+    // which needs its core. Unless the user chose, waiters then yield at once.
+    let mut config = config;
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if local_pes.len() > cores
+        && crate::config::lookup(crate::config::var_named("OXSHMEM_SPIN")).1 == crate::config::Source::Default
+    {
+        config.spin = 0;
+    }
 
     // The peer table: map every node peer's heap.
     let mut shm = ShmTransport::new(n);
