@@ -61,7 +61,7 @@ pub const VARS: &[Var] = &[
         name: "OXSHMEM_TIMEOUT",
         aliases: &[],
         default: "60",
-        help: "seconds a network operation (ofi) may wait for a peer before it fails with an error naming the peer",
+        help: "seconds a wait for a peer may last (ofi transport, device channels, unique-id bootstrap) before it fails with an error naming the peer",
     },
     Var {
         name: "OXSHMEM_OFI_SRC_ADDR",

@@ -23,9 +23,13 @@ impl Backoff {
         Backoff { spins_left: spin }
     }
 
-    /// Waits a little before the next poll.
+    /// Waits a little before the next poll. A network transport that needs this PE to make
+    /// progress gets it here: a waiting PE is often the target its peer waits on.
     #[inline(always)]
     pub(crate) fn snooze(&mut self) {
+        if let Some(net) = crate::world::rt_any().and_then(|rt| rt.net.as_deref()) {
+            net.progress();
+        }
         if self.spins_left > 0 {
             self.spins_left -= 1;
             std::hint::spin_loop();

@@ -93,6 +93,9 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     fn fence(&self) -> Result<()>;
     /// Completes every put and atomic this PE issued through the transport.
     fn quiet(&self) -> Result<()>;
+    /// Makes progress once without blocking (reads a completion queue); the runtime's wait
+    /// loops call it, so that a PE waiting for a peer also serves that peer's operations.
+    fn progress(&self) {}
     /// Releases the transport's resources at finalize. The caller has quieted and then waited
     /// for every PE to do the same, so no peer still needs this PE; no operation follows.
     fn shutdown(&self) {}

@@ -1,0 +1,244 @@
+//! The libfabric network transport, across real jobs of 2 and 4 PEs on one machine:
+//! `OXSHMEM_TRANSPORT=ofi` maps no peer, so every operation between PEs — RMA, atomics, waits,
+//! ordering, the collectives' flags and mailboxes — goes through `tcp;ofi_rxm` on the loopback
+//! interface. The PE programs and their checks are the ones of the other areas' tests; what
+//! differs is the path underneath. Also: two "hosts" under Hydra, other providers, and the
+//! errors of a peer that cannot be reached and of a provider without usable atomics.
+//!
+//! Needs the `ofi` feature (and so libfabric-dev and libclang-dev to build):
+//! `cargo test -p oxshmem-tests --features ofi --test ofi`.
+
+#![cfg(feature = "ofi")]
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok};
+
+const PE_RMA: &str = env!("CARGO_BIN_EXE_pe-rma");
+const PE_AMO: &str = env!("CARGO_BIN_EXE_pe-amo");
+const PE_WAIT: &str = env!("CARGO_BIN_EXE_pe-wait");
+const PE_ORDER: &str = env!("CARGO_BIN_EXE_pe-order");
+const PE_COLL: &str = env!("CARGO_BIN_EXE_pe-coll");
+const PE_SYNC: &str = env!("CARGO_BIN_EXE_pe-sync");
+const PE_TEAM: &str = env!("CARGO_BIN_EXE_pe-team");
+
+const COUNTS: [usize; 2] = [2, 4];
+
+/// A job whose PEs reach each other only through `provider` on the loopback interface.
+fn on(provider: &str, n: usize, program: &str, args: &[&str]) -> Job {
+    Job::new(n, program)
+        .args(args)
+        .env("OXSHMEM_TRANSPORT", "ofi")
+        .env("FI_PROVIDER", provider)
+        .env("FI_TCP_IFACE", "lo")
+        .env("FI_SOCKETS_IFACE", "lo")
+        .env("FI_UDP_IFACE", "lo")
+        .env("OXSHMEM_TIMEOUT", "30")
+}
+
+fn ofi(n: usize, program: &str, args: &[&str]) -> Job {
+    on("tcp;ofi_rxm", n, program, args)
+}
+
+#[track_caller]
+fn ok(n: usize, program: &str, args: &[&str]) -> JobResult {
+    let r = ofi(n, program, args).run();
+    assert_job_ok(&r);
+    r
+}
+
+#[track_caller]
+fn failed_saying(r: &JobResult, texts: &[&str]) {
+    assert!(!r.status.success() && !r.hard_killed, "the job should have failed\n{}", r.report());
+    let all = format!("{}{}", r.stdout, r.stderr);
+    for t in texts {
+        assert!(all.contains(t), "expected {t:?} in the job's output\n{}", r.report());
+    }
+}
+
+#[test]
+fn rma_every_type_and_size() {
+    for n in COUNTS {
+        let r = ok(n, PE_RMA, &["types", "1", "1000", "1048576"]);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe} checked 15 types at sizes [1, 1000, 1048576]"));
+    }
+}
+
+#[test]
+fn rma_strided_raw_and_accessible() {
+    for n in COUNTS {
+        ok(n, PE_RMA, &["strided"]);
+        let r = ok(n, PE_RMA, &["raw"]);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: raw RMA ok"));
+        let r = ok(n, PE_RMA, &["accessible"]);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: accessible ok"));
+    }
+    // An odd size past the bounce slots: a long put straight from the user's buffer.
+    ok(2, PE_RMA, &["raw", "1048573"]);
+}
+
+#[test]
+fn atomics() {
+    for n in COUNTS {
+        ok(n, PE_AMO, &["ops"]);
+        ok(n, PE_AMO, &["float"]);
+        ok(n, PE_AMO, &["bits"]);
+        ok(n, PE_AMO, &["add", "2000"]);
+        ok(n, PE_AMO, &["cas", "1000"]);
+        ok(n, PE_AMO, &["tickets", "500"]);
+    }
+}
+
+#[test]
+fn waits_see_remote_puts() {
+    for n in COUNTS {
+        ok(n, PE_WAIT, &["cmp"]);
+        ok(n, PE_WAIT, &["vector"]);
+    }
+}
+
+#[test]
+fn fence_quiet_and_barrier_order() {
+    for n in COUNTS {
+        let r = ok(n, PE_ORDER, &["fence", "1000"]);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: 1000 shmem_fence iterations ok"));
+        let r = ok(n, PE_ORDER, &["quiet", "1000"]);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: 1000 shmem_quiet iterations ok"));
+        ok(n, PE_ORDER, &["barrier-puts", "500"]);
+        ok(n, PE_ORDER, &["barrier-count", "1000"]);
+    }
+}
+
+#[test]
+fn collectives() {
+    for n in COUNTS {
+        let r = ok(n, PE_COLL, &["sync", "world", "100"]);
+        assert!(r.stdout.contains("100 rounds of team sync ok"), "{}", r.report());
+        for case in ["bcast", "collect", "fcollect", "alltoall", "alltoalls", "raw"] {
+            ok(n, PE_COLL, &[case, "world"]);
+        }
+        for kind in ["int", "float"] {
+            ok(n, PE_COLL, &["reduce", "world", kind]);
+        }
+    }
+    // On a strided team and a team that leaves PE 0 out.
+    ok(4, PE_COLL, &["bcast", "1:2:2"]);
+    ok(4, PE_COLL, &["reduce", "0:3:2", "int"]);
+}
+
+#[test]
+fn signals_locks_contexts_teams() {
+    for n in COUNTS {
+        ok(n, PE_SYNC, &["signal-ring", "300", "100"]);
+        ok(n, PE_SYNC, &["signal-add", "1000"]);
+        ok(n, PE_SYNC, &["lock-count", "100"]);
+        ok(n, PE_SYNC, &["ctx-ops", "world"]);
+        ok(n, PE_TEAM, &["strided"]);
+        ok(n, PE_TEAM, &["nested"]);
+    }
+}
+
+/// The same transport over other providers: `sockets` (automatic progress, no progress
+/// thread) and `shm` (`FI_MR_VIRT_ADDR`; manual progress by the polling thread). Not
+/// `udp;ofi_rxd`: libfabric 1.17's rxd segfaults inside `fi_cq_read` in the ordering cases.
+#[test]
+fn other_providers() {
+    for p in ["sockets", "shm"] {
+        for (prog, args) in [(PE_RMA, &["raw"][..]), (PE_AMO, &["ops"][..]), (PE_ORDER, &["fence", "200"][..])] {
+            let r = on(p, 2, prog, args).env("FI_SOCKETS_PE_WAITTIME", "0").run();
+            assert_job_ok(&r);
+        }
+    }
+}
+
+/// A peer whose exchanged address leads nowhere: the first operation to it (init's barrier)
+/// fails after `OXSHMEM_TIMEOUT`, and the error names that peer and the provider.
+#[test]
+fn unreachable_peer_is_named() {
+    let r = ofi(2, PE_RMA, &["raw"]).env("OXSHMEM_OFI_TEST_BAD_PEER", "1").env("OXSHMEM_TIMEOUT", "3").run();
+    failed_saying(&r, &["PE 0: ofi", "PE 1 did not complete", "OXSHMEM_TIMEOUT", "tcp;ofi_rxm"]);
+}
+
+/// `net` advertises atomics but validates none: init refuses, naming provider and operation.
+#[test]
+fn provider_without_usable_atomics_is_refused() {
+    let r = on("net", 2, PE_RMA, &["raw"]).run();
+    failed_saying(&r, &["cannot do 32-bit compare-swap", "provider net"]);
+}
+
+#[test]
+fn missing_provider_is_a_clear_error() {
+    let r = on("no-such-provider", 2, PE_RMA, &["raw"]).run();
+    failed_saying(&r, &["no libfabric endpoint", "no-such-provider", "FI_EP_RDM"]);
+}
+
+/// Two "hosts" under Hydra (`-launcher fork -hosts 127.0.0.2,127.0.0.3`): each PE binds its
+/// endpoint to its host's address (`OXSHMEM_OFI_SRC_ADDR` from the address Hydra gives it), so
+/// the traffic really runs between the two addresses.
+#[test]
+fn two_hosts_under_hydra() {
+    let Some(hydra) = which("mpiexec.hydra") else {
+        assert!(
+            std::env::var_os("OXSHMEM_TEST_REQUIRE_LAUNCHERS").is_none(),
+            "mpiexec.hydra not found and OXSHMEM_TEST_REQUIRE_LAUNCHERS is set"
+        );
+        eprintln!("skipping: mpiexec.hydra not found (apt-get install mpich)");
+        return;
+    };
+    for (prog, args, line) in [
+        (PE_RMA, &["raw"][..], "raw RMA ok"),
+        (PE_ORDER, &["fence", "300"][..], "300 shmem_fence iterations ok"),
+        (PE_COLL, &["reduce", "world", "int"][..], "int reductions ok"),
+    ] {
+        let mut c = Command::new(&hydra);
+        for var in oxshmem::config::VARS {
+            c.env_remove(var.name);
+        }
+        c.args(["-launcher", "fork", "-hosts", "127.0.0.2,127.0.0.3", "-n", "4", "sh", "-c"])
+            .arg(r#"OXSHMEM_OFI_SRC_ADDR="$MPIR_CVAR_CH3_INTERFACE_HOSTNAME" exec "$0" "$@""#)
+            .arg(prog)
+            .args(args)
+            .env("OXSHMEM_TRANSPORT", "ofi")
+            .env("FI_PROVIDER", "tcp;ofi_rxm")
+            .env("OXSHMEM_TIMEOUT", "30");
+        let (ok, out) = run_with_limit(c, Duration::from_secs(90));
+        assert!(ok, "hydra job {args:?} failed:\n{out}");
+        for pe in 0..4 {
+            assert!(out.contains(&format!("PE {pe}: {line}")), "PE {pe} did not report {line:?}:\n{out}");
+        }
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| PathBuf::from(d).join(name)).find(|p| p.is_file())
+}
+
+/// Runs `c`, killing it after `limit`; returns success and its output.
+fn run_with_limit(mut c: Command, limit: Duration) -> (bool, String) {
+    let dir = std::env::temp_dir().join(format!("oxshmem-ofi-hydra-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("out");
+    let f = std::fs::File::create(&path).expect("output file");
+    c.stdin(Stdio::null()).stdout(f.try_clone().expect("dup")).stderr(f);
+    let mut child = c.spawn().expect("starting mpiexec.hydra");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for hydra") {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = std::fs::read_to_string(&path).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    match status {
+        Some(s) => (s.success(), out),
+        None => (false, format!("{out}\n<killed after {limit:?}>")),
+    }
+}
