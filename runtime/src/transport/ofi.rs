@@ -11,9 +11,10 @@
 //!   `FI_MR_*` bit is honoured: `VIRT_ADDR` — peers target the owner's virtual address (bases
 //!   are exchanged), else an offset into the region; `PROV_KEY` — keys are the provider's and
 //!   are exchanged, else we ask for `segment + 1`; `ENDPOINT` — regions are bound to the
-//!   endpoint and enabled; `LOCAL`/`ALLOCATED` — local buffers need a descriptor: sources and
-//!   destinations inside a symmetric segment use its region, anything else goes through a
-//!   registered bounce buffer.
+//!   endpoint and enabled; `LOCAL` — local buffers need a descriptor: sources and destinations
+//!   inside a symmetric segment use its region, anything else goes through a registered
+//!   bounce buffer; `ALLOCATED` — the segments are mapped before they are registered (on a
+//!   NIC that pins them: the whole heap).
 //! - **Completion**: every operation asks for a completion; its context says whether a waiter
 //!   or the per-peer counters own it. Puts up to `inject_size` are injected, up to one bounce
 //!   slot (64 KiB) copied, so both return at once and are counted; longer ones go straight
@@ -121,8 +122,10 @@ pub(crate) struct Options {
     self_loop: bool,
     /// Use no native atomic but compare-swap (tests of the emulation).
     emulate_atomics: bool,
-    /// How long the progress thread polls after the last traffic before it blocks.
+    /// How long the progress thread polls after the last traffic before it naps.
     spin: Duration,
+    /// `OXSHMEM_SPIN`: polls a blocking call makes before it starts yielding.
+    spin_polls: u32,
 }
 
 impl Default for Options {
@@ -135,6 +138,7 @@ impl Default for Options {
             self_loop: false,
             emulate_atomics: false,
             spin: Duration::from_millis(1),
+            spin_polls: 1000,
         }
     }
 }
@@ -258,6 +262,8 @@ struct Inner {
     caller_poll: AtomicU64,
     /// How long the progress thread keeps polling after the last sign of traffic.
     spin: Duration,
+    /// Polls a blocking call makes before it yields between polls (`OXSHMEM_SPIN`).
+    spin_polls: u32,
     stop: AtomicBool,
     closed: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
@@ -335,8 +341,8 @@ impl OfiTransport {
         need: &[bool],
         config: &crate::config::Config,
     ) -> Result<OfiTransport> {
-        let _ = config;
-        OfiTransport::with_options(boot, me, n, segments, need, Options::from_env(me)?)
+        let opts = Options { spin_polls: config.spin, ..Options::from_env(me)? };
+        OfiTransport::with_options(boot, me, n, segments, need, opts)
     }
 
     /// [`OfiTransport::new`] with explicit options.
@@ -358,8 +364,7 @@ impl OfiTransport {
         let pname = prov.name.clone();
         let fail_p = |m: String| fail(format!("{m} (provider {pname})"));
         let mr = |bit: u32| prov.mr_mode & bit != 0;
-        let (virt, prov_key, mr_local) =
-            (mr(ffi::FI_MR_VIRT_ADDR), mr(ffi::FI_MR_PROV_KEY), mr(ffi::FI_MR_LOCAL) || mr(ffi::FI_MR_ALLOCATED));
+        let (virt, prov_key, mr_local) = (mr(ffi::FI_MR_VIRT_ADDR), mr(ffi::FI_MR_PROV_KEY), mr(ffi::FI_MR_LOCAL));
         let mut fids = Fids::new(list, mr(ffi::FI_MR_ENDPOINT));
         fids.open(n).map_err(fail_p)?;
 
@@ -461,6 +466,7 @@ impl OfiTransport {
             serial: (!prov.thread_safe).then(|| Mutex::new(())),
             caller_poll: AtomicU64::new(0),
             spin: opts.spin,
+            spin_polls: opts.spin_polls,
             stop: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             thread: Mutex::new(None),
@@ -708,10 +714,10 @@ impl Inner {
             if cond() {
                 return Ok(());
             }
-            // Spin through a typical round trip, then let other processes run between polls
-            // (jobs run with more PEs than cores).
+            // Poll as the runtime's waiters do (OXSHMEM_SPIN polls, 0 when the host runs
+            // more PEs than cores), then let other processes run between polls.
             spins = spins.saturating_add(1);
-            if spins > 64 && start.elapsed() > Duration::from_micros(50) {
+            if spins > self.spin_polls {
                 std::thread::yield_now();
             }
             if start.elapsed() > self.timeout {
