@@ -39,6 +39,7 @@
 mod api;
 pub mod channel;
 mod cpu;
+pub mod moe;
 pub mod state;
 
 use std::sync::{Arc, Mutex};

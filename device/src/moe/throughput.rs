@@ -1,0 +1,318 @@
+//! Throughput mode: count exchange, packed per-source receive regions, one row per
+//! (token, destination PE), expert-side partial sums.
+//!
+//! Receive layout at PE `q`: the rows of source 0, then source 1, ... (`Σ_s count(s→q)` rows
+//! of `hidden` f32 in `recv_x`, and one metadata row each in `recv_meta`:
+//! `[token, topk expert ids, topk weight bits]`). Source `s` finds its offset at `q` as
+//! `Σ_{s' < s} count(s'→q)` from the count matrix that every PE puts to every PE first.
+
+use std::sync::Arc;
+
+use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
+
+use super::{
+    ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, my_peers, my_sources,
+    push_run,
+};
+use crate::{DevPtr, Stream};
+
+/// u32 words of metadata per row: token, topk expert ids, topk weights.
+fn meta_words(s: &Shape) -> usize {
+    1 + 2 * s.topk
+}
+
+/// The symmetric buffers of throughput mode and the layout of the current dispatch.
+pub(super) struct Bufs {
+    /// This PE's row count per destination (the source of the count exchange).
+    cnt_send: SymSlice<u64>,
+    /// Row `s`: source `s`'s count per destination.
+    cnt_mat: SymSlice<u64>,
+    /// Metadata rows per destination, `tmax` rows each.
+    send_meta: SymSlice<u32>,
+    recv_x: SymSlice<f32>,
+    recv_meta: SymSlice<u32>,
+    /// One partial sum per received row: the source of the combine puts.
+    partial: SymSlice<f32>,
+    /// Per expert PE, `tmax` rows of partial sums.
+    comb_recv: SymSlice<f32>,
+    /// `[t * n + p]`: row of token `t` in its region at PE `p` (NONE: not sent there).
+    row_of: Vec<u32>,
+    /// Per source: first row and rows in this PE's receive region.
+    recv: Vec<(usize, usize)>,
+}
+
+struct Plan {
+    runs: Vec<Vec<Run>>,
+    count: Vec<usize>,
+}
+
+impl Bufs {
+    pub(super) fn new(shmem: &Shmem, s: &Shape) -> Result<Bufs, MoeError> {
+        let (n, rows, mw) = (s.n, s.n * s.tmax, meta_words(s));
+        Ok(Bufs {
+            cnt_send: alloc(shmem, n, 0u64)?,
+            cnt_mat: alloc(shmem, n * n, 0u64)?,
+            send_meta: alloc(shmem, rows * mw, 0u32)?,
+            recv_x: alloc(shmem, rows * s.hf, 0.0f32)?,
+            recv_meta: alloc(shmem, rows * mw, 0u32)?,
+            partial: alloc(shmem, rows * s.hf, 0.0f32)?,
+            comb_recv: alloc(shmem, rows * s.hf, 0.0f32)?,
+            row_of: Vec::new(),
+            recv: vec![(0, 0); n],
+        })
+    }
+
+    pub(super) fn free(self) -> Result<(), MoeError> {
+        // Reverse order of allocation, as every PE does.
+        self.comb_recv.free()?;
+        self.partial.free()?;
+        self.recv_meta.free()?;
+        self.recv_x.free()?;
+        self.send_meta.free()?;
+        self.cnt_mat.free()?;
+        self.cnt_send.free()?;
+        Ok(())
+    }
+
+    /// Plans the rows per destination (host), then one kernel: count exchange, puts of the
+    /// token runs, one metadata put-with-signal per destination, wait for every source.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn dispatch(
+        &mut self,
+        s: &Shape,
+        stream: &Stream,
+        x: DevPtr<f32>,
+        sig: Signals,
+        epoch: u64,
+        idx: &[i32],
+        w: &[f32],
+    ) -> Result<(), MoeError> {
+        let (me, n, k, hf, tmax, mw) = (s.me, s.n, s.topk, s.hf, s.tmax, meta_words(s));
+        let num_tokens = idx.len() / k;
+        let mut plan = Plan { runs: vec![Vec::new(); n], count: vec![0; n] };
+        self.row_of.clear();
+        self.row_of.resize(num_tokens * n, NONE);
+        {
+            // SAFETY: send_meta is read only by this PE's device threads (the source of the
+            // metadata puts), inside this buffer's dispatch kernels, none of which runs now.
+            let meta = unsafe { self.send_meta.as_mut_slice() };
+            for t in 0..num_tokens {
+                let ids = &idx[t * k..(t + 1) * k];
+                for p in 0..n {
+                    if !ids.iter().any(|&e| e >= 0 && e as usize / s.epp == p) {
+                        continue;
+                    }
+                    let j = plan.count[p];
+                    plan.count[p] += 1;
+                    self.row_of[t * n + p] = j as u32;
+                    let m = &mut meta[(p * tmax + j) * mw..][..mw];
+                    m[0] = t as u32;
+                    for (d, &e) in m[1..=k].iter_mut().zip(ids) {
+                        *d = e as u32;
+                    }
+                    for (d, &v) in m[1 + k..].iter_mut().zip(&w[t * k..(t + 1) * k]) {
+                        *d = v.to_bits();
+                    }
+                    push_run(&mut plan.runs[p], t, j);
+                }
+            }
+            // SAFETY: as above; cnt_send is the source of the count puts.
+            let cnt = unsafe { self.cnt_send.as_mut_slice() };
+            for (c, &v) in cnt.iter_mut().zip(&plan.count) {
+                *c = v as u64;
+            }
+        }
+        let plan = Arc::new(plan);
+        let (cnt_send, cnt_mat) = (DevPtr::from_slice(&self.cnt_send), DevPtr::from_slice(&self.cnt_mat));
+        let (send_meta, recv_x, recv_meta) = (
+            DevPtr::from_slice(&self.send_meta),
+            DevPtr::from_slice(&self.recv_x),
+            DevPtr::from_slice(&self.recv_meta),
+        );
+        stream.launch(s.grid, move |t| {
+            for p in my_peers(t, me, n) {
+                t.put_signal_nbi(
+                    cnt_mat.offset(me * n),
+                    cnt_send,
+                    n,
+                    sig.at(Phase::Counts, me),
+                    epoch,
+                    SignalOp::Set,
+                    p,
+                );
+            }
+            // Every thread needs column p of the whole matrix for each of its destinations.
+            for src in 0..n {
+                t.signal_wait_until(sig.at(Phase::Counts, src), Cmp::Ge, epoch);
+            }
+            for p in my_peers(t, me, n) {
+                let off: usize = (0..me).map(|src| cnt_mat.read_local(src * n + p) as usize).sum();
+                for r in &plan.runs[p] {
+                    let (token, row, len) = (r.token as usize, r.row as usize, r.len as usize);
+                    t.put_nbi(recv_x.offset((off + row) * hf), x.offset(token * hf), len * hf, p);
+                }
+                let c = plan.count[p];
+                if c > 0 {
+                    // The metadata and its signal go after every token row of this destination.
+                    t.fence();
+                    t.put_signal_nbi(
+                        recv_meta.offset(off * mw),
+                        send_meta.offset(p * tmax * mw),
+                        c * mw,
+                        sig.at(Phase::Data, me),
+                        epoch,
+                        SignalOp::Set,
+                        p,
+                    );
+                } else {
+                    t.signal_op(sig.at(Phase::Data, me), epoch, SignalOp::Set, p);
+                }
+            }
+            t.quiet();
+            for src in my_sources(t, me, n) {
+                t.signal_wait_until(sig.at(Phase::Data, src), Cmp::Ge, epoch);
+            }
+        });
+        stream.synchronize()?;
+        // SAFETY: every source's count row arrived (its signal was awaited in the kernel, which
+        // has been joined) and no peer writes it again before our next dispatch.
+        let cm = unsafe { self.cnt_mat.as_slice() };
+        let mut off = 0;
+        for src in 0..n {
+            let c = cm[src * n + me] as usize;
+            self.recv[src] = (off, c);
+            off += c;
+        }
+        Ok(())
+    }
+
+    /// The received rows' metadata.
+    fn meta(&self) -> &[u32] {
+        // SAFETY: written by the sources before their data signal, which the dispatch kernel
+        // awaited; not written again before our combine has sent everything back.
+        unsafe { self.recv_meta.as_slice() }
+    }
+
+    fn rows(&self) -> usize {
+        self.recv.iter().map(|r| r.1).sum()
+    }
+
+    pub(super) fn tokens_per_expert(&self, s: &Shape) -> Vec<usize> {
+        let (mw, meta) = (meta_words(s), self.meta());
+        let mut per = vec![0; s.epp];
+        for r in 0..self.rows() {
+            for &e in &meta[r * mw + 1..][..s.topk] {
+                let e = e as i32;
+                if e >= 0 && e as usize / s.epp == s.me {
+                    per[e as usize % s.epp] += 1;
+                }
+            }
+        }
+        per
+    }
+
+    pub(super) fn rows_from(&self, _s: &Shape) -> Vec<usize> {
+        self.recv.iter().map(|r| r.1).collect()
+    }
+
+    /// Calls `f(row, source, token, k, expert)` for every received row and local choice `k`.
+    fn each_choice(&self, s: &Shape, mut f: impl FnMut(usize, usize, usize, usize, usize)) {
+        let (mw, meta) = (meta_words(s), self.meta());
+        for (src, &(first, rows)) in self.recv.iter().enumerate() {
+            for r in first..first + rows {
+                let m = &meta[r * mw..][..mw];
+                for (k, &e) in m[1..=s.topk].iter().enumerate() {
+                    let e = e as i32;
+                    if e >= 0 && e as usize / s.epp == s.me {
+                        f(r, src, m[0] as usize, k, e as usize);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn for_each_row(&self, s: &Shape, mut f: impl FnMut(ExpertRow, &[f32])) {
+        // SAFETY: as in meta().
+        let x = unsafe { self.recv_x.as_slice() };
+        self.each_choice(s, |r, src, token, _, expert| {
+            f(ExpertRow { expert, src_pe: src, src_token: token }, &x[r * s.hf..][..s.hf]);
+        });
+    }
+
+    /// Runs the experts and reduces them per row: `partial = 0 + w_k * y_k` in k order.
+    pub(super) fn apply(&mut self, s: &Shape, scratch: &mut [f32], mut f: impl FnMut(ExpertRow, &[f32], &mut [f32])) {
+        let (mw, hf) = (meta_words(s), s.hf);
+        // SAFETY: recv_x and recv_meta as in meta(); partial is written by this PE only, and
+        // read by the combine puts, which have not started.
+        let (x, meta, partial) =
+            unsafe { (self.recv_x.as_slice(), self.recv_meta.as_slice(), self.partial.as_mut_slice()) };
+        for (src, &(first, rows)) in self.recv.iter().enumerate() {
+            for r in first..first + rows {
+                let m = &meta[r * mw..][..mw];
+                let (xr, pr) = (&x[r * hf..][..hf], &mut partial[r * hf..][..hf]);
+                pr.fill(0.0);
+                for k in 0..s.topk {
+                    let e = m[1 + k] as i32;
+                    if e < 0 || e as usize / s.epp != s.me {
+                        continue;
+                    }
+                    f(ExpertRow { expert: e as usize, src_pe: src, src_token: m[0] as usize }, xr, scratch);
+                    add_scaled_row(pr, f32::from_bits(m[1 + s.topk + k]), scratch);
+                }
+            }
+        }
+    }
+
+    /// One put-with-signal of partial sums per source, then the sum over PEs at home.
+    pub(super) fn combine(
+        &mut self,
+        s: &Shape,
+        stream: &Stream,
+        sig: Signals,
+        epoch: u64,
+        num_tokens: usize,
+        out: &mut [f32],
+    ) -> Result<(), MoeError> {
+        let (me, n, hf, tmax) = (s.me, s.n, s.hf, s.tmax);
+        let recv: Arc<[(usize, usize)]> = self.recv.clone().into();
+        let (partial, comb_recv) = (DevPtr::from_slice(&self.partial), DevPtr::from_slice(&self.comb_recv));
+        stream.launch(s.grid, move |t| {
+            for src in my_peers(t, me, n) {
+                let (first, rows) = recv[src];
+                let flag = sig.at(Phase::Combine, me);
+                if rows > 0 {
+                    t.put_signal_nbi(
+                        comb_recv.offset(me * tmax * hf),
+                        partial.offset(first * hf),
+                        rows * hf,
+                        flag,
+                        epoch,
+                        SignalOp::Set,
+                        src,
+                    );
+                } else {
+                    t.signal_op(flag, epoch, SignalOp::Set, src);
+                }
+            }
+            t.quiet();
+            for q in my_sources(t, me, n) {
+                t.signal_wait_until(sig.at(Phase::Combine, q), Cmp::Ge, epoch);
+            }
+        });
+        stream.synchronize()?;
+        // SAFETY: every expert PE's rows arrived before its combine signal, which the kernel
+        // awaited; none writes here again before our next dispatch.
+        let cr = unsafe { self.comb_recv.as_slice() };
+        for t in 0..num_tokens {
+            let o = &mut out[t * hf..][..hf];
+            o.fill(0.0);
+            for q in 0..n {
+                let j = self.row_of[t * n + q];
+                if j != NONE {
+                    add_row(o, &cr[(q * tmax + j as usize) * hf..][..hf]);
+                }
+            }
+        }
+        Ok(())
+    }
+}
