@@ -19,7 +19,8 @@
  *   rank R spec S iter I digest D
  * With -t, each spec is then timed: WARMUP (default 20) + ITERS rounds of [barrier, dispatch,
  * experts (untimed), barrier, combine], and rank 0 prints the per-round maximum over ranks as
- *   moe_mpi spec S ranks N: dispatch+combine median M us min m us; dispatch median D us; combine median C us
+ *   moe_mpi spec S ranks N: median M min m dispatch D combine C (us; ...)
+ * (the median and minimum of dispatch+combine, then the medians of dispatch and of combine).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -389,8 +390,8 @@ int main(int argc, char **argv)
                     mn = mx[i] < mn ? mx[i] : mn;
                 double med = median(mx, timing);
                 double dmed = median(mx + timing, timing), cmed = median(mx + 2 * timing, timing);
-                printf("moe_mpi spec %d ranks %d: dispatch+combine median %.1f us min %.1f us; dispatch median %.1f us; "
-                       "combine median %.1f us\n",
+                printf("moe_mpi spec %d ranks %d: median %.1f min %.1f dispatch %.1f combine %.1f "
+                       "(us; dispatch+combine median and min, then the medians of each)\n",
                        spec, n, med, mn, dmed, cmed);
                 fflush(stdout);
             }

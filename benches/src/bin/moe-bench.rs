@@ -1,0 +1,443 @@
+//! `moe-bench`: MoE dispatch + combine (`oxshmem_device::moe`) in both modes over each device
+//! channel, and the MPI baseline (`benches/c/moe_mpi.c`: `MPI_Alltoall` of counts and
+//! `MPI_Alltoallv` of the rows, both ways) on the same workload.
+//!
+//! Workload: T = 128 tokens per PE of H = 7168 bytes (1792 f32), top-8 of 32 experts in the
+//! whole job (16 per PE at 2 PEs, 8 at 4), routing of `moe::reference` (`random`, seed 1), the
+//! expert `y = x (e + 1) + e`. One iteration = barrier, dispatch (timed), experts (not timed),
+//! barrier, combine (timed); its time is the maximum over PEs of dispatch + combine. Tokens
+//! are dispatched in place from the buffer's symmetric token array (`dispatch_in_place`); MPI
+//! packs them per destination, as `MPI_Alltoallv` needs. Times include kernel launch and
+//! synchronization (the CPU back end spawns its device threads per launch).
+//!
+//! Two ways to run it:
+//!
+//! - `oshrun -n N target/release/moe-bench [OPTIONS]`: oxshmem only. Rounds interleave the
+//!   (mode, channel) pairs, each round with a fresh device on that channel, and the table gives
+//!   the median and minimum over all rounds, the medians of dispatch and combine alone, and
+//!   the median of an empty kernel launch + synchronize for scale.
+//! - `target/release/moe-bench compare [-n 2,4] [OPTIONS]` (no launcher): builds `moe_mpi.c`
+//!   with `mpicc.mpich`, then per PE count alternates rounds of `oshrun -n N moe-bench` and
+//!   `mpiexec.hydra -n N moe_mpi` (order swapped every round: the placement of the two vCPUs
+//!   flips every few seconds, see BENCHMARKING.md), and prints each (mode, channel) beside MPI
+//!   with the ratio oxshmem / MPI of the medians, overall and per round. It also checks that
+//!   oxshmem's and MPI's outputs have the same digest.
+//!
+//! OPTIONS: `--rounds R` (5), `--iters I` timed iterations per round (200), `--warmup W` (20),
+//! `--channels p2p,proxy` (add `ibgda` once it exists), `--modes throughput,low-latency`,
+//! `--threads N` device threads per kernel (0: the library's default), `--tokens T`,
+//! `--hidden-bytes H`, `--topk K`, `--experts E`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use oxshmem::Shmem;
+use oxshmem_device::moe::{Buffer, Mode, MoeConfig, reference};
+use oxshmem_device::{Device, Grid};
+
+/// The channels measured unless `--channels` says otherwise.
+const CHANNELS: &[&str] = &["p2p", "proxy"];
+
+#[derive(Debug, Clone)]
+struct Opts {
+    rounds: usize,
+    iters: usize,
+    warmup: usize,
+    channels: Vec<String>,
+    modes: Vec<Mode>,
+    threads: usize,
+    tokens: usize,
+    hidden_bytes: usize,
+    topk: usize,
+    experts: usize,
+    npes: Vec<usize>,
+    /// Print machine-readable lines only (for `compare`).
+    machine: bool,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Opts {
+            rounds: 5,
+            iters: 200,
+            warmup: 20,
+            channels: CHANNELS.iter().map(|s| s.to_string()).collect(),
+            modes: Mode::ALL.to_vec(),
+            threads: 0,
+            tokens: 128,
+            hidden_bytes: 7168,
+            topk: 8,
+            experts: 32,
+            npes: vec![2, 4],
+            machine: false,
+        }
+    }
+}
+
+fn parse_opts(args: &[String]) -> Opts {
+    let mut o = Opts::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let v = args.get(i + 1).cloned().unwrap_or_default();
+        let num = || v.parse::<usize>().unwrap_or_else(|_| panic!("moe-bench: {a} needs a number, got {v:?}"));
+        match a {
+            "--rounds" => o.rounds = num(),
+            "--iters" => o.iters = num(),
+            "--warmup" => o.warmup = num(),
+            "--threads" => o.threads = num(),
+            "--tokens" => o.tokens = num(),
+            "--hidden-bytes" => o.hidden_bytes = num(),
+            "--topk" => o.topk = num(),
+            "--experts" => o.experts = num(),
+            "--channels" => o.channels = v.split(',').map(str::to_string).collect(),
+            "--modes" => {
+                o.modes =
+                    v.split(',').map(|m| Mode::from_name(m).unwrap_or_else(|| panic!("unknown mode {m:?}"))).collect()
+            }
+            "-n" | "--npes" => o.npes = v.split(',').map(|n| n.parse().expect("-n 2,4")).collect(),
+            "--machine" => {
+                o.machine = true;
+                i += 1;
+                continue;
+            }
+            other => panic!("moe-bench: unknown option {other:?} (see the file's documentation)"),
+        }
+        i += 2;
+    }
+    o.iters = o.iters.max(1);
+    o
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn problem(o: &Opts, npes: usize) -> reference::Problem {
+    reference::Problem {
+        seed: 1,
+        tokens: o.tokens,
+        hidden: o.hidden_bytes / 4,
+        topk: o.topk,
+        experts: o.experts,
+        npes,
+        scenario: reference::Scenario::Random,
+        ragged: false,
+    }
+}
+
+/// One round of one (mode, channel): per timed iteration, the maximum over PEs of
+/// (dispatch + combine, dispatch, combine) in µs; and the digest of this PE's output.
+fn measure(shmem: &Shmem, o: &Opts, mode: Mode, ch: &str) -> (Vec<[f64; 3]>, u64) {
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let p = problem(o, n);
+    let dev = Device::init_with(shmem, Some(ch)).unwrap_or_else(|e| panic!("device init ({ch}): {e}"));
+    let cfg = MoeConfig {
+        tokens: o.tokens,
+        hidden_bytes: o.hidden_bytes,
+        topk: o.topk,
+        experts: o.experts,
+        mode,
+        threads: o.threads,
+    };
+    let mut buf = Buffer::new(shmem, &dev, cfg).expect("moe buffer");
+    let stream = dev.stream();
+    let x = p.tokens_of(me);
+    let (idx, w) = p.routing(me);
+    buf.tokens_mut()[..x.len()].copy_from_slice(&x);
+    let total = o.warmup + o.iters;
+    let times = shmem.alloc_slice(3 * o.iters, 0.0f64).expect("alloc");
+    let maxed = shmem.alloc_slice(3 * o.iters, 0.0f64).expect("alloc");
+    let mut digest = 0;
+    for i in 0..total {
+        shmem.barrier_all().expect("barrier");
+        let t0 = Instant::now();
+        let d = buf.dispatch_in_place(&stream, o.tokens, &idx, &w).expect("dispatch");
+        let td = t0.elapsed().as_secs_f64() * 1e6;
+        let e = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y));
+        shmem.barrier_all().expect("barrier");
+        let t1 = Instant::now();
+        let out = e.combine(&stream).expect("combine");
+        let tc = t1.elapsed().as_secs_f64() * 1e6;
+        if i == 0 {
+            digest = reference::digest(out);
+            let want = p.expected_output(me);
+            assert!(
+                out.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "PE {me}: {} {ch}: the combined output differs from the serial computation",
+                mode.name()
+            );
+        }
+        if i >= o.warmup {
+            let j = i - o.warmup;
+            times.write(j, td + tc);
+            times.write(o.iters + j, td);
+            times.write(2 * o.iters + j, tc);
+        }
+    }
+    shmem.team_world().max_reduce(&maxed, &times, 3 * o.iters).expect("max_reduce");
+    let r = (0..o.iters).map(|j| [maxed.read(j), maxed.read(o.iters + j), maxed.read(2 * o.iters + j)]).collect();
+    drop(stream);
+    maxed.free().expect("free");
+    times.free().expect("free");
+    buf.free().expect("free");
+    dev.finalize().expect("device finalize");
+    (r, digest)
+}
+
+/// Median µs of an empty one-thread kernel launch + synchronize on `ch`.
+fn launch_cost(shmem: &Shmem, ch: &str) -> f64 {
+    let dev = Device::init_with(shmem, Some(ch)).unwrap_or_else(|e| panic!("device init ({ch}): {e}"));
+    let stream = dev.stream();
+    let mut v = Vec::new();
+    for _ in 0..200 {
+        let t0 = Instant::now();
+        stream.launch(Grid::new(1, 1), |_| {});
+        stream.synchronize().expect("synchronize");
+        v.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    drop(stream);
+    dev.finalize().expect("device finalize");
+    median(&v)
+}
+
+/// Under oshrun: every round measures every (mode, channel); PE 0 prints the table (or, with
+/// `--machine`, one `RESULT` line per pair and round).
+fn run(o: &Opts) {
+    let shmem = oxshmem::init().expect("shmem init");
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let pairs: Vec<(Mode, String)> =
+        o.modes.iter().flat_map(|&m| o.channels.iter().map(move |c| (m, c.clone()))).collect();
+    let mut all: BTreeMap<usize, Vec<[f64; 3]>> = BTreeMap::new();
+    let mut digests = BTreeMap::new();
+    for r in 0..o.rounds {
+        for (i, (mode, ch)) in pairs.iter().enumerate() {
+            let (v, d) = measure(&shmem, o, *mode, ch);
+            digests.insert(i, d);
+            if me == 0 && o.machine {
+                let col = |c: usize| v.iter().map(|x| x[c]).collect::<Vec<_>>();
+                println!(
+                    "RESULT {} {ch} round {r} median {:.1} min {:.1} dispatch {:.1} combine {:.1}",
+                    mode.name(),
+                    median(&col(0)),
+                    min(&col(0)),
+                    median(&col(1)),
+                    median(&col(2))
+                );
+            }
+            all.entry(i).or_default().extend(v);
+        }
+    }
+    let launch: Vec<(String, f64)> = o.channels.iter().map(|c| (c.clone(), launch_cost(&shmem, c))).collect();
+    if me == 0 {
+        if o.machine {
+            for (i, d) in &digests {
+                println!("DIGEST {} {} {d:016x}", pairs[*i].0.name(), pairs[*i].1);
+            }
+        } else {
+            println!(
+                "# moe-bench: {n} PEs, T={} tokens/PE, H={} B, top-{} of {} experts ({} per PE); {} rounds x {} iterations",
+                o.tokens,
+                o.hidden_bytes,
+                o.topk,
+                o.experts,
+                o.experts / n,
+                o.rounds,
+                o.iters
+            );
+            println!(
+                "# dispatch+combine per iteration = max over PEs; us; threads per kernel: {}",
+                if o.threads == 0 { "default".to_string() } else { o.threads.to_string() }
+            );
+            println!(
+                "{:<12} {:<7} {:>10} {:>10} {:>12} {:>12}",
+                "mode", "channel", "median", "min", "dispatch md", "combine md"
+            );
+            for (i, (mode, ch)) in pairs.iter().enumerate() {
+                let v = &all[&i];
+                let col = |c: usize| v.iter().map(|x| x[c]).collect::<Vec<_>>();
+                println!(
+                    "{:<12} {:<7} {:>10.1} {:>10.1} {:>12.1} {:>12.1}",
+                    mode.name(),
+                    ch,
+                    median(&col(0)),
+                    min(&col(0)),
+                    median(&col(1)),
+                    median(&col(2))
+                );
+            }
+            for (c, us) in &launch {
+                println!("# empty kernel launch + synchronize ({c}): {us:.1} us median");
+            }
+        }
+    }
+    shmem.barrier_all().expect("barrier");
+    shmem.finalize().expect("finalize");
+}
+
+// ---- compare: oxshmem jobs and the MPI baseline, interleaved ------------------------------
+
+fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
+}
+
+fn output(cmd: &mut Command) -> String {
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("PMI") {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{cmd:?} failed ({}):\n{text}{}", out.status, String::from_utf8_lossy(&out.stderr));
+    text
+}
+
+fn field(line: &str, name: &str) -> f64 {
+    let w: Vec<&str> = line.split_whitespace().collect();
+    let i = w.iter().position(|x| *x == name).unwrap_or_else(|| panic!("no {name} in {line:?}"));
+    w[i + 1].parse().unwrap_or_else(|_| panic!("bad {name} in {line:?}"))
+}
+
+fn compare(o: &Opts) {
+    let exe = std::env::current_exe().expect("current_exe");
+    let bin_dir = exe.parent().expect("exe dir");
+    let oshrun = bin_dir.join("oshrun");
+    assert!(oshrun.exists(), "{} not found: cargo build --release -p oxshmem-bootstrap --bin oshrun", oshrun.display());
+    let (Some(cc), Some(mpiexec)) = (which("mpicc.mpich"), which("mpiexec.hydra")) else {
+        panic!("mpicc.mpich and mpiexec.hydra are needed for the MPI baseline (apt-get install mpich)");
+    };
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/moe_mpi.c");
+    let mpi_exe = bin_dir.join("moe_mpi");
+    output(Command::new(cc).args(["-O2", "-ffp-contract=off", "-std=gnu99", "-o"]).arg(&mpi_exe).arg(&src));
+    let spec = format!("{}:{}:{}:{}:1:random:0:1", o.tokens, o.experts, o.topk, o.hidden_bytes);
+    let mut pass: Vec<String> = vec![
+        "--iters".into(),
+        o.iters.to_string(),
+        "--warmup".into(),
+        o.warmup.to_string(),
+        "--rounds".into(),
+        "1".into(),
+        "--threads".into(),
+        o.threads.to_string(),
+        "--channels".into(),
+        o.channels.join(","),
+        "--modes".into(),
+        o.modes.iter().map(|m| m.name()).collect::<Vec<_>>().join(","),
+    ];
+    for (k, v) in
+        [("--tokens", o.tokens), ("--hidden-bytes", o.hidden_bytes), ("--topk", o.topk), ("--experts", o.experts)]
+    {
+        pass.push(k.into());
+        pass.push(v.to_string());
+    }
+    pass.push("--machine".into());
+    println!(
+        "# moe-bench compare: T={} tokens/PE, H={} B, top-{} of {} experts; {} rounds x {} iterations (+{} warm-up); \
+         dispatch+combine, max over PEs, us; MPI = MPICH {} (mpiexec.hydra)",
+        o.tokens,
+        o.hidden_bytes,
+        o.topk,
+        o.experts,
+        o.rounds,
+        o.iters,
+        o.warmup,
+        output(&mut Command::new(which("mpichversion").unwrap_or_else(|| "mpichversion".into())))
+            .lines()
+            .find_map(|l| l.strip_prefix("MPICH Version:"))
+            .map(str::trim)
+            .unwrap_or("?")
+    );
+    for &n in &o.npes {
+        // Per (mode, channel): (median, min, dispatch, combine) per round; MPI the same.
+        let mut ox: BTreeMap<(String, String), Vec<[f64; 4]>> = BTreeMap::new();
+        let mut mpi: Vec<[f64; 4]> = Vec::new();
+        let mut digests_ok = true;
+        for r in 0..o.rounds {
+            let run_ox = |ox: &mut BTreeMap<(String, String), Vec<[f64; 4]>>, digests: &mut BTreeMap<String, u64>| {
+                let text = output(Command::new(&oshrun).args(["-n", &n.to_string(), "--"]).arg(&exe).args(&pass));
+                for l in text.lines() {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    if w.first() == Some(&"RESULT") {
+                        let v = [field(l, "median"), field(l, "min"), field(l, "dispatch"), field(l, "combine")];
+                        ox.entry((w[1].to_string(), w[2].to_string())).or_default().push(v);
+                    } else if w.first() == Some(&"DIGEST") {
+                        digests.insert(format!("{} {}", w[1], w[2]), u64::from_str_radix(w[3], 16).unwrap());
+                    }
+                }
+            };
+            let run_mpi = |mpi: &mut Vec<[f64; 4]>| -> u64 {
+                let text = output(Command::new(&mpiexec).args(["-n", &n.to_string()]).arg(&mpi_exe).args([
+                    "-t",
+                    &o.iters.to_string(),
+                    "-w",
+                    &o.warmup.to_string(),
+                    &spec,
+                ]));
+                let l = text.lines().find(|l| l.starts_with("moe_mpi spec")).expect("moe_mpi timing line");
+                mpi.push([field(l, "median"), field(l, "min"), field(l, "dispatch"), field(l, "combine")]);
+                let d = text.lines().find(|l| l.starts_with("rank 0 ")).expect("rank 0 digest");
+                u64::from_str_radix(d.split_whitespace().last().unwrap(), 16).unwrap()
+            };
+            let mut digests = BTreeMap::new();
+            let mpi_digest = if r % 2 == 0 {
+                run_ox(&mut ox, &mut digests);
+                run_mpi(&mut mpi)
+            } else {
+                let d = run_mpi(&mut mpi);
+                run_ox(&mut ox, &mut digests);
+                d
+            };
+            digests_ok &= digests.values().all(|&d| d == mpi_digest);
+        }
+        println!("\n## {n} PEs ({} experts per PE); PE 0's output digest equal to MPI's: {digests_ok}", o.experts / n);
+        println!(
+            "{:<12} {:<7} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>7}  per round",
+            "mode", "channel", "median", "min", "disp md", "comb md", "MPI md", "MPI min", "ox/MPI"
+        );
+        let mpi_med = median(&mpi.iter().map(|x| x[0]).collect::<Vec<_>>());
+        let mpi_min = min(&mpi.iter().map(|x| x[1]).collect::<Vec<_>>());
+        for ((mode, ch), v) in &ox {
+            let col = |c: usize| v.iter().map(|x| x[c]).collect::<Vec<_>>();
+            let med = median(&col(0));
+            let per: Vec<String> = v.iter().zip(&mpi).map(|(a, b)| format!("{:.2}", a[0] / b[0])).collect();
+            println!(
+                "{mode:<12} {ch:<7} {med:>9.1} {:>9.1} {:>9.1} {:>9.1} | {mpi_med:>9.1} {mpi_min:>9.1} | {:>7.2}  [{}]",
+                min(&col(1)),
+                median(&col(2)),
+                median(&col(3)),
+                med / mpi_med,
+                per.join(" ")
+            );
+        }
+        let col = |c: usize| mpi.iter().map(|x| x[c]).collect::<Vec<_>>();
+        println!(
+            "{:<12} {:<7} {:>9.1} {:>9.1} {:>9.1} {:>9.1}   (MPI_Alltoall + MPI_Alltoallv, both ways)",
+            "MPI",
+            "mpich",
+            mpi_med,
+            mpi_min,
+            median(&col(2)),
+            median(&col(3))
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("compare") => compare(&parse_opts(&args[1..])),
+        Some("run") => run(&parse_opts(&args[1..])),
+        _ => run(&parse_opts(&args)),
+    }
+}
