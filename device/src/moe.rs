@@ -262,6 +262,13 @@ fn add_row(dst: &mut [f32], src: &[f32]) {
     }
 }
 
+/// `dst = 0 + src`, elementwise (the first term of a sum that starts from zero).
+fn assign_sum(dst: &mut [f32], src: &[f32]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = 0.0 + s;
+    }
+}
+
 /// `dst += w * src`, elementwise (a multiply, then an add: never fused).
 fn add_scaled_row(dst: &mut [f32], w: f32, src: &[f32]) {
     for (d, &s) in dst.iter_mut().zip(src) {
@@ -403,6 +410,12 @@ impl Buffer {
         Ok(Dispatched { buf: self })
     }
 
+    /// The token buffer, read-only.
+    fn tokens(&self) -> &[f32] {
+        // SAFETY: as in tokens_mut; shared access while no &mut exists.
+        unsafe { self.x.as_slice() }
+    }
+
     fn invalid(&self, func: &'static str, reason: String) -> MoeError {
         MoeError::Invalid { pe: self.shape.me, func, reason }
     }
@@ -473,7 +486,7 @@ impl<'a> Dispatched<'a> {
     /// (token, expert) pairs received per local expert.
     pub fn tokens_per_expert(&self) -> Vec<usize> {
         match &self.buf.bufs {
-            ModeBufs::Throughput(b) => b.tokens_per_expert(&self.buf.shape),
+            ModeBufs::Throughput(b) => b.tokens_per_expert(&self.buf.shape, self.buf.tokens()),
             ModeBufs::LowLatency(b) => b.tokens_per_expert(&self.buf.shape),
         }
     }
@@ -491,8 +504,8 @@ impl<'a> Dispatched<'a> {
     /// expert (low latency) or source by source (throughput).
     pub fn for_each_row(&self, f: impl FnMut(ExpertRow, &[f32])) {
         match &self.buf.bufs {
-            ModeBufs::Throughput(b) => b.for_each_row(&self.buf.shape, f),
-            ModeBufs::LowLatency(b) => b.for_each_row(&self.buf.shape, f),
+            ModeBufs::Throughput(b) => b.for_each_row(&self.buf.shape, self.buf.tokens(), f),
+            ModeBufs::LowLatency(b) => b.for_each_row(&self.buf.shape, self.buf.tokens(), f),
         }
     }
 
@@ -501,9 +514,11 @@ impl<'a> Dispatched<'a> {
     /// mode weighs and sums them per row right away.
     pub fn apply_experts(self, f: impl FnMut(ExpertRow, &[f32], &mut [f32])) -> ExpertOutputs<'a> {
         let b = self.buf;
+        // SAFETY: as in tokens_mut; read-only here, and `bufs` and `scratch` are other fields.
+        let x = unsafe { b.x.as_slice() };
         match &mut b.bufs {
-            ModeBufs::Throughput(m) => m.apply(&b.shape, &mut b.scratch, f),
-            ModeBufs::LowLatency(m) => m.apply(&b.shape, f),
+            ModeBufs::Throughput(m) => m.apply(&b.shape, x, &mut b.scratch, f),
+            ModeBufs::LowLatency(m) => m.apply(&b.shape, x, f),
         }
         ExpertOutputs { buf: b }
     }

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 
 use super::{
-    ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, my_peers, my_sources,
-    push_run,
+    ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, assign_sum, my_peers,
+    my_sources, push_run,
 };
 use crate::{DevPtr, Stream};
 
@@ -126,7 +126,8 @@ impl Bufs {
                     push_run(&mut expert_runs[e], t, row);
                 }
             }
-            for (e, runs) in expert_runs.into_iter().enumerate() {
+            // This PE's own rows stay in the token buffer.
+            for (e, runs) in expert_runs.into_iter().enumerate().filter(|(e, _)| e / epp != me) {
                 plan.runs[e / epp].extend(runs);
             }
         }
@@ -137,7 +138,7 @@ impl Bufs {
             DevPtr::from_slice(&self.recv_meta),
         );
         stream.launch(s.grid, move |t| {
-            for p in my_peers(t, me, n) {
+            for p in my_peers(t, me, n).filter(|&p| p != me) {
                 for r in &plan.runs[p] {
                     let (token, row, len) = (r.token as usize, r.row as usize, r.len as usize);
                     t.put_nbi(recv_x.offset(row * hf), x.offset(token * hf), len * hf, p);
@@ -155,24 +156,27 @@ impl Bufs {
                 );
             }
             t.quiet();
-            for src in my_sources(t, me, n) {
+            for src in my_sources(t, me, n).filter(|&src| src != me) {
                 t.signal_wait_until(sig.at(Phase::Data, src), Cmp::Ge, epoch);
             }
         });
         stream.synchronize()?;
-        let meta = self.meta();
-        let counts: Vec<usize> = (0..epp)
-            .flat_map(|l| (0..n).map(move |src| (l, src)))
-            .map(|(l, src)| meta[src * cap + l] as usize)
-            .collect();
-        self.recv_cnt = counts;
+        for l in 0..epp {
+            for src in 0..n {
+                self.recv_cnt[l * n + src] = self.meta(s, src)[l] as usize;
+            }
+        }
         Ok(())
     }
 
-    fn meta(&self) -> &[u32] {
-        // SAFETY: written by the sources before their data signal, which the dispatch kernel
-        // awaited; not written again before our combine has sent everything back.
-        unsafe { self.recv_meta.as_slice() }
+    /// The metadata message from `src` (this PE's own stays in `send_meta`).
+    fn meta(&self, s: &Shape, src: usize) -> &[u32] {
+        let cap = meta_cap(s);
+        // SAFETY: send_meta is written by this PE before its dispatch kernel and read-only
+        // until the next; recv_meta by the sources before their data signal, which the
+        // dispatch kernel awaited, and not again before our combine has sent everything back.
+        let all = unsafe { if src == s.me { self.send_meta.as_slice() } else { self.recv_meta.as_slice() } };
+        &all[src * cap..][..cap]
     }
 
     pub(super) fn tokens_per_expert(&self, s: &Shape) -> Vec<usize> {
@@ -183,24 +187,55 @@ impl Bufs {
         (0..s.n).map(|src| (0..s.epp).map(|l| self.recv_cnt[l * s.n + src]).sum()).collect()
     }
 
-    pub(super) fn for_each_row(&self, s: &Shape, mut f: impl FnMut(ExpertRow, &[f32])) {
-        // SAFETY: as in meta().
-        let x = unsafe { self.recv_x.as_slice() };
-        each_row(self.meta(), &self.recv_cnt, s, |expert, l, src, slot, token| {
-            let row = (l * s.n + src) * s.tmax + slot;
-            f(ExpertRow { expert, src_pe: src, src_token: token }, &x[row * s.hf..][..s.hf]);
+    pub(super) fn for_each_row(&self, s: &Shape, x: &[f32], mut f: impl FnMut(ExpertRow, &[f32])) {
+        // SAFETY: written by the sources before their data signal, which the dispatch kernel
+        // awaited; not written again before our combine has sent everything back.
+        let recv_x = unsafe { self.recv_x.as_slice() };
+        self.each_row(s, |expert, l, src, slot, token| {
+            let xr = if src == s.me { &x[token * s.hf..] } else { &recv_x[((l * s.n + src) * s.tmax + slot) * s.hf..] };
+            f(ExpertRow { expert, src_pe: src, src_token: token }, &xr[..s.hf]);
         });
     }
 
-    pub(super) fn apply(&mut self, s: &Shape, mut f: impl FnMut(ExpertRow, &[f32], &mut [f32])) {
-        let hf = s.hf;
-        // SAFETY: recv_x and recv_meta as in meta(); y is written by this PE only, and read by
-        // the combine puts, which have not started.
-        let (x, meta, y) = unsafe { (self.recv_x.as_slice(), self.recv_meta.as_slice(), self.y.as_mut_slice()) };
-        each_row(meta, &self.recv_cnt, s, |expert, l, src, slot, token| {
-            let row = (l * s.n + src) * s.tmax + slot;
-            f(ExpertRow { expert, src_pe: src, src_token: token }, &x[row * hf..][..hf], &mut y[row * hf..][..hf]);
+    /// Runs the experts into `y`; the outputs for this PE's own tokens go straight to where
+    /// combine would put them.
+    pub(super) fn apply(&mut self, s: &Shape, x: &[f32], mut f: impl FnMut(ExpertRow, &[f32], &mut [f32])) {
+        let (hf, n, tmax) = (s.hf, s.n, s.tmax);
+        // SAFETY: recv_x as in for_each_row. y is written by this PE only and read by its
+        // combine puts, which have not started; the blocks of this PE's experts in comb_recv
+        // are written by this PE only (peers write the blocks of their experts) and read after
+        // combine. Neither overlaps what each_row reads (send_meta, recv_meta), and a SymSlice
+        // holds no reference to its memory, so these slices alias nothing.
+        let (recv_x, y, home) = unsafe {
+            (
+                self.recv_x.as_slice(),
+                std::slice::from_raw_parts_mut(self.y.as_ptr(), self.y.len()),
+                std::slice::from_raw_parts_mut(self.comb_recv.as_ptr(), self.comb_recv.len()),
+            )
+        };
+        self.each_row(s, |expert, l, src, slot, token| {
+            let row = ExpertRow { expert, src_pe: src, src_token: token };
+            if src == s.me {
+                f(row, &x[token * hf..][..hf], &mut home[(expert * tmax + slot) * hf..][..hf]);
+            } else {
+                let at = ((l * n + src) * tmax + slot) * hf;
+                f(row, &recv_x[at..][..hf], &mut y[at..][..hf]);
+            }
         });
+    }
+
+    /// Calls `f(expert, local expert, source, slot, token)` for every received row, expert by
+    /// expert, source by source.
+    fn each_row(&self, s: &Shape, mut f: impl FnMut(usize, usize, usize, usize, usize)) {
+        for l in 0..s.epp {
+            for src in 0..s.n {
+                let m = self.meta(s, src);
+                let start = s.epp + m[..l].iter().map(|&c| c as usize).sum::<usize>();
+                for slot in 0..self.recv_cnt[l * s.n + src] {
+                    f(s.me * s.epp + l, l, src, slot, m[start + slot] as usize);
+                }
+            }
+        }
     }
 
     /// One put per (expert, source) block, one signal per source; then the weighted sum at
@@ -221,7 +256,7 @@ impl Bufs {
         let cnt: Arc<[usize]> = self.recv_cnt.clone().into();
         let (y, comb_recv) = (DevPtr::from_slice(&self.y), DevPtr::from_slice(&self.comb_recv));
         stream.launch(s.grid, move |t| {
-            for src in my_peers(t, me, n) {
+            for src in my_peers(t, me, n).filter(|&src| src != me) {
                 for l in 0..epp {
                     let rows = cnt[l * n + src];
                     if rows > 0 {
@@ -237,7 +272,7 @@ impl Bufs {
                 t.signal_op(sig.at(Phase::Combine, me), epoch, SignalOp::Set, src);
             }
             t.quiet();
-            for q in my_sources(t, me, n) {
+            for q in my_sources(t, me, n).filter(|&q| q != me) {
                 t.signal_wait_until(sig.at(Phase::Combine, q), Cmp::Ge, epoch);
             }
         });
@@ -248,7 +283,7 @@ impl Bufs {
         let num_tokens = idx.len() / k;
         for t in 0..num_tokens {
             let o = &mut out[t * hf..][..hf];
-            o.fill(0.0);
+            let mut first = true;
             for q in 0..n {
                 let mut any = false;
                 scratch.fill(0.0);
@@ -262,25 +297,18 @@ impl Bufs {
                     add_scaled_row(scratch, w[t * k + kk], &cr[row * hf..][..hf]);
                 }
                 if any {
-                    add_row(o, scratch);
+                    if first {
+                        assign_sum(o, scratch)
+                    } else {
+                        add_row(o, scratch)
+                    }
+                    first = false;
                 }
+            }
+            if first {
+                o.fill(0.0);
             }
         }
         Ok(())
-    }
-}
-
-/// Calls `f(expert, local expert, source, slot, token)` for every received row, expert by
-/// expert, source by source.
-fn each_row(meta: &[u32], recv_cnt: &[usize], s: &Shape, mut f: impl FnMut(usize, usize, usize, usize, usize)) {
-    let cap = meta_cap(s);
-    for l in 0..s.epp {
-        for src in 0..s.n {
-            let m = &meta[src * cap..][..cap];
-            let start = s.epp + m[..l].iter().map(|&c| c as usize).sum::<usize>();
-            for slot in 0..recv_cnt[l * s.n + src] {
-                f(s.me * s.epp + l, l, src, slot, m[start + slot] as usize);
-            }
-        }
     }
 }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 
 use super::{
-    ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, my_peers, my_sources,
-    push_run,
+    ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, assign_sum, my_peers,
+    my_sources, push_run,
 };
 use crate::{DevPtr, Stream};
 
@@ -75,7 +75,8 @@ impl Bufs {
     }
 
     /// Plans the rows per destination (host), then one kernel: count exchange, puts of the
-    /// token runs, one metadata put-with-signal per destination, wait for every source.
+    /// token runs, one metadata put-with-signal per destination, wait for every source. Rows
+    /// for this PE's own experts are not copied: they are read in place from the token buffer.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch(
         &mut self,
@@ -93,8 +94,9 @@ impl Bufs {
         self.row_of.clear();
         self.row_of.resize(num_tokens * n, NONE);
         {
-            // SAFETY: send_meta is read only by this PE's device threads (the source of the
-            // metadata puts), inside this buffer's dispatch kernels, none of which runs now.
+            // SAFETY: send_meta is read only by this PE: by its device threads (the source of
+            // the metadata puts) inside this buffer's dispatch kernels, none of which runs now,
+            // and by its own expert pass.
             let meta = unsafe { self.send_meta.as_mut_slice() };
             for t in 0..num_tokens {
                 let ids = &idx[t * k..(t + 1) * k];
@@ -113,7 +115,9 @@ impl Bufs {
                     for (d, &v) in m[1 + k..].iter_mut().zip(&w[t * k..(t + 1) * k]) {
                         *d = v.to_bits();
                     }
-                    push_run(&mut plan.runs[p], t, j);
+                    if p != me {
+                        push_run(&mut plan.runs[p], t, j);
+                    }
                 }
             }
             // SAFETY: as above; cnt_send is the source of the count puts.
@@ -122,6 +126,7 @@ impl Bufs {
                 *c = v as u64;
             }
         }
+        let own = plan.count[me];
         let plan = Arc::new(plan);
         let (cnt_send, cnt_mat) = (DevPtr::from_slice(&self.cnt_send), DevPtr::from_slice(&self.cnt_mat));
         let (send_meta, recv_x, recv_meta) = (
@@ -130,7 +135,7 @@ impl Bufs {
             DevPtr::from_slice(&self.recv_meta),
         );
         stream.launch(s.grid, move |t| {
-            for p in my_peers(t, me, n) {
+            for p in my_peers(t, me, n).filter(|&p| p != me) {
                 t.put_signal_nbi(
                     cnt_mat.offset(me * n),
                     cnt_send,
@@ -142,10 +147,10 @@ impl Bufs {
                 );
             }
             // Every thread needs column p of the whole matrix for each of its destinations.
-            for src in 0..n {
+            for src in (0..n).filter(|&src| src != me) {
                 t.signal_wait_until(sig.at(Phase::Counts, src), Cmp::Ge, epoch);
             }
-            for p in my_peers(t, me, n) {
+            for p in my_peers(t, me, n).filter(|&p| p != me) {
                 let off: usize = (0..me).map(|src| cnt_mat.read_local(src * n + p) as usize).sum();
                 for r in &plan.runs[p] {
                     let (token, row, len) = (r.token as usize, r.row as usize, r.len as usize);
@@ -169,45 +174,66 @@ impl Bufs {
                 }
             }
             t.quiet();
-            for src in my_sources(t, me, n) {
+            for src in my_sources(t, me, n).filter(|&src| src != me) {
                 t.signal_wait_until(sig.at(Phase::Data, src), Cmp::Ge, epoch);
             }
         });
         stream.synchronize()?;
-        // SAFETY: every source's count row arrived (its signal was awaited in the kernel, which
-        // has been joined) and no peer writes it again before our next dispatch.
+        // SAFETY: every other source's count row arrived (its signal was awaited in the kernel,
+        // which has been joined) and no peer writes it again before our next dispatch.
         let cm = unsafe { self.cnt_mat.as_slice() };
         let mut off = 0;
         for src in 0..n {
-            let c = cm[src * n + me] as usize;
+            let c = if src == me { own } else { cm[src * n + me] as usize };
             self.recv[src] = (off, c);
             off += c;
         }
         Ok(())
     }
 
-    /// The received rows' metadata.
-    fn meta(&self) -> &[u32] {
-        // SAFETY: written by the sources before their data signal, which the dispatch kernel
-        // awaited; not written again before our combine has sent everything back.
-        unsafe { self.recv_meta.as_slice() }
+    /// Row `r` from source `src`: its metadata and its token. This PE's own rows stay where
+    /// they were: metadata in `send_meta`, the token in the token buffer `x`.
+    fn row<'a>(&'a self, s: &Shape, x: &'a [f32], src: usize, r: usize) -> (&'a [u32], &'a [f32]) {
+        let (mw, hf) = (meta_words(s), s.hf);
+        if src == s.me {
+            // SAFETY: written by this PE before its dispatch kernel, read-only until the next.
+            let m = &unsafe { self.send_meta.as_slice() }[(s.me * s.tmax + r) * mw..][..mw];
+            (m, &x[m[0] as usize * hf..][..hf])
+        } else {
+            let row = self.recv[src].0 + r;
+            // SAFETY: written by the source before its data signal, which the dispatch kernel
+            // awaited; not written again before our combine has sent everything back.
+            let (meta, xs) = unsafe { (self.recv_meta.as_slice(), self.recv_x.as_slice()) };
+            (&meta[row * mw..][..mw], &xs[row * hf..][..hf])
+        }
     }
 
-    fn rows(&self) -> usize {
-        self.recv.iter().map(|r| r.1).sum()
-    }
-
-    pub(super) fn tokens_per_expert(&self, s: &Shape) -> Vec<usize> {
-        let (mw, meta) = (meta_words(s), self.meta());
-        let mut per = vec![0; s.epp];
-        for r in 0..self.rows() {
-            for &e in &meta[r * mw + 1..][..s.topk] {
-                let e = e as i32;
-                if e >= 0 && e as usize / s.epp == s.me {
-                    per[e as usize % s.epp] += 1;
-                }
+    /// Calls `f(source, row, metadata, token values)` for every received row.
+    fn each_row<'a>(&'a self, s: &Shape, x: &'a [f32], mut f: impl FnMut(usize, usize, &'a [u32], &'a [f32])) {
+        for (src, &(_, rows)) in self.recv.iter().enumerate() {
+            for r in 0..rows {
+                let (m, xr) = self.row(s, x, src, r);
+                f(src, r, m, xr);
             }
         }
+    }
+
+    /// The local choices `(k, expert)` of a metadata row.
+    fn local_choices<'m>(s: &Shape, m: &'m [u32]) -> impl Iterator<Item = (usize, usize)> + 'm {
+        let (me, epp) = (s.me, s.epp);
+        m[1..=s.topk].iter().enumerate().filter_map(move |(k, &e)| {
+            let e = e as i32;
+            (e >= 0 && e as usize / epp == me).then_some((k, e as usize))
+        })
+    }
+
+    pub(super) fn tokens_per_expert(&self, s: &Shape, x: &[f32]) -> Vec<usize> {
+        let mut per = vec![0; s.epp];
+        self.each_row(s, x, |_, _, m, _| {
+            for (_, e) in Self::local_choices(s, m) {
+                per[e % s.epp] += 1;
+            }
+        });
         per
     }
 
@@ -215,55 +241,50 @@ impl Bufs {
         self.recv.iter().map(|r| r.1).collect()
     }
 
-    /// Calls `f(row, source, token, k, expert)` for every received row and local choice `k`.
-    fn each_choice(&self, s: &Shape, mut f: impl FnMut(usize, usize, usize, usize, usize)) {
-        let (mw, meta) = (meta_words(s), self.meta());
-        for (src, &(first, rows)) in self.recv.iter().enumerate() {
-            for r in first..first + rows {
-                let m = &meta[r * mw..][..mw];
-                for (k, &e) in m[1..=s.topk].iter().enumerate() {
-                    let e = e as i32;
-                    if e >= 0 && e as usize / s.epp == s.me {
-                        f(r, src, m[0] as usize, k, e as usize);
-                    }
-                }
+    pub(super) fn for_each_row(&self, s: &Shape, x: &[f32], mut f: impl FnMut(ExpertRow, &[f32])) {
+        self.each_row(s, x, |src, _, m, xr| {
+            for (_, expert) in Self::local_choices(s, m) {
+                f(ExpertRow { expert, src_pe: src, src_token: m[0] as usize }, xr);
             }
-        }
-    }
-
-    pub(super) fn for_each_row(&self, s: &Shape, mut f: impl FnMut(ExpertRow, &[f32])) {
-        // SAFETY: as in meta().
-        let x = unsafe { self.recv_x.as_slice() };
-        self.each_choice(s, |r, src, token, _, expert| {
-            f(ExpertRow { expert, src_pe: src, src_token: token }, &x[r * s.hf..][..s.hf]);
         });
     }
 
-    /// Runs the experts and reduces them per row: `partial = 0 + w_k * y_k` in k order.
-    pub(super) fn apply(&mut self, s: &Shape, scratch: &mut [f32], mut f: impl FnMut(ExpertRow, &[f32], &mut [f32])) {
-        let (mw, hf) = (meta_words(s), s.hf);
-        // SAFETY: recv_x and recv_meta as in meta(); partial is written by this PE only, and
-        // read by the combine puts, which have not started.
-        let (x, meta, partial) =
-            unsafe { (self.recv_x.as_slice(), self.recv_meta.as_slice(), self.partial.as_mut_slice()) };
-        for (src, &(first, rows)) in self.recv.iter().enumerate() {
-            for r in first..first + rows {
-                let m = &meta[r * mw..][..mw];
-                let (xr, pr) = (&x[r * hf..][..hf], &mut partial[r * hf..][..hf]);
-                pr.fill(0.0);
-                for k in 0..s.topk {
-                    let e = m[1 + k] as i32;
-                    if e < 0 || e as usize / s.epp != s.me {
-                        continue;
-                    }
-                    f(ExpertRow { expert: e as usize, src_pe: src, src_token: m[0] as usize }, xr, scratch);
-                    add_scaled_row(pr, f32::from_bits(m[1 + s.topk + k]), scratch);
-                }
+    /// Runs the experts and reduces them per row: `partial = 0 + w_k * y_k` in k order. The
+    /// partial sums of this PE's own tokens go straight to where combine would put them.
+    pub(super) fn apply(
+        &mut self,
+        s: &Shape,
+        x: &[f32],
+        scratch: &mut [f32],
+        mut f: impl FnMut(ExpertRow, &[f32], &mut [f32]),
+    ) {
+        let (hf, me, tmax) = (s.hf, s.me, s.tmax);
+        // SAFETY: partial is written by this PE only and read by its combine puts, which have
+        // not started; block `me` of comb_recv is written by this PE only (each peer writes
+        // its own block) and read after combine. Neither overlaps what each_row reads
+        // (send_meta, recv_meta, recv_x, x), and a SymSlice holds no reference to its memory,
+        // so these slices alias nothing.
+        let (partial, home) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(self.partial.as_ptr(), self.partial.len()),
+                std::slice::from_raw_parts_mut(self.comb_recv.as_ptr(), self.comb_recv.len()),
+            )
+        };
+        self.each_row(s, x, |src, r, m, xr| {
+            let pr = if src == me {
+                &mut home[(me * tmax + r) * hf..][..hf]
+            } else {
+                &mut partial[(self.recv[src].0 + r) * hf..][..hf]
+            };
+            pr.fill(0.0);
+            for (k, e) in Self::local_choices(s, m) {
+                f(ExpertRow { expert: e, src_pe: src, src_token: m[0] as usize }, xr, scratch);
+                add_scaled_row(pr, f32::from_bits(m[1 + s.topk + k]), scratch);
             }
-        }
+        });
     }
 
-    /// One put-with-signal of partial sums per source, then the sum over PEs at home.
+    /// One put-with-signal of partial sums per other source, then the sum over PEs at home.
     pub(super) fn combine(
         &mut self,
         s: &Shape,
@@ -277,7 +298,7 @@ impl Bufs {
         let recv: Arc<[(usize, usize)]> = self.recv.clone().into();
         let (partial, comb_recv) = (DevPtr::from_slice(&self.partial), DevPtr::from_slice(&self.comb_recv));
         stream.launch(s.grid, move |t| {
-            for src in my_peers(t, me, n) {
+            for src in my_peers(t, me, n).filter(|&src| src != me) {
                 let (first, rows) = recv[src];
                 let flag = sig.at(Phase::Combine, me);
                 if rows > 0 {
@@ -295,7 +316,7 @@ impl Bufs {
                 }
             }
             t.quiet();
-            for q in my_sources(t, me, n) {
+            for q in my_sources(t, me, n).filter(|&q| q != me) {
                 t.signal_wait_until(sig.at(Phase::Combine, q), Cmp::Ge, epoch);
             }
         });
@@ -305,12 +326,21 @@ impl Bufs {
         let cr = unsafe { self.comb_recv.as_slice() };
         for t in 0..num_tokens {
             let o = &mut out[t * hf..][..hf];
-            o.fill(0.0);
+            let mut first = true;
             for q in 0..n {
                 let j = self.row_of[t * n + q];
                 if j != NONE {
-                    add_row(o, &cr[(q * tmax + j as usize) * hf..][..hf]);
+                    let p = &cr[(q * tmax + j as usize) * hf..][..hf];
+                    if first {
+                        assign_sum(o, p)
+                    } else {
+                        add_row(o, p)
+                    }
+                    first = false;
                 }
+            }
+            if first {
+                o.fill(0.0);
             }
         }
         Ok(())
