@@ -90,6 +90,7 @@ enum Route {
     /// The peer's copy of the target, mapped here.
     P2p(*mut u8),
     Proxy,
+    Ibgda,
 }
 
 impl Thread<'_> {
@@ -118,6 +119,8 @@ impl Thread<'_> {
         let (ch, base) = unsafe { (*st.channel.add(pe), *st.peer_base.add(pe)) };
         if ch == ChannelKind::P2p as u8 {
             Some(Route::P2p((base + (dst.addr - st.heap_base)) as *mut u8))
+        } else if ch == ChannelKind::Ibgda as u8 {
+            Some(Route::Ibgda)
         } else {
             Some(Route::Proxy)
         }
@@ -145,6 +148,7 @@ impl Thread<'_> {
         match self.route(op::PUT, dst, src.len(), pe) {
             // SAFETY: route() checked the whole range against the peer's mapped heap.
             Some(Route::P2p(p)) => unsafe { p2p::put(p, src.as_ptr().cast(), size_of_val(src)) },
+            Some(Route::Ibgda) => self.ib_put_local(op::PUT, pe, dst.addr, bytemuck::cast_slice(src)),
             Some(Route::Proxy) => {
                 let r = Request {
                     kind: kind::PUT,
@@ -173,6 +177,7 @@ impl Thread<'_> {
         match self.route(op::PUT, dst, n, pe) {
             // SAFETY: as in put; src is n elements of a live local symmetric object.
             Some(Route::P2p(p)) => unsafe { p2p::put(p, src.addr as *const u8, n * size_of::<T>()) },
+            Some(Route::Ibgda) => self.ib_put_sym(op::PUT, pe, dst.addr, src.addr, n * size_of::<T>()),
             Some(Route::Proxy) => {
                 let r = Request {
                     kind: kind::PUT,
@@ -193,6 +198,7 @@ impl Thread<'_> {
         match self.route(op::GET, src, dst.len(), pe) {
             // SAFETY: route() checked the source range; dst is a valid local slice.
             Some(Route::P2p(p)) => unsafe { p2p::get(dst.as_mut_ptr().cast(), p, size_of_val(dst)) },
+            Some(Route::Ibgda) => self.ib_get_local(op::GET, pe, bytemuck::cast_slice_mut(dst), src.addr),
             Some(Route::Proxy) => {
                 let r = Request {
                     kind: kind::GET,
@@ -220,6 +226,7 @@ impl Thread<'_> {
         match self.route(op::GET, src, n, pe) {
             // SAFETY: as in get; dst is n elements of a live local symmetric object.
             Some(Route::P2p(p)) => unsafe { p2p::get(dst.addr as *mut u8, p, n * size_of::<T>()) },
+            Some(Route::Ibgda) => self.ib_get_sym(op::GET, pe, dst.addr, src.addr, n * size_of::<T>()),
             Some(Route::Proxy) => {
                 let r = Request {
                     kind: kind::GET,
@@ -247,6 +254,7 @@ impl Thread<'_> {
         match self.route(op::P, dst, 1, pe) {
             // SAFETY: route() checked the element; symmetric objects are aligned for T.
             Some(Route::P2p(p)) => unsafe { p2p::p(p, bits, w) },
+            Some(Route::Ibgda) => self.ib_put_local(op::P, pe, dst.addr, &bits.to_ne_bytes()[..w]),
             Some(Route::Proxy) => {
                 self.submit(Request {
                     kind: kind::P,
@@ -297,6 +305,17 @@ impl Thread<'_> {
                     p2p::atomic(s, Width::W64, sig_amo(sop, value));
                 }
             }
+            (Route::Ibgda, _) => self.ib_put_signal(
+                op::PUT_SIGNAL,
+                pe,
+                dst.addr,
+                Some(bytemuck::cast_slice(src)),
+                0,
+                size_of_val(src),
+                sig.addr,
+                value,
+                sop,
+            ),
             _ => {
                 let r = Request {
                     kind: kind::PUT_SIGNAL,
@@ -341,6 +360,17 @@ impl Thread<'_> {
                     p2p::atomic(s, Width::W64, sig_amo(sop, value));
                 }
             }
+            (Route::Ibgda, _) => self.ib_put_signal(
+                op::PUT_SIGNAL,
+                pe,
+                dst.addr,
+                None,
+                src.addr,
+                n * size_of::<T>(),
+                sig.addr,
+                value,
+                sop,
+            ),
             _ => {
                 let r = Request {
                     kind: kind::PUT_SIGNAL,
@@ -365,6 +395,7 @@ impl Thread<'_> {
             Some(Route::P2p(s)) => unsafe {
                 p2p::atomic(s, Width::W64, sig_amo(sop, value));
             },
+            Some(Route::Ibgda) => self.ib_signal_op(op::SIGNAL_OP, pe, sig.addr, value, sop),
             Some(Route::Proxy) => {
                 self.submit(Request {
                     kind: kind::SIGNAL_OP,
@@ -409,6 +440,13 @@ impl Thread<'_> {
                 }
                 // SAFETY: checked and aligned, in the peer's mapped heap.
                 T::from_bits(unsafe { p2p::atomic(p, w, aop) })
+            }
+            Some(Route::Ibgda) => {
+                if !dst.addr.is_multiple_of(w.bytes() as u64) {
+                    self.fail(ErrorCode::Misaligned, op::AMO, pe as i64, dst.addr, w.bytes() as u64);
+                    return T::zeroed();
+                }
+                T::from_bits(self.ib_amo(op::AMO, pe, dst.addr, w.bytes() as u32, aop, fetch))
             }
             Some(Route::Proxy) => {
                 let mut out = 0u64;
@@ -498,8 +536,12 @@ impl Thread<'_> {
 
     /// `nvshmem_fence`: this thread's operations to each PE are delivered in order around it.
     pub fn fence(&self) {
-        // P2P stores are ordered by the release fence; the proxy executes in ring order.
+        // P2P stores are ordered by the release fence; the proxy executes in ring order; an
+        // IBGDA queue executes in order too, and the next WQE is fenced for the NIC's sake.
         fence(Ordering::Release);
+        if self.dev.ibgda().is_some() {
+            self.fence_pending.set(true);
+        }
     }
 
     /// `nvshmem_quiet`: every operation this thread issued is complete and visible.
@@ -508,6 +550,9 @@ impl Thread<'_> {
         let last = self.last_ticket.get();
         if last > 0 {
             self.wait(last - 1, op::QUIET);
+        }
+        if self.dev.ibgda().is_some() {
+            self.ib_quiet(op::QUIET);
         }
     }
 
@@ -562,7 +607,7 @@ impl Thread<'_> {
                     self.put(dst.offset(lo), &src[lo..hi], pe);
                 }
             }
-            Some(Route::Proxy) if r == 0 => self.put(dst, src, pe),
+            Some(Route::Proxy | Route::Ibgda) if r == 0 => self.put(dst, src, pe),
             _ => {}
         }
         self.group_sync(block);
@@ -589,7 +634,7 @@ impl Thread<'_> {
                     self.put_nbi(dst.offset(lo), src.offset(lo), hi - lo, pe);
                 }
             }
-            Some(Route::Proxy) if r == 0 => self.put_nbi(dst, src, n, pe),
+            Some(Route::Proxy | Route::Ibgda) if r == 0 => self.put_nbi(dst, src, n, pe),
             _ => {}
         }
         self.group_sync(block);
@@ -602,6 +647,7 @@ impl Thread<'_> {
         if let Some(ring) = self.dev.ring() {
             self.last_ticket.set(self.last_ticket.get().max(ring.issued()));
         }
+        self.ib_quiet_all.set(true);
     }
 
     /// `nvshmemx_put_nbi_warp`.
@@ -674,7 +720,7 @@ impl Thread<'_> {
                     self.signal_op(sig, value, sop, pe);
                 }
             }
-            Some(Route::Proxy) if r == 0 => self.put_signal(dst, src, sig, value, sop, pe),
+            Some(Route::Proxy | Route::Ibgda) if r == 0 => self.put_signal(dst, src, sig, value, sop, pe),
             _ => {}
         }
         self.group_sync(block);

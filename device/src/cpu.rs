@@ -103,6 +103,10 @@ pub struct Thread<'a> {
     pub(crate) sync: &'a BlockSync,
     /// The last proxy ticket this thread issued (+1; 0 = none), for `quiet`.
     pub(crate) last_ticket: Cell<u64>,
+    /// IBGDA: the next WQE carries a fence.
+    pub(crate) fence_pending: Cell<bool>,
+    /// IBGDA: the next quiet covers every queue (after a group operation another thread led).
+    pub(crate) ib_quiet_all: Cell<bool>,
 }
 
 impl Thread<'_> {
@@ -200,7 +204,17 @@ fn run_kernel(dev: &Device, job: &Job) {
                     std::thread::Builder::new()
                         .stack_size(256 * 1024)
                         .spawn_scoped(s, move || {
-                            let th = Thread { state, dev, grid, block, thread, sync: &sync, last_ticket: Cell::new(0) };
+                            let th = Thread {
+                                state,
+                                dev,
+                                grid,
+                                block,
+                                thread,
+                                sync: &sync,
+                                last_ticket: Cell::new(0),
+                                fence_pending: Cell::new(false),
+                                ib_quiet_all: Cell::new(false),
+                            };
                             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kernel(&th)));
                             if r.is_err() {
                                 sync.break_all();

@@ -39,6 +39,7 @@
 mod api;
 pub mod channel;
 mod cpu;
+pub mod ibgda;
 pub mod moe;
 pub mod state;
 
@@ -86,6 +87,8 @@ struct Inner {
     _channel: Box<[u8]>,
     ring: Option<Box<ProxyRing>>,
     proxy: Mutex<Option<Proxy>>,
+    ibgda: Option<Box<ibgda::Ibgda>>,
+    softnic: Mutex<Option<ibgda::softnic::SoftNic>>,
     barrier: Mutex<Option<oxshmem::SymSlice<u64>>>,
     concurrent_blocks: usize,
     launches: Mutex<Launches>,
@@ -134,12 +137,11 @@ impl Device {
             None | Some("") | Some("auto") => None,
             Some("p2p") => Some(ChannelKind::P2p),
             Some("proxy") => Some(ChannelKind::Proxy),
+            Some("ibgda") => Some(ChannelKind::Ibgda),
             Some(other) => {
                 return Err(DeviceError::Init {
                     pe: me,
-                    reason: format!(
-                        "OXSHMEM_DEVICE_CHANNEL={other:?}: expected p2p or proxy (ibgda comes with the IBGDA channel)"
-                    ),
+                    reason: format!("OXSHMEM_DEVICE_CHANNEL={other:?}: expected p2p, proxy, ibgda or auto"),
                 });
             }
         };
@@ -164,6 +166,14 @@ impl Device {
         }
         let needs_proxy = channel.contains(&(ChannelKind::Proxy as u8));
         let ring = needs_proxy.then(|| Box::new(ProxyRing::new(PROXY_RING_SLOTS)));
+        // Every PE takes part in the IBGDA set-up (it exchanges keys) when any PE may use it:
+        // the choice is the same everywhere (forced, or none).
+        let ibgda = if force == Some(ChannelKind::Ibgda) {
+            let cfg = ibgda::IbgdaConfig::from_env().map_err(|reason| DeviceError::Init { pe: me, reason })?;
+            Some(Box::new(ibgda::Ibgda::new(shmem, cfg)?))
+        } else {
+            None
+        };
         let flags = shmem.alloc_slice(BARRIER_ROUNDS * 8, 0u64)?;
         let state = Box::new(DeviceState {
             my_pe: me as u32,
@@ -173,6 +183,7 @@ impl Device {
             peer_base: peer_base.as_ptr(),
             channel: channel.as_ptr(),
             ring: ring.as_deref().map_or(std::ptr::null(), |r| (r as *const ProxyRing).cast()),
+            ibgda: ibgda.as_deref().map_or(std::ptr::null(), |r| (r as *const ibgda::Ibgda).cast()),
             barrier_flags: flags.as_ptr() as u64,
             barrier_epoch: Default::default(),
             timeout_ns: env_timeout(),
@@ -180,6 +191,7 @@ impl Device {
             error: ErrorSlot::default(),
         });
         let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r));
+        let softnic = ibgda.as_deref().map(|ib| ibgda::softnic::SoftNic::start(ib, state.timeout_ns));
         let concurrent_blocks = std::env::var("OXSHMEM_DEVICE_BLOCKS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
         shmem.barrier_all()?;
         Ok(Device(Arc::new(Inner {
@@ -188,6 +200,8 @@ impl Device {
             _channel: channel,
             ring,
             proxy: Mutex::new(proxy),
+            ibgda,
+            softnic: Mutex::new(softnic),
             barrier: Mutex::new(Some(flags)),
             concurrent_blocks,
             launches: Mutex::new(Launches::default()),
@@ -202,6 +216,11 @@ impl Device {
 
     pub(crate) fn ring(&self) -> Option<&ProxyRing> {
         self.0.ring.as_deref()
+    }
+
+    /// The IBGDA channel's queues, when any peer uses it.
+    pub fn ibgda(&self) -> Option<&ibgda::Ibgda> {
+        self.0.ibgda.as_deref()
     }
 
     pub(crate) fn concurrent_blocks(&self) -> usize {
@@ -250,6 +269,17 @@ impl Device {
                 return Err(self.error().expect("a stall was recorded"));
             }
         }
+        if let Some(ib) = self.ibgda()
+            && let Err((pe, e)) = ibgda::device::host_quiet(ib, self.0.state.timeout_ns)
+        {
+            let (code, addr, len) = match e {
+                ibgda::qp::QpError::Nic { wqe_counter, syndrome, opcode } => {
+                    (ErrorCode::Nic, u64::from(wqe_counter), u64::from(syndrome) << 8 | u64::from(opcode))
+                }
+                ibgda::qp::QpError::Stalled { needed, reached } => (ErrorCode::NicStalled, needed, reached),
+            };
+            self.0.state.error.record(code, state::op::QUIET, pe as i64, addr, len, u32::MAX, u32::MAX);
+        }
         match self.error() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -263,6 +293,9 @@ impl Device {
         if let Some(mut p) = self.0.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
             p.stop();
         }
+        if let Some(mut n) = self.0.softnic.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            n.stop();
+        }
     }
 
     /// The first device error, if any.
@@ -273,7 +306,11 @@ impl Device {
         }
         let n = self.0.state.n_pes;
         let where_ = if s.block == u32::MAX {
-            "host proxy".to_string()
+            if s.code == ErrorCode::Nic as u32 || s.code == ErrorCode::NicStalled as u32 {
+                "host".to_string()
+            } else {
+                "host proxy".to_string()
+            }
         } else {
             format!("block {}, thread {}", s.block, s.thread)
         };
@@ -296,6 +333,20 @@ impl Device {
                 format!("atomic target {:#x} is not aligned to {} bytes", s.addr, s.len)
             }
             c if c == ErrorCode::Finalized as u32 => "a kernel was launched after the device was finalized".to_string(),
+            c if c == ErrorCode::Nic as u32 => {
+                let (syn, opc) = ((s.len >> 8) as u8, s.len as u8);
+                format!(
+                    "the NIC failed WQE {} ({}) on the IBGDA queue to PE {}: {} (syndrome {syn:#04x}); the queue is in error",
+                    s.addr,
+                    ibgda::mlx5::opcode::name(opc),
+                    s.pe,
+                    ibgda::mlx5::syndrome::name(syn)
+                )
+            }
+            c if c == ErrorCode::NicStalled as u32 => format!(
+                "the IBGDA queue to PE {} stalled: WQE index {} not complete (completed up to {}) after the timeout or with the software NIC stopped",
+                s.pe, s.addr, s.len
+            ),
             _ => "the kernel panicked".to_string(),
         };
         Some(DeviceError::Op { pe: self.0.state.my_pe as usize, op: op_name(s.op), where_, reason })
@@ -318,6 +369,9 @@ impl Device {
         if let Some(mut p) = self.0.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
             p.stop();
         }
+        if let Some(mut n) = self.0.softnic.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            n.stop();
+        }
         if let Some(flags) = self.0.barrier.lock().unwrap_or_else(|e| e.into_inner()).take() {
             flags.free()?;
         }
@@ -329,6 +383,9 @@ impl Drop for Inner {
     fn drop(&mut self) {
         if let Some(mut p) = self.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
             p.stop();
+        }
+        if let Some(mut n) = self.softnic.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            n.stop();
         }
         // The barrier flags are symmetric: freeing them is collective, so a Device dropped
         // without finalize leaves them allocated rather than risk a hang.

@@ -29,6 +29,11 @@ pub enum ErrorCode {
     KernelPanic = 7,
     /// A kernel was launched after the device was finalized.
     Finalized = 8,
+    /// The NIC completed a WQE with an error (`addr`: the WQE's index; `len`: syndrome << 8 |
+    /// opcode).
+    Nic = 9,
+    /// The NIC did not complete WQEs within the timeout (`addr`: index needed; `len`: reached).
+    NicStalled = 10,
 }
 
 /// The first error a device thread hit, for the host to report.
@@ -146,6 +151,8 @@ pub struct DeviceState {
     pub channel: *const u8,
     /// The proxy request ring (null when no peer uses the proxy).
     pub ring: *const core::ffi::c_void,
+    /// The IBGDA queues (null when no peer uses IBGDA).
+    pub ibgda: *const core::ffi::c_void,
     /// Symmetric address of the device barrier's flags (`BARRIER_ROUNDS` lines).
     pub barrier_flags: u64,
     /// Device barriers this PE has entered.

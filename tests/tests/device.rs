@@ -1,7 +1,7 @@
 //! The device layer (`oxshmem-device`): device threads of the CPU kernel back end starting
 //! one-sided operations themselves, across real jobs of 1, 2, 4 and 8 PEs, each case once over
-//! the P2P channel and once over the proxy ring (`OXSHMEM_DEVICE_CHANNEL`, which the PE
-//! program passes to `Device::init_with`).
+//! the P2P channel, once over the proxy ring and once over the IBGDA queues consumed by the
+//! software NIC (`OXSHMEM_DEVICE_CHANNEL`, which the PE program passes to `Device::init_with`).
 //!
 //! The PE program is `pe-device`. Every device operation is checked against the host API doing
 //! the same thing on a second buffer; the stress cases check exact totals (nothing lost or
@@ -17,7 +17,7 @@ use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok, assert_s
 
 const PE_DEVICE: &str = env!("CARGO_BIN_EXE_pe-device");
 
-const CHANNELS: [&str; 2] = ["p2p", "proxy"];
+const CHANNELS: [&str; 3] = ["p2p", "proxy", "ibgda"];
 
 const COUNTS: [usize; 3] = [1, 2, 4];
 
@@ -89,6 +89,13 @@ fn many_device_threads_lose_and_duplicate_nothing() {
             let r = run_ok(n, ch, &args);
             for pe in 0..n {
                 assert_stdout_has(&r, &format!("PE {pe}: stress ok: "));
+            }
+            if ch == "ibgda" {
+                assert!(
+                    !r.stdout.contains("QUEUES DID NOT WRAP"),
+                    "the stress case must wrap the IBGDA send queues\n{}",
+                    r.report()
+                );
             }
             if ch == "proxy" {
                 assert!(
@@ -192,6 +199,13 @@ fn stalled_ring_is_reported() {
         let r = run(2, ch, &["err-stall"], &[("OXSHMEM_TIMEOUT", "1")]);
         assert_job_ok(&r);
         assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: stalled ring reported ({ch})"));
+        if ch == "ibgda" {
+            assert_stdout_has(
+                &r,
+                "ERR blocking put with the software NIC stopped: PE 1: device nvshmem_put (block 0, thread 0): the IBGDA queue to PE 0 stalled: WQE index 1 not complete (completed up to 0)",
+            );
+            assert_stdout_has(&r, "ERR p into a full queue with the software NIC stopped: PE 0: device nvshmem_p");
+        }
         if ch == "proxy" {
             assert_stdout_has(
                 &r,
@@ -235,7 +249,7 @@ fn nbi_left_outstanding_is_completed() {
     }
 }
 
-/// `OXSHMEM_DEVICE_CHANNEL=bogus` (and `init_with("ibgda")`) is an init error that names the
+/// `OXSHMEM_DEVICE_CHANNEL=bogus` (and `init_with("rdma")`) is an init error that names the
 /// variable and the choices; a good init works afterwards.
 #[test]
 fn unknown_channel_is_an_init_error() {
@@ -243,7 +257,7 @@ fn unknown_channel_is_an_init_error() {
     for pe in 0..2 {
         assert_stdout_has(
             &r,
-            &format!("ERR env bogus: PE {pe}: device init: OXSHMEM_DEVICE_CHANNEL=\"bogus\": expected p2p or proxy"),
+            &format!("ERR env bogus: PE {pe}: device init: OXSHMEM_DEVICE_CHANNEL=\"bogus\": expected p2p, proxy, ibgda or auto"),
         );
     }
     assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: bogus channel rejected"));

@@ -3,6 +3,7 @@
 //! - `p2p.rs` — the peer's heap is mapped here: plain loads, stores and CPU atomics.
 //! - `proxy.rs` — a request ring in memory the device writes, drained by a host proxy thread
 //!   that calls the runtime's transport (NVSHMEM's IBRC path).
+//! - `crate::ibgda` — NIC work queues the device thread writes and rings itself (IBGDA).
 //!
 //! The channel of each peer is chosen once at init and stored as one byte per PE in the
 //! device state, so the device path dispatches with one load and one branch.
@@ -20,6 +21,8 @@ pub enum ChannelKind {
     P2p = 1,
     /// Requests to a host proxy thread.
     Proxy = 2,
+    /// NIC work requests the device thread writes and rings itself (IBGDA).
+    Ibgda = 3,
 }
 
 impl ChannelKind {
@@ -28,6 +31,7 @@ impl ChannelKind {
         match v {
             1 => Some(ChannelKind::P2p),
             2 => Some(ChannelKind::Proxy),
+            3 => Some(ChannelKind::Ibgda),
             _ => None,
         }
     }
@@ -37,6 +41,7 @@ impl ChannelKind {
         match self {
             ChannelKind::P2p => "p2p",
             ChannelKind::Proxy => "proxy",
+            ChannelKind::Ibgda => "ibgda",
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The atomics the lock-free channel code uses: std's here, loom's in the model tests (which
 //! include the channel files under their own `sync` module).
 
-pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 /// An `UnsafeCell` with loom's closure API, so that the same ring code runs under loom.
 #[derive(Debug, Default)]
@@ -27,4 +27,14 @@ pub(crate) fn pause(spins: &mut u32) {
     } else {
         std::thread::yield_now();
     }
+}
+
+/// One spin of a busy wait.
+pub(crate) fn spin_hint() {
+    std::hint::spin_loop();
+}
+
+/// Gives the core away.
+pub(crate) fn yield_now() {
+    std::thread::yield_now();
 }

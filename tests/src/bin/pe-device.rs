@@ -65,8 +65,8 @@ fn main() {
 /// The channel this job tests.
 fn channel() -> String {
     match std::env::var("OXSHMEM_DEVICE_CHANNEL") {
-        Ok(c) if c == "p2p" || c == "proxy" => c,
-        other => fail(format_args!("OXSHMEM_DEVICE_CHANNEL must be p2p or proxy, got {other:?}")),
+        Ok(c) if c == "p2p" || c == "proxy" || c == "ibgda" => c,
+        other => fail(format_args!("OXSHMEM_DEVICE_CHANNEL must be p2p, proxy or ibgda, got {other:?}")),
     }
 }
 
@@ -786,10 +786,14 @@ fn stress(args: &[String]) {
         flood.write(0, 0);
         shmem.barrier_all().or_die("barrier");
     }
+    // IBGDA: how many times the send queues went round (slot reuse under flow control).
+    let laps: u64 = dev.ibgda().map_or(0, |ib| ib.queues().iter().map(|q| q.prod_idx() / q.nwqes()).sum());
     dev_ok(dev.finalize(), "Device::finalize");
     let ring = match (channel().as_str(), requests > PROXY_RING_SLOTS) {
         ("proxy", true) => format!("{:.1} x the proxy ring: ring wrapped", requests as f64 / PROXY_RING_SLOTS as f64),
         ("proxy", false) => "RING DID NOT WRAP".to_string(),
+        ("ibgda", _) if laps > 0 => format!("IBGDA send queues wrapped {laps} times in all"),
+        ("ibgda", _) => "QUEUES DID NOT WRAP".to_string(),
         _ => "no ring with p2p".to_string(),
     };
     println!(
@@ -1299,17 +1303,26 @@ fn err_oob(_: &[String]) {
 fn err_stall(_: &[String]) {
     let shmem = init();
     let (me, _, right, _) = neighbours(&shmem);
-    let buf = shmem.alloc_slice(8, 0u64).or_die("alloc_slice");
+    let buf = shmem.alloc_slice(64, 0u64).or_die("alloc_slice");
     let p = DevPtr::from_slice(&buf);
     let ch = channel();
 
-    // Stop the ring's consumer (a dead proxy) and keep using the device.
+    // Stop the ring's consumer (a dead proxy, a dead software NIC) and keep using the device.
     let dev = device(&shmem);
     let stream = dev.stream();
     dev.stop_proxy_for_tests();
-    stream.launch(Grid::new(1, 1), move |t| t.put(p, &[1, 2, 3], right));
+    // 512 bytes: too long to go inline through IBGDA, so the put waits for its completion.
+    stream.launch(Grid::new(1, 1), move |t| t.put(p, &[7u64; 64], right));
     let r = stream.synchronize();
-    if ch == "proxy" {
+    if ch == "ibgda" {
+        expect_dev_err(
+            "blocking put with the software NIC stopped",
+            r,
+            &[&format!(
+                "PE {me}: device nvshmem_put (block 0, thread 0): the IBGDA queue to PE {right} stalled: WQE index 1 not complete (completed up to 0)"
+            )],
+        );
+    } else if ch == "proxy" {
         expect_dev_err(
             "blocking put with the proxy stopped",
             r,
@@ -1334,7 +1347,16 @@ fn err_stall(_: &[String]) {
         }
     });
     let r = stream.synchronize();
-    if ch == "proxy" {
+    if ch == "ibgda" {
+        // 2048 slots: the 2049th p finds no free slot (flow control), and nothing completes.
+        expect_dev_err(
+            "p into a full queue with the software NIC stopped",
+            r,
+            &[&format!(
+                "device nvshmem_p (block 0, thread 0): the IBGDA queue to PE {right} stalled: WQE index 1 not complete (completed up to 0)"
+            )],
+        );
+    } else if ch == "proxy" {
         expect_dev_err(
             "p into a full ring with the proxy stopped",
             r,
@@ -1429,7 +1451,7 @@ fn nbi_end(_: &[String]) {
 fn bogus(_: &[String]) {
     let shmem = init();
     let me = shmem.my_pe();
-    let want = format!("PE {me}: device init: OXSHMEM_DEVICE_CHANNEL=\"bogus\": expected p2p or proxy");
+    let want = format!("PE {me}: device init: OXSHMEM_DEVICE_CHANNEL=\"bogus\": expected p2p, proxy, ibgda or auto");
     match Device::init(&shmem) {
         Ok(_) => fail("Device::init with OXSHMEM_DEVICE_CHANNEL=bogus: expected an error"),
         Err(e) => {
@@ -1437,11 +1459,11 @@ fn bogus(_: &[String]) {
             println!("ERR env bogus: {e}");
         }
     }
-    match Device::init_with(&shmem, Some("ibgda")) {
-        Ok(_) => fail("Device::init_with(\"ibgda\"): expected an error"),
+    match Device::init_with(&shmem, Some("rdma")) {
+        Ok(_) => fail("Device::init_with(\"rdma\"): expected an error"),
         Err(e) => {
-            check(e.to_string().contains("expected p2p or proxy"), format!("init error {e}"));
-            println!("ERR init_with ibgda: {e}");
+            check(e.to_string().contains("expected p2p, proxy, ibgda or auto"), format!("init error {e}"));
+            println!("ERR init_with rdma: {e}");
         }
     }
     // The failed inits left nothing behind that breaks a good one.

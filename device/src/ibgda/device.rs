@@ -1,0 +1,357 @@
+//! The device side of the IBGDA channel: what a device thread does for each operation —
+//! build work requests, post them on its queue to the target PE, and wait for completions
+//! when the operation must be complete before it returns.
+//!
+//! Queue choice: a thread uses queue `warp % num_rc` to every PE, so its operations to one PE
+//! are on one queue and execute in order (a `fence` then only marks the next WQE fenced, which
+//! the NIC honours for transports that do not order writes). Blocking operations that lend
+//! local memory (a put from, or a get into, a local buffer; a fetched value in the scratch
+//! buffer) wait for their completion; `_nbi` operations, `p` (inline) and non-fetching atomics
+//! return once posted. `quiet` completes everything published on the thread's queues (on every
+//! queue after a `_warp`/`_block` operation led by another thread).
+
+use std::time::{Duration, Instant};
+
+use oxshmem::SignalOp;
+use oxshmem::transport::AmoOp;
+
+use super::Ibgda;
+use super::keys::{HEAP_LKEY, IBUF_LKEY_BASE, IMPLICIT_LKEY};
+use super::layout::{Amo, MAX_INLINE, Mlx5, Remote, Sge, WorkRequest};
+use super::qp::{IBUF_SLOT_BYTES, Qp, QpError};
+use crate::cpu::{Thread, WARP_SIZE};
+use crate::state::ErrorCode;
+
+/// Largest single RDMA transfer (bytes); longer ones are split.
+const MAX_XFER: usize = 1 << 30;
+
+impl Thread<'_> {
+    pub(crate) fn ib(&self) -> &Ibgda {
+        self.dev.ibgda().expect("an IBGDA route exists only with the IBGDA channel")
+    }
+
+    /// This thread's queue group (`warp % num_rc`).
+    fn ib_rc(&self) -> usize {
+        self.block * self.grid.threads.div_ceil(WARP_SIZE) + self.thread / WARP_SIZE
+    }
+
+    /// Where this thread starts looking for a free scratch slot.
+    fn ib_hint(&self) -> usize {
+        self.block * self.grid.threads + self.thread
+    }
+
+    fn ib_fail(&self, opc: u32, pe: usize, e: QpError) {
+        match e {
+            QpError::Nic { wqe_counter, syndrome, opcode } => self.state.error.record(
+                ErrorCode::Nic,
+                opc,
+                pe as i64,
+                u64::from(wqe_counter),
+                u64::from(syndrome) << 8 | u64::from(opcode),
+                self.block as u32,
+                self.thread as u32,
+            ),
+            QpError::Stalled { needed, reached } => self.state.error.record(
+                ErrorCode::NicStalled,
+                opc,
+                pe as i64,
+                needed,
+                reached,
+                self.block as u32,
+                self.thread as u32,
+            ),
+        }
+    }
+
+    /// A wait callback: spins, then yields; past the device timeout it gives up — unless
+    /// `lent` (the NIC may still touch memory this thread lent it) and the NIC thread lives.
+    /// With the NIC thread gone it gives up at once: nothing will complete any more.
+    fn ib_waiter(&self, lent: bool) -> impl FnMut() -> bool + '_ {
+        let timeout = Duration::from_nanos(self.state.timeout_ns);
+        let mut spins = 0u32;
+        let mut deadline: Option<Instant> = None;
+        let nic = &self.ib().nic;
+        move || {
+            // Waits here depend on another thread (the NIC, or the thread that reserved the
+            // slots before ours): spin only briefly before giving the core away, as device
+            // threads usually outnumber cores.
+            if spins < 16 {
+                spins += 1;
+                std::hint::spin_loop();
+                return true;
+            }
+            // A doorbell rung while helping (inside the queue code) must wake a sleeping NIC.
+            nic.kick();
+            std::thread::yield_now();
+            // A stopped NIC completes nothing more (and touches no lent memory): give up now.
+            if !nic.is_alive() {
+                return false;
+            }
+            let d = *deadline.get_or_insert_with(|| Instant::now() + timeout);
+            if Instant::now() < d {
+                return true;
+            }
+            if lent && nic.is_alive() {
+                std::thread::sleep(Duration::from_millis(1));
+                return true;
+            }
+            false
+        }
+    }
+
+    fn ib_remote(&self, pe: usize, addr: u64) -> Remote {
+        let ib = self.ib();
+        Remote { addr: ib.rbases[pe] + (addr - ib.heap_base), rkey: ib.rkeys[pe] }
+    }
+
+    /// Posts `wrs` on this thread's queue to `pe`; returns the queue and the batch's end.
+    fn ib_post(&self, opc: u32, pe: usize, wrs: &[WorkRequest<'_>]) -> Option<(&Qp<Mlx5>, u64)> {
+        let ib = self.ib();
+        let qp = ib.qp(self.ib_rc(), pe);
+        let fence = self.fence_pending.replace(false);
+        let mut w = self.ib_waiter(false);
+        match qp.post(wrs, true, fence, &mut w) {
+            Ok(end) => {
+                ib.kick();
+                Some((qp, end))
+            }
+            Err(e) => {
+                self.ib_fail(opc, pe, e);
+                None
+            }
+        }
+    }
+
+    /// Waits until `qp` has completed everything below `end`.
+    fn ib_wait(&self, opc: u32, qp: &Qp<Mlx5>, end: u64, lent: bool) -> bool {
+        let mut w = self.ib_waiter(lent);
+        match qp.wait_complete(end, &mut w) {
+            Ok(()) => true,
+            Err(e) => {
+                self.ib_fail(opc, qp.peer() as usize, e);
+                false
+            }
+        }
+    }
+
+    fn ibuf_key(&self, pe: usize) -> u32 {
+        IBUF_LKEY_BASE + self.ib().qp_index(self.ib_rc(), pe) as u32
+    }
+
+    /// Blocking put from a local buffer: inline when it fits, else from the implicit region,
+    /// waiting for completion (the NIC reads `src`).
+    pub(crate) fn ib_put_local(&self, opc: u32, pe: usize, dst: u64, src: &[u8]) {
+        if src.len() <= MAX_INLINE {
+            self.ib_post(opc, pe, &[WorkRequest::WriteInline { data: src, remote: self.ib_remote(pe, dst) }]);
+            return;
+        }
+        let mut last = None;
+        for (k, chunk) in src.chunks(MAX_XFER).enumerate() {
+            let local = Sge { addr: chunk.as_ptr() as u64, len: chunk.len() as u32, lkey: IMPLICIT_LKEY };
+            let remote = self.ib_remote(pe, dst + (k * MAX_XFER) as u64);
+            match self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }]) {
+                Some(p) => last = Some(p),
+                None => return,
+            }
+        }
+        if let Some((qp, end)) = last {
+            self.ib_wait(opc, qp, end, true);
+        }
+    }
+
+    /// Non-blocking put from this PE's symmetric heap.
+    pub(crate) fn ib_put_sym(&self, opc: u32, pe: usize, dst: u64, src: u64, len: usize) {
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(MAX_XFER);
+            let local = Sge { addr: src + off as u64, len: n as u32, lkey: HEAP_LKEY };
+            let remote = self.ib_remote(pe, dst + off as u64);
+            if self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }]).is_none() {
+                return;
+            }
+            off += n;
+        }
+    }
+
+    /// Blocking get into a local buffer: small ones through the scratch buffer, larger ones
+    /// straight into `dst` through the implicit region.
+    pub(crate) fn ib_get_local(&self, opc: u32, pe: usize, dst: &mut [u8], src: u64) {
+        if dst.is_empty() {
+            return;
+        }
+        let ib = self.ib();
+        if dst.len() <= IBUF_SLOT_BYTES {
+            let qp = ib.qp(self.ib_rc(), pe);
+            let mut w = self.ib_waiter(false);
+            let Some(t) = qp.ibuf_acquire(self.ib_hint(), &mut w) else {
+                self.ib_fail(opc, pe, QpError::Stalled { needed: 0, reached: 0 });
+                return;
+            };
+            let local = Sge { addr: qp.ibuf_addr(t), len: dst.len() as u32, lkey: self.ibuf_key(pe) };
+            if let Some((qp, end)) = self.ib_post(opc, pe, &[WorkRequest::Read { local, remote: self.ib_remote(pe, src) }])
+                && self.ib_wait(opc, qp, end, true)
+            {
+                qp.ibuf_copy_out(t, dst);
+            }
+            qp.ibuf_release(t);
+            return;
+        }
+        let mut last = None;
+        for (k, chunk) in dst.chunks_mut(MAX_XFER).enumerate() {
+            let local = Sge { addr: chunk.as_mut_ptr() as u64, len: chunk.len() as u32, lkey: IMPLICIT_LKEY };
+            let remote = self.ib_remote(pe, src + (k * MAX_XFER) as u64);
+            match self.ib_post(opc, pe, &[WorkRequest::Read { local, remote }]) {
+                Some(p) => last = Some(p),
+                None => return,
+            }
+        }
+        if let Some((qp, end)) = last {
+            self.ib_wait(opc, qp, end, true);
+        }
+    }
+
+    /// Non-blocking get into this PE's symmetric heap.
+    pub(crate) fn ib_get_sym(&self, opc: u32, pe: usize, dst: u64, src: u64, len: usize) {
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(MAX_XFER);
+            let local = Sge { addr: dst + off as u64, len: n as u32, lkey: HEAP_LKEY };
+            let remote = self.ib_remote(pe, src + off as u64);
+            if self.ib_post(opc, pe, &[WorkRequest::Read { local, remote }]).is_none() {
+                return;
+            }
+            off += n;
+        }
+    }
+
+    /// An atomic on `width` bytes at `dst` on `pe`; fetching ones wait and return the prior
+    /// value (through the scratch buffer), others return 0 once posted.
+    pub(crate) fn ib_amo(&self, opc: u32, pe: usize, dst: u64, width: u32, op: AmoOp, fetch: bool) -> u64 {
+        let amo = match op {
+            AmoOp::Fetch => Amo::Fetch,
+            AmoOp::Set(v) | AmoOp::Swap(v) => Amo::Set(v),
+            AmoOp::CompareSwap { cond, value } => Amo::CompareSwap { cond, value },
+            AmoOp::FetchAdd(v) => Amo::Add(v),
+            AmoOp::FetchAnd(v) => Amo::And(v),
+            AmoOp::FetchOr(v) => Amo::Or(v),
+            AmoOp::FetchXor(v) => Amo::Xor(v),
+        };
+        let qp = self.ib().qp(self.ib_rc(), pe);
+        let remote = self.ib_remote(pe, dst);
+        let key = self.ibuf_key(pe);
+        if !fetch {
+            let result = Sge { addr: qp.ibuf_addr(0), len: width, lkey: key };
+            self.ib_post(opc, pe, &[WorkRequest::Atomic { op: amo.to_nic(), width, remote, result }]);
+            return 0;
+        }
+        let mut w = self.ib_waiter(false);
+        let Some(t) = qp.ibuf_acquire(self.ib_hint(), &mut w) else {
+            self.ib_fail(opc, pe, QpError::Stalled { needed: 0, reached: 0 });
+            return 0;
+        };
+        let result = Sge { addr: qp.ibuf_addr(t), len: width, lkey: key };
+        let mut out = 0;
+        if let Some((qp, end)) = self.ib_post(opc, pe, &[WorkRequest::Atomic { op: amo.to_nic(), width, remote, result }])
+            && self.ib_wait(opc, qp, end, true)
+        {
+            let raw = qp.ibuf_read(t);
+            // 4-byte results arrive big-endian; 8-byte ones in host order.
+            out = if width == 4 { u64::from(u32::from_be_bytes((raw as u32).to_ne_bytes())) } else { raw };
+        }
+        qp.ibuf_release(t);
+        out
+    }
+
+    /// The signal update of put_signal / signal_op, as a work request.
+    fn ib_signal_wr(&self, pe: usize, sig: u64, value: u64, sop: SignalOp) -> WorkRequest<'static> {
+        let qp = self.ib().qp(self.ib_rc(), pe);
+        let op = match sop {
+            SignalOp::Set => Amo::Set(value),
+            SignalOp::Add => Amo::Add(value),
+        };
+        WorkRequest::Atomic {
+            op: op.to_nic(),
+            width: 8,
+            remote: self.ib_remote(pe, sig),
+            result: Sge { addr: qp.ibuf_addr(0), len: 8, lkey: self.ibuf_key(pe) },
+        }
+    }
+
+    /// put_signal: the write and the signal in one batch on one queue (RC executes them in
+    /// order, so the signal lands after the data). `src` is local (blocking: inline, or wait)
+    /// or symmetric at `sym_src` (non-blocking).
+    pub(crate) fn ib_put_signal(
+        &self,
+        opc: u32,
+        pe: usize,
+        dst: u64,
+        src: Option<&[u8]>,
+        sym_src: u64,
+        len: usize,
+        sig: u64,
+        value: u64,
+        sop: SignalOp,
+    ) {
+        let sigwr = self.ib_signal_wr(pe, sig, value, sop);
+        let remote = self.ib_remote(pe, dst);
+        match src {
+            Some(s) if s.len() <= MAX_INLINE => {
+                self.ib_post(opc, pe, &[WorkRequest::WriteInline { data: s, remote }, sigwr]);
+            }
+            Some(s) if s.len() <= MAX_XFER => {
+                let local = Sge { addr: s.as_ptr() as u64, len: s.len() as u32, lkey: IMPLICIT_LKEY };
+                if let Some((qp, end)) = self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }, sigwr]) {
+                    self.ib_wait(opc, qp, end, true);
+                }
+            }
+            Some(s) => {
+                self.ib_put_local(opc, pe, dst, s);
+                self.ib_post(opc, pe, &[sigwr]);
+            }
+            None if len <= MAX_XFER => {
+                let local = Sge { addr: sym_src, len: len as u32, lkey: HEAP_LKEY };
+                self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }, sigwr]);
+            }
+            None => {
+                self.ib_put_sym(opc, pe, dst, sym_src, len);
+                self.ib_post(opc, pe, &[sigwr]);
+            }
+        }
+    }
+
+    /// signal_op: one atomic, posted.
+    pub(crate) fn ib_signal_op(&self, opc: u32, pe: usize, sig: u64, value: u64, sop: SignalOp) {
+        let wr = self.ib_signal_wr(pe, sig, value, sop);
+        self.ib_post(opc, pe, &[wr]);
+    }
+
+    /// quiet over this thread's queues (every queue after a group operation).
+    pub(crate) fn ib_quiet(&self, opc: u32) {
+        let ib = self.ib();
+        let all = self.ib_quiet_all.replace(false);
+        let rcs = if all { 0..ib.num_rc } else { self.ib_rc() % ib.num_rc..self.ib_rc() % ib.num_rc + 1 };
+        for rc in rcs {
+            for pe in 0..ib.n_pes {
+                let qp = ib.qp(rc, pe);
+                let mut w = self.ib_waiter(false);
+                if let Err(e) = qp.quiet(&mut w) {
+                    self.ib_fail(opc, pe, e);
+                }
+            }
+        }
+    }
+}
+
+/// Host-side quiet over every queue (`Device::quiet`); returns the first failure.
+pub(crate) fn host_quiet(ib: &Ibgda, timeout_ns: u64) -> Result<(), (usize, QpError)> {
+    let deadline = Instant::now() + Duration::from_nanos(timeout_ns);
+    let mut spins = 0u32;
+    for qp in ib.queues() {
+        let mut w = || {
+            crate::channel::sync::pause(&mut spins);
+            Instant::now() < deadline
+        };
+        qp.quiet(&mut w).map_err(|e| (qp.peer() as usize, e))?;
+    }
+    Ok(())
+}

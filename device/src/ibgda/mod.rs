@@ -1,0 +1,182 @@
+//! The IBGDA channel: device threads write NIC work requests themselves — mlx5 WQEs in a send
+//! queue per peer, a doorbell record and a doorbell ring — and poll the NIC's completion queue
+//! for `quiet`, with no CPU thread forwarding each request (NVSHMEM's InfiniBand GPUDirect
+//! Async; see `shared/reference/ibgda.md` for the protocol this follows).
+//!
+//! - [`mlx5`] — the WQE and CQE layouts (`#[repr(C)]`, checked against rdma-core's header);
+//! - [`layout`] — the NIC-layout trait and the NIC-neutral work request; [`layout::Mlx5`];
+//! - [`qp`] — one queue pair and the posting / doorbell / completion protocol;
+//! - [`softnic`] — the software NIC: consumes exactly these queues and executes each WQE against
+//!   the target PE's symmetric heap (mapped memory on this host, the runtime's network
+//!   transport elsewhere), writing CQEs — so the device side is the real thing on any machine.
+//!
+//! Queues: `OXSHMEM_IBGDA_NUM_RC_PER_PE` (default 4) queues per peer, a device thread using
+//! queue `warp % num_rc` for every peer, so threads of different warps rarely share a
+//! reservation counter. Memory keys: the local heap, each queue's scratch buffer, and an
+//! implicit on-demand-paging region for the rest of the process (what mlx5's implicit ODP MR
+//! gives: the blocking put/get of a local, unregistered buffer); each PE's heap has one remote
+//! key, exchanged at init.
+
+pub(crate) mod device;
+pub mod layout;
+pub mod mlx5;
+pub mod qp;
+pub mod softnic;
+
+pub(crate) use crate::channel::sync;
+
+use layout::Mlx5;
+use qp::{CqMode, Qp};
+
+/// Local keys of the software NIC's memory regions.
+pub mod keys {
+    /// This PE's symmetric heap.
+    pub const HEAP_LKEY: u32 = 0x0000_1001;
+    /// Any local address (an implicit on-demand-paging region).
+    pub const IMPLICIT_LKEY: u32 = 0x0000_1002;
+    /// Queue `i`'s scratch buffer: `IBUF_LKEY_BASE + i`.
+    pub const IBUF_LKEY_BASE: u32 = 0x0010_0000;
+}
+
+/// Queue sizing and modes (from the environment at init).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IbgdaConfig {
+    /// Slots per send queue (`OXSHMEM_IBGDA_NWQES`, power of two, default 2048).
+    pub nwqes: usize,
+    /// CQ mode (`OXSHMEM_IBGDA_CQ_MODE=collapsed|normal`, default collapsed).
+    pub cq_mode: CqMode,
+    /// Entries of a normal-mode CQ (`OXSHMEM_IBGDA_NCQES`, default = nwqes).
+    pub ncqes: usize,
+    /// Queues per peer (`OXSHMEM_IBGDA_NUM_RC_PER_PE`, default 4).
+    pub num_rc: usize,
+    /// Ring at least every this many slots (`OXSHMEM_IBGDA_BATCH`, default 32).
+    pub batch: usize,
+}
+
+impl Default for IbgdaConfig {
+    fn default() -> Self {
+        IbgdaConfig { nwqes: 2048, cq_mode: CqMode::Collapsed, ncqes: 2048, num_rc: 4, batch: 32 }
+    }
+}
+
+impl IbgdaConfig {
+    /// From `OXSHMEM_IBGDA_*`; a malformed value is an error naming the variable.
+    pub fn from_env() -> Result<IbgdaConfig, String> {
+        let mut c = IbgdaConfig::default();
+        let num = |k: &str, d: usize| -> Result<usize, String> {
+            match std::env::var(k) {
+                Ok(v) if !v.trim().is_empty() => {
+                    v.trim().parse::<usize>().map_err(|_| format!("{k}={v:?}: expected a number"))
+                }
+                _ => Ok(d),
+            }
+        };
+        c.nwqes = num("OXSHMEM_IBGDA_NWQES", c.nwqes)?;
+        if !c.nwqes.is_power_of_two() || !(8..=32768).contains(&c.nwqes) {
+            return Err(format!("OXSHMEM_IBGDA_NWQES={}: expected a power of two from 8 to 32768", c.nwqes));
+        }
+        c.ncqes = num("OXSHMEM_IBGDA_NCQES", c.nwqes)?.max(1);
+        c.num_rc = num("OXSHMEM_IBGDA_NUM_RC_PER_PE", c.num_rc)?.clamp(1, 64);
+        c.batch = num("OXSHMEM_IBGDA_BATCH", c.batch)?.max(1);
+        c.cq_mode = match std::env::var("OXSHMEM_IBGDA_CQ_MODE").as_deref().map(str::trim) {
+            Err(_) | Ok("") | Ok("collapsed") => CqMode::Collapsed,
+            Ok("normal") => CqMode::Normal,
+            Ok(o) => return Err(format!("OXSHMEM_IBGDA_CQ_MODE={o:?}: expected collapsed or normal")),
+        };
+        Ok(c)
+    }
+}
+
+/// The IBGDA channel of one PE: its queues, the key tables and the software NIC.
+#[derive(Debug)]
+pub struct Ibgda {
+    pub(crate) qps: Box<[Qp<Mlx5>]>,
+    pub(crate) num_rc: usize,
+    pub(crate) n_pes: usize,
+    /// Remote key of each PE's heap.
+    pub(crate) rkeys: Box<[u32]>,
+    /// Heap base address of each PE (remote addresses are virtual addresses there).
+    pub(crate) rbases: Box<[u64]>,
+    pub(crate) heap_base: u64,
+    pub(crate) heap_size: u64,
+    pub(crate) config: IbgdaConfig,
+    pub(crate) nic: softnic::NicShared,
+}
+
+impl Ibgda {
+    /// Builds the queues to every PE (collective: exchanges remote keys and heap bases).
+    pub(crate) fn new(shmem: &oxshmem::Shmem, config: IbgdaConfig) -> oxshmem::Result<Ibgda> {
+        let (me, n) = (shmem.my_pe(), shmem.n_pes());
+        let (base, size) = oxshmem::raw::heap_range()?;
+        // A remote key per heap registration: unpredictable, never 0.
+        let my_rkey = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_usize(me);
+            h.write_u32(std::process::id());
+            (h.finish() as u32) | 1
+        };
+        // Allgather (rkey, base) through a symmetric table.
+        let table = shmem.alloc_slice(2 * n, 0u64)?;
+        let mine = [u64::from(my_rkey), base as u64];
+        for pe in 0..n {
+            // SAFETY: the table is symmetric with 2n elements; we write our two.
+            unsafe {
+                oxshmem::raw::putmem(
+                    table.as_ptr().add(2 * me) as *mut u8,
+                    mine.as_ptr().cast(),
+                    16,
+                    pe as i32,
+                )?;
+            }
+        }
+        shmem.barrier_all()?;
+        let all = table.to_vec();
+        table.free()?;
+        let rkeys: Box<[u32]> = (0..n).map(|p| all[2 * p] as u32).collect();
+        let rbases: Box<[u64]> = (0..n).map(|p| all[2 * p + 1]).collect();
+        let qps: Box<[Qp<Mlx5>]> = (0..config.num_rc * n)
+            .map(|i| {
+                let pe = i % n;
+                Qp::new(config.nwqes, config.cq_mode, config.ncqes, config.batch, 0x0001_0000 | i as u32, pe as u32)
+            })
+            .collect();
+        Ok(Ibgda {
+            qps,
+            num_rc: config.num_rc,
+            n_pes: n,
+            rkeys,
+            rbases,
+            heap_base: base as u64,
+            heap_size: size as u64,
+            config,
+            nic: softnic::NicShared::default(),
+        })
+    }
+
+    /// Queue `rc` to `pe`.
+    pub(crate) fn qp(&self, rc: usize, pe: usize) -> &Qp<Mlx5> {
+        &self.qps[(rc % self.num_rc) * self.n_pes + pe]
+    }
+
+    /// The index of a queue in `qps`.
+    pub(crate) fn qp_index(&self, rc: usize, pe: usize) -> usize {
+        (rc % self.num_rc) * self.n_pes + pe
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> IbgdaConfig {
+        self.config
+    }
+
+    /// Every queue.
+    pub fn queues(&self) -> &[Qp<Mlx5>] {
+        &self.qps
+    }
+
+    /// Wakes the software NIC if it sleeps (after a doorbell).
+    #[inline]
+    pub(crate) fn kick(&self) {
+        self.nic.kick();
+    }
+}

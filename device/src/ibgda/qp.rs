@@ -1,0 +1,511 @@
+//! One IBGDA queue pair: the send queue of 64-byte slots, its counters, the doorbell record and
+//! register, the completion queue and the scratch buffer — and the protocol on them.
+//!
+//! Producer (a device thread), for `n` slots:
+//! 1. reserve: `base = resv_head.fetch_add(n)`;
+//! 2. flow control: wait until `cons_idx >= base + n - nwqes`, so that no slot is reused before
+//!    its completion has been seen;
+//! 3. write the slots (relaxed word stores — plain stores on a GPU);
+//! 4. publish in order: `CAS(ready_head, base, base + n)` (release), so batches become ready
+//!    strictly in reservation order;
+//! 5. ring unless a later reservation will (no one reserved after us, no batch boundary
+//!    crossed): under the doorbell lock, `prod_idx.fetch_max(end)`, then the doorbell record
+//!    (big-endian low 16 bits of the producer index, release) and the doorbell register.
+//!
+//! A waiter that needs a completion whose slots are published but not yet announced rings
+//! itself (step 5 is idempotent): the thread that skipped ringing left that to a later
+//! reserver, and that reserver may itself be waiting in flow control.
+//!
+//! Completions: the NIC writes a CQE only for signalled WQEs (the last of each call), in order.
+//! In *collapsed* mode it always overwrites entry 0 and the device reads `wqe_counter`; the
+//! 16-bit counter is widened against `cons_idx` read before and after the entry (a seqlock):
+//! while `cons_idx` stands still, producers cannot get more than `nwqes` ahead of it, so the
+//! entry is within 2^15 of it. In *normal* mode entries form a ring with an owner bit that
+//! flips each lap; one poller at a time consumes them and writes the CQ's consumer index, which
+//! the NIC reads so it never overwrites an entry not yet consumed.
+//!
+//! This file uses only `super::sync` atomics and the [`NicLayout`] trait, so
+//! `tests/loom_ibgda.rs` model-checks it with loom.
+
+use std::marker::PhantomData;
+
+use super::layout::{Completion, NicLayout, WorkRequest, WqeFlags, Wqebb};
+use super::sync::{AtomicU32, AtomicU64, Ordering, fence};
+
+/// A value on its own cache line.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub(crate) struct Line<T>(pub(crate) T);
+
+/// Completion-queue mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CqMode {
+    /// One entry, always overwritten (what NVSHMEM's IBGDA creates).
+    Collapsed,
+    /// A ring of entries with an owner bit and a consumer index.
+    Normal,
+}
+
+/// Why a producer or poller gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpError {
+    /// The NIC reported an error completion (the queue is now in error).
+    Nic {
+        /// Index of the failed WQE's first slot (low 16 bits).
+        wqe_counter: u16,
+        /// Syndrome.
+        syndrome: u8,
+        /// The failed WQE's opcode.
+        opcode: u8,
+    },
+    /// The caller's wait gave up (timeout) with `cons_idx` short of `needed`.
+    Stalled {
+        /// The index waited for.
+        needed: u64,
+        /// The completion index reached.
+        reached: u64,
+    },
+}
+
+/// Slots of the scratch buffer each queue has.
+pub const IBUF_SLOTS: usize = 64;
+/// Bytes of one scratch slot (32 lanes × 8 bytes).
+pub const IBUF_SLOT_BYTES: usize = 256;
+
+/// One queue pair. `L` is the NIC's format.
+#[derive(Debug)]
+pub struct Qp<L: NicLayout> {
+    resv_head: Line<AtomicU64>,
+    ready_head: Line<AtomicU64>,
+    prod_idx: Line<AtomicU64>,
+    cons_idx: Line<AtomicU64>,
+    db_lock: Line<AtomicU32>,
+    poll_lock: Line<AtomicU32>,
+    /// The doorbell record: word 1 is the send counter (big-endian).
+    dbr: Line<[AtomicU32; 2]>,
+    /// The doorbell register (a UAR word): the first 8 bytes of a control segment.
+    db: Line<AtomicU64>,
+    /// The CQ's consumer index (normal mode), read by the NIC.
+    cq_ci: Line<AtomicU32>,
+    /// The error latched from an error CQE (0: none; else 1 << 63 | counter << 16 | syndrome << 8 | opcode).
+    error: Line<AtomicU64>,
+    sq: Box<[AtomicU64]>,
+    cq: Box<[AtomicU64]>,
+    ibuf: Box<[AtomicU64]>,
+    /// Scratch slots in use (bit 0, the sink, always).
+    ibuf_busy: Line<AtomicU64>,
+    nwqes: u64,
+    ncqes: u64,
+    mode: CqMode,
+    batch: u64,
+    qpn: u32,
+    peer: u32,
+    _l: PhantomData<L>,
+}
+
+/// The result of a post: the index just past the last slot written.
+pub type PostEnd = u64;
+
+impl<L: NicLayout> Qp<L> {
+    /// A queue of `nwqes` slots (a power of two, 2..=32768) to PE `peer`, QP number `qpn`,
+    /// ringing the doorbell at least every `batch` slots.
+    pub fn new(nwqes: usize, mode: CqMode, ncqes: usize, batch: usize, qpn: u32, peer: u32) -> Self {
+        assert!(nwqes.is_power_of_two() && (2..=32768).contains(&nwqes), "nwqes {nwqes}: a power of two up to 32768");
+        let ncqes = if mode == CqMode::Collapsed { 1 } else { ncqes.max(1) };
+        let zeros = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[AtomicU64]>>();
+        let q = Qp {
+            resv_head: Line::default(),
+            ready_head: Line::default(),
+            prod_idx: Line::default(),
+            cons_idx: Line::default(),
+            db_lock: Line::default(),
+            poll_lock: Line::default(),
+            dbr: Line::default(),
+            db: Line::default(),
+            cq_ci: Line::default(),
+            error: Line::default(),
+            sq: zeros(nwqes * 8),
+            cq: zeros(ncqes * 8),
+            ibuf: zeros(IBUF_SLOTS * IBUF_SLOT_BYTES / 8),
+            ibuf_busy: Line(AtomicU64::new(1)),
+            nwqes: nwqes as u64,
+            ncqes: ncqes as u64,
+            mode,
+            batch: batch.max(1) as u64,
+            qpn,
+            peer,
+            _l: PhantomData,
+        };
+        let empty = L::encode_cqe(Completion::None, qpn);
+        for e in 0..ncqes {
+            q.store_cqe(e, &empty);
+        }
+        q
+    }
+
+    /// The QP number.
+    pub fn qpn(&self) -> u32 {
+        self.qpn
+    }
+    /// The PE this queue reaches.
+    pub fn peer(&self) -> u32 {
+        self.peer
+    }
+    /// Slots in the send queue.
+    pub fn nwqes(&self) -> u64 {
+        self.nwqes
+    }
+    /// Everything below this index is published.
+    pub fn ready_head(&self) -> u64 {
+        self.ready_head.0.load(Ordering::Acquire)
+    }
+    /// Everything below this index is known complete.
+    pub fn cons_idx(&self) -> u64 {
+        self.cons_idx.0.load(Ordering::Acquire)
+    }
+    /// The highest index announced to the NIC.
+    pub fn prod_idx(&self) -> u64 {
+        self.prod_idx.0.load(Ordering::Acquire)
+    }
+
+    /// The latched error, if the queue is in error.
+    pub fn error(&self) -> Option<QpError> {
+        decode_error(self.error.0.load(Ordering::Acquire))
+    }
+
+    /// Slots `wrs` take, as posted (with the trailing NOP a signalled multi-slot WQE needs so
+    /// that the completion's counter names the batch's last slot).
+    pub fn slots_for(wrs: &[WorkRequest<'_>], signal: bool) -> u64 {
+        let n: usize = wrs.iter().map(L::wqebbs).sum();
+        let last = wrs.last().map_or(1, L::wqebbs);
+        (n + usize::from(signal && last > 1)) as u64
+    }
+
+    /// Posts `wrs` as one batch: only the last WQE is signalled (when `signal`), the first one
+    /// fenced (when `fence`). `wait` is called while waiting (for slots, or for the batch's
+    /// turn to publish) and ends the wait by returning false. Returns the index past the batch.
+    pub fn post(
+        &self,
+        wrs: &[WorkRequest<'_>],
+        signal: bool,
+        fence_first: bool,
+        wait: &mut dyn FnMut() -> bool,
+    ) -> Result<PostEnd, QpError> {
+        if let Some(e) = self.error() {
+            return Err(e);
+        }
+        let n = Self::slots_for(wrs, signal);
+        assert!(n > 0 && n <= self.nwqes / 2, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
+        let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
+        let end = base + n;
+        // Flow control: the slots [base, end) were last used by indices nwqes lower.
+        if end > self.nwqes {
+            self.wait_complete(end - self.nwqes, wait)?;
+        }
+        let mut idx = base;
+        let mut buf: [Wqebb; 4] = [[0u8; 64]; 4];
+        for (i, wr) in wrs.iter().enumerate() {
+            let k = L::wqebbs(wr);
+            let last = i + 1 == wrs.len();
+            let flags =
+                WqeFlags { signal: signal && last && k == 1, fence: fence_first && i == 0 };
+            for b in buf.iter_mut().take(k) {
+                *b = [0u8; 64];
+            }
+            L::encode(wr, idx, self.qpn, flags, &mut buf[..k]);
+            for (j, b) in buf.iter().take(k).enumerate() {
+                self.store_slot(idx + j as u64, b);
+            }
+            idx += k as u64;
+        }
+        if idx < end {
+            // The trailing signalled NOP.
+            let mut nop = [[0u8; 64]; 1];
+            L::encode(&WorkRequest::Nop, idx, self.qpn, WqeFlags { signal: true, fence: false }, &mut nop);
+            self.store_slot(idx, &nop[0]);
+        }
+        // Publish strictly in order.
+        let mut spins = 0u32;
+        while self.ready_head.0.compare_exchange_weak(base, end, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            spins += 1;
+            if spins > 8 {
+                // The batch before ours may be waiting for a doorbell nobody else will ring.
+                self.help_ring();
+                if !wait() {
+                    // Our slots are reserved and written; we must still publish them or the
+                    // queue stops for good. Keep going, but without spinning hard.
+                    super::sync::yield_now();
+                }
+            } else {
+                super::sync::spin_hint();
+            }
+        }
+        let later = self.resv_head.0.load(Ordering::Acquire) != end;
+        if !later || base / self.batch != end / self.batch || n >= self.batch {
+            self.ring(end);
+        }
+        Ok(end)
+    }
+
+    /// Announces every slot below `end` to the NIC.
+    pub fn ring(&self, end: u64) {
+        while self.db_lock.0.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            super::sync::spin_hint();
+        }
+        let old = self.prod_idx.0.fetch_max(end, Ordering::AcqRel);
+        if end > old {
+            fence(Ordering::SeqCst);
+            self.dbr.0[1].store(L::dbr_value(end), Ordering::Release);
+            fence(Ordering::SeqCst);
+            self.db.0.store(L::doorbell(end, self.qpn), Ordering::Release);
+        }
+        self.db_lock.0.store(0, Ordering::Release);
+    }
+
+    /// Rings up to the ready head if it is ahead of the producer index.
+    pub fn help_ring(&self) {
+        let r = self.ready_head();
+        if r > self.prod_idx() {
+            self.ring(r);
+        }
+    }
+
+    /// Waits until every slot below `idx` is complete (polling the CQ, and ringing published
+    /// slots nobody has announced yet).
+    pub fn wait_complete(&self, idx: u64, wait: &mut dyn FnMut() -> bool) -> Result<(), QpError> {
+        loop {
+            let c = self.poll()?;
+            if c >= idx {
+                return Ok(());
+            }
+            if self.prod_idx() < idx {
+                self.help_ring();
+            }
+            if !wait() {
+                return Err(QpError::Stalled { needed: idx, reached: self.cons_idx() });
+            }
+        }
+    }
+
+    /// `quiet` for this queue: completes everything published so far.
+    pub fn quiet(&self, wait: &mut dyn FnMut() -> bool) -> Result<(), QpError> {
+        let r = self.ready_head();
+        if r == 0 || self.cons_idx() >= r {
+            return match self.error() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+        }
+        self.wait_complete(r, wait)
+    }
+
+    /// Reads the CQ and advances `cons_idx`; returns it.
+    pub fn poll(&self) -> Result<u64, QpError> {
+        if let Some(e) = self.error() {
+            return Err(e);
+        }
+        match self.mode {
+            CqMode::Collapsed => loop {
+                let c0 = self.cons_idx.0.load(Ordering::Acquire);
+                let cqe = self.load_cqe(0);
+                let c1 = self.cons_idx.0.load(Ordering::Acquire);
+                if c0 != c1 {
+                    continue;
+                }
+                return match L::decode_cqe(&cqe) {
+                    Completion::None => Ok(c0),
+                    Completion::Ok { wqe_counter, .. } => {
+                        let c = widen(c0, wqe_counter.wrapping_add(1));
+                        Ok(self.cons_idx.0.fetch_max(c, Ordering::AcqRel).max(c))
+                    }
+                    Completion::Err { wqe_counter, syndrome, opcode, .. } => {
+                        Err(self.latch(QpError::Nic { wqe_counter, syndrome, opcode }))
+                    }
+                };
+            },
+            CqMode::Normal => {
+                if self.poll_lock.0.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+                    // Someone else is consuming entries.
+                    return Ok(self.cons_idx());
+                }
+                let mut ci = u64::from(self.cq_ci.0.load(Ordering::Relaxed));
+                let res = loop {
+                    let e = ci % self.ncqes;
+                    let cqe = self.load_cqe(e as usize);
+                    let lap = ((ci / self.ncqes) & 1) as u8;
+                    match L::decode_cqe(&cqe) {
+                        Completion::Ok { wqe_counter, owner } if owner == lap => {
+                            let c0 = self.cons_idx.0.load(Ordering::Acquire);
+                            self.cons_idx.0.fetch_max(widen(c0, wqe_counter.wrapping_add(1)), Ordering::AcqRel);
+                            ci += 1;
+                        }
+                        Completion::Err { wqe_counter, owner, syndrome, opcode } if owner == lap => {
+                            break Err(self.latch(QpError::Nic { wqe_counter, syndrome, opcode }));
+                        }
+                        _ => break Ok(self.cons_idx()),
+                    }
+                };
+                self.cq_ci.0.store(ci as u32, Ordering::Release);
+                self.poll_lock.0.store(0, Ordering::Release);
+                res
+            }
+        }
+    }
+
+    fn latch(&self, e: QpError) -> QpError {
+        if let QpError::Nic { wqe_counter, syndrome, opcode } = e {
+            let v = 1 << 63 | u64::from(wqe_counter) << 16 | u64::from(syndrome) << 8 | u64::from(opcode);
+            let _ = self.error.0.compare_exchange(0, v, Ordering::AcqRel, Ordering::Acquire);
+        }
+        e
+    }
+
+    // ---- scratch buffer -----------------------------------------------------------
+
+    /// Address of scratch slot `slot` (slot 0 is the sink of non-fetching atomics).
+    pub fn ibuf_addr(&self, slot: u64) -> u64 {
+        let i = (slot % IBUF_SLOTS as u64) as usize * (IBUF_SLOT_BYTES / 8);
+        self.ibuf[i..].as_ptr() as u64
+    }
+
+    /// The scratch buffer's address range.
+    pub fn ibuf_range(&self) -> (u64, u64) {
+        (self.ibuf.as_ptr() as u64, (self.ibuf.len() * 8) as u64)
+    }
+
+    /// Takes a free scratch slot (1..IBUF_SLOTS; slot 0 is the sink), waiting while all are in
+    /// use. Slots are held independently (a bitmap), so a holder that is slow to finish delays
+    /// nobody else's release — NVSHMEM's in-order ring would, and device threads on a CPU are
+    /// often descheduled.
+    pub fn ibuf_acquire(&self, hint: usize, wait: &mut dyn FnMut() -> bool) -> Option<u64> {
+        let full = u64::MAX;
+        loop {
+            let m = self.ibuf_busy.0.load(Ordering::Acquire);
+            if m != full {
+                // Start the search at the hint so that threads spread over the slots.
+                let rot = (hint % IBUF_SLOTS) as u32;
+                let free = !m.rotate_right(rot);
+                let bit = (free.trailing_zeros() + rot) % IBUF_SLOTS as u32;
+                if self
+                    .ibuf_busy
+                    .0
+                    .compare_exchange_weak(m, m | 1 << bit, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return Some(u64::from(bit));
+                }
+                continue;
+            }
+            if !wait() {
+                return None;
+            }
+        }
+    }
+
+    /// Reads the first 8 bytes of scratch slot `slot`.
+    pub fn ibuf_read(&self, slot: u64) -> u64 {
+        self.ibuf[slot as usize * (IBUF_SLOT_BYTES / 8)].load(Ordering::Acquire)
+    }
+
+    /// Copies `out.len()` bytes out of scratch slot `slot`.
+    pub fn ibuf_copy_out(&self, slot: u64, out: &mut [u8]) {
+        let i = slot as usize * (IBUF_SLOT_BYTES / 8);
+        for (k, chunk) in out.chunks_mut(8).enumerate() {
+            let w = self.ibuf[i + k].load(Ordering::Acquire).to_ne_bytes();
+            chunk.copy_from_slice(&w[..chunk.len()]);
+        }
+    }
+
+    /// Returns scratch slot `slot`.
+    pub fn ibuf_release(&self, slot: u64) {
+        self.ibuf_busy.0.fetch_and(!(1 << slot), Ordering::AcqRel);
+    }
+
+    // ---- the NIC's side ------------------------------------------------------------
+
+    /// The producer index announced in the doorbell record, widened against `consumed`.
+    pub fn nic_announced(&self, consumed: u64) -> u64 {
+        let p = L::dbr_prod(self.dbr.0[1].load(Ordering::Acquire));
+        consumed + u64::from(p.wrapping_sub(consumed as u16))
+    }
+
+    /// The doorbell register's last value.
+    pub fn nic_doorbell(&self) -> u64 {
+        self.db.0.load(Ordering::Acquire)
+    }
+
+    /// Reads slot `idx` (modulo the ring).
+    pub fn nic_slot(&self, idx: u64) -> Wqebb {
+        let base = (idx & (self.nwqes - 1)) as usize * 8;
+        let mut out = [0u8; 64];
+        for (k, w) in self.sq[base..base + 8].iter().enumerate() {
+            out[k * 8..k * 8 + 8].copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes());
+        }
+        out
+    }
+
+    /// Writes completion number `pcqe` (counted from 0). In normal mode waits (calling
+    /// `wait`) while the CQ is full; returns false if `wait` gave up.
+    pub fn nic_complete(&self, c: Completion, pcqe: u64, wait: &mut dyn FnMut() -> bool) -> bool {
+        let (entry, c) = match self.mode {
+            CqMode::Collapsed => (0, c),
+            CqMode::Normal => {
+                while pcqe - u64::from(self.cq_ci.0.load(Ordering::Acquire)) >= self.ncqes {
+                    if !wait() {
+                        return false;
+                    }
+                }
+                let owner = ((pcqe / self.ncqes) & 1) as u8;
+                let c = match c {
+                    Completion::Ok { wqe_counter, .. } => Completion::Ok { wqe_counter, owner },
+                    Completion::Err { wqe_counter, syndrome, opcode, .. } => {
+                        Completion::Err { wqe_counter, owner, syndrome, opcode }
+                    }
+                    Completion::None => Completion::None,
+                };
+                ((pcqe % self.ncqes) as usize, c)
+            }
+        };
+        self.store_cqe(entry, &L::encode_cqe(c, self.qpn));
+        true
+    }
+
+    // ---- words --------------------------------------------------------------------
+
+    fn store_slot(&self, idx: u64, b: &Wqebb) {
+        let base = (idx & (self.nwqes - 1)) as usize * 8;
+        for (k, w) in self.sq[base..base + 8].iter().enumerate() {
+            w.store(u64::from_ne_bytes(b[k * 8..k * 8 + 8].try_into().expect("8 bytes")), Ordering::Relaxed);
+        }
+    }
+
+    /// Stores a CQE: words 0..7 relaxed, then word 7 (counter and owner) with release.
+    fn store_cqe(&self, entry: usize, cqe: &[u8; 64]) {
+        let w = &self.cq[entry * 8..entry * 8 + 8];
+        let word = |k: usize| u64::from_ne_bytes(cqe[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
+        for (k, x) in w.iter().enumerate().take(7) {
+            x.store(word(k), Ordering::Relaxed);
+        }
+        w[7].store(word(7), Ordering::Release);
+    }
+
+    fn load_cqe(&self, entry: usize) -> [u8; 64] {
+        let w = &self.cq[entry * 8..entry * 8 + 8];
+        let mut out = [0u8; 64];
+        let last = w[7].load(Ordering::Acquire);
+        for (k, x) in w.iter().enumerate().take(7) {
+            out[k * 8..k * 8 + 8].copy_from_slice(&x.load(Ordering::Relaxed).to_ne_bytes());
+        }
+        out[56..].copy_from_slice(&last.to_ne_bytes());
+        out
+    }
+}
+
+/// The full index of a 16-bit completion counter `c16` that is at most 2^15 ahead of `base`.
+fn widen(base: u64, c16: u16) -> u64 {
+    base + u64::from(c16.wrapping_sub(base as u16))
+}
+
+fn decode_error(v: u64) -> Option<QpError> {
+    (v != 0).then(|| QpError::Nic { wqe_counter: (v >> 16) as u16, syndrome: (v >> 8) as u8, opcode: v as u8 })
+}

@@ -1,0 +1,476 @@
+//! The software NIC: one host thread per PE that consumes the IBGDA queues exactly as a NIC
+//! would — it watches each queue's doorbell record, decodes every WQE between the last index
+//! it consumed and the announced one (wrapping the ring), executes it, and writes completion
+//! entries for signalled WQEs.
+//!
+//! Execution: local addresses are translated through the memory-region table (the heap, each
+//! queue's scratch buffer, the implicit whole-process region) and remote ones through the peer's
+//! remote key and heap base. A peer whose heap is mapped on this host is written with plain
+//! copies and CPU atomics (as the NIC's DMA engine would); any other peer through the runtime's
+//! transport (`ofi`), whose non-blocking writes are completed before a fenced WQE, before any
+//! read or atomic, and before a completion is written — so data is visible before any later
+//! operation of the queue and before its CQE, as RC ordering requires.
+//!
+//! Errors: a WQE that cannot be decoded, a bad key, an address outside its region or a transport
+//! failure produce an error CQE (opcode 13, the syndrome at byte 55) at that WQE, and the queue
+//! enters the error state: nothing after it executes.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use oxshmem::transport::AmoOp;
+
+use super::Ibgda;
+use super::keys::{HEAP_LKEY, IBUF_LKEY_BASE, IMPLICIT_LKEY};
+use super::layout::{Completion, Decoded, NicAtomic, NicLayout, Remote, Sge};
+use super::mlx5::syndrome;
+use super::qp::Qp;
+
+/// What device threads and the NIC thread share.
+#[derive(Debug, Default)]
+pub struct NicShared {
+    /// 1 while the NIC thread runs.
+    pub(crate) alive: AtomicU32,
+    /// 1 while the NIC thread sleeps (a doorbell then unparks it).
+    sleeping: AtomicU32,
+    stop: AtomicBool,
+    thread: OnceLock<std::thread::Thread>,
+    /// WQEs executed (for tests and benchmarks).
+    pub(crate) executed: AtomicU64,
+}
+
+impl NicShared {
+    /// Wakes the NIC thread if it sleeps.
+    #[inline]
+    pub(crate) fn kick(&self) {
+        if self.sleeping.load(Ordering::SeqCst) != 0
+            && let Some(t) = self.thread.get()
+        {
+            t.unpark();
+        }
+    }
+
+    /// Whether the NIC thread runs.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Acquire) != 0
+    }
+}
+
+/// The NIC thread's handle.
+#[derive(Debug)]
+pub(crate) struct SoftNic {
+    handle: Option<std::thread::JoinHandle<()>>,
+    ib: *const Ibgda,
+}
+
+// SAFETY: `ib` points into the Device that owns both and joins the thread before freeing it.
+unsafe impl Send for SoftNic {}
+
+struct Ptr(*const Ibgda);
+// SAFETY: as for SoftNic.
+unsafe impl Send for Ptr {}
+
+/// The consumer state of one queue.
+#[derive(Debug, Clone, Copy, Default)]
+struct QState {
+    consumed: u64,
+    pcqe: u64,
+    failed: bool,
+}
+
+/// Why a WQE failed.
+type Syndrome = u8;
+
+impl SoftNic {
+    /// Starts the NIC thread for `ib` (which must outlive it: call [`stop`](Self::stop)).
+    pub(crate) fn start(ib: *const Ibgda, timeout_ns: u64) -> SoftNic {
+        // SAFETY: the caller keeps `ib` alive until stop() has joined the thread.
+        let shared = unsafe { &(*ib).nic };
+        shared.alive.store(1, Ordering::Release);
+        let p = Ptr(ib);
+        let handle = std::thread::Builder::new()
+            .name("oxshmem-softnic".into())
+            .spawn(move || {
+                let p = p;
+                // SAFETY: see start().
+                let ib = unsafe { &*p.0 };
+                let _ = ib.nic.thread.set(std::thread::current());
+                Engine::new(ib, timeout_ns).run();
+                ib.nic.alive.store(0, Ordering::Release);
+            })
+            .expect("spawn the software NIC thread");
+        SoftNic { handle: Some(handle), ib }
+    }
+
+    /// Stops the thread once every announced WQE is consumed.
+    pub(crate) fn stop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            // SAFETY: see start().
+            let shared = unsafe { &(*self.ib).nic };
+            shared.stop.store(true, Ordering::Release);
+            if let Some(t) = shared.thread.get() {
+                t.unpark();
+            }
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for SoftNic {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+struct Engine<'a> {
+    ib: &'a Ibgda,
+    q: Vec<QState>,
+    /// Whether each PE's heap is mapped here (its base address here, else 0).
+    mapped: Vec<u64>,
+    /// Non-blocking transport writes not yet completed.
+    dirty: bool,
+    timeout: Duration,
+}
+
+impl<'a> Engine<'a> {
+    fn new(ib: &'a Ibgda, timeout_ns: u64) -> Self {
+        let mapped = (0..ib.n_pes).map(|pe| oxshmem::raw::ptr(ib.heap_base as *const u8, pe as i32) as u64).collect();
+        Engine {
+            ib,
+            q: vec![QState::default(); ib.qps.len()],
+            mapped,
+            dirty: false,
+            timeout: Duration::from_nanos(timeout_ns),
+        }
+    }
+
+    fn run(&mut self) {
+        let mut idle_since: Option<Instant> = None;
+        let mut spins = 0u32;
+        loop {
+            let mut did = false;
+            for i in 0..self.ib.qps.len() {
+                did |= self.drain(i);
+            }
+            if did {
+                idle_since = None;
+                spins = 0;
+                continue;
+            }
+            if self.ib.nic.stop.load(Ordering::Acquire) {
+                // One more pass after the stop flag: nothing announced before it is left behind.
+                let mut more = false;
+                for i in 0..self.ib.qps.len() {
+                    more |= self.drain(i);
+                }
+                if !more {
+                    break;
+                }
+                continue;
+            }
+            // Spin briefly, then yield; after a millisecond idle, sleep until a doorbell.
+            let idle = *idle_since.get_or_insert_with(Instant::now);
+            if idle.elapsed() < Duration::from_millis(1) {
+                super::sync::pause(&mut spins);
+                continue;
+            }
+            self.ib.nic.sleeping.store(1, Ordering::SeqCst);
+            // Pairs with the fence after the producer's doorbell-record store: either it sees
+            // `sleeping` and unparks us, or we see its doorbell record below.
+            std::sync::atomic::fence(Ordering::SeqCst);
+            let pending = (0..self.ib.qps.len()).any(|i| {
+                let st = self.q[i];
+                !st.failed && self.ib.qps[i].nic_announced(st.consumed) > st.consumed
+            });
+            if !pending && !self.ib.nic.stop.load(Ordering::Acquire) {
+                std::thread::park_timeout(Duration::from_millis(5));
+            }
+            self.ib.nic.sleeping.store(0, Ordering::SeqCst);
+        }
+        if self.dirty {
+            let _ = oxshmem::raw::quiet();
+        }
+    }
+
+    /// Consumes every announced WQE of queue `i`; returns whether there was any.
+    fn drain(&mut self, i: usize) -> bool {
+        let qp = &self.ib.qps[i];
+        let mut st = self.q[i];
+        if st.failed {
+            return false;
+        }
+        let ann = qp.nic_announced(st.consumed);
+        if ann == st.consumed {
+            return false;
+        }
+        while st.consumed < ann {
+            let idx = st.consumed;
+            let first = qp.nic_slot(idx);
+            let decoded = super::layout::Mlx5::decode(&first, idx, qp.qpn(), &|k| qp.nic_slot(idx + k as u64));
+            let (opcode, res, wqebbs, signal) = match decoded {
+                Err(e) => (e.opcode, Err(e.syndrome), e.wqebbs, true),
+                Ok(w) if idx + w.wqebbs as u64 > ann => (w.opcode, Err(syndrome::LOCAL_LENGTH_ERR), w.wqebbs, true),
+                Ok(w) => {
+                    if w.flags.fence {
+                        self.settle();
+                    }
+                    let r = self.execute(i, qp, &w.op);
+                    (w.opcode, r, w.wqebbs, w.flags.signal)
+                }
+            };
+            self.ib.nic.executed.fetch_add(1, Ordering::Relaxed);
+            match res {
+                Ok(()) => {
+                    if signal {
+                        self.settle();
+                        self.complete(qp, &mut st, Completion::Ok { wqe_counter: idx as u16, owner: 0 });
+                    }
+                    st.consumed += wqebbs as u64;
+                }
+                Err(s) => {
+                    self.settle();
+                    let c = Completion::Err { wqe_counter: idx as u16, owner: 0, syndrome: s, opcode };
+                    self.complete(qp, &mut st, c);
+                    st.failed = true;
+                    st.consumed = ann;
+                    break;
+                }
+            }
+        }
+        self.q[i] = st;
+        true
+    }
+
+    fn complete(&self, qp: &Qp<super::layout::Mlx5>, st: &mut QState, c: Completion) {
+        let deadline = Instant::now() + self.timeout;
+        let stop = &self.ib.nic.stop;
+        let mut spins = 0u32;
+        // A normal-mode CQ that nobody consumes: wait, but not past the timeout once stopping.
+        let ok = qp.nic_complete(c, st.pcqe, &mut || {
+            super::sync::pause(&mut spins);
+            !(stop.load(Ordering::Acquire) && Instant::now() > deadline)
+        });
+        if ok {
+            st.pcqe += 1;
+        }
+    }
+
+    /// Completes non-blocking transport writes.
+    fn settle(&mut self) {
+        if self.dirty {
+            self.dirty = false;
+            let _ = oxshmem::raw::quiet();
+        }
+    }
+
+    /// The local address range `s` names, checked against its region.
+    fn local(&self, s: &Sge, len: u64) -> Result<u64, Syndrome> {
+        let ok = |base: u64, size: u64| s.addr >= base && s.addr.checked_add(len).is_some_and(|e| e <= base + size);
+        let valid = match s.lkey {
+            HEAP_LKEY => ok(self.ib.heap_base, self.ib.heap_size),
+            IMPLICIT_LKEY => s.addr != 0 || len == 0,
+            k if k >= IBUF_LKEY_BASE && ((k - IBUF_LKEY_BASE) as usize) < self.ib.qps.len() => {
+                let (b, l) = self.ib.qps[(k - IBUF_LKEY_BASE) as usize].ibuf_range();
+                ok(b, l)
+            }
+            _ => false,
+        };
+        if valid { Ok(s.addr) } else { Err(syndrome::LOCAL_PROT_ERR) }
+    }
+
+    /// The target of `r` on queue `qp`'s peer: (the address of the same object in this PE's
+    /// heap, the peer's mapped address or 0).
+    fn remote(&self, qp: &Qp<super::layout::Mlx5>, r: &Remote, len: u64) -> Result<(u64, u64), Syndrome> {
+        let pe = qp.peer() as usize;
+        let base = self.ib.rbases[pe];
+        if r.rkey != self.ib.rkeys[pe]
+            || r.addr < base
+            || r.addr.checked_add(len).is_none_or(|e| e > base + self.ib.heap_size)
+        {
+            return Err(syndrome::REMOTE_ACCESS_ERR);
+        }
+        let off = r.addr - base;
+        let mapped = self.mapped[pe];
+        Ok((self.ib.heap_base + off, if mapped != 0 { mapped + off } else { 0 }))
+    }
+
+    fn execute(&mut self, _i: usize, qp: &Qp<super::layout::Mlx5>, op: &Decoded) -> Result<(), Syndrome> {
+        let pe = qp.peer() as i32;
+        match op {
+            Decoded::Nop => Ok(()),
+            Decoded::Dump { local } => {
+                let a = self.local(local, 1)?;
+                // SAFETY: checked against its region (a live local byte).
+                unsafe { std::ptr::read_volatile(a as *const u8) };
+                Ok(())
+            }
+            Decoded::Write { local, remote } => {
+                let len = u64::from(local.len);
+                let src = self.local(local, len)?;
+                let (equiv, mapped) = self.remote(qp, remote, len)?;
+                self.write(pe, src as *const u8, equiv, mapped, len as usize)
+            }
+            Decoded::WriteInline { data, len, remote } => {
+                let (equiv, mapped) = self.remote(qp, remote, *len as u64)?;
+                self.write(pe, data.as_ptr(), equiv, mapped, *len)?;
+                // The payload lives in this frame: complete a transport write now.
+                self.settle();
+                Ok(())
+            }
+            Decoded::Read { local, remote } => {
+                let len = u64::from(local.len);
+                let dst = self.local(local, len)?;
+                let (equiv, mapped) = self.remote(qp, remote, len)?;
+                self.settle();
+                if mapped != 0 {
+                    // SAFETY: both ranges checked; distinct objects (local scratch or heap vs the
+                    // peer's mapped heap), or the same bytes when a PE reads itself.
+                    unsafe { std::ptr::copy(mapped as *const u8, dst as *mut u8, len as usize) };
+                    Ok(())
+                } else {
+                    // SAFETY: checked ranges; `equiv` is symmetric.
+                    unsafe { oxshmem::raw::getmem(dst as *mut u8, equiv as *const u8, len as usize, pe) }
+                        .map_err(|_| syndrome::REMOTE_OP_ERR)
+                }
+            }
+            Decoded::Atomic { op, width, remote, result } => {
+                let w = u64::from(*width);
+                let (equiv, mapped) = self.remote(qp, remote, w)?;
+                if !equiv.is_multiple_of(w) {
+                    return Err(syndrome::REMOTE_ACCESS_ERR);
+                }
+                let res = if result.len == 0 { None } else { Some(self.local(result, w)?) };
+                self.settle();
+                let old = if mapped != 0 {
+                    cpu_atomic(mapped, *width, *op)
+                } else {
+                    transport_atomic(equiv, *width, *op, pe).map_err(|_| syndrome::REMOTE_OP_ERR)?
+                };
+                if let Some(a) = res {
+                    // 4-byte results land big-endian (the device swaps them); 8-byte ones in host order.
+                    // SAFETY: checked against its region, `w` bytes.
+                    unsafe {
+                        if *width == 4 {
+                            (a as *mut [u8; 4]).write_unaligned((old as u32).to_be_bytes());
+                        } else {
+                            (a as *mut u64).write_unaligned(old);
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn write(&mut self, pe: i32, src: *const u8, equiv: u64, mapped: u64, len: usize) -> Result<(), Syndrome> {
+        if mapped != 0 {
+            // SAFETY: both ranges checked by the caller.
+            unsafe { std::ptr::copy(src, mapped as *mut u8, len) };
+            Ok(())
+        } else {
+            self.dirty = true;
+            // SAFETY: checked ranges; `equiv` is symmetric.
+            unsafe { oxshmem::raw::putmem_nbi(equiv as *mut u8, src, len, pe) }.map_err(|_| syndrome::REMOTE_OP_ERR)
+        }
+    }
+}
+
+/// Executes `op` with CPU atomics on a mapped, aligned target; returns the prior value.
+fn cpu_atomic(addr: u64, width: u32, op: NicAtomic) -> u64 {
+    macro_rules! run {
+        ($A:ty, $T:ty) => {{
+            // SAFETY: the caller checked the target (mapped heap, aligned, `width` bytes).
+            let a = unsafe { <$A>::from_ptr(addr as *mut $T) };
+            match op {
+                NicAtomic::FetchAdd { add, boundary: 0 } => u64::from(a.fetch_add(add as $T, Ordering::SeqCst)),
+                NicAtomic::FetchAdd { add, boundary } if boundary as $T == <$T>::MAX => {
+                    u64::from(a.fetch_xor(add as $T, Ordering::SeqCst))
+                }
+                NicAtomic::CompareSwap { swap, compare, swap_mask, compare_mask }
+                    if swap_mask as $T == <$T>::MAX && compare_mask as $T == <$T>::MAX =>
+                {
+                    u64::from(a.compare_exchange(compare as $T, swap as $T, Ordering::SeqCst, Ordering::SeqCst)
+                        .unwrap_or_else(|v| v))
+                }
+                NicAtomic::CompareSwap { swap, swap_mask, compare_mask: 0, .. } if swap_mask as $T == <$T>::MAX => {
+                    u64::from(a.swap(swap as $T, Ordering::SeqCst))
+                }
+                NicAtomic::CompareSwap { swap, swap_mask, compare_mask: 0, .. } if swap_mask as $T == swap as $T => {
+                    u64::from(a.fetch_or(swap as $T, Ordering::SeqCst))
+                }
+                NicAtomic::CompareSwap { swap, swap_mask, compare_mask: 0, .. } if swap_mask as $T == !(swap as $T) => {
+                    u64::from(a.fetch_and(swap as $T, Ordering::SeqCst))
+                }
+                _ => {
+                    let mut old = a.load(Ordering::SeqCst);
+                    loop {
+                        let new = op.apply(u64::from(old), width) as $T;
+                        if new == old {
+                            break u64::from(old);
+                        }
+                        match a.compare_exchange(old, new, Ordering::SeqCst, Ordering::SeqCst) {
+                            Ok(v) => break u64::from(v),
+                            Err(v) => old = v,
+                        }
+                    }
+                }
+            }
+        }};
+    }
+    if width == 4 { run!(std::sync::atomic::AtomicU32, u32) } else { run!(std::sync::atomic::AtomicU64, u64) }
+}
+
+/// Executes `op` through the runtime's transport; returns the prior value.
+fn transport_atomic(equiv: u64, width: u32, op: NicAtomic, pe: i32) -> oxshmem::Result<u64> {
+    const F: &str = "nvshmem_atomic (softnic)";
+    let m = if width == 4 { u64::from(u32::MAX) } else { u64::MAX };
+    let amo = match op {
+        NicAtomic::FetchAdd { add: 0, boundary: 0 } => Some(AmoOp::Fetch),
+        NicAtomic::FetchAdd { add, boundary: 0 } => Some(AmoOp::FetchAdd(add & m)),
+        NicAtomic::FetchAdd { add, boundary } if boundary & m == m => Some(AmoOp::FetchXor(add & m)),
+        NicAtomic::CompareSwap { swap, compare, swap_mask, compare_mask } if swap_mask & m == m && compare_mask & m == m => {
+            Some(AmoOp::CompareSwap { cond: compare & m, value: swap & m })
+        }
+        NicAtomic::CompareSwap { swap, swap_mask, compare_mask, .. } if compare_mask & m == 0 && swap_mask & m == m => {
+            Some(AmoOp::Swap(swap & m))
+        }
+        NicAtomic::CompareSwap { swap, swap_mask, compare_mask, .. } if compare_mask & m == 0 && swap_mask & m == swap & m => {
+            Some(AmoOp::FetchOr(swap & m))
+        }
+        NicAtomic::CompareSwap { swap, swap_mask, compare_mask, .. }
+            if compare_mask & m == 0 && swap_mask & m == !swap & m =>
+        {
+            Some(AmoOp::FetchAnd(swap & m))
+        }
+        _ => None,
+    };
+    let call = |a: AmoOp| -> oxshmem::Result<u64> {
+        // SAFETY: `equiv` is a checked, aligned symmetric address of `width` bytes.
+        unsafe {
+            if width == 4 {
+                oxshmem::raw::atomic(equiv as *mut u32, a, pe, F).map(u64::from)
+            } else {
+                oxshmem::raw::atomic(equiv as *mut u64, a, pe, F)
+            }
+        }
+    };
+    match amo {
+        Some(a) => call(a),
+        None => {
+            // A general masked form: a compare-and-swap loop.
+            let mut old = call(AmoOp::Fetch)?;
+            loop {
+                let new = op.apply(old, width);
+                if new == old {
+                    return Ok(old);
+                }
+                let seen = call(AmoOp::CompareSwap { cond: old, value: new })?;
+                if seen == old {
+                    return Ok(old);
+                }
+                old = seen;
+            }
+        }
+    }
+}
