@@ -342,6 +342,46 @@ impl Thread<'_> {
     }
 }
 
+impl Thread<'_> {
+    /// The queue this thread uses to `pe`, and its index among the channel's queues (whose
+    /// scratch buffer has local key `IBUF_LKEY_BASE + index`). For tests of the NIC itself.
+    #[doc(hidden)]
+    pub fn ibgda_queue(&self, pe: usize) -> (&Qp<Mlx5>, usize) {
+        let ib = self.ib();
+        (ib.qp(self.ib_rc(), pe), ib.qp_index(self.ib_rc(), pe))
+    }
+
+    /// The remote address and key of the symmetric address `addr` on `pe`, as WQEs carry them.
+    #[doc(hidden)]
+    pub fn ibgda_remote(&self, pe: usize, addr: u64) -> Remote {
+        self.ib_remote(pe, addr)
+    }
+
+    /// Posts `wr` unchecked on this thread's queue to `pe` (signalled), and waits for its
+    /// completion: the NIC's own checks are what is under test. Errors are recorded like any
+    /// device error.
+    #[doc(hidden)]
+    pub fn ibgda_post_unchecked(&self, pe: usize, wr: WorkRequest<'_>) {
+        if let Some((qp, end)) = self.ib_post(crate::state::op::KERNEL, pe, &[wr]) {
+            self.ib_wait(crate::state::op::KERNEL, qp, end, true);
+        }
+    }
+
+    /// Posts raw slots (possibly malformed) on this thread's queue to `pe` and waits for them.
+    #[doc(hidden)]
+    pub fn ibgda_post_slots(&self, pe: usize, slots: &[super::layout::Wqebb]) {
+        let qp = self.ib().qp(self.ib_rc(), pe);
+        let mut w = self.ib_waiter(false);
+        match qp.post_raw_slots(slots, &mut w) {
+            Ok(end) => {
+                self.ib().kick();
+                self.ib_wait(crate::state::op::KERNEL, qp, end, true);
+            }
+            Err(e) => self.ib_fail(crate::state::op::KERNEL, pe, e),
+        }
+    }
+}
+
 /// Host-side quiet over every queue (`Device::quiet`); returns the first failure.
 pub(crate) fn host_quiet(ib: &Ibgda, timeout_ns: u64) -> Result<(), (usize, QpError)> {
     let deadline = Instant::now() + Duration::from_nanos(timeout_ns);

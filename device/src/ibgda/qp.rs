@@ -247,6 +247,37 @@ impl<L: NicLayout> Qp<L> {
         Ok(end)
     }
 
+    /// Posts slots exactly as given (no encoding: a WQE that may be malformed), for tests of
+    /// the NIC's error path. Same reservation, flow control and ordered publish as [`post`].
+    ///
+    /// [`post`]: Self::post
+    pub fn post_raw_slots(&self, slots: &[Wqebb], wait: &mut dyn FnMut() -> bool) -> Result<PostEnd, QpError> {
+        if let Some(e) = self.error() {
+            return Err(e);
+        }
+        let n = slots.len() as u64;
+        assert!(n > 0 && n <= self.nwqes / 2, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
+        let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
+        let end = base + n;
+        if end > self.nwqes {
+            self.wait_complete(end - self.nwqes, wait)?;
+        }
+        for (j, b) in slots.iter().enumerate() {
+            self.store_slot(base + j as u64, b);
+        }
+        while self.ready_head.0.compare_exchange_weak(base, end, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            self.help_ring();
+            super::sync::yield_now();
+        }
+        self.ring(end);
+        Ok(end)
+    }
+
+    /// The index the next reservation gets.
+    pub fn resv_head(&self) -> u64 {
+        self.resv_head.0.load(Ordering::Acquire)
+    }
+
     /// Announces every slot below `end` to the NIC.
     pub fn ring(&self, end: u64) {
         while self.db_lock.0.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
