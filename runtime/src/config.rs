@@ -52,6 +52,18 @@ pub const VARS: &[Var] = &[
         help: "transport for every peer: auto (shm within a host, ofi across hosts), shm, or ofi (the network path even within a host)",
     },
     Var {
+        name: "OXSHMEM_NODES",
+        aliases: &[],
+        default: "auto",
+        help: "how PEs are grouped into nodes (shared memory within one, the network between them): host (same host name and boot id), launcher (the launcher's placement, split further by host), auto (launcher when this build has a network transport, else host)",
+    },
+    Var {
+        name: "OXSHMEM_SHOW_PEERS",
+        aliases: &[],
+        default: "0",
+        help: "1: every PE prints its node and which transport reaches each peer at init (stderr)",
+    },
+    Var {
         name: "OXSHMEM_BOOTSTRAP",
         aliases: &[],
         default: "auto",
@@ -67,7 +79,7 @@ pub const VARS: &[Var] = &[
         name: "OXSHMEM_OFI_SRC_ADDR",
         aliases: &[],
         default: "",
-        help: "ofi: address or host name this PE's endpoint binds to (fi_getinfo node with FI_SOURCE); empty: the provider's choice",
+        help: "ofi: address or host name this PE's endpoint binds to (fi_getinfo node with FI_SOURCE); empty: the loopback address Hydra names the PE's host by (MPIR_CVAR_CH3_INTERFACE_HOSTNAME=127.x.y.z), else the provider's choice",
     },
     Var {
         name: "OXSHMEM_OFI_TEST_BAD_PEER",
@@ -164,6 +176,26 @@ pub struct Config {
     pub transport: TransportChoice,
     /// `OXSHMEM_SPIN`.
     pub spin: u32,
+    /// `OXSHMEM_NODES`.
+    pub nodes: NodeGrouping,
+    /// `OXSHMEM_SHOW_PEERS`.
+    pub show_peers: bool,
+}
+
+/// How PEs are grouped into nodes: PEs of one node reach each other through shared memory,
+/// PEs of different nodes through the network transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeGrouping {
+    /// [`NodeGrouping::Launcher`] when this build has a network transport (and
+    /// `OXSHMEM_TRANSPORT` is not `shm`), else [`NodeGrouping::Host`].
+    Auto,
+    /// PEs with the same host name and boot id.
+    Host,
+    /// The launcher's placement (`PMI_process_mapping`, `PMIX_NODEID`), split further where
+    /// host keys differ (shared memory needs one host); the host grouping when the launcher
+    /// says nothing. `mpiexec.hydra -launcher fork -hosts 127.0.0.2,127.0.0.3` so gives two
+    /// nodes on one machine, with the network path between them.
+    Launcher,
 }
 
 /// Which transport to use for peers.
@@ -222,7 +254,15 @@ impl Config {
         };
         let (v, n) = get("OXSHMEM_SPIN");
         let spin = v.trim().parse().map_err(|_| bad(n, v.clone(), "expected a count".into()))?;
-        Ok(Config { symmetric_size, debug, info, print_version, transport, spin })
+        let (v, n) = get("OXSHMEM_NODES");
+        let nodes = match v.trim() {
+            "" | "auto" => NodeGrouping::Auto,
+            "host" => NodeGrouping::Host,
+            "launcher" => NodeGrouping::Launcher,
+            _ => return Err(bad(n, v, "expected auto, host or launcher".into())),
+        };
+        let show_peers = flag("OXSHMEM_SHOW_PEERS")?;
+        Ok(Config { symmetric_size, debug, info, print_version, transport, spin, nodes, show_peers })
     }
 }
 

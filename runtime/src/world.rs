@@ -12,7 +12,7 @@ use crate::team::{SlotLayout, Teams};
 
 use oxshmem_bootstrap::Bootstrap;
 
-use crate::config::{Config, TransportChoice};
+use crate::config::{Config, NodeGrouping, TransportChoice};
 use crate::error::{Error, ErrorKind, Result};
 use crate::heap::Heap;
 use crate::heap::segment::Mapping;
@@ -51,7 +51,8 @@ impl ThreadLevel {
 pub struct NodeLayout {
     /// Node index of every PE (nodes numbered in order of their first PE).
     pub node_of: Vec<usize>,
-    /// Host name of every node.
+    /// Host name of every node (and, where the launcher splits one host into several nodes,
+    /// which of the launcher's nodes it is).
     pub hosts: Vec<String>,
     /// The PEs on this PE's node, ascending.
     pub local_pes: Vec<usize>,
@@ -239,28 +240,45 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
         ));
     }
 
-    // Nodes, numbered in order of their first PE.
-    let mut keys: Vec<&str> = Vec::new();
-    let mut hosts = Vec::new();
-    let mut node_of = Vec::with_capacity(n);
-    for c in &cards {
-        let idx = match keys.iter().position(|k| *k == c.host_key) {
-            Some(i) => i,
-            None => {
-                keys.push(&c.host_key);
-                hosts.push(c.host.clone());
-                keys.len() - 1
+    // Nodes, numbered in order of their first PE: by host key, or by the launcher's placement
+    // split further by host key (OXSHMEM_NODES).
+    let host_keys: Vec<&str> = cards.iter().map(|c| c.host_key.as_str()).collect();
+    let by_host = group_by_host(&host_keys);
+    let launcher = match config.nodes {
+        NodeGrouping::Host => None,
+        NodeGrouping::Launcher => boot.node_mapping(),
+        // Shared memory only (OXSHMEM_TRANSPORT=shm), or no network transport in this build:
+        // a split that only the launcher sees would make peers on this very host unreachable.
+        NodeGrouping::Auto if cfg!(feature = "ofi") && config.transport != TransportChoice::Shm => boot.node_mapping(),
+        NodeGrouping::Auto => None,
+    };
+    let launcher = launcher.filter(|m| m.len() == n);
+    let node_of = match &launcher {
+        Some(m) => refine(&by_host, m),
+        None => by_host.clone(),
+    };
+    let n_nodes = node_of.iter().max().map_or(0, |&k| k + 1);
+    let hosts: Vec<String> = (0..n_nodes)
+        .map(|k| {
+            let first = node_of.iter().position(|&x| x == k).expect("every node has a PE");
+            let host = &cards[first].host;
+            match &launcher {
+                // Several nodes on one host: say which of the launcher's nodes this is.
+                Some(m) if node_of.iter().zip(&by_host).any(|(&x, &h)| x != k && h == by_host[first]) => {
+                    format!("{host} (launcher node {})", m[first])
+                }
+                _ => host.clone(),
             }
-        };
-        node_of.push(idx);
-    }
+        })
+        .collect();
     let my_node = node_of[me];
     let local_pes: Vec<usize> = (0..n).filter(|&p| node_of[p] == my_node).collect();
     // More PEs than cores on this host: a waiter that spins only delays the PE it waits for,
     // which needs its core. Unless the user chose, waiters then yield at once.
     let mut config = config;
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    if local_pes.len() > cores
+    let on_this_host = by_host.iter().filter(|&&h| h == by_host[me]).count();
+    if on_this_host > cores
         && crate::config::lookup(crate::config::var_named("OXSHMEM_SPIN")).1 == crate::config::Source::Default
     {
         config.spin = 0;
@@ -312,7 +330,7 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
     // all is the same decision on every PE (it depends on the layout and the environment), as
     // its setup is collective.
     let need: Vec<bool> = (0..n).map(|p| p != me && (node_of[p] != my_node || !map_peers)).collect();
-    let net = if hosts.len() > 1 || !map_peers {
+    let net = if n_nodes > 1 || !map_peers {
         let mut segs_net = vec![(heap_base, heap_len)];
         if let Some((_, sb, sl)) = &stat {
             segs_net.push((*sb, *sl));
@@ -321,12 +339,18 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
             Some(t) => Some(t),
             None => {
                 let pe = need.iter().position(|&x| x).unwrap_or(me);
-                return Err(Error::new(me, F, ErrorKind::Unreachable { pe, host: cards[pe].host.clone() }));
+                return Err(Error::new(me, F, ErrorKind::Unreachable { pe, host: hosts[node_of[pe]].clone() }));
             }
         }
     } else {
         None
     };
+
+    if config.show_peers {
+        // One write, so that the lines of PEs sharing a pipe do not interleave.
+        let line = format!("{}\n", peer_table_line(me, &node_of, &hosts, &shm, net.as_deref()));
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    }
 
     let user_len = config.symmetric_size;
     let heap = Heap::new(heap_base, user_len);
@@ -348,6 +372,67 @@ fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Ru
         _static_fd: stat.map(|s| s.0),
     };
     Ok(Box::leak(Box::new(rt)))
+}
+
+/// Node of every PE by host key, numbered in order of their first PE.
+fn group_by_host(keys: &[&str]) -> Vec<usize> {
+    let mut seen: Vec<&str> = Vec::new();
+    keys.iter()
+        .map(|k| match seen.iter().position(|s| s == k) {
+            Some(i) => i,
+            None => {
+                seen.push(k);
+                seen.len() - 1
+            }
+        })
+        .collect()
+}
+
+/// The groups of PEs that agree on both `a` and `b` (two node numberings), numbered in order
+/// of their first PE: the launcher's nodes, split where host keys differ.
+fn refine(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut seen: Vec<(usize, usize)> = Vec::new();
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| match seen.iter().position(|&s| s == (x, y)) {
+            Some(i) => i,
+            None => {
+                seen.push((x, y));
+                seen.len() - 1
+            }
+        })
+        .collect()
+}
+
+/// Comma-separated PE numbers, `-` for none.
+fn pe_list(pes: impl Iterator<Item = usize>) -> String {
+    let v: Vec<String> = pes.map(|p| p.to_string()).collect();
+    if v.is_empty() { "-".into() } else { v.join(",") }
+}
+
+/// `OXSHMEM_SHOW_PEERS`: this PE's node and which transport reaches each PE, one line:
+/// `oxshmem: PE 1: node 1 of 2 (host): shm 1,3; ofi 0,2 (tcp;ofi_rxm ...); unreachable -`.
+fn peer_table_line(
+    me: usize,
+    node_of: &[usize],
+    hosts: &[String],
+    shm: &ShmTransport,
+    net: Option<&dyn crate::transport::Transport>,
+) -> String {
+    let n = node_of.len();
+    let mapped = |p: usize| shm.base(p, 0) != 0;
+    let by_net = |p: usize| !mapped(p) && net.is_some_and(|t| t.reaches(p));
+    let (net_name, detail) = net.map_or(("net", String::new()), |t| (t.name(), t.detail()));
+    format!(
+        "oxshmem: PE {me}: node {} of {} ({}): shm {}; {net_name} {}{}; unreachable {}",
+        node_of[me],
+        hosts.len(),
+        hosts[node_of[me]],
+        pe_list((0..n).filter(|&p| mapped(p))),
+        pe_list((0..n).filter(|&p| by_net(p))),
+        if detail.is_empty() { String::new() } else { format!(" ({detail})") },
+        pe_list((0..n).filter(|&p| !mapped(p) && !by_net(p))),
+    )
 }
 
 /// Initializes the runtime; collective. See [`crate::init`].
@@ -459,5 +544,27 @@ pub fn global_exit(status: i32) -> ! {
             rt.abort(status, &msg)
         }
         Err(_) => std::process::exit(status),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_group_in_order_of_first_pe() {
+        assert_eq!(group_by_host(&["b", "a", "b", "c", "a"]), [0, 1, 0, 2, 1]);
+        assert_eq!(group_by_host(&["x"]), [0]);
+    }
+
+    #[test]
+    fn launcher_nodes_are_split_by_host() {
+        let one_host = [0, 0, 0, 0];
+        // Hydra's round-robin over two "hosts" on one machine: two nodes.
+        assert_eq!(refine(&one_host, &[0, 1, 0, 1]), [0, 1, 0, 1]);
+        assert_eq!(refine(&one_host, &[0, 0, 1, 1]), [0, 0, 1, 1]);
+        // A launcher that puts two real hosts into one node cannot make them share memory.
+        assert_eq!(refine(&[0, 1, 0, 1], &[0, 0, 0, 0]), [0, 1, 0, 1]);
+        assert_eq!(refine(&[0, 0, 1, 1], &[0, 1, 1, 1]), [0, 1, 2, 2]);
     }
 }

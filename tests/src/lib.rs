@@ -37,6 +37,46 @@ pub const TOKEN_VAR: &str = "OXSHMEM_TESTS_JOB";
 /// Set to a path to run the jobs under that launcher instead of the workspace's own `oshrun`.
 pub const OSHRUN_VAR: &str = "OXSHMEM_TESTS_OSHRUN";
 
+/// Set to `ofi` to force the network path in every job the harness starts (see
+/// [`forced_transport_env`]): the same tests then check the libfabric transport. The PE
+/// programs must be built with it (`cargo test -p oxshmem-tests --features ofi ...`).
+pub const TEST_TRANSPORT_VAR: &str = "OXSHMEM_TEST_TRANSPORT";
+
+/// The environment [`TEST_TRANSPORT_VAR`] adds to every job that does not opt out
+/// ([`Job::shm_only`]) or choose `OXSHMEM_TRANSPORT` itself: `OXSHMEM_TRANSPORT=ofi` (no peer
+/// mapped, every operation through libfabric) over `tcp;ofi_rxm` on the loopback interface,
+/// the one provider of this libfabric that runs every case (`udp;ofi_rxd` crashes inside
+/// libfabric). A variable already set in the test runner's environment (`FI_PROVIDER`, ...)
+/// wins over these defaults, so another provider can be tried without editing anything.
+/// Empty when the variable is unset or `shm`/`auto`.
+///
+/// # Panics
+/// If the variable names a transport the harness does not know.
+pub fn forced_transport_env() -> Vec<(String, String)> {
+    let v = std::env::var(TEST_TRANSPORT_VAR).unwrap_or_default();
+    match v.trim() {
+        "" | "auto" | "shm" => Vec::new(),
+        "ofi" => {
+            assert!(
+                cfg!(feature = "ofi"),
+                "{TEST_TRANSPORT_VAR}=ofi needs PE programs with the ofi transport: cargo test -p oxshmem-tests --features ofi"
+            );
+            let mut env = vec![("OXSHMEM_TRANSPORT".to_string(), "ofi".to_string())];
+            for (k, default) in [
+                ("FI_PROVIDER", "tcp;ofi_rxm"),
+                ("FI_TCP_IFACE", "lo"),
+                ("FI_SOCKETS_IFACE", "lo"),
+                ("OXSHMEM_TIMEOUT", "30"),
+            ] {
+                let value = std::env::var(k).unwrap_or_else(|_| default.to_string());
+                env.push((k.to_string(), value));
+            }
+            env
+        }
+        other => panic!("{TEST_TRANSPORT_VAR}={other:?}: expected ofi, shm or auto"),
+    }
+}
+
 /// The `oshrun` launcher beside the test executable (`target/<profile>/oshrun`), built once with
 /// `cargo build -p oxshmem-bootstrap --bin oshrun` if it is not there yet, or if a source file
 /// of the bootstrap crate is newer than it (`cargo test -p oxshmem-tests` does not build other
@@ -165,6 +205,8 @@ pub struct Job {
     slack: Duration,
     launcher_args: Vec<String>,
     direct: bool,
+    /// Why this job must keep the shared-memory path when [`TEST_TRANSPORT_VAR`] forces another.
+    shm_only: Option<&'static str>,
 }
 
 impl Job {
@@ -179,6 +221,7 @@ impl Job {
             slack: HARD_LIMIT_SLACK,
             launcher_args: Vec::new(),
             direct: false,
+            shm_only: None,
         }
     }
 
@@ -218,6 +261,25 @@ impl Job {
         self
     }
 
+    /// Keeps this job on the default transports when [`TEST_TRANSPORT_VAR`] forces the network
+    /// path: its point holds only for shared memory (`reason` says why, for the reader).
+    pub fn shm_only(mut self, reason: &'static str) -> Job {
+        self.shm_only = Some(reason);
+        self
+    }
+
+    /// The environment the job's processes get on top of the runner's: what
+    /// [`TEST_TRANSPORT_VAR`] forces (unless the job opted out or set `OXSHMEM_TRANSPORT`),
+    /// then the job's own variables.
+    pub fn environment(&self) -> Vec<(String, String)> {
+        let chose = self.env.iter().any(|(k, _)| k == "OXSHMEM_TRANSPORT");
+        let mut env = if self.shm_only.is_some() || chose || self.direct { Vec::new() } else { forced_transport_env() };
+        // The job's own settings win (a test that sets OXSHMEM_TIMEOUT keeps it).
+        env.retain(|(k, _)| !self.env.iter().any(|(j, _)| j == k));
+        env.extend(self.env.iter().cloned());
+        env
+    }
+
     /// Runs the job to its end (or to the hard limit) and returns what happened.
     pub fn run(&self) -> JobResult {
         let token = new_token();
@@ -249,7 +311,8 @@ impl Job {
             cmd.env_remove(var);
         }
         cmd.env(TOKEN_VAR, &token);
-        for (k, v) in &self.env {
+        let env = self.environment();
+        for (k, v) in &env {
             cmd.env(k, v);
         }
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -258,10 +321,10 @@ impl Job {
             if self.direct { String::new() } else { format!("oshrun -n {} -- ", self.npes) },
             self.program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             self.args.join(" "),
-            if self.env.is_empty() {
+            if env.is_empty() {
                 String::new()
             } else {
-                format!("  [env: {}]", self.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
+                format!("  [env: {}]", env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
             }
         );
 

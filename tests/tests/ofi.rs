@@ -2,17 +2,14 @@
 //! `OXSHMEM_TRANSPORT=ofi` maps no peer, so every operation between PEs — RMA, atomics, waits,
 //! ordering, the collectives' flags and mailboxes — goes through `tcp;ofi_rxm` on the loopback
 //! interface. The PE programs and their checks are the ones of the other areas' tests; what
-//! differs is the path underneath. Also: two "hosts" under Hydra, other providers, and the
-//! errors of a peer that cannot be reached and of a provider without usable atomics.
+//! differs is the path underneath. Also: other providers, and the errors of a peer that cannot
+//! be reached and of a provider without usable atomics. Two "hosts" under Hydra are in
+//! `ofi_nodes.rs`.
 //!
 //! Needs the `ofi` feature (and so libfabric-dev and libclang-dev to build):
 //! `cargo test -p oxshmem-tests --features ofi --test ofi`.
 
 #![cfg(feature = "ofi")]
-
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok};
 
@@ -172,73 +169,4 @@ fn provider_without_usable_atomics_is_refused() {
 fn missing_provider_is_a_clear_error() {
     let r = on("no-such-provider", 2, PE_RMA, &["raw"]).run();
     failed_saying(&r, &["no libfabric endpoint", "no-such-provider", "FI_EP_RDM"]);
-}
-
-/// Two "hosts" under Hydra (`-launcher fork -hosts 127.0.0.2,127.0.0.3`): each PE binds its
-/// endpoint to its host's address (`OXSHMEM_OFI_SRC_ADDR` from the address Hydra gives it), so
-/// the traffic really runs between the two addresses.
-#[test]
-fn two_hosts_under_hydra() {
-    let Some(hydra) = which("mpiexec.hydra") else {
-        assert!(
-            std::env::var_os("OXSHMEM_TEST_REQUIRE_LAUNCHERS").is_none(),
-            "mpiexec.hydra not found and OXSHMEM_TEST_REQUIRE_LAUNCHERS is set"
-        );
-        eprintln!("skipping: mpiexec.hydra not found (apt-get install mpich)");
-        return;
-    };
-    for (prog, args, line) in [
-        (PE_RMA, &["raw"][..], "raw RMA ok"),
-        (PE_ORDER, &["fence", "300"][..], "300 shmem_fence iterations ok"),
-        (PE_COLL, &["reduce", "world", "int"][..], "int reductions ok"),
-    ] {
-        let mut c = Command::new(&hydra);
-        for var in oxshmem::config::VARS {
-            c.env_remove(var.name);
-        }
-        c.args(["-launcher", "fork", "-hosts", "127.0.0.2,127.0.0.3", "-n", "4", "sh", "-c"])
-            .arg(r#"OXSHMEM_OFI_SRC_ADDR="$MPIR_CVAR_CH3_INTERFACE_HOSTNAME" exec "$0" "$@""#)
-            .arg(prog)
-            .args(args)
-            .env("OXSHMEM_TRANSPORT", "ofi")
-            .env("FI_PROVIDER", "tcp;ofi_rxm")
-            .env("OXSHMEM_TIMEOUT", "30");
-        let (ok, out) = run_with_limit(c, Duration::from_secs(90));
-        assert!(ok, "hydra job {args:?} failed:\n{out}");
-        for pe in 0..4 {
-            assert!(out.contains(&format!("PE {pe}: {line}")), "PE {pe} did not report {line:?}:\n{out}");
-        }
-    }
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| PathBuf::from(d).join(name)).find(|p| p.is_file())
-}
-
-/// Runs `c`, killing it after `limit`; returns success and its output.
-fn run_with_limit(mut c: Command, limit: Duration) -> (bool, String) {
-    let dir = std::env::temp_dir().join(format!("oxshmem-ofi-hydra-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("out");
-    let f = std::fs::File::create(&path).expect("output file");
-    c.stdin(Stdio::null()).stdout(f.try_clone().expect("dup")).stderr(f);
-    let mut child = c.spawn().expect("starting mpiexec.hydra");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("waiting for hydra") {
-            break Some(s);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = std::fs::read_to_string(&path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
-    match status {
-        Some(s) => (s.success(), out),
-        None => (false, format!("{out}\n<killed after {limit:?}>")),
-    }
 }

@@ -3,7 +3,7 @@
 //! The PE program is `pe-rma`; each case checks every transfer against per-PE patterns that it
 //! computes on its own, and fails its PE (and so the job) on the first difference.
 
-use oxshmem_tests::{PE_COUNTS, assert_each_pe_says, job_ok};
+use oxshmem_tests::{Job, PE_COUNTS, assert_each_pe_says, assert_job_ok, job_ok};
 
 const PE_RMA: &str = env!("CARGO_BIN_EXE_pe-rma");
 
@@ -43,7 +43,11 @@ fn raw_pointer_api() {
 #[test]
 fn shmem_ptr_store_is_seen_by_the_peer() {
     for n in PE_COUNTS {
-        let r = job_ok(n, PE_RMA, &["ptr"]);
+        let r = Job::new(n, PE_RMA)
+            .args(&["ptr"])
+            .shm_only("shmem_ptr reaches only peers mapped here, and the forced network path maps none")
+            .run();
+        assert_job_ok(&r);
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: shmem_ptr ok"));
     }
 }

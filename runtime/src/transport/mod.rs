@@ -12,6 +12,10 @@ pub mod shm;
 
 use crate::error::Result;
 
+/// The network transports this build has (`ofi`, the feature of that name): what reaches peers
+/// on other nodes. Empty: such peers are unreachable, and init says so.
+pub const NETWORK_TRANSPORTS: &[&str] = if cfg!(feature = "ofi") { &["ofi"] } else { &[] };
+
 /// Most symmetric segments a job can have: 0 is the heap, 1 is the executable's static data
 /// (C programs), the rest are reserved (device memory, user-registered buffers).
 pub const MAX_SEGMENTS: usize = 4;
@@ -81,6 +85,11 @@ pub enum AmoOp {
 pub trait Transport: Send + Sync + std::fmt::Debug {
     /// Short name (`shm`, `ofi`).
     fn name(&self) -> &'static str;
+    /// What else a user may want to know about it, for diagnostics (`OXSHMEM_SHOW_PEERS`):
+    /// the provider, the local address. Empty by default.
+    fn detail(&self) -> String {
+        String::new()
+    }
     /// Whether this transport reaches `pe`.
     fn reaches(&self, pe: usize) -> bool;
     /// Writes `src` to `dst` on `pe`.

@@ -162,18 +162,29 @@ impl Options {
             return Err(bad(n, v, "must be a positive number of seconds"));
         }
         let (_, src) = env_var("OXSHMEM_OFI_SRC_ADDR");
+        let src_addr = Some(src.trim().to_string()).filter(|s| !s.is_empty()).or_else(hydra_loopback_host);
         let (n, bp) = env_var("OXSHMEM_OFI_TEST_BAD_PEER");
         let bad_peer = match bp.trim() {
             "" => None,
             t => Some(t.parse().map_err(|_| bad(n, bp.clone(), "expected a PE number"))?),
         };
         Ok(Options {
-            choice: Choice { provider: None, src_addr: Some(src.trim().to_string()).filter(|s| !s.is_empty()) },
+            choice: Choice { provider: None, src_addr },
             timeout: Duration::from_secs_f64(secs),
             bad_peer,
             ..Options::default()
         })
     }
+}
+
+/// The host MPICH's Hydra placed this PE on (`MPIR_CVAR_CH3_INTERFACE_HOSTNAME`), when it is a
+/// loopback address: `-hosts 127.0.0.2,127.0.0.3` runs several "hosts" on one machine, and
+/// each one's endpoints bind to its own address, so that traffic between them really crosses
+/// from one address to the other. Real host names are left to the provider.
+fn hydra_loopback_host() -> Option<String> {
+    let h = std::env::var("MPIR_CVAR_CH3_INTERFACE_HOSTNAME").ok()?;
+    let ip: std::net::Ipv4Addr = h.trim().parse().ok()?;
+    ip.is_loopback().then(|| ip.to_string())
 }
 
 /// A peer as this PE addresses it.
@@ -229,6 +240,8 @@ struct Inner {
     cq: *mut ffi::fid_cq,
     bounce_desc: *mut c_void,
     prov: ProviderInfo,
+    /// This PE's endpoint address, for messages.
+    addr_text: String,
     me: usize,
     peers: Box<[Peer]>,
     local: Vec<Local>,
@@ -396,6 +409,7 @@ impl OfiTransport {
 
         // Exchange: endpoint address, segment bases and keys.
         let card = Card { provider: prov.name.clone(), addr: fabric::getname(fids.ep).map_err(fail_p)?, segs: mine };
+        let addr_text = show_addr(&card.addr);
         let all = boot
             .allgather(&card.encode())
             .map_err(|e| Error::new(me, F, ErrorKind::Bootstrap(format!("ofi address exchange: {e}"))))?;
@@ -444,6 +458,7 @@ impl OfiTransport {
             fids: Mutex::new(Some(fids)),
             bounce,
             bounce_desc,
+            addr_text,
             me,
             peers,
             local,
@@ -1212,6 +1227,11 @@ struct Target {
 impl Transport for OfiTransport {
     fn name(&self) -> &'static str {
         "ofi"
+    }
+
+    fn detail(&self) -> String {
+        let i = &self.inner;
+        format!("{}, domain {}, endpoint {}", i.prov.name, i.prov.domain, i.addr_text)
     }
 
     fn reaches(&self, pe: usize) -> bool {
