@@ -99,7 +99,7 @@ impl Runtime {
                         ErrorKind::Misaligned { addr: self.local_addr(dst), width: w },
                     ));
                 }
-                self.net_for(pe, dst, w, func)?.atomic(pe, dst, width, op)
+                self.net_for(pe, dst, w, func)?.atomic(func, pe, dst, width, op)
             }
         }
     }

@@ -46,7 +46,7 @@ impl Runtime {
             None => {
                 let net = self.net_for(pe, dst, len, func)?;
                 // SAFETY: src is valid for len bytes per the caller.
-                return net.put(pe, dst, unsafe { std::slice::from_raw_parts(src, len) });
+                return net.put(func, pe, dst, unsafe { std::slice::from_raw_parts(src, len) });
             }
         }
         if len >= NT_THRESHOLD {
@@ -74,7 +74,7 @@ impl Runtime {
             None => {
                 let net = self.net_for(pe, src, len, func)?;
                 // SAFETY: dst is valid for len bytes per the caller.
-                return net.get(pe, src, unsafe { std::slice::from_raw_parts_mut(dst, len) });
+                return net.get(func, pe, src, unsafe { std::slice::from_raw_parts_mut(dst, len) });
             }
         }
         Ok(())
@@ -98,7 +98,7 @@ impl Runtime {
         let Some(p) = self.shm.ptr(pe, dst, len) else {
             let net = self.net_for(pe, dst, len, func)?;
             // SAFETY: src is valid for len bytes per the caller.
-            return net.put(pe, dst, unsafe { std::slice::from_raw_parts(src, len) });
+            return net.put(func, pe, dst, unsafe { std::slice::from_raw_parts(src, len) });
         };
         let aligned = (p as usize).is_multiple_of(len.max(1));
         // SAFETY: p is in a live mapping for len bytes; when `aligned`, it is aligned for the

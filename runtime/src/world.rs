@@ -487,7 +487,7 @@ pub(crate) fn finalize_runtime() -> Result<()> {
     // A network transport may close only when no peer needs it any more: complete this PE's
     // last operations (the barrier's own signals), wait for every PE to have done so, then close.
     if let Some(net) = &rt.net {
-        net.quiet()?;
+        net.quiet().map_err(|e| Error { func: F, ..e })?;
         rt.boot.barrier().map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))?;
         net.shutdown();
     }

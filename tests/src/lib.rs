@@ -207,6 +207,8 @@ pub struct Job {
     direct: bool,
     /// Why this job must keep the shared-memory path when [`TEST_TRANSPORT_VAR`] forces another.
     shm_only: Option<&'static str>,
+    /// A PE to stop (SIGSTOP) once this long has passed since the start.
+    freeze: Option<(usize, Duration)>,
 }
 
 impl Job {
@@ -222,6 +224,7 @@ impl Job {
             launcher_args: Vec::new(),
             direct: false,
             shm_only: None,
+            freeze: None,
         }
     }
 
@@ -265,6 +268,14 @@ impl Job {
     /// path: its point holds only for shared memory (`reason` says why, for the reader).
     pub fn shm_only(mut self, reason: &'static str) -> Job {
         self.shm_only = Some(reason);
+        self
+    }
+
+    /// Stops PE `pe` (the process whose `PMI_RANK` is `pe`) with SIGSTOP once `after` has passed
+    /// since the job started: it then neither runs nor serves its peers, like a hung host, and
+    /// the test sees what its peers report. The harness kills it when the job ends.
+    pub fn freeze_pe(mut self, pe: usize, after: Duration) -> Job {
+        self.freeze = Some((pe, after));
         self
     }
 
@@ -334,9 +345,18 @@ impl Job {
         let err = reader(child.stderr.take().expect("piped stderr"));
         let hard_limit = self.timeout + self.slack;
         let mut hard_killed = false;
+        let mut to_freeze = self.freeze;
         let status = loop {
             if let Some(s) = child.try_wait().expect("waiting for oshrun") {
                 break s;
+            }
+            if let Some((pe, after)) = to_freeze
+                && start.elapsed() >= after
+                && let Some(pid) = pe_pid(&token, pe)
+            {
+                // SAFETY: kill(2) has no memory effects; the pid carries our job's token.
+                unsafe { libc::kill(pid, libc::SIGSTOP) };
+                to_freeze = None;
             }
             if start.elapsed() > hard_limit {
                 hard_killed = true;
@@ -357,7 +377,7 @@ impl Job {
         };
         let ended = SystemTime::now();
         let elapsed = start.elapsed();
-        if hard_killed {
+        if hard_killed || self.freeze.is_some() {
             kill_leftovers(&token);
         }
         // The pipes close when the last process holding them ends; a leaked PE must not hang
@@ -447,6 +467,15 @@ pub fn dev_shm() -> BTreeSet<String> {
     std::fs::read_dir("/dev/shm")
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default()
+}
+
+/// The pid of PE `pe` (`PMI_RANK`) of the job with token `token`, once it runs.
+fn pe_pid(token: &str, pe: usize) -> Option<i32> {
+    let rank = format!("PMI_RANK={pe}");
+    processes_with_token(token).into_iter().find(|pid| {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|env| env.split(|&b| b == 0).any(|kv| kv == rank.as_bytes()))
+    })
 }
 
 /// Pids of the live processes whose environment carries the job token `token`.

@@ -11,6 +11,8 @@
 
 #![cfg(feature = "ofi")]
 
+use std::time::Duration;
+
 use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok};
 
 const PE_RMA: &str = env!("CARGO_BIN_EXE_pe-rma");
@@ -20,6 +22,7 @@ const PE_ORDER: &str = env!("CARGO_BIN_EXE_pe-order");
 const PE_COLL: &str = env!("CARGO_BIN_EXE_pe-coll");
 const PE_SYNC: &str = env!("CARGO_BIN_EXE_pe-sync");
 const PE_TEAM: &str = env!("CARGO_BIN_EXE_pe-team");
+const PE_FAULT: &str = env!("CARGO_BIN_EXE_pe-fault");
 
 const COUNTS: [usize; 2] = [2, 4];
 
@@ -151,11 +154,46 @@ fn other_providers() {
 }
 
 /// A peer whose exchanged address leads nowhere: the first operation to it (init's barrier)
-/// fails after `OXSHMEM_TIMEOUT`, and the error names that peer and the provider.
+/// fails after `OXSHMEM_TIMEOUT`, and the error names the routine, the libfabric call, the
+/// peer and the provider.
 #[test]
 fn unreachable_peer_is_named() {
     let r = ofi(2, PE_RMA, &["raw"]).env("OXSHMEM_OFI_TEST_BAD_PEER", "1").env("OXSHMEM_TIMEOUT", "3").run();
-    failed_saying(&r, &["PE 0: ofi", "PE 1 did not complete", "OXSHMEM_TIMEOUT", "tcp;ofi_rxm"]);
+    failed_saying(
+        &r,
+        &["PE 0: shmem_init: fi_atomic to PE 1 (", "(OXSHMEM_TIMEOUT): PE 1 is unreachable", "tcp;ofi_rxm"],
+    );
+}
+
+/// A peer that stops (SIGSTOP: it neither runs nor serves one-sided operations, like a hung
+/// host): what its peers are blocked on fails after `OXSHMEM_TIMEOUT`, and the error names the
+/// routine, the libfabric call or the step, and the peer. A fetch-add waits for its own
+/// answer; a get first waits for the earlier puts to the same peer to complete remotely.
+#[test]
+fn frozen_peer_is_named_with_routine_and_step() {
+    let r = ofi(2, PE_AMO, &["tickets", "2000000"])
+        .env("OXSHMEM_TIMEOUT", "2")
+        .freeze_pe(0, Duration::from_secs(3))
+        .run();
+    failed_saying(
+        &r,
+        &[
+            "PE 1: shmem_atomic_fetch_add: fi_fetch_atomic to PE 0 (a 64-bit atomic FetchAdd(1) at offset 0x",
+            "did not complete within 2s (OXSHMEM_TIMEOUT): PE 0 is unreachable, dead or not making progress",
+        ],
+    );
+    // Nobody dies in this put/get loop (the victim, PE 99, does not exist).
+    let r = ofi(2, PE_FAULT, &["sigkill", "putloop", "99"])
+        .env("OXSHMEM_TIMEOUT", "2")
+        .freeze_pe(0, Duration::from_secs(3))
+        .run();
+    failed_saying(
+        &r,
+        &[
+            "PE 1: shmem_get: the 1 earlier fi_write/fi_atomic to PE 0 still in flight",
+            "did not complete within 2s (OXSHMEM_TIMEOUT): PE 0 is unreachable",
+        ],
+    );
 }
 
 /// `net` advertises atomics but validates none: init refuses, naming provider and operation.

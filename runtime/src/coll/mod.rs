@@ -63,7 +63,7 @@ impl Runtime {
             None => {
                 let net = self.net_for(to, a, 8, func)?;
                 net.fence()?;
-                net.atomic(to, a, crate::transport::Width::W64, crate::transport::AmoOp::Set(v))?;
+                net.atomic(func, to, a, crate::transport::Width::W64, crate::transport::AmoOp::Set(v))?;
             }
         }
         Ok(())
@@ -75,6 +75,7 @@ impl Runtime {
             // SAFETY: as in store_flag.
             Some(p) => Ok(unsafe { AtomicU64::from_ptr(p.cast()) }.load(Ordering::Acquire)),
             None => self.net_for(from, a, 8, func)?.atomic(
+                func,
                 from,
                 a,
                 crate::transport::Width::W64,

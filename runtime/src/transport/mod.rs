@@ -92,15 +92,19 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     }
     /// Whether this transport reaches `pe`.
     fn reaches(&self, pe: usize) -> bool;
-    /// Writes `src` to `dst` on `pe`.
-    fn put(&self, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()>;
-    /// Reads `dst.len()` bytes at `src` on `pe`.
-    fn get(&self, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()>;
+    /// Writes `src` to `dst` on `pe`. `func` is the OpenSHMEM routine the caller runs
+    /// (`shmem_putmem`), for errors, which also name the peer and the transport's step.
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()>;
+    /// Reads `dst.len()` bytes at `src` on `pe`; `func` as for [`put`](Transport::put).
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()>;
     /// Performs `op` on the `width`-byte integer at `dst` on `pe`; returns its previous value.
-    fn atomic(&self, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64>;
-    /// Orders this PE's earlier puts and atomics to each peer before its later ones.
+    /// `func` as for [`put`](Transport::put).
+    fn atomic(&self, func: &'static str, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64>;
+    /// Orders this PE's earlier puts and atomics to each peer before its later ones
+    /// (errors are labelled `shmem_fence`).
     fn fence(&self) -> Result<()>;
-    /// Completes every put and atomic this PE issued through the transport.
+    /// Completes every put and atomic this PE issued through the transport (errors are
+    /// labelled `shmem_quiet`).
     fn quiet(&self) -> Result<()>;
     /// Makes progress once without blocking (reads a completion queue); the runtime's wait
     /// loops call it, so that a PE waiting for a peer also serves that peer's operations.

@@ -65,11 +65,53 @@ const SLOTS: usize = 64;
 /// Bytes per bounce slot: puts up to this size are copied and return at once.
 const SLOT_SIZE: usize = 64 << 10;
 
-/// Completion context kinds (low byte of the context value; slot + 1 in bits 8..24; the peer
-/// from bit 24). Contexts are plain values: we ask for `mode = 0`, so providers never write
-/// through them.
+/// Completion context kinds (bits 0..4 of the context value; the libfabric call in bits 4..8,
+/// slot + 1 in bits 8..24, the peer from bit 24). Contexts are plain values: we ask for
+/// `mode = 0`, so providers never write through them.
 const K_COUNTED: u64 = 1;
 const K_WAITER: u64 = 2;
+
+/// The libfabric calls that post operations, as error messages name them (the step that failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    Write = 1,
+    Read = 2,
+    Atomic = 3,
+    FetchAtomic = 4,
+    CompareAtomic = 5,
+}
+
+impl Call {
+    fn name(self) -> &'static str {
+        match self {
+            Call::Write => "fi_write",
+            Call::Read => "fi_read",
+            Call::Atomic => "fi_atomic",
+            Call::FetchAtomic => "fi_fetch_atomic",
+            Call::CompareAtomic => "fi_compare_atomic",
+        }
+    }
+
+    fn from_bits(b: u64) -> Option<Call> {
+        [Call::Write, Call::Read, Call::Atomic, Call::FetchAtomic, Call::CompareAtomic]
+            .into_iter()
+            .find(|c| *c as u64 == b)
+    }
+}
+
+/// One operation as error messages describe it: the call, the peer, and what the caller asked
+/// for — `fi_write to PE 3 (a put of 1048576 bytes at offset 0x1000 of segment 0)`.
+struct Step<'a> {
+    call: Call,
+    pe: usize,
+    what: &'a dyn Fn() -> String,
+}
+
+impl std::fmt::Display for Step<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} to PE {} ({})", self.call.name(), self.pe, (self.what)())
+    }
+}
 
 /// How recently a caller must have polled for the progress thread to stand back, and how
 /// long it then naps: it wakes rarely, so it seldom preempts the polling caller.
@@ -82,8 +124,8 @@ fn now_ns() -> u64 {
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
-fn context(kind: u64, pe: usize, slot: Option<usize>) -> *mut c_void {
-    (kind | (slot.map_or(0, |s| s as u64 + 1) << 8) | ((pe as u64) << 24)) as *mut c_void
+fn context(kind: u64, call: Call, pe: usize, slot: Option<usize>) -> *mut c_void {
+    (kind | ((call as u64) << 4) | (slot.map_or(0, |s| s as u64 + 1) << 8) | ((pe as u64) << 24)) as *mut c_void
 }
 
 /// The fetching atomic operations, in the order of [`AmoTable::fetch`].
@@ -542,12 +584,18 @@ impl Inner {
         Error::new(self.me, func, ErrorKind::Transport(msg))
     }
 
+    /// `what` (which names the peer `pe`) did not complete in time.
     fn timed_out(&self, func: &'static str, pe: usize, what: &str) -> Error {
+        self.late(func, pe, &format!("{what} did not complete within"))
+    }
+
+    /// `clause` ("... did not complete within") the timeout: the error names `pe` as the culprit.
+    fn late(&self, func: &'static str, pe: usize, clause: &str) -> Error {
         self.error(
             func,
             format!(
-                "PE {pe} did not complete {what} within {:?} (OXSHMEM_TIMEOUT): the peer is unreachable, \
-                 dead or not making progress (provider {})",
+                "{clause} {:?} (OXSHMEM_TIMEOUT): PE {pe} is unreachable, dead or not making progress \
+                 (provider {})",
                 self.timeout, self.prov.name
             ),
         )
@@ -608,13 +656,14 @@ impl Inner {
 
     /// Records the completion of the operation whose context is `c`.
     fn complete(&self, c: u64, err: Option<(i32, String)>) {
-        let kind = c & 0xff;
+        let kind = c & 0xf;
+        let call = Call::from_bits((c >> 4) & 0xf).map_or("an operation", Call::name);
         let slot = ((c >> 8) & 0xffff) as usize;
         let pe = (c >> 24) as usize;
         match kind {
             K_COUNTED => {
                 if let Some((_, m)) = &err {
-                    lock(&self.failure).get_or_insert_with(|| format!("an operation to PE {pe} failed: {m}"));
+                    lock(&self.failure).get_or_insert_with(|| format!("an earlier {call} to PE {pe} failed: {m}"));
                 }
                 if (1..=SLOTS).contains(&slot) {
                     self.release(slot - 1);
@@ -678,13 +727,7 @@ impl Inner {
     }
 
     /// Posts with `f` until it does not answer `-FI_EAGAIN` (progressing meanwhile).
-    fn post(
-        &self,
-        func: &'static str,
-        pe: usize,
-        what: &dyn Fn() -> String,
-        mut f: impl FnMut() -> isize,
-    ) -> Result<()> {
+    fn post(&self, func: &'static str, step: &Step<'_>, mut f: impl FnMut() -> isize) -> Result<()> {
         if self.closed.load(Ordering::Relaxed) {
             return Err(self.error(func, "the transport has been shut down (shmem_finalize)".into()));
         }
@@ -701,11 +744,11 @@ impl Inner {
                 return Ok(());
             }
             if rc != -(ffi::FI_EAGAIN as isize) {
-                return Err(self.error(func, format!("{} to PE {pe} failed: {}", what(), ffi::strerror(rc))));
+                return Err(self.error(func, format!("{step} failed: {}", ffi::strerror(rc))));
             }
             self.progress();
             if start.elapsed() > self.timeout {
-                return Err(self.timed_out(func, pe, &what()));
+                return Err(self.late(func, step.pe, &format!("{step} was refused (FI_EAGAIN) for")));
             }
             std::thread::yield_now();
         }
@@ -754,7 +797,11 @@ impl Inner {
             }
             self.progress();
             if start.elapsed() > self.timeout {
-                return Err(self.timed_out(func, pe, "earlier operations that hold every bounce buffer"));
+                return Err(self.late(
+                    func,
+                    pe,
+                    &format!("an operation to PE {pe} found every bounce buffer held by earlier operations for"),
+                ));
             }
             std::thread::yield_now();
         }
@@ -774,16 +821,16 @@ impl Inner {
     fn post_counted(
         &self,
         func: &'static str,
-        pe: usize,
+        step: &Step<'_>,
         slot: Option<usize>,
-        what: &dyn Fn() -> String,
         mut f: impl FnMut(*mut c_void) -> isize,
     ) -> Result<()> {
+        let pe = step.pe;
         // Counted before posting: the completion may be read by another thread at once.
         self.pending[pe].fetch_add(1, Ordering::Relaxed);
         self.total.fetch_add(1, Ordering::Relaxed);
-        let c = context(K_COUNTED, pe, slot);
-        if let Err(e) = self.post(func, pe, what, || f(c)) {
+        let c = context(K_COUNTED, step.call, pe, slot);
+        if let Err(e) = self.post(func, step, || f(c)) {
             self.pending[pe].fetch_sub(1, Ordering::Relaxed);
             self.total.fetch_sub(1, Ordering::Relaxed);
             if let Some(s) = slot {
@@ -808,24 +855,25 @@ impl Inner {
     fn blocking<R>(
         &self,
         func: &'static str,
-        pe: usize,
-        what: &dyn Fn() -> String,
+        step: &Step<'_>,
         mut post: impl FnMut(*mut c_void, usize) -> isize,
         read: impl FnOnce(usize) -> R,
     ) -> Result<R> {
+        let pe = step.pe;
         let s = self.acquire(func, pe)?;
         self.slot_done[s].store(0, Ordering::Relaxed);
         self.slot_err[s].store(0, Ordering::Relaxed);
-        let c = context(K_WAITER, pe, Some(s));
-        if let Err(e) = self.post(func, pe, what, || post(c, s)) {
+        let c = context(K_WAITER, step.call, pe, Some(s));
+        if let Err(e) = self.post(func, step, || post(c, s)) {
             self.release(s);
             return Err(e);
         }
         // On a timeout the slot stays taken: the operation may still complete into it.
-        self.wait_until(func, pe, what, || self.slot_done[s].load(Ordering::Acquire) != 0)?;
+        let text = || step.to_string();
+        self.wait_until(func, pe, &text, || self.slot_done[s].load(Ordering::Acquire) != 0)?;
         let r = match self.slot_err[s].load(Ordering::Relaxed) {
             0 => Ok(read(s)),
-            _ => Err(self.error(func, format!("{} on PE {pe} failed: {}", what(), lock(&self.slot_msg[s])))),
+            _ => Err(self.error(func, format!("{step} failed: {}", lock(&self.slot_msg[s])))),
         };
         self.release(s);
         r
@@ -834,7 +882,12 @@ impl Inner {
     /// Completes every operation in flight to `pe` (remotely).
     fn settle(&self, func: &'static str, pe: usize) -> Result<()> {
         if self.pending[pe].load(Ordering::Acquire) != 0 {
-            let what = || format!("{} earlier operations", self.pending[pe].load(Ordering::Relaxed));
+            let what = || {
+                format!(
+                    "the {} earlier fi_write/fi_atomic to PE {pe} still in flight (waiting for their remote completion)",
+                    self.pending[pe].load(Ordering::Relaxed)
+                )
+            };
             self.wait_until(func, pe, &what, || self.pending[pe].load(Ordering::Acquire) == 0)?;
         }
         if self.dirty[pe].swap(false, Ordering::AcqRel) {
@@ -847,11 +900,10 @@ impl Inner {
     /// read-after-write ordering: when it returns, they have been delivered.
     fn read_back(&self, func: &'static str, pe: usize) -> Result<()> {
         let (fa, ra, key) = self.remote(func, pe, SymAddr { seg: 0, offset: 0 }, 8)?;
-        let what = || "a read-back (remote completion of earlier writes)".to_string();
+        let what = || "an 8-byte read-back proving delivery of earlier writes".to_string();
         self.blocking(
             func,
-            pe,
-            &what,
+            &Step { call: Call::Read, pe, what: &what },
             // SAFETY: the slot is ours and registered (bounce_desc); 8 bytes fit.
             |c, s| unsafe { ffi::oxs_read(self.ep, self.slot_ptr(s).cast(), 8, self.bounce_desc, fa, ra, key, c, 0) },
             |_| (),
@@ -898,15 +950,15 @@ impl Inner {
         self.local.iter().find(|l| p >= l.base && p - l.base <= l.len && len <= l.len - (p - l.base)).map(|l| l.desc)
     }
 
-    fn put(&self, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
-        const F: &str = "ofi put";
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
         let len = src.len();
         if len == 0 {
             return Ok(());
         }
-        let (fa, ra, key) = self.remote(F, pe, dst, len)?;
-        self.fence_point(F, pe)?;
-        let what = || format!("a put of {len} bytes");
+        let (fa, ra, key) = self.remote(func, pe, dst, len)?;
+        self.fence_point(func, pe)?;
+        let what = || format!("a put of {len} bytes to offset {:#x} of segment {}", dst.offset, dst.seg);
+        let step = Step { call: Call::Write, pe, what: &what };
         let mut off = 0;
         while off < len {
             let rest = len - off;
@@ -916,18 +968,18 @@ impl Inner {
                 let flags = self.wflags | u64::from(ffi::FI_INJECT);
                 // SAFETY: p is valid for rest bytes; injected data is copied before the call
                 // returns, so the source may be reused at once and needs no descriptor.
-                self.post_counted(F, pe, None, &what, |c| unsafe {
+                self.post_counted(func, &step, None, |c| unsafe {
                     ffi::oxs_write(self.ep, p.cast(), rest, null_mut(), fa, at, key, c, flags)
                 })?;
                 off += rest;
             } else if rest <= SLOT_SIZE || (self.mr_local && self.local_desc(p as usize, rest).is_none()) {
                 let chunk = rest.min(SLOT_SIZE);
-                let s = self.acquire(F, pe)?;
+                let s = self.acquire(func, pe)?;
                 // SAFETY: the slot is ours until the completion releases it; p is valid for
                 // chunk bytes and does not overlap the bounce buffer.
                 unsafe { std::ptr::copy_nonoverlapping(p, self.slot_ptr(s), chunk) };
                 // SAFETY: the slot holds the data until the completion; bounce_desc covers it.
-                self.post_counted(F, pe, Some(s), &what, |c| unsafe {
+                self.post_counted(func, &step, Some(s), |c| unsafe {
                     ffi::oxs_write(
                         self.ep,
                         self.slot_ptr(s).cast(),
@@ -954,9 +1006,8 @@ impl Inner {
                     self.wflags
                 };
                 self.blocking(
-                    F,
-                    pe,
-                    &what,
+                    func,
+                    &step,
                     // SAFETY: p is valid for chunk bytes until we return, after completion.
                     |c, _| unsafe { ffi::oxs_write(self.ep, p.cast(), chunk, desc, fa, at, key, c, flags) },
                     |_| (),
@@ -970,15 +1021,15 @@ impl Inner {
         Ok(())
     }
 
-    fn get(&self, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
-        const F: &str = "ofi get";
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
         let len = dst.len();
         if len == 0 {
             return Ok(());
         }
-        let (fa, ra, key) = self.remote(F, pe, src, len)?;
-        self.settle(F, pe)?;
-        let what = || format!("a get of {len} bytes");
+        let (fa, ra, key) = self.remote(func, pe, src, len)?;
+        self.settle(func, pe)?;
+        let what = || format!("a get of {len} bytes from offset {:#x} of segment {}", src.offset, src.seg);
+        let step = Step { call: Call::Read, pe, what: &what };
         let mut off = 0;
         while off < len {
             let rest = len - off;
@@ -989,9 +1040,8 @@ impl Inner {
                 Some(desc) => {
                     let chunk = rest.min(self.prov.max_msg_size);
                     self.blocking(
-                        F,
-                        pe,
-                        &what,
+                        func,
+                        &step,
                         // SAFETY: p is valid for chunk bytes and not otherwise accessed until
                         // the read completed, before we return.
                         |c, _| unsafe { ffi::oxs_read(self.ep, p.cast(), chunk, desc, fa, at, key, c, 0) },
@@ -1002,9 +1052,8 @@ impl Inner {
                 None => {
                     let chunk = rest.min(SLOT_SIZE);
                     self.blocking(
-                        F,
-                        pe,
-                        &what,
+                        func,
+                        &step,
                         // SAFETY: the slot is ours and registered; chunk <= SLOT_SIZE.
                         |c, s| unsafe {
                             ffi::oxs_read(self.ep, self.slot_ptr(s).cast(), chunk, self.bounce_desc, fa, at, key, c, 0)
@@ -1019,16 +1068,15 @@ impl Inner {
         Ok(())
     }
 
-    fn atomic(&self, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
-        const F: &str = "ofi atomic";
+    fn atomic(&self, func: &'static str, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
         let bytes = width.bytes();
         let (w, dt, mask) = match width {
             Width::W32 => (0, ffi::FI_UINT32, u64::from(u32::MAX)),
             Width::W64 => (1, ffi::FI_UINT64, u64::MAX),
         };
-        let (fa, ra, key) = self.remote(F, pe, dst, bytes)?;
-        self.fence_point(F, pe)?;
-        let what = || format!("a {}-bit atomic {op:?}", bytes * 8);
+        let (fa, ra, key) = self.remote(func, pe, dst, bytes)?;
+        self.fence_point(func, pe)?;
+        let what = || format!("a {}-bit atomic {op:?} at offset {:#x} of segment {}", bytes * 8, dst.offset, dst.seg);
 
         if let AmoOp::Set(v) = op
             && self.amo.write[w]
@@ -1036,11 +1084,12 @@ impl Inner {
             // Not FI_INJECT: ofi_rxm 1.17 writes no completion for an injected atomic, and
             // quiet counts on one. The operand rides in a bounce slot instead.
             let operand = (v & mask).to_ne_bytes();
-            let s = self.acquire(F, pe)?;
+            let s = self.acquire(func, pe)?;
             // SAFETY: the slot is ours until the completion releases it.
             unsafe { std::ptr::copy_nonoverlapping(operand.as_ptr(), self.slot_ptr(s), bytes) };
+            let step = Step { call: Call::Atomic, pe, what: &what };
             // SAFETY: the slot holds the operand until the completion; it is registered.
-            self.post_counted(F, pe, Some(s), &what, |c| unsafe {
+            self.post_counted(func, &step, Some(s), |c| unsafe {
                 ffi::oxs_atomic(
                     self.ep,
                     self.slot_ptr(s).cast(),
@@ -1058,8 +1107,8 @@ impl Inner {
         }
 
         // A fetching operation reads this PE's own earlier writes to the peer.
-        self.settle(F, pe)?;
-        let target = Target { pe, fa, ra, key, w, dt };
+        self.settle(func, pe)?;
+        let target = Target { func, pe, fa, ra, key, w, dt };
         let (i, operand) = match op {
             AmoOp::CompareSwap { cond, value } => return self.cswap(&target, cond & mask, value & mask, &what),
             AmoOp::Fetch => (0, 0),
@@ -1100,12 +1149,10 @@ impl Inner {
     }
 
     fn fetch_amo(&self, t: &Target, op: ffi::fi_op, operand: u64, what: &dyn Fn() -> String) -> Result<u64> {
-        const F: &str = "ofi atomic";
         let bytes = if t.w == 0 { 4 } else { 8 };
         self.blocking(
-            F,
-            t.pe,
-            what,
+            t.func,
+            &Step { call: Call::FetchAtomic, pe: t.pe, what },
             |c, s| {
                 let p = self.slot_ptr(s);
                 // SAFETY: the slot is ours; operand at +0, result at +16, both registered.
@@ -1132,12 +1179,10 @@ impl Inner {
     }
 
     fn cswap(&self, t: &Target, cond: u64, value: u64, what: &dyn Fn() -> String) -> Result<u64> {
-        const F: &str = "ofi atomic";
         let bytes = if t.w == 0 { 4 } else { 8 };
         self.blocking(
-            F,
-            t.pe,
-            what,
+            t.func,
+            &Step { call: Call::CompareAtomic, pe: t.pe, what },
             |c, s| {
                 let p = self.slot_ptr(s);
                 // SAFETY: the slot is ours; operand at +0, compare at +8, result at +16.
@@ -1181,9 +1226,9 @@ impl Inner {
     }
 
     fn quiet(&self) -> Result<()> {
-        const F: &str = "ofi quiet";
+        const F: &str = "shmem_quiet";
         if self.total.load(Ordering::Acquire) != 0 {
-            let what = || format!("{} operations (quiet)", self.total.load(Ordering::Relaxed));
+            let what = || format!("the {} fi_write/fi_atomic in flight (quiet)", self.total.load(Ordering::Relaxed));
             let start = Instant::now();
             let cond = || self.total.load(Ordering::Acquire) == 0;
             // Name the first peer still owing completions when the wait times out.
@@ -1194,7 +1239,7 @@ impl Inner {
                         F,
                         pe,
                         &format!(
-                            "{} operations (quiet, after {:?})",
+                            "the {} fi_write/fi_atomic to PE {pe} in flight (quiet, after {:?})",
                             self.pending[pe].load(Ordering::Relaxed),
                             start.elapsed()
                         ),
@@ -1214,8 +1259,9 @@ impl Inner {
     }
 }
 
-/// Where an atomic goes.
+/// Where an atomic goes, and for which routine.
 struct Target {
+    func: &'static str,
     pe: usize,
     fa: u64,
     ra: u64,
@@ -1238,21 +1284,21 @@ impl Transport for OfiTransport {
         self.inner.peers.get(pe).is_some_and(|p| p.reach)
     }
 
-    fn put(&self, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
-        self.inner.put(pe, dst, src)
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
+        self.inner.put(func, pe, dst, src)
     }
 
-    fn get(&self, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
-        self.inner.get(pe, src, dst)
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
+        self.inner.get(func, pe, src, dst)
     }
 
-    fn atomic(&self, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
-        self.inner.atomic(pe, dst, width, op)
+    fn atomic(&self, func: &'static str, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
+        self.inner.atomic(func, pe, dst, width, op)
     }
 
     fn fence(&self) -> Result<()> {
         self.inner.fence_epoch.fetch_add(1, Ordering::AcqRel);
-        self.inner.take_failure("ofi fence")
+        self.inner.take_failure("shmem_fence")
     }
 
     fn quiet(&self) -> Result<()> {

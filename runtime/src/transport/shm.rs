@@ -135,8 +135,8 @@ impl Transport for ShmTransport {
         pe < self.n_pes && self.base(pe, 0) != 0
     }
 
-    fn put(&self, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
-        let p = self.ptr(pe, dst, src.len()).ok_or_else(|| self.unmapped(pe, dst, src.len(), "shm put"))?;
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
+        let p = self.ptr(pe, dst, src.len()).ok_or_else(|| self.unmapped(pe, dst, src.len(), func))?;
         // SAFETY: ptr() checked that the whole range lies inside pe's live mapping; the source is
         // a distinct, valid slice (a symmetric range never overlaps a caller's borrowed slice
         // unless the caller put to itself, which copy handles as memmove).
@@ -144,19 +144,19 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
-    fn get(&self, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
-        let p = self.ptr(pe, src, dst.len()).ok_or_else(|| self.unmapped(pe, src, dst.len(), "shm get"))?;
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
+        let p = self.ptr(pe, src, dst.len()).ok_or_else(|| self.unmapped(pe, src, dst.len(), func))?;
         // SAFETY: as in put, the range is inside a live mapping.
         unsafe { std::ptr::copy(p, dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
 
-    fn atomic(&self, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
-        let p = self.ptr(pe, dst, width.bytes()).ok_or_else(|| self.unmapped(pe, dst, width.bytes(), "shm atomic"))?;
+    fn atomic(&self, func: &'static str, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
+        let p = self.ptr(pe, dst, width.bytes()).ok_or_else(|| self.unmapped(pe, dst, width.bytes(), func))?;
         if !(p as usize).is_multiple_of(width.bytes()) {
             return Err(crate::Error::new(
                 crate::world::my_pe_or_zero(),
-                "shm atomic",
+                func,
                 crate::ErrorKind::Misaligned { addr: p as usize, width: width.bytes() },
             ));
         }

@@ -41,28 +41,28 @@ const AT: fn(usize) -> SymAddr = |offset| SymAddr { seg: 0, offset };
 fn exercise(t: &OfiTransport, seg: (usize, usize)) {
     for (off, len, seed) in [(0, 8, 1), (64, 1000, 2), (4096, 200_000, 3), (300_000, 65536, 4), (500_000, 65537, 5)] {
         let data = pattern(len, seed);
-        t.put(0, AT(off), &data).unwrap();
+        t.put("test", 0, AT(off), &data).unwrap();
         t.quiet().unwrap();
         assert_eq!(read(seg, off, len), data, "put of {len} bytes at {off}");
         let mut back = vec![0u8; len];
-        t.get(0, AT(off), &mut back).unwrap();
+        t.get("test", 0, AT(off), &mut back).unwrap();
         assert_eq!(back, data, "get of {len} bytes at {off}");
     }
     for (width, base) in [(Width::W32, 700_000), (Width::W64, 700_008)] {
         let m = if width == Width::W32 { u64::from(u32::MAX) } else { u64::MAX };
         let a = AT(base);
-        assert_eq!(t.atomic(0, a, width, AmoOp::Set(m - 1)).unwrap(), 0);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::Set(m - 1)).unwrap(), 0);
         t.fence().unwrap();
-        assert_eq!(t.atomic(0, a, width, AmoOp::Fetch).unwrap(), m - 1);
-        assert_eq!(t.atomic(0, a, width, AmoOp::FetchAdd(3)).unwrap(), m - 1, "fetch-add wraps");
-        assert_eq!(t.atomic(0, a, width, AmoOp::Fetch).unwrap(), 1);
-        assert_eq!(t.atomic(0, a, width, AmoOp::Swap(0b1100)).unwrap(), 1);
-        assert_eq!(t.atomic(0, a, width, AmoOp::FetchAnd(0b1010)).unwrap(), 0b1100);
-        assert_eq!(t.atomic(0, a, width, AmoOp::FetchOr(0b0001)).unwrap(), 0b1000);
-        assert_eq!(t.atomic(0, a, width, AmoOp::FetchXor(0b1111)).unwrap(), 0b1001);
-        assert_eq!(t.atomic(0, a, width, AmoOp::CompareSwap { cond: 1, value: 9 }).unwrap(), 0b0110, "no swap");
-        assert_eq!(t.atomic(0, a, width, AmoOp::CompareSwap { cond: 0b0110, value: 9 }).unwrap(), 0b0110);
-        assert_eq!(t.atomic(0, a, width, AmoOp::Fetch).unwrap(), 9);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::Fetch).unwrap(), m - 1);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::FetchAdd(3)).unwrap(), m - 1, "fetch-add wraps");
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::Fetch).unwrap(), 1);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::Swap(0b1100)).unwrap(), 1);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::FetchAnd(0b1010)).unwrap(), 0b1100);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::FetchOr(0b0001)).unwrap(), 0b1000);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::FetchXor(0b1111)).unwrap(), 0b1001);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::CompareSwap { cond: 1, value: 9 }).unwrap(), 0b0110, "no swap");
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::CompareSwap { cond: 0b0110, value: 9 }).unwrap(), 0b0110);
+        assert_eq!(t.atomic("test", 0, a, width, AmoOp::Fetch).unwrap(), 9);
     }
     // The 32-bit atomics left the neighbouring word alone.
     t.quiet().unwrap();
@@ -94,7 +94,7 @@ fn mr_local_and_prov_key_use_the_bounce_buffer() {
     unsafe { std::ptr::copy_nonoverlapping(inside.as_ptr(), (seg.0 + 800_000) as *mut u8, inside.len()) };
     // SAFETY: as above; the slice is only read by the put.
     let src = unsafe { std::slice::from_raw_parts((seg.0 + 800_000) as *const u8, inside.len()) };
-    t.put(0, AT(900_000), src).unwrap();
+    t.put("test", 0, AT(900_000), src).unwrap();
     t.quiet().unwrap();
     assert_eq!(read(seg, 900_000, inside.len()), inside);
 }
@@ -129,10 +129,10 @@ fn init_and_teardown_repeatedly() {
     for _ in 0..3 {
         let seg = segment(1 << 12);
         let t = open(options("tcp;ofi_rxm"), seg).unwrap();
-        t.put(0, AT(0), &[7; 100]).unwrap();
+        t.put("test", 0, AT(0), &[7; 100]).unwrap();
         t.quiet().unwrap();
         t.shutdown();
-        let e = t.put(0, AT(0), &[7; 100]).unwrap_err();
+        let e = t.put("test", 0, AT(0), &[7; 100]).unwrap_err();
         assert!(e.to_string().contains("shut down"), "{e}");
         drop(t);
     }
@@ -142,11 +142,11 @@ fn init_and_teardown_repeatedly() {
 fn out_of_range_and_unreached_peers_are_errors() {
     let seg = segment(1 << 12);
     let t = open(options("tcp;ofi_rxm"), seg).unwrap();
-    let e = t.put(0, AT((1 << 15) - 4), &[0; 8]).unwrap_err();
-    assert!(e.to_string().contains("outside PE 0's segment 0"), "{e}");
-    let e = t.get(0, SymAddr { seg: 1, offset: 0 }, &mut [0; 8]).unwrap_err();
+    let e = t.put("shmem_putmem", 0, AT((1 << 15) - 4), &[0; 8]).unwrap_err();
+    assert!(e.to_string().contains("shmem_putmem: offset 0x7ffc (+8 bytes) lies outside PE 0's segment 0"), "{e}");
+    let e = t.get("test", 0, SymAddr { seg: 1, offset: 0 }, &mut [0; 8]).unwrap_err();
     assert!(e.to_string().contains("no symmetric segment 1"), "{e}");
-    let e = t.atomic(3, AT(0), Width::W64, AmoOp::Fetch).unwrap_err();
+    let e = t.atomic("test", 3, AT(0), Width::W64, AmoOp::Fetch).unwrap_err();
     assert!(e.to_string().contains("PE 3 is not reached"), "{e}");
 }
 
@@ -163,8 +163,13 @@ fn unreachable_peer_is_named() {
     let seg = segment(512);
     let opts = Options { bad_peer: Some(0), timeout: Duration::from_secs(3), ..options("tcp;ofi_rxm") };
     let t = open(opts, seg).unwrap();
-    let e = t.atomic(0, AT(0), Width::W64, AmoOp::Fetch).unwrap_err().to_string();
-    assert!(e.contains("PE 0"), "{e}");
+    let e = t.atomic("shmem_atomic_fetch", 0, AT(0), Width::W64, AmoOp::Fetch).unwrap_err().to_string();
+    // The routine, the libfabric call, the peer and what was asked; then why.
+    assert!(
+        e.starts_with("PE 0: shmem_atomic_fetch: fi_fetch_atomic to PE 0 (a 64-bit atomic Fetch at offset 0x0"),
+        "{e}"
+    );
+    assert!(e.contains("OXSHMEM_TIMEOUT") || e.contains("failed"), "{e}");
 }
 
 #[test]
