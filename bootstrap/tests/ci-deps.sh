@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Install what the bootstrap launcher tests need (tests/launchers.rs), and start nothing:
+# Install what the bootstrap launcher tests (tests/launchers.rs) and the runtime's ofi transport
+# need, and start nothing:
 #   mpich        mpiexec.hydra (PMI-1 and PMI-2)
 #   libpmix-dev  libpmix 4.2 for `--features pmix`, and Slurm's mpi/pmix plugin
 #   slurm-wlm    slurmctld, slurmd, srun for the private cluster of tests/slurm/up.sh
 #   munge        what slurm-wlm expects to find (the test cluster itself uses auth/none)
 #   pkg-config   how build.rs finds libpmix
+#   libfabric-dev  libfabric 1.17 for the runtime's `--features ofi` (runtime/build.rs)
+#   libclang-dev   what bindgen in runtime/build.rs loads to read rdma/fabric.h
 # Debian 12 / Ubuntu. Needs root (or sudo). Then run the tests with
 # OXSHMEM_TEST_REQUIRE_LAUNCHERS=1, so that a missing launcher fails instead of skipping.
 set -euo pipefail
 
-pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config)
+pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
