@@ -24,6 +24,13 @@
 //!   (token, expert) output to a per-(expert, slot) buffer at the source, one put per
 //!   (expert, source) block, and the source applies the weights.
 //!
+//! In both modes the rows for this PE's own experts never move: the experts read them in
+//! place from the token buffer and write their outputs where combine would have put them.
+//! Each dispatch and each combine is one kernel of `threads` device threads, with the host's
+//! share around it (the routing plan before dispatch, the final sum after combine); the kernels
+//! run on the buffer's *resident* kernel (`moe/engine.rs`), so that a call does not pay for
+//! spawning device threads.
+//!
 //! Both modes add up in the same order — for a token, `0 + partial(0) + partial(1) + ...` over
 //! the PEs it was sent to, where `partial(q) = 0 + w_k · y_k` over its choices `k` on PE `q` in
 //! `k` order — so they, every channel, and the MPI reference (`benches/c/moe_mpi.c`) give the
@@ -45,26 +52,27 @@
 //! let shmem = oxshmem::init()?;
 //! let dev = Device::init(&shmem)?;
 //! let experts = 8 * shmem.n_pes();
-//! let cfg = MoeConfig { tokens: 128, hidden_bytes: 7168, topk: 8, experts, mode: Mode::Throughput, threads: 0 };
+//! let cfg = MoeConfig { tokens: 128, hidden_bytes: 7168, topk: 8, experts, mode: Mode::Throughput, ..Default::default() };
 //! let mut buf = Buffer::new(&shmem, &dev, cfg)?;
-//! let stream = dev.stream();
 //! let x = vec![1.0f32; 128 * 7168 / 4];                 // 128 tokens of 1792 f32
 //! let idx: Vec<i32> = (0..128 * 8).map(|i| ((i / 8 + i % 8 * 5) % experts) as i32).collect();
 //! let w = vec![0.125f32; 128 * 8];                       // top-8 experts and weights per token
-//! let d = buf.dispatch(&stream, &x, &idx, &w)?;
+//! let d = buf.dispatch(&x, &idx, &w)?;
 //! println!("my experts received {:?} tokens", d.tokens_per_expert());
-//! let out: &[f32] = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y)).combine(&stream)?;
+//! let out: &[f32] = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y)).combine()?;
 //! # let _ = out;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod engine;
 mod low_latency;
 pub mod reference;
 mod throughput;
 
 use oxshmem::{Shmem, SymSlice};
 
-use crate::{DevPtr, Device, DeviceError, Grid, Stream, Thread};
+use crate::{DevPtr, Device, DeviceError, Grid, Thread};
+use engine::Engine;
 
 /// How tokens travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -116,6 +124,10 @@ pub struct MoeConfig {
     /// Device threads per kernel (one block); 0 picks [`DEFAULT_THREADS`]. Device threads of
     /// the CPU back end are OS threads: more than the cores only adds switching.
     pub threads: usize,
+    /// Launch a kernel per dispatch and per combine instead of handing them to the buffer's
+    /// resident kernel (slower on the CPU back end, where a launch spawns the device threads;
+    /// for comparison).
+    pub launch_per_call: bool,
 }
 
 /// Device threads per kernel when [`MoeConfig::threads`] is 0.
@@ -286,7 +298,7 @@ enum ModeBufs {
 pub struct Buffer {
     cfg: MoeConfig,
     shape: Shape,
-    _dev: Device,
+    engine: Engine,
     epoch: u64,
     /// The tokens to dispatch (`tokens × hidden`), read by this PE's device threads only.
     x: SymSlice<f32>,
@@ -337,7 +349,7 @@ impl Buffer {
         Ok(Buffer {
             cfg,
             shape,
-            _dev: dev.clone(),
+            engine: Engine::new(dev, shape.grid, !cfg.launch_per_call),
             epoch: 0,
             x,
             sig,
@@ -367,13 +379,7 @@ impl Buffer {
     /// Sends `x` (`num_tokens × hidden` f32, copied into the symmetric token buffer first) to
     /// the experts in `topk_idx` (`num_tokens × topk`, `-1` for none) with `topk_weights`.
     /// Collective; returns what this PE's experts received.
-    pub fn dispatch(
-        &mut self,
-        stream: &Stream,
-        x: &[f32],
-        topk_idx: &[i32],
-        topk_weights: &[f32],
-    ) -> Result<Dispatched<'_>, MoeError> {
+    pub fn dispatch(&mut self, x: &[f32], topk_idx: &[i32], topk_weights: &[f32]) -> Result<Dispatched<'_>, MoeError> {
         let hf = self.shape.hf;
         if !x.len().is_multiple_of(hf) || x.len() / hf > self.cfg.tokens {
             return Err(self.invalid(
@@ -382,14 +388,13 @@ impl Buffer {
             ));
         }
         self.tokens_mut()[..x.len()].copy_from_slice(x);
-        self.dispatch_in_place(stream, x.len() / hf, topk_idx, topk_weights)
+        self.dispatch_in_place(x.len() / hf, topk_idx, topk_weights)
     }
 
     /// As [`dispatch`](Self::dispatch) for the first `num_tokens` tokens already in
     /// [`tokens_mut`](Self::tokens_mut).
     pub fn dispatch_in_place(
         &mut self,
-        stream: &Stream,
         num_tokens: usize,
         topk_idx: &[i32],
         topk_weights: &[f32],
@@ -404,8 +409,8 @@ impl Buffer {
         let sig = Signals { base: DevPtr::from_slice(&self.sig), n: self.shape.n };
         let x = DevPtr::from_slice(&self.x);
         match &mut self.bufs {
-            ModeBufs::Throughput(b) => b.dispatch(&self.shape, stream, x, sig, self.epoch, &self.idx, &self.w)?,
-            ModeBufs::LowLatency(b) => b.dispatch(&self.shape, stream, x, sig, self.epoch, &self.idx)?,
+            ModeBufs::Throughput(b) => b.dispatch(&self.shape, &self.engine, x, sig, self.epoch, &self.idx, &self.w)?,
+            ModeBufs::LowLatency(b) => b.dispatch(&self.shape, &self.engine, x, sig, self.epoch, &self.idx)?,
         }
         Ok(Dispatched { buf: self })
     }
@@ -533,13 +538,15 @@ pub struct ExpertOutputs<'a> {
 impl<'a> ExpertOutputs<'a> {
     /// Sends the expert outputs back and sums them per token (collective). Returns this PE's
     /// combined tokens (`num_tokens × hidden`), valid until the buffer's next dispatch.
-    pub fn combine(self, stream: &Stream) -> Result<&'a [f32], MoeError> {
+    pub fn combine(self) -> Result<&'a [f32], MoeError> {
         let b = self.buf;
         let sig = Signals { base: DevPtr::from_slice(&b.sig), n: b.shape.n };
         let out = &mut b.out[..b.num_tokens * b.shape.hf];
         match &mut b.bufs {
-            ModeBufs::Throughput(m) => m.combine(&b.shape, stream, sig, b.epoch, b.num_tokens, out)?,
-            ModeBufs::LowLatency(m) => m.combine(&b.shape, stream, sig, b.epoch, &b.idx, &b.w, &mut b.scratch, out)?,
+            ModeBufs::Throughput(m) => m.combine(&b.shape, &b.engine, sig, b.epoch, b.num_tokens, out)?,
+            ModeBufs::LowLatency(m) => {
+                m.combine(&b.shape, &b.engine, sig, b.epoch, &b.idx, &b.w, &mut b.scratch, out)?
+            }
         }
         Ok(&b.out[..b.num_tokens * b.shape.hf])
     }

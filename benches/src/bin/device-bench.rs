@@ -1,15 +1,16 @@
-//! `device-bench`: device-initiated operations over the direct P2P channel against the proxy
-//! ring (NVSHMEM's IBRC path), measured in the same run.
+//! `device-bench`: device-initiated operations over the direct P2P channel, the proxy ring
+//! (NVSHMEM's IBRC path) and the IBGDA queues consumed by the software NIC, measured in the
+//! same run.
 //!
 //! Run under the launcher: `oshrun -n 2 target/release/device-bench [all|rate|lat|a2a]`, and
 //! `oshrun -n 4 target/release/device-bench a2a` for the 4-PE all-to-all. Rounds alternate the
-//! channels (P2P, proxy, P2P, proxy, …) because the placement of the two vCPUs flips every few
+//! channels (P2P, proxy, IBGDA, P2P, …) because the placement of the two vCPUs flips every few
 //! seconds (see BENCHMARKING.md); each round initializes a fresh device on that channel and
-//! finalizes it, so no idle proxy thread runs during a P2P round. Each line gives min and
-//! median of both channels and the ratio of the medians, direct / proxy, with the target the
-//! device layer is built for: P2P at least 2× the proxy's small-message rate and at most 0.5×
-//! its all-to-all latency. Times are taken inside the kernel (kernel launch, which spawns the
-//! CPU back end's threads, is not counted).
+//! finalizes it, so no idle proxy or NIC thread runs during another channel's round. Each line
+//! gives best and median of every channel and the ratios of the medians to the proxy's, with
+//! the targets: P2P and IBGDA-via-softnic at least 2× the proxy's small-message rate and at
+//! most 0.5× its all-to-all latency. Times are taken inside the kernel (kernel launch, which
+//! spawns the CPU back end's threads, is not counted).
 //!
 //! - `rate`: 4 blocks × 64 device threads each do N 8-byte `p` to the next PE, then `quiet`;
 //!   Mops/s of this PE from the first thread's start to the last thread's end. A third line
@@ -25,7 +26,9 @@ use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 use oxshmem_device::{DevPtr, Device, Grid};
 
 const ROUNDS: usize = 7;
-const CHANNELS: [&str; 2] = ["p2p", "proxy"];
+const CHANNELS: [&str; 3] = ["p2p", "proxy", "ibgda"];
+/// Index of the reference channel (the proxy) in `CHANNELS`.
+const PROXY: usize = 1;
 
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
@@ -41,21 +44,23 @@ fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// One line: P2P and proxy, min/median (max/median where higher is better), ratio of the
-/// medians and the ratio of each round.
-fn report(what: &str, unit: &str, p2p: &[f64], proxy: &[f64], higher_is_better: bool, target: &str) {
+/// One line: every channel's best/median (max where higher is better), then each other
+/// channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of each round.
+fn report(what: &str, unit: &str, r: &[Vec<f64>], higher_is_better: bool, target: &str) {
     let best = |v: &[f64]| if higher_is_better { max(v) } else { min(v) };
-    let ratio = median(p2p) / median(proxy);
-    let per_round: Vec<String> = p2p.iter().zip(proxy).map(|(a, b)| format!("{:.2}", a / b)).collect();
-    println!(
-        "{what:<22} p2p {:>10.3} {:>10.3} {unit:<7} | proxy {:>10.3} {:>10.3} {unit:<7} | p2p/proxy {:>7.2} ({target}) rounds [{}]",
-        best(p2p),
-        median(p2p),
-        best(proxy),
-        median(proxy),
-        ratio,
-        per_round.join(" ")
-    );
+    let mut line = format!("{what:<18}");
+    for (c, ch) in CHANNELS.iter().enumerate() {
+        line += &format!(" | {ch} {:>9.3} {:>9.3}", best(&r[c]), median(&r[c]));
+    }
+    line += &format!(" {unit:<6}");
+    let proxy = median(&r[PROXY]);
+    for (c, ch) in CHANNELS.iter().enumerate() {
+        if c != PROXY {
+            line += &format!(" | {ch}/proxy {:>6.2}", median(&r[c]) / proxy);
+        }
+    }
+    let per_round: Vec<String> = r[2].iter().zip(&r[PROXY]).map(|(a, b)| format!("{:.2}", a / b)).collect();
+    println!("{line} ({target}) ibgda/proxy rounds [{}]", per_round.join(" "));
 }
 
 fn device(shmem: &Shmem, ch: &str) -> Device {
@@ -70,9 +75,21 @@ fn done(dev: Device) {
 
 const RATE_GRID: Grid = Grid { blocks: 4, threads: 64 };
 
+/// The rate test's grid: `DEVICE_BENCH_GRID=blocks,threads` (default 4,64).
+fn rate_grid() -> Grid {
+    std::env::var("DEVICE_BENCH_GRID")
+        .ok()
+        .and_then(|v| {
+            let (b, t) = v.split_once(',')?;
+            Some(Grid::new(b.trim().parse().ok()?, t.trim().parse().ok()?))
+        })
+        .unwrap_or(RATE_GRID)
+}
+
 /// Mops/s of this PE: every device thread does `ops` 8-byte `p` to the next PE, then quiet.
 fn rate_once(shmem: &Shmem, dev: &Device, dst: DevPtr<u64>, ops: usize) -> f64 {
-    let nt = RATE_GRID.blocks * RATE_GRID.threads;
+    let grid = rate_grid();
+    let nt = grid.blocks * grid.threads;
     let right = (shmem.my_pe() + 1) % shmem.n_pes();
     // All blocks run at once (4 ≤ the back end's concurrent blocks): start together.
     let go = Arc::new(Barrier::new(nt));
@@ -80,7 +97,7 @@ fn rate_once(shmem: &Shmem, dev: &Device, dst: DevPtr<u64>, ops: usize) -> f64 {
     let (go2, span2) = (go.clone(), span.clone());
     let stream = dev.stream();
     shmem.barrier_all().expect("barrier");
-    stream.launch(RATE_GRID, move |t| {
+    stream.launch(grid, move |t| {
         let slot = dst.offset(t.global_idx() * 8); // a cache line per thread
         go2.wait();
         let t0 = Instant::now();
@@ -102,15 +119,16 @@ fn rate_once(shmem: &Shmem, dev: &Device, dst: DevPtr<u64>, ops: usize) -> f64 {
 
 fn rate(shmem: &Shmem) {
     let ops: usize = std::env::var("DEVICE_BENCH_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
-    let buf = shmem.alloc_slice(RATE_GRID.blocks * RATE_GRID.threads * 8, 0u64).expect("alloc");
+    let buf = shmem.alloc_slice(rate_grid().blocks * rate_grid().threads * 8, 0u64).expect("alloc");
     let dst = DevPtr::from_slice(&buf);
-    let (mut p2p, mut proxy, mut p2p_idle, mut idle_ref) = (vec![], vec![], vec![], vec![]);
+    let mut res = vec![vec![]; CHANNELS.len()];
+    let (mut p2p_idle, mut idle_ref) = (vec![], vec![]);
     for _ in 0..ROUNDS {
-        for ch in CHANNELS {
+        for (c, ch) in CHANNELS.iter().enumerate() {
             let dev = device(shmem, ch);
             let r = rate_once(shmem, &dev, dst, ops);
             done(dev);
-            if ch == "p2p" { &mut p2p } else { &mut proxy }.push(r);
+            res[c].push(r);
         }
         // P2P again, beside an idle proxy device of the same process, and P2P alone once more
         // as that line's reference.
@@ -124,9 +142,9 @@ fn rate(shmem: &Shmem) {
         done(dev);
     }
     if shmem.my_pe() == 0 {
-        let nt = RATE_GRID.blocks * RATE_GRID.threads;
+        let nt = rate_grid().blocks * rate_grid().threads;
         println!("# (a) 8 B p rate, {nt} device threads x {ops} p + quiet to the next PE, {} PEs", shmem.n_pes());
-        report("p rate", "Mops/s", &p2p, &proxy, true, "target >= 2");
+        report("p rate", "Mops/s", &res, true, "target >= 2");
         let slow = median(&p2p_idle) / median(&idle_ref);
         let per: Vec<String> = p2p_idle.iter().zip(&idle_ref).map(|(a, b)| format!("{:.2}", a / b)).collect();
         println!(
@@ -201,7 +219,7 @@ fn lat(shmem: &Shmem) {
     let buf = shmem.alloc_slice((1 << 20) / 8, 0u64).expect("alloc");
     let target = DevPtr::from_slice(&buf);
     // [channel][size] -> rounds of (put, get)
-    let mut all = vec![vec![Vec::new(); SIZES.len()]; 2];
+    let mut all = vec![vec![Vec::new(); SIZES.len()]; CHANNELS.len()];
     for _ in 0..ROUNDS {
         for (c, ch) in CHANNELS.iter().enumerate() {
             let dev = device(shmem, ch);
@@ -215,10 +233,10 @@ fn lat(shmem: &Shmem) {
     if shmem.my_pe() == 0 {
         println!("# (b) latency from one device thread, PE 0 -> PE 1 (put = put + quiet; get blocking)");
         for (i, size) in SIZES.iter().enumerate() {
-            let put = |c: usize| all[c][i].iter().map(|x: &(f64, f64)| x.0).collect::<Vec<_>>();
-            let get = |c: usize| all[c][i].iter().map(|x: &(f64, f64)| x.1).collect::<Vec<_>>();
-            report(&format!("put {}", human(*size)), "us", &put(0), &put(1), false, "lower is better");
-            report(&format!("get {}", human(*size)), "us", &get(0), &get(1), false, "lower is better");
+            let put: Vec<Vec<f64>> = all.iter().map(|c| c[i].iter().map(|x: &(f64, f64)| x.0).collect()).collect();
+            let get: Vec<Vec<f64>> = all.iter().map(|c| c[i].iter().map(|x: &(f64, f64)| x.1).collect()).collect();
+            report(&format!("put {}", human(*size)), "us", &put, false, "lower is better");
+            report(&format!("get {}", human(*size)), "us", &get, false, "lower is better");
         }
     }
     shmem.barrier_all().expect("barrier");
@@ -297,22 +315,22 @@ fn a2a(shmem: &Shmem) {
         shmem.alloc_slice(n * A2A_WORDS, 0u64).expect("alloc"),
         shmem.alloc_slice(n, 0u64).expect("alloc"),
     );
-    let (mut p2p, mut proxy) = (vec![], vec![]);
+    let mut res = vec![vec![]; CHANNELS.len()];
     let mut base = 0;
     for _ in 0..ROUNDS {
-        for ch in CHANNELS {
+        for (c, ch) in CHANNELS.iter().enumerate() {
             let dev = device(shmem, ch);
             let r = a2a_once(shmem, &dev, &bufs, base, iters);
             done(dev);
             base += A2A_WARMUP + iters;
-            if ch == "p2p" { &mut p2p } else { &mut proxy }.push(r);
+            res[c].push(r);
         }
     }
     if shmem.my_pe() == 0 {
         println!(
             "# (c) device all-to-all, 7 KiB to every other PE (put_signal_nbi + quiet, wait for every signal), {n} PEs"
         );
-        report(&format!("all-to-all {n} PEs"), "us", &p2p, &proxy, false, "target <= 0.5");
+        report(&format!("all-to-all {n} PEs"), "us", &res, false, "target <= 0.5");
     }
     shmem.barrier_all().expect("barrier");
     let (a, b, c) = bufs;
@@ -326,7 +344,7 @@ fn main() {
     let shmem = oxshmem::init().expect("shmem init");
     if shmem.my_pe() == 0 {
         println!(
-            "# device-bench: P2P vs proxy ring, {} PEs, {ROUNDS} interleaved rounds; columns: best, median",
+            "# device-bench: P2P vs proxy ring vs IBGDA (software NIC), {} PEs, {ROUNDS} interleaved rounds; columns: best, median",
             shmem.n_pes()
         );
     }

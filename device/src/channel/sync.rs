@@ -1,7 +1,7 @@
 //! The atomics the lock-free channel code uses: std's here, loom's in the model tests (which
 //! include the channel files under their own `sync` module).
 
-pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// An `UnsafeCell` with loom's closure API, so that the same ring code runs under loom.
 #[derive(Debug, Default)]
@@ -32,9 +32,4 @@ pub(crate) fn pause(spins: &mut u32) {
 /// One spin of a busy wait.
 pub(crate) fn spin_hint() {
     std::hint::spin_loop();
-}
-
-/// Gives the core away.
-pub(crate) fn yield_now() {
-    std::thread::yield_now();
 }

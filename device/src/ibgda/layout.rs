@@ -8,7 +8,7 @@
 //! this trait beside [`Mlx5`], and the device API does not change — which NVSHMEM's IBGDA,
 //! written against mlx5 only, cannot offer.
 
-use bytemuck::{Zeroable, bytes_of, from_bytes};
+use bytemuck::{Zeroable, bytes_of};
 
 use super::mlx5::{
     self, AtomicSeg, Be16, Be32, Be64, Cqe64, CtrlSeg, DataSeg, ErrCqe, INLINE_SEG, InlineSeg, MaskedCs32Seg,
@@ -17,6 +17,9 @@ use super::mlx5::{
 
 /// One queue slot.
 pub type Wqebb = [u8; SEND_WQE_BB];
+
+/// Most bytes one WQE spans (four slots; DS at most 16).
+pub const MAX_WQE_BYTES: usize = 4 * SEND_WQE_BB;
 
 /// Most bytes an inline write carries (four slots: 256 - 16 ctrl - 16 raddr - 4 header).
 pub const MAX_INLINE: usize = 4 * SEND_WQE_BB - 36;
@@ -301,7 +304,7 @@ pub trait NicLayout: Send + Sync + 'static {
     fn wqebbs(wr: &WorkRequest<'_>) -> usize;
 
     /// Writes `wr` as the WQE at producer index `idx` of queue `qpn` into `out`
-    /// (`wqebbs(wr)` slots, zeroed by the caller).
+    /// (`wqebbs(wr)` slots, overwritten whole).
     fn encode(wr: &WorkRequest<'_>, idx: u64, qpn: u32, flags: WqeFlags, out: &mut [Wqebb]);
 
     /// Reads the WQE that starts in `first` and is expected at index `idx` of queue `qpn`;
@@ -356,7 +359,7 @@ fn put<T: bytemuck::Pod>(buf: &mut [u8], at: usize, v: &T) {
 }
 
 fn get<T: bytemuck::Pod>(buf: &[u8], at: usize) -> T {
-    *from_bytes::<T>(&buf[at..at + size_of::<T>()])
+    bytemuck::pod_read_unaligned::<T>(&buf[at..at + size_of::<T>()])
 }
 
 impl NicLayout for Mlx5 {
@@ -370,7 +373,7 @@ impl NicLayout for Mlx5 {
         let ds = ds_of(wr);
         let n = ds * 16;
         // Segments are built in one contiguous buffer, then split into slots.
-        let mut buf = [0u8; 16 * 64];
+        let mut buf = [0u8; MAX_WQE_BYTES];
         let fm_ce_se = if flags.signal { ctrl::CQ_UPDATE } else { 0 } | if flags.fence { ctrl::FENCE } else { 0 };
         let (op, om) = match wr {
             WorkRequest::Write { .. } | WorkRequest::WriteInline { .. } => (opcode::RDMA_WRITE, 0),
@@ -461,7 +464,7 @@ impl NicLayout for Mlx5 {
         if c.qpn() != qpn || c.wqe_index() != idx as u16 {
             return fail(syndrome::LOCAL_QP_OP_ERR);
         }
-        let mut buf = [0u8; 16 * 64];
+        let mut buf = [0u8; MAX_WQE_BYTES];
         buf[..SEND_WQE_BB].copy_from_slice(first);
         for i in 1..wqebbs {
             buf[i * SEND_WQE_BB..(i + 1) * SEND_WQE_BB].copy_from_slice(&next(i));
@@ -557,8 +560,10 @@ impl NicLayout for Mlx5 {
                 opcode::ATOMIC_MASKED_FA if width == 4 => {
                     need(4)?;
                     let s: MaskedFa32Seg = get(&buf, 32);
-                    let nic =
-                        NicAtomic::FetchAdd { add: u64::from(s.add.get()), boundary: u64::from(s.field_boundary.get()) };
+                    let nic = NicAtomic::FetchAdd {
+                        add: u64::from(s.add.get()),
+                        boundary: u64::from(s.field_boundary.get()),
+                    };
                     Decoded::Atomic { op: nic, width, remote: raddr(16), result: sge(48) }
                 }
                 _ => return Err(syndrome::LOCAL_QP_OP_ERR),
@@ -668,7 +673,8 @@ mod tests {
         assert_eq!(roundtrip(WorkRequest::Dump { local: l }, f).op, Decoded::Dump { local: l });
         for len in [0usize, 1, 12, 13, 28, 29, 100, MAX_INLINE] {
             let data: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
-            let d = roundtrip(WorkRequest::WriteInline { data: &data, remote: r }, WqeFlags { signal: false, fence: true });
+            let d =
+                roundtrip(WorkRequest::WriteInline { data: &data, remote: r }, WqeFlags { signal: false, fence: true });
             let Decoded::WriteInline { data: got, len: n, remote } = d.op else { panic!("inline") };
             assert_eq!((&got[..n], remote), (&data[..], r));
         }

@@ -10,7 +10,7 @@
 //!   the target PE's symmetric heap (mapped memory on this host, the runtime's network
 //!   transport elsewhere), writing CQEs — so the device side is the real thing on any machine.
 //!
-//! Queues: `OXSHMEM_IBGDA_NUM_RC_PER_PE` (default 4) queues per peer, a device thread using
+//! Queues: `OXSHMEM_IBGDA_NUM_RC_PER_PE` (default 8) queues per peer, a device thread using
 //! queue `warp % num_rc` for every peer, so threads of different warps rarely share a
 //! reservation counter. Memory keys: the local heap, each queue's scratch buffer, and an
 //! implicit on-demand-paging region for the rest of the process (what mlx5's implicit ODP MR
@@ -47,7 +47,7 @@ pub struct IbgdaConfig {
     pub cq_mode: CqMode,
     /// Entries of a normal-mode CQ (`OXSHMEM_IBGDA_NCQES`, default = nwqes).
     pub ncqes: usize,
-    /// Queues per peer (`OXSHMEM_IBGDA_NUM_RC_PER_PE`, default 4).
+    /// Queues per peer (`OXSHMEM_IBGDA_NUM_RC_PER_PE`, default 8).
     pub num_rc: usize,
     /// Ring at least every this many slots (`OXSHMEM_IBGDA_BATCH`, default 32).
     pub batch: usize,
@@ -55,7 +55,7 @@ pub struct IbgdaConfig {
 
 impl Default for IbgdaConfig {
     fn default() -> Self {
-        IbgdaConfig { nwqes: 2048, cq_mode: CqMode::Collapsed, ncqes: 2048, num_rc: 4, batch: 32 }
+        IbgdaConfig { nwqes: 2048, cq_mode: CqMode::Collapsed, ncqes: 2048, num_rc: 8, batch: 32 }
     }
 }
 

@@ -6,11 +6,18 @@
 //! 2. flow control: wait until `cons_idx >= base + n - nwqes`, so that no slot is reused before
 //!    its completion has been seen;
 //! 3. write the slots (relaxed word stores — plain stores on a GPU);
-//! 4. publish in order: `CAS(ready_head, base, base + n)` (release), so batches become ready
-//!    strictly in reservation order;
-//! 5. ring unless a later reservation will (no one reserved after us, no batch boundary
-//!    crossed): under the doorbell lock, `prod_idx.fetch_max(end)`, then the doorbell record
-//!    (big-endian low 16 bits of the producer index, release) and the doorbell register.
+//! 4. publish: batches become ready strictly in reservation order (`ready_head` only ever
+//!    covers contiguous, fully written batches). NVSHMEM's producer spins on
+//!    `CAS(ready_head, base, base + n)` until every earlier batch is ready; a GPU warp is never
+//!    descheduled between reserving and publishing, but a CPU device thread is, and then every
+//!    later producer of the queue would wait for the scheduler. So here a producer marks its
+//!    batch as written (`marks[base % nwqes] = end`) and then *advances* `ready_head` over every
+//!    marked batch it finds at the head — its own and any later ones — and leaves if the head
+//!    batch is not written yet: that batch's owner advances over ours when it publishes. No
+//!    producer waits for another (Disruptor-style combining publish);
+//! 5. ring unless a later reservation will (no one reserved after the new ready head, no batch
+//!    boundary crossed): under the doorbell lock, `prod_idx.fetch_max(ready)`, then the doorbell
+//!    record (big-endian low 16 bits of the producer index, release) and the doorbell register.
 //!
 //! A waiter that needs a completion whose slots are published but not yet announced rings
 //! itself (step 5 is idempotent): the thread that skipped ringing left that to a later
@@ -30,7 +37,7 @@
 use std::marker::PhantomData;
 
 use super::layout::{Completion, NicLayout, WorkRequest, WqeFlags, Wqebb};
-use super::sync::{AtomicU32, AtomicU64, Ordering, fence};
+use super::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// A value on its own cache line.
 #[repr(align(64))]
@@ -90,6 +97,9 @@ pub struct Qp<L: NicLayout> {
     /// The error latched from an error CQE (0: none; else 1 << 63 | counter << 16 | syndrome << 8 | opcode).
     error: Line<AtomicU64>,
     sq: Box<[AtomicU64]>,
+    /// Per slot: the end index of the written batch that starts there (stale values from an
+    /// earlier lap are ≤ the slot's index).
+    marks: Box<[AtomicU64]>,
     cq: Box<[AtomicU64]>,
     ibuf: Box<[AtomicU64]>,
     /// Scratch slots in use (bit 0, the sink, always).
@@ -125,6 +135,7 @@ impl<L: NicLayout> Qp<L> {
             cq_ci: Line::default(),
             error: Line::default(),
             sq: zeros(nwqes * 8),
+            marks: zeros(nwqes),
             cq: zeros(ncqes * 8),
             ibuf: zeros(IBUF_SLOTS * IBUF_SLOT_BYTES / 8),
             ibuf_busy: Line(AtomicU64::new(1)),
@@ -150,6 +161,10 @@ impl<L: NicLayout> Qp<L> {
     /// The PE this queue reaches.
     pub fn peer(&self) -> u32 {
         self.peer
+    }
+    /// The CQ's mode.
+    pub fn cq_mode(&self) -> CqMode {
+        self.mode
     }
     /// Slots in the send queue.
     pub fn nwqes(&self) -> u64 {
@@ -207,11 +222,7 @@ impl<L: NicLayout> Qp<L> {
         for (i, wr) in wrs.iter().enumerate() {
             let k = L::wqebbs(wr);
             let last = i + 1 == wrs.len();
-            let flags =
-                WqeFlags { signal: signal && last && k == 1, fence: fence_first && i == 0 };
-            for b in buf.iter_mut().take(k) {
-                *b = [0u8; 64];
-            }
+            let flags = WqeFlags { signal: signal && last && k == 1, fence: fence_first && i == 0 };
             L::encode(wr, idx, self.qpn, flags, &mut buf[..k]);
             for (j, b) in buf.iter().take(k).enumerate() {
                 self.store_slot(idx + j as u64, b);
@@ -224,26 +235,7 @@ impl<L: NicLayout> Qp<L> {
             L::encode(&WorkRequest::Nop, idx, self.qpn, WqeFlags { signal: true, fence: false }, &mut nop);
             self.store_slot(idx, &nop[0]);
         }
-        // Publish strictly in order.
-        let mut spins = 0u32;
-        while self.ready_head.0.compare_exchange_weak(base, end, Ordering::AcqRel, Ordering::Acquire).is_err() {
-            spins += 1;
-            if spins > 8 {
-                // The batch before ours may be waiting for a doorbell nobody else will ring.
-                self.help_ring();
-                if !wait() {
-                    // Our slots are reserved and written; we must still publish them or the
-                    // queue stops for good. Keep going, but without spinning hard.
-                    super::sync::yield_now();
-                }
-            } else {
-                super::sync::spin_hint();
-            }
-        }
-        let later = self.resv_head.0.load(Ordering::Acquire) != end;
-        if !later || base / self.batch != end / self.batch || n >= self.batch {
-            self.ring(end);
-        }
+        self.publish(base, end);
         Ok(end)
     }
 
@@ -265,11 +257,8 @@ impl<L: NicLayout> Qp<L> {
         for (j, b) in slots.iter().enumerate() {
             self.store_slot(base + j as u64, b);
         }
-        while self.ready_head.0.compare_exchange_weak(base, end, Ordering::AcqRel, Ordering::Acquire).is_err() {
-            self.help_ring();
-            super::sync::yield_now();
-        }
-        self.ring(end);
+        self.publish(base, end);
+        self.help_ring();
         Ok(end)
     }
 
@@ -278,19 +267,55 @@ impl<L: NicLayout> Qp<L> {
         self.resv_head.0.load(Ordering::Acquire)
     }
 
+    /// Marks the written batch `[base, end)` and advances `ready_head` over every written batch
+    /// at the head; then rings, unless a later reservation will.
+    fn publish(&self, base: u64, end: u64) {
+        // Fast path: our batch is at the head — advance over it without marking. (SeqCst: a
+        // later batch's owner marks and then reads `ready_head`; we advance and then read its
+        // mark — one of the two sees the other.)
+        let mut advanced = self.ready_head.0.load(Ordering::SeqCst) == base
+            && self.ready_head.0.compare_exchange(base, end, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+        if !advanced {
+            // A SeqCst swap, for the same store-load order against the head batch's owner.
+            self.marks[(base & (self.nwqes - 1)) as usize].swap(end, Ordering::SeqCst);
+        }
+        loop {
+            let r = self.ready_head.0.load(Ordering::SeqCst);
+            let m = self.marks[(r & (self.nwqes - 1)) as usize].load(Ordering::SeqCst);
+            if m <= r {
+                // The head batch is not written yet (or everything written is published): its
+                // owner will advance over ours.
+                break;
+            }
+            if self.ready_head.0.compare_exchange(r, m, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                advanced = true;
+            }
+        }
+        if !advanced {
+            return;
+        }
+        let ready = self.ready_head();
+        let later = self.resv_head.0.load(Ordering::Acquire) > ready;
+        if !later || base / self.batch != ready / self.batch || ready - base >= self.batch {
+            self.ring(ready);
+        }
+    }
+
     /// Announces every slot below `end` to the NIC.
     pub fn ring(&self, end: u64) {
         while self.db_lock.0.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
             super::sync::spin_hint();
         }
-        let old = self.prod_idx.0.fetch_max(end, Ordering::AcqRel);
+        // prod_idx only changes under the lock: a load and a store, no read-modify-write.
+        let old = self.prod_idx.0.load(Ordering::Relaxed);
         if end > old {
-            fence(Ordering::SeqCst);
+            self.prod_idx.0.store(end, Ordering::Release);
             self.dbr.0[1].store(L::dbr_value(end), Ordering::Release);
-            fence(Ordering::SeqCst);
             self.db.0.store(L::doorbell(end, self.qpn), Ordering::Release);
         }
-        self.db_lock.0.store(0, Ordering::Release);
+        // A full barrier (not only a release): a sleeping NIC is woken by the caller's check
+        // of its `sleeping` flag, which must not be read before the doorbell record is out.
+        self.db_lock.0.swap(0, Ordering::SeqCst);
     }
 
     /// Rings up to the ready head if it is ahead of the producer index.
@@ -417,11 +442,7 @@ impl<L: NicLayout> Qp<L> {
                 let rot = (hint % IBUF_SLOTS) as u32;
                 let free = !m.rotate_right(rot);
                 let bit = (free.trailing_zeros() + rot) % IBUF_SLOTS as u32;
-                if self
-                    .ibuf_busy
-                    .0
-                    .compare_exchange_weak(m, m | 1 << bit, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
+                if self.ibuf_busy.0.compare_exchange_weak(m, m | 1 << bit, Ordering::AcqRel, Ordering::Acquire).is_ok()
                 {
                     return Some(u64::from(bit));
                 }

@@ -204,6 +204,11 @@ impl<'a> Engine<'a> {
         if ann == st.consumed {
             return false;
         }
+        // Collapsed CQ: the device only ever sees the latest entry, so of the signalled WQEs
+        // of this pass only the last needs its CQE written (after everything before it).
+        let collapsed = qp.cq_mode() == super::qp::CqMode::Collapsed;
+        let mut last_signalled: Option<u64> = None;
+        let mut executed = 0u64;
         while st.consumed < ann {
             let idx = st.consumed;
             let first = qp.nic_slot(idx);
@@ -219,10 +224,12 @@ impl<'a> Engine<'a> {
                     (w.opcode, r, w.wqebbs, w.flags.signal)
                 }
             };
-            self.ib.nic.executed.fetch_add(1, Ordering::Relaxed);
+            executed += 1;
             match res {
                 Ok(()) => {
-                    if signal {
+                    if signal && collapsed {
+                        last_signalled = Some(idx);
+                    } else if signal {
                         self.settle();
                         self.complete(qp, &mut st, Completion::Ok { wqe_counter: idx as u16, owner: 0 });
                     }
@@ -230,6 +237,9 @@ impl<'a> Engine<'a> {
                 }
                 Err(s) => {
                     self.settle();
+                    if let Some(l) = last_signalled.take() {
+                        self.complete(qp, &mut st, Completion::Ok { wqe_counter: l as u16, owner: 0 });
+                    }
                     let c = Completion::Err { wqe_counter: idx as u16, owner: 0, syndrome: s, opcode };
                     self.complete(qp, &mut st, c);
                     st.failed = true;
@@ -238,6 +248,11 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        if let Some(l) = last_signalled {
+            self.settle();
+            self.complete(qp, &mut st, Completion::Ok { wqe_counter: l as u16, owner: 0 });
+        }
+        self.ib.nic.executed.fetch_add(executed, Ordering::Relaxed);
         self.q[i] = st;
         true
     }

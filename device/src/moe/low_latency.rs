@@ -13,11 +13,12 @@ use std::sync::Arc;
 
 use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 
+use super::engine::Engine;
 use super::{
     ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, assign_sum, my_peers,
     my_sources, push_run,
 };
-use crate::{DevPtr, Stream};
+use crate::DevPtr;
 
 /// u32 words of one metadata message: the counts, then at most `tmax` rows per local expert
 /// (a token picks an expert at most once, and at most `topk` of them).
@@ -76,7 +77,7 @@ impl Bufs {
     pub(super) fn dispatch(
         &mut self,
         s: &Shape,
-        stream: &Stream,
+        exec: &Engine,
         x: DevPtr<f32>,
         sig: Signals,
         epoch: u64,
@@ -137,7 +138,7 @@ impl Bufs {
             DevPtr::from_slice(&self.recv_x),
             DevPtr::from_slice(&self.recv_meta),
         );
-        stream.launch(s.grid, move |t| {
+        exec.run(move |t| {
             for p in my_peers(t, me, n).filter(|&p| p != me) {
                 for r in &plan.runs[p] {
                     let (token, row, len) = (r.token as usize, r.row as usize, r.len as usize);
@@ -159,8 +160,7 @@ impl Bufs {
             for src in my_sources(t, me, n).filter(|&src| src != me) {
                 t.signal_wait_until(sig.at(Phase::Data, src), Cmp::Ge, epoch);
             }
-        });
-        stream.synchronize()?;
+        })?;
         for l in 0..epp {
             for src in 0..n {
                 self.recv_cnt[l * n + src] = self.meta(s, src)[l] as usize;
@@ -244,7 +244,7 @@ impl Bufs {
     pub(super) fn combine(
         &mut self,
         s: &Shape,
-        stream: &Stream,
+        exec: &Engine,
         sig: Signals,
         epoch: u64,
         idx: &[i32],
@@ -255,7 +255,7 @@ impl Bufs {
         let (me, n, hf, tmax, epp, k) = (s.me, s.n, s.hf, s.tmax, s.epp, s.topk);
         let cnt: Arc<[usize]> = self.recv_cnt.clone().into();
         let (y, comb_recv) = (DevPtr::from_slice(&self.y), DevPtr::from_slice(&self.comb_recv));
-        stream.launch(s.grid, move |t| {
+        exec.run(move |t| {
             for src in my_peers(t, me, n).filter(|&src| src != me) {
                 for l in 0..epp {
                     let rows = cnt[l * n + src];
@@ -275,8 +275,7 @@ impl Bufs {
             for q in my_sources(t, me, n).filter(|&q| q != me) {
                 t.signal_wait_until(sig.at(Phase::Combine, q), Cmp::Ge, epoch);
             }
-        });
-        stream.synchronize()?;
+        })?;
         // SAFETY: every expert PE's rows arrived before its combine signal, which the kernel
         // awaited; none writes here again before our next dispatch.
         let cr = unsafe { self.comb_recv.as_slice() };

@@ -10,11 +10,12 @@ use std::sync::Arc;
 
 use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 
+use super::engine::Engine;
 use super::{
     ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, assign_sum, my_peers,
     my_sources, push_run,
 };
-use crate::{DevPtr, Stream};
+use crate::DevPtr;
 
 /// u32 words of metadata per row: token, topk expert ids, topk weights.
 fn meta_words(s: &Shape) -> usize {
@@ -81,7 +82,7 @@ impl Bufs {
     pub(super) fn dispatch(
         &mut self,
         s: &Shape,
-        stream: &Stream,
+        exec: &Engine,
         x: DevPtr<f32>,
         sig: Signals,
         epoch: u64,
@@ -134,7 +135,7 @@ impl Bufs {
             DevPtr::from_slice(&self.recv_x),
             DevPtr::from_slice(&self.recv_meta),
         );
-        stream.launch(s.grid, move |t| {
+        exec.run(move |t| {
             for p in my_peers(t, me, n).filter(|&p| p != me) {
                 t.put_signal_nbi(
                     cnt_mat.offset(me * n),
@@ -177,8 +178,7 @@ impl Bufs {
             for src in my_sources(t, me, n).filter(|&src| src != me) {
                 t.signal_wait_until(sig.at(Phase::Data, src), Cmp::Ge, epoch);
             }
-        });
-        stream.synchronize()?;
+        })?;
         // SAFETY: every other source's count row arrived (its signal was awaited in the kernel,
         // which has been joined) and no peer writes it again before our next dispatch.
         let cm = unsafe { self.cnt_mat.as_slice() };
@@ -288,7 +288,7 @@ impl Bufs {
     pub(super) fn combine(
         &mut self,
         s: &Shape,
-        stream: &Stream,
+        exec: &Engine,
         sig: Signals,
         epoch: u64,
         num_tokens: usize,
@@ -297,7 +297,7 @@ impl Bufs {
         let (me, n, hf, tmax) = (s.me, s.n, s.hf, s.tmax);
         let recv: Arc<[(usize, usize)]> = self.recv.clone().into();
         let (partial, comb_recv) = (DevPtr::from_slice(&self.partial), DevPtr::from_slice(&self.comb_recv));
-        stream.launch(s.grid, move |t| {
+        exec.run(move |t| {
             for src in my_peers(t, me, n).filter(|&src| src != me) {
                 let (first, rows) = recv[src];
                 let flag = sig.at(Phase::Combine, me);
@@ -319,8 +319,7 @@ impl Bufs {
             for q in my_sources(t, me, n).filter(|&q| q != me) {
                 t.signal_wait_until(sig.at(Phase::Combine, q), Cmp::Ge, epoch);
             }
-        });
-        stream.synchronize()?;
+        })?;
         // SAFETY: every expert PE's rows arrived before its combine signal, which the kernel
         // awaited; none writes here again before our next dispatch.
         let cr = unsafe { self.comb_recv.as_slice() };
