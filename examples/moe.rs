@@ -13,7 +13,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shmem = oxshmem::init()?;
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     let dev = Device::init(&shmem)?;
-    let stream = dev.stream();
     // The workload: deterministic tokens and top-k routing, the same on every run.
     let problem = reference::Problem {
         seed: 42,
@@ -35,14 +34,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             topk: problem.topk,
             experts: problem.experts,
             mode,
-            threads: 0,
+            ..Default::default()
         };
         let mut buf = Buffer::new(&shmem, &dev, cfg)?;
-        let dispatched = buf.dispatch(&stream, &x, &topk_idx, &topk_weights)?;
+        let dispatched = buf.dispatch(&x, &topk_idx, &topk_weights)?;
         let experts = dispatched.local_experts();
         let per_expert = dispatched.tokens_per_expert();
         let from = dispatched.rows_from();
-        let out = dispatched.apply_experts(|row, x, y| reference::expert(row.expert, x, y)).combine(&stream)?;
+        let out = dispatched.apply_experts(|row, x, y| reference::expert(row.expert, x, y)).combine()?;
         let exact = out.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
         println!(
             "PE {me} {:<11}: experts {:?} got {per_expert:?} tokens; rows from each PE {from:?}; \
@@ -58,7 +57,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         buf.free()?;
     }
-    drop(stream);
     dev.finalize()?;
     shmem.barrier_all()?;
     if me == 0 {

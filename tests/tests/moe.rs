@@ -98,8 +98,8 @@ fn parse_digests(out: &str, who: &str) -> BTreeMap<(usize, usize, usize), u64> {
     m
 }
 
-fn run_moe(n: usize, ch: &str, mode: Mode, threads: usize) -> JobResult {
-    let mut args = vec!["run".to_string(), mode.name().to_string(), threads.to_string()];
+fn run_moe(n: usize, ch: &str, mode: Mode, threads: usize, launch: &str) -> JobResult {
+    let mut args = vec!["run".to_string(), mode.name().to_string(), threads.to_string(), launch.to_string()];
     args.extend(specs(n));
     let r = Job::new(n, PE_MOE).args(&args).env("OXSHMEM_DEVICE_CHANNEL", ch).timeout(TIMEOUT).run();
     assert_job_ok(&r);
@@ -107,14 +107,17 @@ fn run_moe(n: usize, ch: &str, mode: Mode, threads: usize) -> JobResult {
     r
 }
 
-/// Every channel, 2 and 4 PEs, 1 to 3 device threads per kernel: exact results.
+/// Every channel, 2 and 4 PEs, 1 to 3 device threads per kernel, on the resident kernel and
+/// with a launch per call: exact results.
 fn mode_is_exact(mode: Mode) {
     for (i, ch) in CHANNELS.iter().enumerate() {
         for (j, n) in PE_COUNTS.into_iter().enumerate() {
-            let threads = 1 + (i * PE_COUNTS.len() + j) % 3;
+            let job = i * PE_COUNTS.len() + j;
+            let threads = 1 + job % 3;
+            let launch = if job.is_multiple_of(2) { "resident" } else { "per-call" };
             let t = Instant::now();
-            let r = run_moe(n, ch, mode, threads);
-            eprintln!("{} {ch} {n} PEs, {threads} device threads: {:.2?}", mode.name(), t.elapsed());
+            let r = run_moe(n, ch, mode, threads, launch);
+            eprintln!("{} {ch} {n} PEs, {threads} device threads, {launch}: {:.2?}", mode.name(), t.elapsed());
             let want = serial_digests(n);
             let got = parse_digests(&r.stdout, "PE");
             assert_eq!(got, want, "digests differ from the serial computation\n{}", r.report());
@@ -228,7 +231,7 @@ fn mpi_reference_gives_the_same_digests() {
         assert!(ok, "moe_mpi on {n} ranks failed:\n{out}");
         let mpi = parse_digests(&out, "rank");
         assert_eq!(mpi, serial_digests(n), "MPI digests differ from the serial computation:\n{out}");
-        let ox = parse_digests(&run_moe(n, "p2p", Mode::Throughput, 1).stdout, "PE");
+        let ox = parse_digests(&run_moe(n, "p2p", Mode::Throughput, 0, "resident").stdout, "PE");
         assert_eq!(ox, mpi, "oxshmem and MPI digests differ");
     }
     let _ = std::fs::remove_dir_all(exe.parent().unwrap());

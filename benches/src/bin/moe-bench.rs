@@ -48,6 +48,8 @@ struct Opts {
     channels: Vec<String>,
     modes: Vec<Mode>,
     threads: usize,
+    /// Also measure the first mode and channel with a kernel launch per call.
+    per_call: bool,
     tokens: usize,
     hidden_bytes: usize,
     topk: usize,
@@ -66,6 +68,7 @@ impl Default for Opts {
             channels: CHANNELS.iter().map(|s| s.to_string()).collect(),
             modes: Mode::ALL.to_vec(),
             threads: 0,
+            per_call: true,
             tokens: 128,
             hidden_bytes: 7168,
             topk: 8,
@@ -103,6 +106,11 @@ fn parse_opts(args: &[String]) -> Opts {
                 i += 1;
                 continue;
             }
+            "--no-per-call" => {
+                o.per_call = false;
+                i += 1;
+                continue;
+            }
             other => panic!("moe-bench: unknown option {other:?} (see the file's documentation)"),
         }
         i += 2;
@@ -136,7 +144,8 @@ fn problem(o: &Opts, npes: usize) -> reference::Problem {
 
 /// One round of one (mode, channel): per timed iteration, the maximum over PEs of
 /// (dispatch + combine, dispatch, combine) in µs; and the digest of this PE's output.
-fn measure(shmem: &Shmem, o: &Opts, mode: Mode, ch: &str) -> (Vec<[f64; 3]>, u64) {
+fn measure(shmem: &Shmem, o: &Opts, pair: &Pair) -> (Vec<[f64; 3]>, u64) {
+    let (mode, ch) = (pair.mode, pair.channel.as_str());
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     let p = problem(o, n);
     let dev = Device::init_with(shmem, Some(ch)).unwrap_or_else(|e| panic!("device init ({ch}): {e}"));
@@ -147,9 +156,9 @@ fn measure(shmem: &Shmem, o: &Opts, mode: Mode, ch: &str) -> (Vec<[f64; 3]>, u64
         experts: o.experts,
         mode,
         threads: o.threads,
+        launch_per_call: pair.per_call,
     };
     let mut buf = Buffer::new(shmem, &dev, cfg).expect("moe buffer");
-    let stream = dev.stream();
     let x = p.tokens_of(me);
     let (idx, w) = p.routing(me);
     buf.tokens_mut()[..x.len()].copy_from_slice(&x);
@@ -160,12 +169,12 @@ fn measure(shmem: &Shmem, o: &Opts, mode: Mode, ch: &str) -> (Vec<[f64; 3]>, u64
     for i in 0..total {
         shmem.barrier_all().expect("barrier");
         let t0 = Instant::now();
-        let d = buf.dispatch_in_place(&stream, o.tokens, &idx, &w).expect("dispatch");
+        let d = buf.dispatch_in_place(o.tokens, &idx, &w).expect("dispatch");
         let td = t0.elapsed().as_secs_f64() * 1e6;
         let e = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y));
         shmem.barrier_all().expect("barrier");
         let t1 = Instant::now();
-        let out = e.combine(&stream).expect("combine");
+        let out = e.combine().expect("combine");
         let tc = t1.elapsed().as_secs_f64() * 1e6;
         if i == 0 {
             digest = reference::digest(out);
@@ -185,7 +194,6 @@ fn measure(shmem: &Shmem, o: &Opts, mode: Mode, ch: &str) -> (Vec<[f64; 3]>, u64
     }
     shmem.team_world().max_reduce(&maxed, &times, 3 * o.iters).expect("max_reduce");
     let r = (0..o.iters).map(|j| [maxed.read(j), maxed.read(o.iters + j), maxed.read(2 * o.iters + j)]).collect();
-    drop(stream);
     maxed.free().expect("free");
     times.free().expect("free");
     buf.free().expect("free");
@@ -209,24 +217,46 @@ fn launch_cost(shmem: &Shmem, ch: &str) -> f64 {
     median(&v)
 }
 
-/// Under oshrun: every round measures every (mode, channel); PE 0 prints the table (or, with
-/// `--machine`, one `RESULT` line per pair and round).
+/// One configuration measured.
+#[derive(Debug, Clone)]
+struct Pair {
+    mode: Mode,
+    channel: String,
+    per_call: bool,
+}
+
+impl Pair {
+    fn launch(&self) -> &'static str {
+        if self.per_call { "per-call" } else { "resident" }
+    }
+}
+
+/// Under oshrun: every round measures every configuration; PE 0 prints the table (or, with
+/// `--machine`, one `RESULT` line per configuration and round).
 fn run(o: &Opts) {
     let shmem = oxshmem::init().expect("shmem init");
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
-    let pairs: Vec<(Mode, String)> =
-        o.modes.iter().flat_map(|&m| o.channels.iter().map(move |c| (m, c.clone()))).collect();
+    let mut pairs: Vec<Pair> = o
+        .modes
+        .iter()
+        .flat_map(|&mode| o.channels.iter().map(move |c| Pair { mode, channel: c.clone(), per_call: false }))
+        .collect();
+    if o.per_call && !pairs.is_empty() {
+        pairs.push(Pair { per_call: true, ..pairs[0].clone() });
+    }
     let mut all: BTreeMap<usize, Vec<[f64; 3]>> = BTreeMap::new();
     let mut digests = BTreeMap::new();
     for r in 0..o.rounds {
-        for (i, (mode, ch)) in pairs.iter().enumerate() {
-            let (v, d) = measure(&shmem, o, *mode, ch);
+        for (i, pair) in pairs.iter().enumerate() {
+            let (v, d) = measure(&shmem, o, pair);
             digests.insert(i, d);
             if me == 0 && o.machine {
                 let col = |c: usize| v.iter().map(|x| x[c]).collect::<Vec<_>>();
                 println!(
-                    "RESULT {} {ch} round {r} median {:.1} min {:.1} dispatch {:.1} combine {:.1}",
-                    mode.name(),
+                    "RESULT {} {} {} round {r} median {:.1} min {:.1} dispatch {:.1} combine {:.1}",
+                    pair.mode.name(),
+                    pair.channel,
+                    pair.launch(),
                     median(&col(0)),
                     min(&col(0)),
                     median(&col(1)),
@@ -240,7 +270,11 @@ fn run(o: &Opts) {
     if me == 0 {
         if o.machine {
             for (i, d) in &digests {
-                println!("DIGEST {} {} {d:016x}", pairs[*i].0.name(), pairs[*i].1);
+                let p = &pairs[*i];
+                println!("DIGEST {} {} {} {d:016x}", p.mode.name(), p.channel, p.launch());
+            }
+            for (c, us) in &launch {
+                println!("LAUNCH {c} {us:.1}");
             }
         } else {
             println!(
@@ -254,20 +288,21 @@ fn run(o: &Opts) {
                 o.iters
             );
             println!(
-                "# dispatch+combine per iteration = max over PEs; us; threads per kernel: {}",
+                "# dispatch+combine per iteration = max over PEs; us; device threads per kernel: {}",
                 if o.threads == 0 { "default".to_string() } else { o.threads.to_string() }
             );
             println!(
-                "{:<12} {:<7} {:>10} {:>10} {:>12} {:>12}",
-                "mode", "channel", "median", "min", "dispatch md", "combine md"
+                "{:<12} {:<7} {:<9} {:>10} {:>10} {:>12} {:>12}",
+                "mode", "channel", "launch", "median", "min", "dispatch md", "combine md"
             );
-            for (i, (mode, ch)) in pairs.iter().enumerate() {
+            for (i, p) in pairs.iter().enumerate() {
                 let v = &all[&i];
                 let col = |c: usize| v.iter().map(|x| x[c]).collect::<Vec<_>>();
                 println!(
-                    "{:<12} {:<7} {:>10.1} {:>10.1} {:>12.1} {:>12.1}",
-                    mode.name(),
-                    ch,
+                    "{:<12} {:<7} {:<9} {:>10.1} {:>10.1} {:>12.1} {:>12.1}",
+                    p.mode.name(),
+                    p.channel,
+                    p.launch(),
                     median(&col(0)),
                     min(&col(0)),
                     median(&col(1)),
@@ -360,19 +395,24 @@ fn compare(o: &Opts) {
     );
     for &n in &o.npes {
         // Per (mode, channel): (median, min, dispatch, combine) per round; MPI the same.
-        let mut ox: BTreeMap<(String, String), Vec<[f64; 4]>> = BTreeMap::new();
+        let mut ox: BTreeMap<(String, String, String), Vec<[f64; 4]>> = BTreeMap::new();
+        let mut launch: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         let mut mpi: Vec<[f64; 4]> = Vec::new();
         let mut digests_ok = true;
         for r in 0..o.rounds {
-            let run_ox = |ox: &mut BTreeMap<(String, String), Vec<[f64; 4]>>, digests: &mut BTreeMap<String, u64>| {
+            let run_ox = |ox: &mut BTreeMap<(String, String, String), Vec<[f64; 4]>>,
+                          digests: &mut BTreeMap<String, u64>,
+                          launch: &mut BTreeMap<String, Vec<f64>>| {
                 let text = output(Command::new(&oshrun).args(["-n", &n.to_string(), "--"]).arg(&exe).args(&pass));
                 for l in text.lines() {
                     let w: Vec<&str> = l.split_whitespace().collect();
                     if w.first() == Some(&"RESULT") {
                         let v = [field(l, "median"), field(l, "min"), field(l, "dispatch"), field(l, "combine")];
-                        ox.entry((w[1].to_string(), w[2].to_string())).or_default().push(v);
+                        ox.entry((w[1].to_string(), w[2].to_string(), w[3].to_string())).or_default().push(v);
                     } else if w.first() == Some(&"DIGEST") {
-                        digests.insert(format!("{} {}", w[1], w[2]), u64::from_str_radix(w[3], 16).unwrap());
+                        digests.insert(format!("{} {} {}", w[1], w[2], w[3]), u64::from_str_radix(w[4], 16).unwrap());
+                    } else if w.first() == Some(&"LAUNCH") {
+                        launch.entry(w[1].to_string()).or_default().push(w[2].parse().unwrap());
                     }
                 }
             };
@@ -391,28 +431,28 @@ fn compare(o: &Opts) {
             };
             let mut digests = BTreeMap::new();
             let mpi_digest = if r % 2 == 0 {
-                run_ox(&mut ox, &mut digests);
+                run_ox(&mut ox, &mut digests, &mut launch);
                 run_mpi(&mut mpi)
             } else {
                 let d = run_mpi(&mut mpi);
-                run_ox(&mut ox, &mut digests);
+                run_ox(&mut ox, &mut digests, &mut launch);
                 d
             };
             digests_ok &= digests.values().all(|&d| d == mpi_digest);
         }
         println!("\n## {n} PEs ({} experts per PE); PE 0's output digest equal to MPI's: {digests_ok}", o.experts / n);
         println!(
-            "{:<12} {:<7} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>7}  per round",
-            "mode", "channel", "median", "min", "disp md", "comb md", "MPI md", "MPI min", "ox/MPI"
+            "{:<12} {:<7} {:<9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>7}  per round",
+            "mode", "channel", "launch", "median", "min", "disp md", "comb md", "MPI md", "MPI min", "ox/MPI"
         );
         let mpi_med = median(&mpi.iter().map(|x| x[0]).collect::<Vec<_>>());
         let mpi_min = min(&mpi.iter().map(|x| x[1]).collect::<Vec<_>>());
-        for ((mode, ch), v) in &ox {
+        for ((mode, ch, how), v) in &ox {
             let col = |c: usize| v.iter().map(|x| x[c]).collect::<Vec<_>>();
             let med = median(&col(0));
             let per: Vec<String> = v.iter().zip(&mpi).map(|(a, b)| format!("{:.2}", a[0] / b[0])).collect();
             println!(
-                "{mode:<12} {ch:<7} {med:>9.1} {:>9.1} {:>9.1} {:>9.1} | {mpi_med:>9.1} {mpi_min:>9.1} | {:>7.2}  [{}]",
+                "{mode:<12} {ch:<7} {how:<9} {med:>9.1} {:>9.1} {:>9.1} {:>9.1} | {mpi_med:>9.1} {mpi_min:>9.1} | {:>7.2}  [{}]",
                 min(&col(1)),
                 median(&col(2)),
                 median(&col(3)),
@@ -422,14 +462,18 @@ fn compare(o: &Opts) {
         }
         let col = |c: usize| mpi.iter().map(|x| x[c]).collect::<Vec<_>>();
         println!(
-            "{:<12} {:<7} {:>9.1} {:>9.1} {:>9.1} {:>9.1}   (MPI_Alltoall + MPI_Alltoallv, both ways)",
+            "{:<12} {:<7} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1}   (MPI_Alltoall + MPI_Alltoallv, both ways)",
             "MPI",
             "mpich",
+            "-",
             mpi_med,
             mpi_min,
             median(&col(2)),
             median(&col(3))
         );
+        for (c, v) in &launch {
+            println!("# empty kernel launch + synchronize ({c}): {:.1} us (median of the rounds' medians)", median(v));
+        }
     }
 }
 

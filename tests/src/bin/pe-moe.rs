@@ -1,5 +1,7 @@
 //! PE program for MoE dispatch/combine (`oxshmem_device::moe`):
-//! `pe-moe run <throughput|low-latency> <threads> <spec>...`.
+//! `pe-moe run <throughput|low-latency> <threads> <resident|per-call> <spec>...` (device
+//! threads per kernel, 0 for the default; kernels on the buffer's resident kernel or one
+//! launch per call).
 //!
 //! A spec is `T:E:K:H:SEED:SCENARIO:RAGGED:ITERS` — at most T tokens per PE of H bytes, E
 //! experts, top-K, the routing scenario of `moe::reference` (`random`, `same-pe`, `zero-pe`,
@@ -19,8 +21,8 @@
 
 use std::collections::BTreeSet;
 
+use oxshmem_device::Device;
 use oxshmem_device::moe::{Buffer, Dispatched, Mode, MoeConfig, reference};
-use oxshmem_device::{Device, Stream};
 use oxshmem_tests::pe::{check_eq, dispatch, fail, finish, init};
 
 fn main() {
@@ -59,11 +61,16 @@ fn parse_spec(s: &str, npes: usize) -> Spec {
 }
 
 fn run(args: &[String]) {
-    if args.len() < 3 {
-        fail("usage: pe-moe run <mode> <threads> <spec>...");
+    if args.len() < 4 {
+        fail("usage: pe-moe run <mode> <threads> <resident|per-call> <spec>...");
     }
     let mode = Mode::from_name(&args[0]).unwrap_or_else(|| fail(format_args!("unknown mode {:?}", args[0])));
     let threads: usize = args[1].parse().unwrap_or_else(|_| fail("threads"));
+    let launch_per_call = match args[2].as_str() {
+        "resident" => false,
+        "per-call" => true,
+        other => fail(format_args!("launch {other:?}: resident or per-call")),
+    };
     let shmem = init();
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     let ch = std::env::var("OXSHMEM_DEVICE_CHANNEL").unwrap_or_default();
@@ -71,8 +78,7 @@ fn run(args: &[String]) {
     for pe in 0..n {
         check_eq(format!("channel of PE {pe}"), Some(ch.as_str()), dev.channel_of(pe).map(|k| k.name()));
     }
-    let stream = dev.stream();
-    for (si, spec) in args[2..].iter().enumerate() {
+    for (si, spec) in args[3..].iter().enumerate() {
         let Spec { problem, hidden_bytes, iters } = parse_spec(spec, n);
         let cfg = MoeConfig {
             tokens: problem.tokens,
@@ -81,56 +87,49 @@ fn run(args: &[String]) {
             experts: problem.experts,
             mode,
             threads,
+            launch_per_call,
         };
         let mut buf = Buffer::new(&shmem, &dev, cfg).unwrap_or_else(|e| fail(format_args!("Buffer::new: {e}")));
         for it in 0..iters {
             let p = reference::Problem { seed: problem.seed + it as u64, ..problem };
             let what = format!("spec {si} ({spec}) iter {it}, {} {ch}", mode.name());
-            round(&p, me, mode, &mut buf, &stream, &what);
-            let out = last_output(&p, me, mode, &mut buf, &stream, &what);
+            round(&p, me, mode, &mut buf, &what);
+            let out = last_output(&p, me, mode, &mut buf, &what);
             println!("PE {me}: spec {si} iter {it} digest {:016x}", reference::digest(&out));
         }
         buf.free().unwrap_or_else(|e| fail(format_args!("Buffer::free: {e}")));
     }
-    drop(stream);
     dev.finalize().unwrap_or_else(|e| fail(format_args!("Device::finalize: {e}")));
     println!("PE {me}: moe ok ({}, {ch})", mode.name());
     finish(shmem);
 }
 
 /// One dispatch/combine round with every check; the tokens go through `dispatch` (a copy).
-fn round(p: &reference::Problem, me: usize, mode: Mode, buf: &mut Buffer, stream: &Stream, what: &str) {
+fn round(p: &reference::Problem, me: usize, mode: Mode, buf: &mut Buffer, what: &str) {
     let x = p.tokens_of(me);
     let (idx, w) = p.routing(me);
-    let d = buf.dispatch(stream, &x, &idx, &w).unwrap_or_else(|e| fail(format_args!("{what}: dispatch: {e}")));
+    let d = buf.dispatch(&x, &idx, &w).unwrap_or_else(|e| fail(format_args!("{what}: dispatch: {e}")));
     check_received(p, me, mode, &d, what);
     let out = d
         .apply_experts(|row, x, y| reference::expert(row.expert, x, y))
-        .combine(stream)
+        .combine()
         .unwrap_or_else(|e| fail(format_args!("{what}: combine: {e}")));
     check_output(p, me, out, what);
 }
 
 /// The same round again, with the tokens written in place (`dispatch_in_place`); returns the
 /// output for the digest.
-fn last_output(
-    p: &reference::Problem,
-    me: usize,
-    mode: Mode,
-    buf: &mut Buffer,
-    stream: &Stream,
-    what: &str,
-) -> Vec<f32> {
+fn last_output(p: &reference::Problem, me: usize, mode: Mode, buf: &mut Buffer, what: &str) -> Vec<f32> {
     let x = p.tokens_of(me);
     let (idx, w) = p.routing(me);
     buf.tokens_mut()[..x.len()].copy_from_slice(&x);
     let d = buf
-        .dispatch_in_place(stream, p.tokens_on(me), &idx, &w)
+        .dispatch_in_place(p.tokens_on(me), &idx, &w)
         .unwrap_or_else(|e| fail(format_args!("{what}: dispatch_in_place: {e}")));
     check_received(p, me, mode, &d, what);
     let out = d
         .apply_experts(|row, x, y| reference::expert(row.expert, x, y))
-        .combine(stream)
+        .combine()
         .unwrap_or_else(|e| fail(format_args!("{what}: combine (in place): {e}")));
     check_output(p, me, out, what);
     out.to_vec()
@@ -217,8 +216,7 @@ fn errors(_: &[String]) {
     let shmem = init();
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     let dev = Device::init(&shmem).unwrap_or_else(|e| fail(format_args!("Device::init: {e}")));
-    let stream = dev.stream();
-    let good = MoeConfig { tokens: 8, hidden_bytes: 64, topk: 2, experts: 2 * n, mode: Mode::Throughput, threads: 0 };
+    let good = MoeConfig { tokens: 8, hidden_bytes: 64, topk: 2, experts: 2 * n, ..Default::default() };
     expect_moe_err("odd hidden", Buffer::new(&shmem, &dev, MoeConfig { hidden_bytes: 62, ..good }), "multiple of 4");
     expect_moe_err("uneven experts", Buffer::new(&shmem, &dev, MoeConfig { experts: 2 * n + 1, ..good }), "evenly");
     expect_moe_err("topk > experts", Buffer::new(&shmem, &dev, MoeConfig { topk: 2 * n + 1, ..good }), "exceeds");
@@ -229,19 +227,19 @@ fn errors(_: &[String]) {
         let x = vec![1.0f32; 2 * 16];
         let w = vec![0.5f32; 4];
         let e = (2 * n) as i32;
-        expect_moe_err("expert out of range", buf.dispatch(&stream, &x, &[0, e, 1, 0], &w).map(drop), "out of range");
-        expect_moe_err("expert below -1", buf.dispatch(&stream, &x, &[0, -2, 1, 0], &w).map(drop), "out of range");
-        expect_moe_err("chosen twice", buf.dispatch(&stream, &x, &[0, 1, 1, 1], &w).map(drop), "chosen twice");
-        expect_moe_err("short routing", buf.dispatch(&stream, &x, &[0, 1, 1], &w).map(drop), "needs 4");
-        expect_moe_err("ragged tokens", buf.dispatch(&stream, &x[..31], &[0, 1, 1, 0], &w).map(drop), "whole number");
-        expect_moe_err("too many tokens", buf.dispatch_in_place(&stream, 9, &[0; 18], &[0.0; 18]).map(drop), "exceed");
+        expect_moe_err("expert out of range", buf.dispatch(&x, &[0, e, 1, 0], &w).map(drop), "out of range");
+        expect_moe_err("expert below -1", buf.dispatch(&x, &[0, -2, 1, 0], &w).map(drop), "out of range");
+        expect_moe_err("chosen twice", buf.dispatch(&x, &[0, 1, 1, 1], &w).map(drop), "chosen twice");
+        expect_moe_err("short routing", buf.dispatch(&x, &[0, 1, 1], &w).map(drop), "needs 4");
+        expect_moe_err("ragged tokens", buf.dispatch(&x[..31], &[0, 1, 1, 0], &w).map(drop), "whole number");
+        expect_moe_err("too many tokens", buf.dispatch_in_place(9, &[0; 18], &[0.0; 18]).map(drop), "exceed");
         // The buffer still works: token t of value t + 1 to experts (0, 1) and (1, 0).
         let x: Vec<f32> = (0..32).map(|i| (i / 16 + 1) as f32).collect();
         let out = buf
-            .dispatch(&stream, &x, &[0, 1, 1, -1], &w)
+            .dispatch(&x, &[0, 1, 1, -1], &w)
             .unwrap_or_else(|e| fail(format_args!("dispatch after errors: {e}")))
             .apply_experts(|row, x, y| reference::expert(row.expert, x, y))
-            .combine(&stream)
+            .combine()
             .unwrap_or_else(|e| fail(format_args!("combine after errors: {e}")));
         // Token 0 (value 1): 0 + (0 + 0.5·(1·1 + 0) + 0.5·(1·2 + 1)) = 2 (both experts on PE 0
         // when n == 1 or epp == 2); token 1 (value 2): 0.5·(2·2 + 1) = 2.5.
@@ -249,7 +247,6 @@ fn errors(_: &[String]) {
         check_eq(format!("combined after errors ({})", mode.name()), want, out.to_vec());
         buf.free().unwrap_or_else(|e| fail(format_args!("Buffer::free: {e}")));
     }
-    drop(stream);
     dev.finalize().unwrap_or_else(|e| fail(format_args!("Device::finalize: {e}")));
     println!("PE {me}: moe errors ok");
     finish(shmem);
