@@ -16,13 +16,13 @@
 //!   rows packed, source by source. Consecutive tokens bound for the same PE travel as one put,
 //!   straight from the token buffer (no packing copy). The expert PE reduces its own experts'
 //!   outputs for a token (`partial = Σ w_k · y_k`) and sends one row per (token, PE) back.
-//! - **Low latency**: no count exchange. Every destination preallocates, for each (local
-//!   expert, source PE), slots for the worst case (`tokens` rows), so a source knows every
-//!   address in advance: each (token, expert) row is put straight into its slot, followed by
-//!   one small put-with-signal per destination that carries the per-expert counts and token
-//!   ids. Received rows come packed per expert, ready for a grouped GEMM. Combine returns each
-//!   (token, expert) output to a per-(expert, slot) buffer at the source, one put per
-//!   (expert, source) block, and the source applies the weights.
+//! - **Low latency**: no count or layout exchange. Every destination preallocates, for each
+//!   (local expert, source PE), slots for the worst case (`tokens` rows), so a source knows
+//!   every address in advance: each (token, expert) row is put straight into its slot,
+//!   followed by one small put-with-signal per destination that carries the per-expert counts
+//!   and the (token, choice, weight) of each row. Received rows come packed per expert, ready
+//!   for a grouped GEMM. Combine reduces per token on the expert PE, as in throughput mode, and
+//!   puts the rows back to token-indexed slots at the source (again known in advance).
 //!
 //! In both modes the rows for this PE's own experts never move: the experts read them in
 //! place from the token buffer and write their outputs where combine would have put them.
@@ -303,7 +303,7 @@ pub struct Buffer {
     /// The tokens to dispatch (`tokens × hidden`), read by this PE's device threads only.
     x: SymSlice<f32>,
     sig: SymSlice<u64>,
-    /// The routing of the current dispatch (the low-latency combine weighs at the source).
+    /// The routing of the current dispatch.
     idx: Vec<i32>,
     w: Vec<f32>,
     num_tokens: usize,
@@ -410,7 +410,7 @@ impl Buffer {
         let x = DevPtr::from_slice(&self.x);
         match &mut self.bufs {
             ModeBufs::Throughput(b) => b.dispatch(&self.shape, &self.engine, x, sig, self.epoch, &self.idx, &self.w)?,
-            ModeBufs::LowLatency(b) => b.dispatch(&self.shape, &self.engine, x, sig, self.epoch, &self.idx)?,
+            ModeBufs::LowLatency(b) => b.dispatch(&self.shape, &self.engine, x, sig, self.epoch, &self.idx, &self.w)?,
         }
         Ok(Dispatched { buf: self })
     }
@@ -523,7 +523,7 @@ impl<'a> Dispatched<'a> {
         let x = unsafe { b.x.as_slice() };
         match &mut b.bufs {
             ModeBufs::Throughput(m) => m.apply(&b.shape, x, &mut b.scratch, f),
-            ModeBufs::LowLatency(m) => m.apply(&b.shape, x, f),
+            ModeBufs::LowLatency(m) => m.apply(&b.shape, x, &mut b.scratch, f),
         }
         ExpertOutputs { buf: b }
     }
@@ -544,9 +544,7 @@ impl<'a> ExpertOutputs<'a> {
         let out = &mut b.out[..b.num_tokens * b.shape.hf];
         match &mut b.bufs {
             ModeBufs::Throughput(m) => m.combine(&b.shape, &b.engine, sig, b.epoch, b.num_tokens, out)?,
-            ModeBufs::LowLatency(m) => {
-                m.combine(&b.shape, &b.engine, sig, b.epoch, &b.idx, &b.w, &mut b.scratch, out)?
-            }
+            ModeBufs::LowLatency(m) => m.combine(&b.shape, &b.engine, sig, b.epoch, &b.idx, out)?,
         }
         Ok(&b.out[..b.num_tokens * b.shape.hf])
     }

@@ -70,7 +70,8 @@ impl Thread<'_> {
         let timeout = Duration::from_nanos(self.state.timeout_ns);
         let mut spins = 0u32;
         let mut deadline: Option<Instant> = None;
-        let nic = &self.ib().nic;
+        let ib = self.ib();
+        let nic = &ib.nic;
         move || {
             // Waits here depend on another thread (the NIC, or the thread that reserved the
             // slots before ours): spin only briefly before giving the core away, as device
@@ -80,9 +81,12 @@ impl Thread<'_> {
                 std::hint::spin_loop();
                 return true;
             }
-            // A doorbell rung while helping (inside the queue code) must wake a sleeping NIC.
-            nic.kick();
-            std::thread::yield_now();
+            // Drive the NIC ourselves if nobody else does (see `softnic::progress`); else a
+            // doorbell rung while helping (inside the queue code) must wake a sleeping NIC.
+            if !super::softnic::progress(ib) {
+                nic.kick();
+                std::thread::yield_now();
+            }
             // A stopped NIC completes nothing more (and touches no lent memory): give up now.
             if !nic.is_alive() {
                 return false;
@@ -388,7 +392,9 @@ pub(crate) fn host_quiet(ib: &Ibgda, timeout_ns: u64) -> Result<(), (usize, QpEr
     let mut spins = 0u32;
     for qp in ib.queues() {
         let mut w = || {
-            crate::channel::sync::pause(&mut spins);
+            if !super::softnic::progress(ib) {
+                crate::channel::sync::pause(&mut spins);
+            }
             Instant::now() < deadline
         };
         qp.quiet(&mut w).map_err(|e| (qp.peer() as usize, e))?;

@@ -496,6 +496,15 @@ impl<L: NicLayout> Qp<L> {
         out
     }
 
+    /// Entries the NIC may still write before the CQ is full, its `pcqe`-th being next
+    /// (unbounded in collapsed mode).
+    pub fn nic_cq_room(&self, pcqe: u64) -> u64 {
+        match self.mode {
+            CqMode::Collapsed => u64::MAX,
+            CqMode::Normal => self.ncqes.saturating_sub(pcqe - u64::from(self.cq_ci.0.load(Ordering::Acquire))),
+        }
+    }
+
     /// Writes completion number `pcqe` (counted from 0). In normal mode waits (calling
     /// `wait`) while the CQ is full; returns false if `wait` gave up.
     pub fn nic_complete(&self, c: Completion, pcqe: u64, wait: &mut dyn FnMut() -> bool) -> bool {

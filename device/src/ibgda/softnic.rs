@@ -16,7 +16,7 @@
 //! enters the error state: nothing after it executes.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use oxshmem::transport::AmoOp;
@@ -36,6 +36,9 @@ pub struct NicShared {
     sleeping: AtomicU32,
     stop: AtomicBool,
     thread: OnceLock<std::thread::Thread>,
+    /// The NIC's state; whoever holds the lock drives the NIC (its thread, or a device thread
+    /// that waits for a completion — see [`progress`]).
+    engine: OnceLock<Mutex<EngineState>>,
     /// WQEs executed (for tests and benchmarks).
     pub(crate) executed: AtomicU64,
 }
@@ -87,6 +90,8 @@ impl SoftNic {
     pub(crate) fn start(ib: *const Ibgda, timeout_ns: u64) -> SoftNic {
         // SAFETY: the caller keeps `ib` alive until stop() has joined the thread.
         let shared = unsafe { &(*ib).nic };
+        // SAFETY: as above.
+        Engine::init(unsafe { &*ib }, timeout_ns);
         shared.alive.store(1, Ordering::Release);
         let p = Ptr(ib);
         let handle = std::thread::Builder::new()
@@ -96,7 +101,7 @@ impl SoftNic {
                 // SAFETY: see start().
                 let ib = unsafe { &*p.0 };
                 let _ = ib.nic.thread.set(std::thread::current());
-                Engine::new(ib, timeout_ns).run();
+                Engine::run(ib);
                 ib.nic.alive.store(0, Ordering::Release);
             })
             .expect("spawn the software NIC thread");
@@ -123,8 +128,9 @@ impl Drop for SoftNic {
     }
 }
 
-struct Engine<'a> {
-    ib: &'a Ibgda,
+/// What the NIC remembers between passes.
+#[derive(Debug)]
+struct EngineState {
     q: Vec<QState>,
     /// Whether each PE's heap is mapped here (its base address here, else 0).
     mapped: Vec<u64>,
@@ -133,38 +139,79 @@ struct Engine<'a> {
     timeout: Duration,
 }
 
+struct Engine<'a> {
+    ib: &'a Ibgda,
+    st: std::sync::MutexGuard<'a, EngineState>,
+}
+
+/// One pass of the NIC over every queue, by a device thread that waits for a completion —
+/// unless the NIC is stopped, or another thread is driving it right now. On a GPU the NIC is
+/// hardware and never waits for a core; on the CPU back end its thread competes with every
+/// device thread for the cores, so a waiter that finds the NIC idle does its work instead of
+/// yielding to the scheduler and hoping the NIC thread runs next. (libfabric's software
+/// providers make progress inside blocking calls for the same reason.) Returns whether any WQE
+/// was consumed.
+pub(crate) fn progress(ib: &Ibgda) -> bool {
+    if !ib.nic.is_alive() {
+        return false;
+    }
+    let Some(m) = ib.nic.engine.get() else { return false };
+    match m.try_lock() {
+        Ok(g) => Engine { ib, st: g }.pass(),
+        Err(_) => false,
+    }
+}
+
 impl<'a> Engine<'a> {
-    fn new(ib: &'a Ibgda, timeout_ns: u64) -> Self {
+    fn init(ib: &'a Ibgda, timeout_ns: u64) {
         let mapped = (0..ib.n_pes).map(|pe| oxshmem::raw::ptr(ib.heap_base as *const u8, pe as i32) as u64).collect();
-        Engine {
-            ib,
+        let _ = ib.nic.engine.set(Mutex::new(EngineState {
             q: vec![QState::default(); ib.qps.len()],
             mapped,
             dirty: false,
             timeout: Duration::from_nanos(timeout_ns),
-        }
+        }));
     }
 
-    fn run(&mut self) {
+    fn lock(ib: &'a Ibgda) -> Engine<'a> {
+        let m = ib.nic.engine.get().expect("the engine is set up before the NIC thread starts");
+        Engine { ib, st: m.lock().unwrap_or_else(|e| e.into_inner()) }
+    }
+
+    /// Drains every queue once.
+    fn pass(&mut self) -> bool {
+        let mut did = false;
+        for i in 0..self.ib.qps.len() {
+            did |= self.drain(i);
+        }
+        did
+    }
+
+    /// Whether some queue has announced WQEs not yet consumed.
+    fn pending(&self) -> bool {
+        (0..self.ib.qps.len()).any(|i| {
+            let st = self.st.q[i];
+            !st.failed && self.ib.qps[i].nic_announced(st.consumed) > st.consumed
+        })
+    }
+
+    fn run(ib: &'a Ibgda) {
         let mut idle_since: Option<Instant> = None;
         let mut spins = 0u32;
         loop {
-            let mut did = false;
-            for i in 0..self.ib.qps.len() {
-                did |= self.drain(i);
-            }
+            let did = match ib.nic.engine.get().map(Mutex::try_lock) {
+                Some(Ok(g)) => Engine { ib, st: g }.pass(),
+                // A device thread is driving the NIC: that is work being done.
+                _ => true,
+            };
             if did {
                 idle_since = None;
                 spins = 0;
                 continue;
             }
-            if self.ib.nic.stop.load(Ordering::Acquire) {
+            if ib.nic.stop.load(Ordering::Acquire) {
                 // One more pass after the stop flag: nothing announced before it is left behind.
-                let mut more = false;
-                for i in 0..self.ib.qps.len() {
-                    more |= self.drain(i);
-                }
-                if !more {
+                if !Engine::lock(ib).pass() {
                     break;
                 }
                 continue;
@@ -175,28 +222,23 @@ impl<'a> Engine<'a> {
                 super::sync::pause(&mut spins);
                 continue;
             }
-            self.ib.nic.sleeping.store(1, Ordering::SeqCst);
-            // Pairs with the fence after the producer's doorbell-record store: either it sees
-            // `sleeping` and unparks us, or we see its doorbell record below.
+            ib.nic.sleeping.store(1, Ordering::SeqCst);
+            // Pairs with the full barrier after the producer's doorbell-record store: either it
+            // sees `sleeping` and unparks us, or we see its doorbell record below.
             std::sync::atomic::fence(Ordering::SeqCst);
-            let pending = (0..self.ib.qps.len()).any(|i| {
-                let st = self.q[i];
-                !st.failed && self.ib.qps[i].nic_announced(st.consumed) > st.consumed
-            });
-            if !pending && !self.ib.nic.stop.load(Ordering::Acquire) {
+            let pending = Engine::lock(ib).pending();
+            if !pending && !ib.nic.stop.load(Ordering::Acquire) {
                 std::thread::park_timeout(Duration::from_millis(5));
             }
-            self.ib.nic.sleeping.store(0, Ordering::SeqCst);
+            ib.nic.sleeping.store(0, Ordering::SeqCst);
         }
-        if self.dirty {
-            let _ = oxshmem::raw::quiet();
-        }
+        Engine::lock(ib).settle();
     }
 
     /// Consumes every announced WQE of queue `i`; returns whether there was any.
     fn drain(&mut self, i: usize) -> bool {
         let qp = &self.ib.qps[i];
-        let mut st = self.q[i];
+        let mut st = self.st.q[i];
         if st.failed {
             return false;
         }
@@ -209,7 +251,12 @@ impl<'a> Engine<'a> {
         let collapsed = qp.cq_mode() == super::qp::CqMode::Collapsed;
         let mut last_signalled: Option<u64> = None;
         let mut executed = 0u64;
-        while st.consumed < ann {
+        // Normal CQ: never consume a WQE whose completion could not be written (the CQ's
+        // consumer may be the very thread driving this pass); stop at a full CQ and resume
+        // once entries are consumed. Each WQE needs at most one entry, its error CQE included.
+        let mut room = qp.nic_cq_room(st.pcqe);
+        let start = st.consumed;
+        while st.consumed < ann && room > 0 {
             let idx = st.consumed;
             let first = qp.nic_slot(idx);
             let decoded = super::layout::Mlx5::decode(&first, idx, qp.qpn(), &|k| qp.nic_slot(idx + k as u64));
@@ -232,6 +279,7 @@ impl<'a> Engine<'a> {
                     } else if signal {
                         self.settle();
                         self.complete(qp, &mut st, Completion::Ok { wqe_counter: idx as u16, owner: 0 });
+                        room -= 1;
                     }
                     st.consumed += wqebbs as u64;
                 }
@@ -253,12 +301,12 @@ impl<'a> Engine<'a> {
             self.complete(qp, &mut st, Completion::Ok { wqe_counter: l as u16, owner: 0 });
         }
         self.ib.nic.executed.fetch_add(executed, Ordering::Relaxed);
-        self.q[i] = st;
-        true
+        self.st.q[i] = st;
+        st.consumed != start
     }
 
     fn complete(&self, qp: &Qp<super::layout::Mlx5>, st: &mut QState, c: Completion) {
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + self.st.timeout;
         let stop = &self.ib.nic.stop;
         let mut spins = 0u32;
         // A normal-mode CQ that nobody consumes: wait, but not past the timeout once stopping.
@@ -273,8 +321,8 @@ impl<'a> Engine<'a> {
 
     /// Completes non-blocking transport writes.
     fn settle(&mut self) {
-        if self.dirty {
-            self.dirty = false;
+        if self.st.dirty {
+            self.st.dirty = false;
             let _ = oxshmem::raw::quiet();
         }
     }
@@ -306,7 +354,7 @@ impl<'a> Engine<'a> {
             return Err(syndrome::REMOTE_ACCESS_ERR);
         }
         let off = r.addr - base;
-        let mapped = self.mapped[pe];
+        let mapped = self.st.mapped[pe];
         Ok((self.ib.heap_base + off, if mapped != 0 { mapped + off } else { 0 }))
     }
 
@@ -384,7 +432,7 @@ impl<'a> Engine<'a> {
             unsafe { std::ptr::copy(src, mapped as *mut u8, len) };
             Ok(())
         } else {
-            self.dirty = true;
+            self.st.dirty = true;
             // SAFETY: checked ranges; `equiv` is symmetric.
             unsafe { oxshmem::raw::putmem_nbi(equiv as *mut u8, src, len, pe) }.map_err(|_| syndrome::REMOTE_OP_ERR)
         }

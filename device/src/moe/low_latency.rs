@@ -1,13 +1,16 @@
-//! Low-latency mode: preallocated per-(expert, source) slots, no count exchange, one row per
-//! (token, expert), source-side weighting.
+//! Low-latency mode: preallocated per-(expert, source) slots and token-indexed combine slots,
+//! so no count or layout exchange in either direction.
 //!
-//! Receive layout at PE `q`: block `(l, s)` of `recv_x` holds up to `tmax` rows that source
-//! `s` sent to `q`'s local expert `l`, in token order; slot numbers are assigned by the source,
-//! so it knows every address without asking. After its rows, each source puts one metadata
-//! message per destination with a signal: `[count per local expert][token of each row, expert
-//! by expert]`. The expert outputs go to `y` in the same layout, and combine puts block
-//! `(l, s)` of `y` to source `s`'s `comb_recv`, block `q·epp + l` — the global expert — where
-//! the source finds each (token, choice) at the slot it assigned.
+//! Dispatch: block `(l, s)` of `recv_x` at PE `q` holds up to `tmax` rows that source `s` sent
+//! to `q`'s local expert `l`, in token order; the source assigns the slot numbers, so it knows
+//! every address without asking, and puts each (token, expert) row straight into its slot.
+//! After its rows, each source puts one metadata message per destination, with its signal:
+//! `[count per local expert][(token, k, weight) of each row, expert by expert]`.
+//!
+//! Combine: the expert PE sums its experts' weighted outputs per token (`partial = 0 + w_k ·
+//! y_k` in `k` order) into row `t` of its block for the source, and puts the rows back to row
+//! `t` of the source's block for this PE (`comb_recv[q][t]`) — addresses the source knows in
+//! advance too — runs of consecutive tokens as one put, one signal per source.
 
 use std::sync::Arc;
 
@@ -15,15 +18,18 @@ use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 
 use super::engine::Engine;
 use super::{
-    ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, assign_sum, my_peers,
-    my_sources, push_run,
+    ExpertRow, MoeError, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, assign_sum, my_peers, my_sources,
+    push_run,
 };
 use crate::DevPtr;
 
-/// u32 words of one metadata message: the counts, then at most `tmax` rows per local expert
+/// u32 words per metadata entry: token, choice k, weight bits.
+const ENTRY: usize = 3;
+
+/// u32 words of one metadata message: the counts, then at most `tmax` entries per local expert
 /// (a token picks an expert at most once, and at most `topk` of them).
 fn meta_cap(s: &Shape) -> usize {
-    s.epp + s.tmax * s.topk.min(s.epp)
+    s.epp + ENTRY * s.tmax * s.topk.min(s.epp)
 }
 
 /// The symmetric buffers of low-latency mode and the layout of the current dispatch.
@@ -34,14 +40,14 @@ pub(super) struct Bufs {
     recv_x: SymSlice<f32>,
     /// One metadata message per source.
     recv_meta: SymSlice<u32>,
-    /// Expert outputs, laid out as `recv_x`: the source of the combine puts.
-    y: SymSlice<f32>,
-    /// Blocks per global expert of `tmax` rows: the outputs for this PE's tokens.
+    /// Per source, `tmax` token-indexed rows of partial sums: the source of the combine puts.
+    partial: SymSlice<f32>,
+    /// Per expert PE, `tmax` token-indexed rows of partial sums for this PE's tokens.
     comb_recv: SymSlice<f32>,
-    /// `[t * topk + k]`: the slot of choice `k` of token `t` in its expert's block.
-    slot_of: Vec<u32>,
     /// `[l * n + s]`: rows received from source `s` for local expert `l`.
     recv_cnt: Vec<usize>,
+    /// Per source: runs of the tokens it sent here (token-indexed rows of `partial`).
+    tokens_from: Vec<Vec<Run>>,
 }
 
 struct Plan {
@@ -49,23 +55,33 @@ struct Plan {
     meta_len: Vec<usize>,
 }
 
+/// One received (token, expert) row: where it is and what it is.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    token: usize,
+    k: usize,
+    l: usize,
+    slot: usize,
+    w: f32,
+}
+
 impl Bufs {
     pub(super) fn new(shmem: &Shmem, s: &Shape) -> Result<Bufs, MoeError> {
-        let (n, cap, block_rows) = (s.n, meta_cap(s), s.epp * s.n * s.tmax);
+        let (n, cap) = (s.n, meta_cap(s));
         Ok(Bufs {
             send_meta: alloc(shmem, n * cap, 0u32)?,
-            recv_x: alloc(shmem, block_rows * s.hf, 0.0f32)?,
+            recv_x: alloc(shmem, s.epp * n * s.tmax * s.hf, 0.0f32)?,
             recv_meta: alloc(shmem, n * cap, 0u32)?,
-            y: alloc(shmem, block_rows * s.hf, 0.0f32)?,
-            comb_recv: alloc(shmem, block_rows * s.hf, 0.0f32)?,
-            slot_of: Vec::new(),
+            partial: alloc(shmem, n * s.tmax * s.hf, 0.0f32)?,
+            comb_recv: alloc(shmem, n * s.tmax * s.hf, 0.0f32)?,
             recv_cnt: vec![0; s.epp * n],
+            tokens_from: vec![Vec::new(); n],
         })
     }
 
     pub(super) fn free(self) -> Result<(), MoeError> {
         self.comb_recv.free()?;
-        self.y.free()?;
+        self.partial.free()?;
         self.recv_meta.free()?;
         self.recv_x.free()?;
         self.send_meta.free()?;
@@ -73,7 +89,9 @@ impl Bufs {
     }
 
     /// Assigns slots (host), then one kernel: every (token, expert) row straight into its
-    /// slot, one metadata put-with-signal per destination, wait for every source.
+    /// slot, one metadata put-with-signal per destination, wait for every source. Rows for
+    /// this PE's own experts are not copied: they are read in place from the token buffer.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch(
         &mut self,
         s: &Shape,
@@ -82,26 +100,22 @@ impl Bufs {
         sig: Signals,
         epoch: u64,
         idx: &[i32],
+        w: &[f32],
     ) -> Result<(), MoeError> {
         let (me, n, k, hf, tmax, epp, cap) = (s.me, s.n, s.topk, s.hf, s.tmax, s.epp, meta_cap(s));
         let num_tokens = idx.len() / k;
-        // Slots per global expert, in token order.
+        // Rows per global expert.
         let mut count = vec![0usize; n * epp];
-        self.slot_of.clear();
-        self.slot_of.extend(idx.iter().map(|&e| {
-            if e < 0 {
-                return NONE;
-            }
-            let c = &mut count[e as usize];
-            *c += 1;
-            (*c - 1) as u32
-        }));
+        for &e in idx.iter().filter(|&&e| e >= 0) {
+            count[e as usize] += 1;
+        }
         let mut plan = Plan { runs: vec![Vec::new(); n], meta_len: vec![0; n] };
         {
-            // SAFETY: send_meta is read only by this PE's device threads (the source of the
-            // metadata puts), inside this buffer's dispatch kernels, none of which runs now.
+            // SAFETY: send_meta is read only by this PE: by its device threads (the source of
+            // the metadata puts) inside this buffer's dispatch kernels, none of which runs now,
+            // and by its own expert pass.
             let meta = unsafe { self.send_meta.as_mut_slice() };
-            // Where each global expert's token list starts in its destination's message.
+            // Where each global expert's entries start in its destination's message.
             let mut at = vec![0usize; n * epp];
             for p in 0..n {
                 let m = &mut meta[p * cap..][..cap];
@@ -109,11 +123,13 @@ impl Bufs {
                 for l in 0..epp {
                     m[l] = count[p * epp + l] as u32;
                     at[p * epp + l] = p * cap + pos;
-                    pos += count[p * epp + l];
+                    pos += ENTRY * count[p * epp + l];
                 }
                 plan.meta_len[p] = pos;
             }
-            // Runs per (destination, expert): consecutive tokens in consecutive slots.
+            // Slots in token order; runs per (destination, expert): consecutive tokens in
+            // consecutive slots.
+            let mut slot = vec![0usize; n * epp];
             let mut expert_runs: Vec<Vec<Run>> = vec![Vec::new(); n * epp];
             for t in 0..num_tokens {
                 for kk in 0..k {
@@ -121,14 +137,16 @@ impl Bufs {
                     if e < 0 {
                         continue;
                     }
-                    let (e, slot) = (e as usize, self.slot_of[t * k + kk] as usize);
-                    meta[at[e] + slot] = t as u32;
-                    let row = ((e % epp) * n + me) * tmax + slot;
-                    push_run(&mut expert_runs[e], t, row);
+                    let e = e as usize;
+                    let j = slot[e];
+                    slot[e] += 1;
+                    meta[at[e] + ENTRY * j..][..ENTRY].copy_from_slice(&[t as u32, kk as u32, w[t * k + kk].to_bits()]);
+                    if e / epp != me {
+                        push_run(&mut expert_runs[e], t, ((e % epp) * n + me) * tmax + j);
+                    }
                 }
             }
-            // This PE's own rows stay in the token buffer.
-            for (e, runs) in expert_runs.into_iter().enumerate().filter(|(e, _)| e / epp != me) {
+            for (e, runs) in expert_runs.into_iter().enumerate() {
                 plan.runs[e / epp].extend(runs);
             }
         }
@@ -144,7 +162,7 @@ impl Bufs {
                     let (token, row, len) = (r.token as usize, r.row as usize, r.len as usize);
                     t.put_nbi(recv_x.offset(row * hf), x.offset(token * hf), len * hf, p);
                 }
-                // The counts and token ids, and their signal, go after every row.
+                // The counts and entries, and their signal, go after every row.
                 t.fence();
                 t.put_signal_nbi(
                     recv_meta.offset(me * cap),
@@ -161,22 +179,59 @@ impl Bufs {
                 t.signal_wait_until(sig.at(Phase::Data, src), Cmp::Ge, epoch);
             }
         })?;
-        for l in 0..epp {
-            for src in 0..n {
-                self.recv_cnt[l * n + src] = self.meta(s, src)[l] as usize;
+        for src in 0..n {
+            let m = meta_of(&self.send_meta, &self.recv_meta, s, src);
+            for l in 0..epp {
+                self.recv_cnt[l * n + src] = m[l] as usize;
+            }
+            // The tokens of src that come back from here, in order.
+            let mut tokens: Vec<usize> = Vec::new();
+            for l in 0..epp {
+                let start = epp + ENTRY * m[..l].iter().map(|&c| c as usize).sum::<usize>();
+                tokens.extend((0..m[l] as usize).map(|j| m[start + ENTRY * j] as usize));
+            }
+            tokens.sort_unstable();
+            tokens.dedup();
+            let runs = &mut self.tokens_from[src];
+            runs.clear();
+            for t in tokens {
+                push_run(runs, t, t);
             }
         }
         Ok(())
     }
 
-    /// The metadata message from `src` (this PE's own stays in `send_meta`).
+    /// The metadata message from `src`.
     fn meta(&self, s: &Shape, src: usize) -> &[u32] {
-        let cap = meta_cap(s);
-        // SAFETY: send_meta is written by this PE before its dispatch kernel and read-only
-        // until the next; recv_meta by the sources before their data signal, which the
-        // dispatch kernel awaited, and not again before our combine has sent everything back.
-        let all = unsafe { if src == s.me { self.send_meta.as_slice() } else { self.recv_meta.as_slice() } };
-        &all[src * cap..][..cap]
+        meta_of(&self.send_meta, &self.recv_meta, s, src)
+    }
+
+    /// Calls `f(expert, source, entry)` for every received row, expert by expert, source by
+    /// source.
+    fn each_row(&self, s: &Shape, mut f: impl FnMut(usize, usize, Entry)) {
+        for l in 0..s.epp {
+            for src in 0..s.n {
+                let m = self.meta(s, src);
+                let start = s.epp + ENTRY * m[..l].iter().map(|&c| c as usize).sum::<usize>();
+                for slot in 0..self.recv_cnt[l * s.n + src] {
+                    let e = &m[start + ENTRY * slot..][..ENTRY];
+                    let entry = Entry { token: e[0] as usize, k: e[1] as usize, l, slot, w: f32::from_bits(e[2]) };
+                    f(s.me * s.epp + l, src, entry);
+                }
+            }
+        }
+    }
+
+    /// The values of a received row.
+    fn x_row<'a>(&'a self, s: &Shape, x: &'a [f32], src: usize, e: &Entry) -> &'a [f32] {
+        let hf = s.hf;
+        if src == s.me {
+            return &x[e.token * hf..][..hf];
+        }
+        // SAFETY: written by the source before its data signal, which the dispatch kernel
+        // awaited; not written again before our combine has sent everything back.
+        let recv_x = unsafe { self.recv_x.as_slice() };
+        &recv_x[((e.l * s.n + src) * s.tmax + e.slot) * hf..][..hf]
     }
 
     pub(super) fn tokens_per_expert(&self, s: &Shape) -> Vec<usize> {
@@ -188,57 +243,53 @@ impl Bufs {
     }
 
     pub(super) fn for_each_row(&self, s: &Shape, x: &[f32], mut f: impl FnMut(ExpertRow, &[f32])) {
-        // SAFETY: written by the sources before their data signal, which the dispatch kernel
-        // awaited; not written again before our combine has sent everything back.
-        let recv_x = unsafe { self.recv_x.as_slice() };
-        self.each_row(s, |expert, l, src, slot, token| {
-            let xr = if src == s.me { &x[token * s.hf..] } else { &recv_x[((l * s.n + src) * s.tmax + slot) * s.hf..] };
-            f(ExpertRow { expert, src_pe: src, src_token: token }, &xr[..s.hf]);
+        self.each_row(s, |expert, src, e| {
+            f(ExpertRow { expert, src_pe: src, src_token: e.token }, self.x_row(s, x, src, &e));
         });
     }
 
-    /// Runs the experts into `y`; the outputs for this PE's own tokens go straight to where
-    /// combine would put them.
-    pub(super) fn apply(&mut self, s: &Shape, x: &[f32], mut f: impl FnMut(ExpertRow, &[f32], &mut [f32])) {
-        let (hf, n, tmax) = (s.hf, s.n, s.tmax);
-        // SAFETY: recv_x as in for_each_row. y is written by this PE only and read by its
-        // combine puts, which have not started; the blocks of this PE's experts in comb_recv
-        // are written by this PE only (peers write the blocks of their experts) and read after
-        // combine. Neither overlaps what each_row reads (send_meta, recv_meta), and a SymSlice
-        // holds no reference to its memory, so these slices alias nothing.
-        let (recv_x, y, home) = unsafe {
+    /// Runs the experts and reduces them per (source, token): `partial = 0 + w_k * y_k` in k
+    /// order, into the token's row of the source's block (this PE's own tokens: straight into
+    /// the combine buffer).
+    pub(super) fn apply(
+        &mut self,
+        s: &Shape,
+        x: &[f32],
+        scratch: &mut [f32],
+        mut f: impl FnMut(ExpertRow, &[f32], &mut [f32]),
+    ) {
+        let (hf, me, tmax) = (s.hf, s.me, s.tmax);
+        // Every source's entries, by token, then choice.
+        let mut by_src: Vec<Vec<(usize, Entry)>> = vec![Vec::new(); s.n];
+        self.each_row(s, |expert, src, e| by_src[src].push((expert, e)));
+        // SAFETY: partial is written by this PE only and read by its combine puts, which have
+        // not started; block `me` of comb_recv is written by this PE only (each peer writes
+        // its own block) and read after combine. Neither overlaps what this pass reads
+        // (send_meta, recv_meta, recv_x, x), and a SymSlice holds no reference to its memory,
+        // so these slices alias nothing.
+        let (partial, home) = unsafe {
             (
-                self.recv_x.as_slice(),
-                std::slice::from_raw_parts_mut(self.y.as_ptr(), self.y.len()),
+                std::slice::from_raw_parts_mut(self.partial.as_ptr(), self.partial.len()),
                 std::slice::from_raw_parts_mut(self.comb_recv.as_ptr(), self.comb_recv.len()),
             )
         };
-        self.each_row(s, |expert, l, src, slot, token| {
-            let row = ExpertRow { expert, src_pe: src, src_token: token };
-            if src == s.me {
-                f(row, &x[token * hf..][..hf], &mut home[(expert * tmax + slot) * hf..][..hf]);
-            } else {
-                let at = ((l * n + src) * tmax + slot) * hf;
-                f(row, &recv_x[at..][..hf], &mut y[at..][..hf]);
-            }
-        });
-    }
-
-    /// Calls `f(expert, local expert, source, slot, token)` for every received row, expert by
-    /// expert, source by source.
-    fn each_row(&self, s: &Shape, mut f: impl FnMut(usize, usize, usize, usize, usize)) {
-        for l in 0..s.epp {
-            for src in 0..s.n {
-                let m = self.meta(s, src);
-                let start = s.epp + m[..l].iter().map(|&c| c as usize).sum::<usize>();
-                for slot in 0..self.recv_cnt[l * s.n + src] {
-                    f(s.me * s.epp + l, l, src, slot, m[start + slot] as usize);
+        for (src, rows) in by_src.iter_mut().enumerate() {
+            rows.sort_unstable_by_key(|(_, e)| (e.token, e.k));
+            let mut last = usize::MAX;
+            for (expert, e) in rows.iter() {
+                let at = (src * tmax + e.token) * hf;
+                let pr = if src == me { &mut home[at..][..hf] } else { &mut partial[at..][..hf] };
+                if e.token != last {
+                    pr.fill(0.0);
+                    last = e.token;
                 }
+                f(ExpertRow { expert: *expert, src_pe: src, src_token: e.token }, self.x_row(s, x, src, e), scratch);
+                add_scaled_row(pr, e.w, scratch);
             }
         }
     }
 
-    /// One put per (expert, source) block, one signal per source; then the weighted sum at
+    /// One put per run of tokens and one signal per other source; then the sum over PEs at
     /// home.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn combine(
@@ -248,25 +299,21 @@ impl Bufs {
         sig: Signals,
         epoch: u64,
         idx: &[i32],
-        w: &[f32],
-        scratch: &mut [f32],
         out: &mut [f32],
     ) -> Result<(), MoeError> {
         let (me, n, hf, tmax, epp, k) = (s.me, s.n, s.hf, s.tmax, s.epp, s.topk);
-        let cnt: Arc<[usize]> = self.recv_cnt.clone().into();
-        let (y, comb_recv) = (DevPtr::from_slice(&self.y), DevPtr::from_slice(&self.comb_recv));
+        let runs: Arc<Vec<Vec<Run>>> = Arc::new(self.tokens_from.clone());
+        let (partial, comb_recv) = (DevPtr::from_slice(&self.partial), DevPtr::from_slice(&self.comb_recv));
         exec.run(move |t| {
             for src in my_peers(t, me, n).filter(|&src| src != me) {
-                for l in 0..epp {
-                    let rows = cnt[l * n + src];
-                    if rows > 0 {
-                        t.put_nbi(
-                            comb_recv.offset((me * epp + l) * tmax * hf),
-                            y.offset((l * n + src) * tmax * hf),
-                            rows * hf,
-                            src,
-                        );
-                    }
+                for r in &runs[src] {
+                    let (t0, len) = (r.token as usize, r.len as usize);
+                    t.put_nbi(
+                        comb_recv.offset((me * tmax + t0) * hf),
+                        partial.offset((src * tmax + t0) * hf),
+                        len * hf,
+                        src,
+                    );
                 }
                 t.fence();
                 t.signal_op(sig.at(Phase::Combine, me), epoch, SignalOp::Set, src);
@@ -282,24 +329,15 @@ impl Bufs {
         let num_tokens = idx.len() / k;
         for t in 0..num_tokens {
             let o = &mut out[t * hf..][..hf];
+            let ids = &idx[t * k..(t + 1) * k];
             let mut first = true;
             for q in 0..n {
-                let mut any = false;
-                scratch.fill(0.0);
-                for kk in 0..k {
-                    let e = idx[t * k + kk];
-                    if e < 0 || e as usize / epp != q {
-                        continue;
-                    }
-                    any = true;
-                    let row = e as usize * tmax + self.slot_of[t * k + kk] as usize;
-                    add_scaled_row(scratch, w[t * k + kk], &cr[row * hf..][..hf]);
-                }
-                if any {
+                if ids.iter().any(|&e| e >= 0 && e as usize / epp == q) {
+                    let p = &cr[(q * tmax + t) * hf..][..hf];
                     if first {
-                        assign_sum(o, scratch)
+                        assign_sum(o, p)
                     } else {
-                        add_row(o, scratch)
+                        add_row(o, p)
                     }
                     first = false;
                 }
@@ -310,4 +348,14 @@ impl Bufs {
         }
         Ok(())
     }
+}
+
+/// The metadata message from `src` (this PE's own stays in `send_meta`).
+fn meta_of<'a>(send_meta: &'a SymSlice<u32>, recv_meta: &'a SymSlice<u32>, s: &Shape, src: usize) -> &'a [u32] {
+    let cap = meta_cap(s);
+    // SAFETY: send_meta is written by this PE before its dispatch kernel and read-only until
+    // the next; recv_meta by the sources before their data signal, which the dispatch kernel
+    // awaited, and not again before our combine has sent everything back.
+    let all = unsafe { if src == s.me { send_meta.as_slice() } else { recv_meta.as_slice() } };
+    &all[src * cap..][..cap]
 }
