@@ -73,18 +73,18 @@ impl Engine {
         }
         let sh = &self.shared;
         let mut g = sh.lock();
-        if g.live.is_none() {
-            let (id, base) = (g.next_instance, g.submitted);
-            g.next_instance += 1;
-            g.live = Some(id);
-            drop(g);
-            let s2 = sh.clone();
-            self.stream.launch(self.grid, move |t| resident(t, &s2, id, base));
-            g = sh.lock();
-        }
         g.job = Some(Arc::new(job));
         g.submitted += 1;
         let target = g.submitted;
+        // Launch a resident kernel if none is live. It is told the job is there (`seen` is one
+        // less), so it cannot retire before running it; launching only queues the kernel.
+        if g.live.is_none() {
+            let id = g.next_instance;
+            g.next_instance += 1;
+            g.live = Some(id);
+            let s2 = sh.clone();
+            self.stream.launch(self.grid, move |t| resident(t, &s2, id, target - 1));
+        }
         sh.work.notify_all();
         while g.finished < target {
             g = sh.done.wait_timeout(g, Duration::from_millis(50)).unwrap_or_else(|e| e.into_inner()).0;
