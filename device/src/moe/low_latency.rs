@@ -181,14 +181,13 @@ impl Bufs {
         })?;
         for src in 0..n {
             let m = meta_of(&self.send_meta, &self.recv_meta, s, src);
-            for l in 0..epp {
-                self.recv_cnt[l * n + src] = m[l] as usize;
-            }
             // The tokens of src that come back from here, in order.
             let mut tokens: Vec<usize> = Vec::new();
-            for l in 0..epp {
-                let start = epp + ENTRY * m[..l].iter().map(|&c| c as usize).sum::<usize>();
-                tokens.extend((0..m[l] as usize).map(|j| m[start + ENTRY * j] as usize));
+            let mut start = epp;
+            for (l, &c) in m[..epp].iter().enumerate() {
+                self.recv_cnt[l * n + src] = c as usize;
+                tokens.extend((0..c as usize).map(|j| m[start + ENTRY * j] as usize));
+                start += ENTRY * c as usize;
             }
             tokens.sort_unstable();
             tokens.dedup();
