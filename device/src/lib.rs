@@ -7,9 +7,12 @@
 //!
 //! - **P2P** — the peer's heap is mapped here: direct stores, loads and atomics;
 //! - **proxy** — a request ring drained by a host proxy thread that calls the runtime's
-//!   transport (NVSHMEM's IBRC path).
+//!   transport (NVSHMEM's IBRC path);
+//! - **IBGDA** — the device thread writes mlx5 work requests into a send queue per peer and
+//!   rings the doorbell itself; a software NIC consumes the queues ([`ibgda`]).
 //!
-//! `OXSHMEM_DEVICE_CHANNEL=p2p|proxy` overrides the choice for every peer. Device code runs on
+//! Peers whose heap is mapped here use P2P, others `OXSHMEM_DEVICE_REMOTE` (`proxy` by default,
+//! or `ibgda`); `OXSHMEM_DEVICE_CHANNEL=p2p|proxy|ibgda` overrides the choice for every peer. Device code runs on
 //! the CPU kernel back end ([`Stream::launch`]); the device state is plain `#[repr(C)]` data
 //! ([`state::DeviceState`]), so a CUDA back end can reuse it unchanged. This crate is a client
 //! of the runtime: it asks the runtime for memory, peers and a host transport, never the other
@@ -123,9 +126,10 @@ fn env_timeout() -> u64 {
 
 impl Device {
     /// Sets up the device layer (`nvshmem_init`'s device half); collective over all PEs.
-    /// Chooses each peer's channel: P2P when its heap is mapped here, else proxy;
-    /// `OXSHMEM_DEVICE_CHANNEL=p2p|proxy` forces one (forcing P2P to an unmapped peer is an
-    /// error).
+    /// Chooses each peer's channel: P2P when its heap is mapped here, else
+    /// `OXSHMEM_DEVICE_REMOTE` (`proxy`, the default, or `ibgda`);
+    /// `OXSHMEM_DEVICE_CHANNEL=p2p|proxy|ibgda` forces one for every peer (forcing P2P to an
+    /// unmapped peer is an error).
     pub fn init(shmem: &oxshmem::Shmem) -> Result<Device, DeviceError> {
         Self::init_with(shmem, std::env::var("OXSHMEM_DEVICE_CHANNEL").ok().as_deref())
     }
@@ -145,6 +149,17 @@ impl Device {
                 });
             }
         };
+        // In automatic mode, what reaches a peer whose heap is not mapped here.
+        let remote = match std::env::var("OXSHMEM_DEVICE_REMOTE").as_deref().map(str::trim) {
+            Err(_) | Ok("") | Ok("proxy") => ChannelKind::Proxy,
+            Ok("ibgda") => ChannelKind::Ibgda,
+            Ok(other) => {
+                return Err(DeviceError::Init {
+                    pe: me,
+                    reason: format!("OXSHMEM_DEVICE_REMOTE={other:?}: expected proxy or ibgda"),
+                });
+            }
+        };
         let (base, size) = oxshmem::raw::heap_range()?;
         let mut peer_base = vec![0u64; n].into_boxed_slice();
         let mut channel = vec![0u8; n].into_boxed_slice();
@@ -159,7 +174,7 @@ impl Device {
                     });
                 }
                 Some(k) => k,
-                None if p.is_null() => ChannelKind::Proxy,
+                None if p.is_null() => remote,
                 None => ChannelKind::P2p,
             };
             channel[pe] = kind as u8;
@@ -167,8 +182,8 @@ impl Device {
         let needs_proxy = channel.contains(&(ChannelKind::Proxy as u8));
         let ring = needs_proxy.then(|| Box::new(ProxyRing::new(PROXY_RING_SLOTS)));
         // Every PE takes part in the IBGDA set-up (it exchanges keys) when any PE may use it:
-        // the choice is the same everywhere (forced, or none).
-        let ibgda = if force == Some(ChannelKind::Ibgda) {
+        // the choice comes from the environment, the same everywhere.
+        let ibgda = if force == Some(ChannelKind::Ibgda) || (force.is_none() && remote == ChannelKind::Ibgda) {
             let cfg = ibgda::IbgdaConfig::from_env().map_err(|reason| DeviceError::Init { pe: me, reason })?;
             Some(Box::new(ibgda::Ibgda::new(shmem, cfg)?))
         } else {

@@ -82,7 +82,7 @@ pub enum Mode {
     #[default]
     Throughput,
     /// Preallocated per-(expert, source) slots, no count exchange; a token crosses once per
-    /// expert.
+    /// expert on the way out, once per PE on the way back.
     LowLatency,
 }
 
@@ -267,17 +267,70 @@ fn alloc<T: bytemuck::Pod>(shmem: &Shmem, len: usize, fill: T) -> Result<SymSlic
     Ok(shmem.alloc_slice(len.max(1), fill)?)
 }
 
-/// `dst += src`, elementwise.
-fn add_row(dst: &mut [f32], src: &[f32]) {
-    for (d, &s) in dst.iter_mut().zip(src) {
-        *d += s;
+/// Sums rows into `out`, elementwise and in the order they are pushed, starting from zero —
+/// `out = ((0 + r0) + r1) + ...` — with one pass over `out` per four rows (the sum at the end of
+/// combine is memory-bound).
+struct RowSum<'r, 'o> {
+    out: &'o mut [f32],
+    rows: [&'r [f32]; 4],
+    len: usize,
+    started: bool,
+}
+
+impl<'r, 'o> RowSum<'r, 'o> {
+    fn new(out: &'o mut [f32]) -> Self {
+        RowSum { out, rows: [&[]; 4], len: 0, started: false }
+    }
+
+    fn push(&mut self, row: &'r [f32]) {
+        if self.len == 4 {
+            self.flush();
+        }
+        self.rows[self.len] = row;
+        self.len += 1;
+    }
+
+    fn finish(mut self) {
+        self.flush();
+        if !self.started {
+            self.out.fill(0.0);
+        }
+    }
+
+    fn flush(&mut self) {
+        let (o, z, r) = (&mut *self.out, !self.started, &self.rows);
+        match self.len {
+            0 => return,
+            1 => sum_pass([r[0]], o, z),
+            2 => sum_pass([r[0], r[1]], o, z),
+            3 => sum_pass([r[0], r[1], r[2]], o, z),
+            _ => sum_pass([r[0], r[1], r[2], r[3]], o, z),
+        }
+        self.started = true;
+        self.len = 0;
     }
 }
 
-/// `dst = 0 + src`, elementwise (the first term of a sum that starts from zero).
-fn assign_sum(dst: &mut [f32], src: &[f32]) {
-    for (d, &s) in dst.iter_mut().zip(src) {
-        *d = 0.0 + s;
+/// `out = ((base + r0) + r1) + ...` elementwise, `base` being 0 or `out` itself.
+fn sum_pass<const K: usize>(rows: [&[f32]; K], out: &mut [f32], from_zero: bool) {
+    let n = out.len();
+    let rows = rows.map(|r| &r[..n]);
+    if from_zero {
+        for (h, o) in out.iter_mut().enumerate() {
+            let mut acc = 0.0f32;
+            for r in &rows {
+                acc += r[h];
+            }
+            *o = acc;
+        }
+    } else {
+        for (h, o) in out.iter_mut().enumerate() {
+            let mut acc = *o;
+            for r in &rows {
+                acc += r[h];
+            }
+            *o = acc;
+        }
     }
 }
 
@@ -461,7 +514,9 @@ impl Buffer {
 
     /// Frees the symmetric buffers (collective).
     pub fn free(self) -> Result<(), MoeError> {
-        let Buffer { x, sig, bufs, .. } = self;
+        let Buffer { x, sig, bufs, engine, .. } = self;
+        // The resident kernel first: it must not outlive the memory its jobs name.
+        drop(engine);
         match bufs {
             ModeBufs::Throughput(b) => b.free()?,
             ModeBufs::LowLatency(b) => b.free()?,

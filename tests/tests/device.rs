@@ -262,3 +262,40 @@ fn unknown_channel_is_an_init_error() {
     }
     assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: bogus channel rejected"));
 }
+
+/// The IBGDA and proxy channels to peers reached only through the network transport
+/// (`OXSHMEM_TRANSPORT=ofi`, `tcp;ofi_rxm` on the loopback interface): the software NIC and
+/// the proxy execute through libfabric. Forced IBGDA for every peer (every case), and the
+/// automatic choice — P2P to itself, `OXSHMEM_DEVICE_REMOTE` to the others — with IBGDA and
+/// with the proxy (a subset, to keep the suite's time in bounds).
+#[cfg(feature = "ofi")]
+#[test]
+fn remote_channels_over_the_network_transport() {
+    let net = [("OXSHMEM_TRANSPORT", "ofi"), ("FI_PROVIDER", "tcp;ofi_rxm"), ("FI_TCP_IFACE", "lo")];
+    let cases: [(&str, &str, &[&str]); 3] = [
+        ("ibgda", "proxy", &["rma", "amo", "signal", "order"]),
+        ("auto", "ibgda", &["amo", "signal", "order"]),
+        ("auto", "proxy", &["signal"]),
+    ];
+    for (ch, remote, what) in cases {
+        for case in what {
+            let (args, line): (&[&str], &str) = match *case {
+                "rma" => (&["rma"], "device rma matches host"),
+                "amo" => (&["amo"], "device atomics match host"),
+                "signal" => (&["signal"], "device signals match host"),
+                _ => (&["order", "50"], "50 signalled rounds on 8 device threads ok"),
+            };
+            let mut job = Job::new(2, PE_DEVICE)
+                .args(args)
+                .env("OXSHMEM_DEVICE_CHANNEL", ch)
+                .env("OXSHMEM_DEVICE_REMOTE", remote)
+                .timeout(std::time::Duration::from_secs(180));
+            for (k, v) in net {
+                job = job.env(k, v);
+            }
+            let r = job.run();
+            assert_job_ok(&r);
+            assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: {line} ({ch})"));
+        }
+    }
+}

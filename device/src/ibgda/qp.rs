@@ -343,9 +343,11 @@ impl<L: NicLayout> Qp<L> {
         }
     }
 
-    /// `quiet` for this queue: completes everything published so far.
+    /// `quiet` for this queue: completes everything reserved so far — not only what is
+    /// published: with the combining publish, a producer's own batch may still be waiting for
+    /// an earlier one to be written when its `post` returns.
     pub fn quiet(&self, wait: &mut dyn FnMut() -> bool) -> Result<(), QpError> {
-        let r = self.ready_head();
+        let r = self.resv_head();
         if r == 0 || self.cons_idx() >= r {
             return match self.error() {
                 Some(e) => Err(e),

@@ -7,9 +7,9 @@
 //! queue's scratch buffer, the implicit whole-process region) and remote ones through the peer's
 //! remote key and heap base. A peer whose heap is mapped on this host is written with plain
 //! copies and CPU atomics (as the NIC's DMA engine would); any other peer through the runtime's
-//! transport (`ofi`), whose non-blocking writes are completed before a fenced WQE, before any
-//! read or atomic, and before a completion is written — so data is visible before any later
-//! operation of the queue and before its CQE, as RC ordering requires.
+//! transport (`ofi`), whose writes are completed remotely (the runtime's `quiet`) before a
+//! fenced WQE, a read, an atomic, and before a completion is written — so data is visible
+//! before any later operation of the queue and before its CQE, as RC ordering requires.
 //!
 //! Errors: a WQE that cannot be decoded, a bad key, an address outside its region or a transport
 //! failure produce an error CQE (opcode 13, the syndrome at byte 55) at that WQE, and the queue
@@ -201,8 +201,13 @@ impl<'a> Engine<'a> {
         loop {
             let did = match ib.nic.engine.get().map(Mutex::try_lock) {
                 Some(Ok(g)) => Engine { ib, st: g }.pass(),
-                // A device thread is driving the NIC: that is work being done.
-                _ => true,
+                _ => {
+                    // A device thread is driving the NIC (perhaps inside a slow transport
+                    // call): not idle, but nothing for us to do right now.
+                    idle_since = None;
+                    super::sync::pause(&mut spins);
+                    continue;
+                }
             };
             if did {
                 idle_since = None;
@@ -376,15 +381,15 @@ impl<'a> Engine<'a> {
             }
             Decoded::WriteInline { data, len, remote } => {
                 let (equiv, mapped) = self.remote(qp, remote, *len as u64)?;
-                self.write(pe, data.as_ptr(), equiv, mapped, *len)?;
-                // The payload lives in this frame: complete a transport write now.
-                self.settle();
-                Ok(())
+                // The transport's put returns once its source may be reused (the payload lives
+                // in this frame); remote completion comes with the next settle.
+                self.write(pe, data.as_ptr(), equiv, mapped, *len)
             }
             Decoded::Read { local, remote } => {
                 let len = u64::from(local.len);
                 let dst = self.local(local, len)?;
                 let (equiv, mapped) = self.remote(qp, remote, len)?;
+                // Reads see this queue's earlier writes (RC order): complete them first.
                 self.settle();
                 if mapped != 0 {
                     // SAFETY: both ranges checked; distinct objects (local scratch or heap vs the

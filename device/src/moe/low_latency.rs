@@ -18,8 +18,7 @@ use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 
 use super::engine::Engine;
 use super::{
-    ExpertRow, MoeError, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, assign_sum, my_peers, my_sources,
-    push_run,
+    ExpertRow, MoeError, Phase, RowSum, Run, Shape, Signals, add_scaled_row, alloc, my_peers, my_sources, push_run,
 };
 use crate::DevPtr;
 
@@ -327,23 +326,15 @@ impl Bufs {
         let cr = unsafe { self.comb_recv.as_slice() };
         let num_tokens = idx.len() / k;
         for t in 0..num_tokens {
-            let o = &mut out[t * hf..][..hf];
             let ids = &idx[t * k..(t + 1) * k];
-            let mut first = true;
+            let mut sum = RowSum::new(&mut out[t * hf..][..hf]);
             for q in 0..n {
                 if ids.iter().any(|&e| e >= 0 && e as usize / epp == q) {
                     let p = &cr[(q * tmax + t) * hf..][..hf];
-                    if first {
-                        assign_sum(o, p)
-                    } else {
-                        add_row(o, p)
-                    }
-                    first = false;
+                    sum.push(p);
                 }
             }
-            if first {
-                o.fill(0.0);
-            }
+            sum.finish();
         }
         Ok(())
     }

@@ -12,8 +12,8 @@ use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 
 use super::engine::Engine;
 use super::{
-    ExpertRow, MoeError, NONE, Phase, Run, Shape, Signals, add_row, add_scaled_row, alloc, assign_sum, my_peers,
-    my_sources, push_run,
+    ExpertRow, MoeError, NONE, Phase, RowSum, Run, Shape, Signals, add_scaled_row, alloc, my_peers, my_sources,
+    push_run,
 };
 use crate::DevPtr;
 
@@ -324,23 +324,15 @@ impl Bufs {
         // awaited; none writes here again before our next dispatch.
         let cr = unsafe { self.comb_recv.as_slice() };
         for t in 0..num_tokens {
-            let o = &mut out[t * hf..][..hf];
-            let mut first = true;
+            let mut sum = RowSum::new(&mut out[t * hf..][..hf]);
             for q in 0..n {
                 let j = self.row_of[t * n + q];
                 if j != NONE {
                     let p = &cr[(q * tmax + j as usize) * hf..][..hf];
-                    if first {
-                        assign_sum(o, p)
-                    } else {
-                        add_row(o, p)
-                    }
-                    first = false;
+                    sum.push(p);
                 }
             }
-            if first {
-                o.fill(0.0);
-            }
+            sum.finish();
         }
         Ok(())
     }

@@ -65,8 +65,8 @@ fn main() {
 /// The channel this job tests.
 fn channel() -> String {
     match std::env::var("OXSHMEM_DEVICE_CHANNEL") {
-        Ok(c) if c == "p2p" || c == "proxy" || c == "ibgda" => c,
-        other => fail(format_args!("OXSHMEM_DEVICE_CHANNEL must be p2p, proxy or ibgda, got {other:?}")),
+        Ok(c) if c == "p2p" || c == "proxy" || c == "ibgda" || c == "auto" => c,
+        other => fail(format_args!("OXSHMEM_DEVICE_CHANNEL must be p2p, proxy, ibgda or auto, got {other:?}")),
     }
 }
 
@@ -81,7 +81,15 @@ fn device(shmem: &Shmem) -> Device {
     let ch = channel();
     let dev = dev_ok(Device::init_with(shmem, Some(&ch)), "Device::init_with");
     for pe in 0..shmem.n_pes() {
-        check_eq(format!("channel of PE {pe}"), Some(ch.as_str()), dev.channel_of(pe).map(|k| k.name()));
+        let want = if ch != "auto" {
+            ch.clone()
+        } else if oxshmem::raw::ptr(oxshmem::raw::heap_range().or_die("heap_range").0, pe as i32).is_null() {
+            // Automatic: unmapped peers get OXSHMEM_DEVICE_REMOTE (proxy by default).
+            std::env::var("OXSHMEM_DEVICE_REMOTE").unwrap_or_else(|_| "proxy".into())
+        } else {
+            "p2p".into()
+        };
+        check_eq(format!("channel of PE {pe}"), Some(want.as_str()), dev.channel_of(pe).map(|k| k.name()));
     }
     check_eq("channel of PE n_pes", None, dev.channel_of(shmem.n_pes()));
     dev
