@@ -26,8 +26,8 @@ use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok};
 
 const PE_MOE: &str = env!("CARGO_BIN_EXE_pe-moe");
 
-/// The device channels every case runs on (add `ibgda` here when it is selectable).
-const CHANNELS: &[&str] = &["p2p", "proxy"];
+/// The device channels every case runs on.
+const CHANNELS: &[&str] = &["p2p", "proxy", "ibgda"];
 
 const PE_COUNTS: [usize; 2] = [2, 4];
 

@@ -24,7 +24,7 @@
 //!   oxshmem's and MPI's outputs have the same digest.
 //!
 //! OPTIONS: `--rounds R` (5), `--iters I` timed iterations per round (200), `--warmup W` (20),
-//! `--channels p2p,proxy` (add `ibgda` once it exists), `--modes throughput,low-latency`,
+//! `--channels p2p,proxy,ibgda`, `--modes throughput,low-latency`,
 //! `--threads N` device threads per kernel (0: the library's default), `--tokens T`,
 //! `--hidden-bytes H`, `--topk K`, `--experts E`.
 
@@ -38,7 +38,7 @@ use oxshmem_device::moe::{Buffer, Mode, MoeConfig, reference};
 use oxshmem_device::{Device, Grid};
 
 /// The channels measured unless `--channels` says otherwise.
-const CHANNELS: &[&str] = &["p2p", "proxy"];
+const CHANNELS: &[&str] = &["p2p", "proxy", "ibgda"];
 
 #[derive(Debug, Clone)]
 struct Opts {
