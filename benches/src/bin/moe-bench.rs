@@ -7,13 +7,15 @@
 //! expert `y = x (e + 1) + e`. One iteration = barrier, dispatch (timed), experts (not timed),
 //! barrier, combine (timed); its time is the maximum over PEs of dispatch + combine. Tokens
 //! are dispatched in place from the buffer's symmetric token array (`dispatch_in_place`); MPI
-//! packs them per destination, as `MPI_Alltoallv` needs. Times include kernel launch and
-//! synchronization (the CPU back end spawns its device threads per launch).
+//! packs them per destination, as `MPI_Alltoallv` needs. Times are taken on the host around
+//! the library calls, so they include handing the kernel to the device threads and waiting
+//! for it: on the buffer's resident kernel (`launch resident`), and once, for comparison, with
+//! a kernel launch per call (`per-call`: the CPU back end spawns its device threads per launch).
 //!
 //! Two ways to run it:
 //!
 //! - `oshrun -n N target/release/moe-bench [OPTIONS]`: oxshmem only. Rounds interleave the
-//!   (mode, channel) pairs, each round with a fresh device on that channel, and the table gives
+//!   configurations, each round with a fresh device on that channel, and the table gives
 //!   the median and minimum over all rounds, the medians of dispatch and combine alone, and
 //!   the median of an empty kernel launch + synchronize for scale.
 //! - `target/release/moe-bench compare [-n 2,4] [OPTIONS]` (no launcher): builds `moe_mpi.c`
@@ -25,7 +27,7 @@
 //!
 //! OPTIONS: `--rounds R` (5), `--iters I` timed iterations per round (200), `--warmup W` (20),
 //! `--channels p2p,proxy,ibgda`, `--modes throughput,low-latency`,
-//! `--threads N` device threads per kernel (0: the library's default), `--tokens T`,
+//! `--threads N` device threads per kernel (0: the library's default), `--no-per-call`, `--tokens T`,
 //! `--hidden-bytes H`, `--topk K`, `--experts E`.
 
 use std::collections::BTreeMap;
