@@ -22,7 +22,8 @@
 //!   with `mpicc.mpich`, then per PE count alternates rounds of `oshrun -n N moe-bench` and
 //!   `mpiexec.hydra -n N moe_mpi` (order swapped every round: the placement of the two vCPUs
 //!   flips every few seconds, see BENCHMARKING.md), and prints each (mode, channel) beside MPI
-//!   with the ratio oxshmem / MPI of the medians, overall and per round. It also checks that
+//!   with the ratio oxshmem / MPI of the medians (overall and per round) and of the minimums
+//!   (the least disturbed iterations, when the machine is busy). It also checks that
 //!   oxshmem's and MPI's outputs have the same digest.
 //!
 //! OPTIONS: `--rounds R` (5), `--iters I` timed iterations per round (200), `--warmup W` (20),
@@ -444,8 +445,18 @@ fn compare(o: &Opts) {
         }
         println!("\n## {n} PEs ({} experts per PE); PE 0's output digest equal to MPI's: {digests_ok}", o.experts / n);
         println!(
-            "{:<12} {:<7} {:<9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>7}  per round",
-            "mode", "channel", "launch", "median", "min", "disp md", "comb md", "MPI md", "MPI min", "ox/MPI"
+            "{:<12} {:<7} {:<9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>6} {:>7}  ox/MPI md per round",
+            "mode",
+            "channel",
+            "launch",
+            "median",
+            "min",
+            "disp md",
+            "comb md",
+            "MPI md",
+            "MPI min",
+            "ox/MPI",
+            "min/min"
         );
         let mpi_med = median(&mpi.iter().map(|x| x[0]).collect::<Vec<_>>());
         let mpi_min = min(&mpi.iter().map(|x| x[1]).collect::<Vec<_>>());
@@ -454,11 +465,12 @@ fn compare(o: &Opts) {
             let med = median(&col(0));
             let per: Vec<String> = v.iter().zip(&mpi).map(|(a, b)| format!("{:.2}", a[0] / b[0])).collect();
             println!(
-                "{mode:<12} {ch:<7} {how:<9} {med:>9.1} {:>9.1} {:>9.1} {:>9.1} | {mpi_med:>9.1} {mpi_min:>9.1} | {:>7.2}  [{}]",
+                "{mode:<12} {ch:<7} {how:<9} {med:>9.1} {:>9.1} {:>9.1} {:>9.1} | {mpi_med:>9.1} {mpi_min:>9.1} | {:>6.2} {:>7.2}  [{}]",
                 min(&col(1)),
                 median(&col(2)),
                 median(&col(3)),
                 med / mpi_med,
+                min(&col(1)) / mpi_min,
                 per.join(" ")
             );
         }
