@@ -171,10 +171,8 @@ fn unreachable_peer_is_named() {
 /// answer; a get first waits for the earlier puts to the same peer to complete remotely.
 #[test]
 fn frozen_peer_is_named_with_routine_and_step() {
-    let r = ofi(2, PE_AMO, &["tickets", "2000000"])
-        .env("OXSHMEM_TIMEOUT", "2")
-        .freeze_pe(0, Duration::from_secs(3))
-        .run();
+    let r =
+        ofi(2, PE_AMO, &["tickets", "2000000"]).env("OXSHMEM_TIMEOUT", "2").freeze_pe(0, Duration::from_secs(3)).run();
     failed_saying(
         &r,
         &[
