@@ -570,5 +570,5 @@ fn widen(base: u64, c16: u16) -> u64 {
 }
 
 fn decode_error(v: u64) -> Option<QpError> {
-    (v != 0).then(|| QpError::Nic { wqe_counter: (v >> 16) as u16, syndrome: (v >> 8) as u8, opcode: v as u8 })
+    (v != 0).then_some(QpError::Nic { wqe_counter: (v >> 16) as u16, syndrome: (v >> 8) as u8, opcode: v as u8 })
 }
