@@ -8,11 +8,13 @@
 #   pkg-config   how build.rs finds libpmix
 #   libfabric-dev  libfabric 1.17 for the runtime's `--features ofi` (runtime/build.rs)
 #   libclang-dev   what bindgen in runtime/build.rs loads to read rdma/fabric.h
+#   libibverbs-dev rdma-core's infiniband/mlx5dv.h, which device/tests/mlx5_layout.rs checks the
+#                  IBGDA work-queue layouts against
 # Debian 12 / Ubuntu. Needs root (or sudo). Then run the tests with
 # OXSHMEM_TEST_REQUIRE_LAUNCHERS=1, so that a missing launcher fails instead of skipping.
 set -euo pipefail
 
-pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev)
+pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev libibverbs-dev)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
