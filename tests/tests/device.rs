@@ -257,7 +257,9 @@ fn unknown_channel_is_an_init_error() {
     for pe in 0..2 {
         assert_stdout_has(
             &r,
-            &format!("ERR env bogus: PE {pe}: device init: OXSHMEM_DEVICE_CHANNEL=\"bogus\": expected p2p, proxy, ibgda or auto"),
+            &format!(
+                "ERR env bogus: PE {pe}: device init: OXSHMEM_DEVICE_CHANNEL=\"bogus\": expected p2p, proxy, ibgda or auto"
+            ),
         );
     }
     assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: bogus channel rejected"));
@@ -298,4 +300,23 @@ fn remote_channels_over_the_network_transport() {
             assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: {line} ({ch})"));
         }
     }
+}
+
+/// The software NIC's error path: a bad remote key, a remote address past the heap's end, a bad
+/// local key, a local range outside its region, an unknown opcode and a DS that does not fit
+/// the opcode, each posted unchecked from a device thread, come back as error CQEs that the
+/// device side reports with the PE, the target PE, the WQE's opcode and the syndrome; the queue
+/// stays in error (a later put fails at once instead of hanging); a good device works after.
+#[test]
+fn nic_errors_are_reported_with_their_syndromes() {
+    let r = run_ok(2, "ibgda", &["err-nic"]);
+    assert_stdout_has(
+        &r,
+        "ERR NIC bad rkey: PE 0: device kernel (block 0, thread 0): the NIC failed WQE 0 (RDMA_WRITE) on the IBGDA queue to PE 1: REMOTE_ACCESS_ERR (syndrome 0x13); the queue is in error",
+    );
+    assert_stdout_has(
+        &r,
+        "ERR NIC unknown opcode: PE 1: device kernel (block 0, thread 0): the NIC failed WQE 0 (unknown opcode) on the IBGDA queue to PE 0: LOCAL_QP_OP_ERR (syndrome 0x02)",
+    );
+    assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: NIC errors reported (ibgda)"));
 }

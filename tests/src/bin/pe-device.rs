@@ -53,6 +53,7 @@ fn main() {
             ("err-pe", err_pe),
             ("err-oob", err_oob),
             ("err-stall", err_stall),
+            ("err-nic", err_nic),
             ("err-panic", err_panic),
             ("nbi-end", nbi_end),
             ("bogus", bogus),
@@ -1478,5 +1479,103 @@ fn bogus(_: &[String]) {
     let dev = dev_ok(Device::init_with(&shmem, Some("proxy")), "Device::init_with(proxy) after the errors");
     dev_ok(dev.finalize(), "Device::finalize");
     println!("PE {me}: bogus channel rejected");
+    finish(shmem);
+}
+
+/// The software NIC's error path (IBGDA only): work requests the device API would never build,
+/// posted unchecked from a device thread. Each case runs on a fresh device (a queue in error
+/// stays in error) and must come back as an error CQE that the device side reports with the
+/// target PE, the WQE's opcode and the syndrome; a later put on the same queue fails at once
+/// with the same latched error; a good device works afterwards.
+fn err_nic(_: &[String]) {
+    use oxshmem_device::ibgda::keys::HEAP_LKEY;
+    use oxshmem_device::ibgda::layout::{Mlx5, NicLayout, Remote, Sge, WorkRequest, WqeFlags};
+    let shmem = init();
+    let (me, _, right, _) = neighbours(&shmem);
+    let buf = shmem.alloc_slice(64, 0u64).or_die("alloc_slice");
+    let p = DevPtr::from_slice(&buf);
+    let (base, size) = oxshmem::raw::heap_range().or_die("heap_range");
+    let (base, size) = (base as u64, size as u64);
+    type Case = (&'static str, &'static str, &'static str);
+    let cases: [Case; 6] = [
+        ("bad rkey", "RDMA_WRITE", "REMOTE_ACCESS_ERR (syndrome 0x13)"),
+        ("remote address past the heap", "RDMA_WRITE", "REMOTE_ACCESS_ERR (syndrome 0x13)"),
+        ("bad lkey", "RDMA_WRITE", "LOCAL_PROT_ERR (syndrome 0x04)"),
+        ("local range outside its region", "RDMA_READ", "LOCAL_PROT_ERR (syndrome 0x04)"),
+        ("unknown opcode", "unknown opcode", "LOCAL_QP_OP_ERR (syndrome 0x02)"),
+        ("DS that does not fit the opcode", "RDMA_READ", "LOCAL_LENGTH_ERR (syndrome 0x01)"),
+    ];
+    for (k, (label, opname, syn)) in cases.into_iter().enumerate() {
+        let dev = device(&shmem);
+        let stream = dev.stream();
+        stream.launch(Grid::new(1, 1), move |t| {
+            let good = t.ibgda_remote(right, p.addr());
+            let local = Sge { addr: p.addr(), len: 8, lkey: HEAP_LKEY };
+            match k {
+                0 => t.ibgda_post_unchecked(
+                    right,
+                    WorkRequest::Write { local, remote: Remote { addr: good.addr, rkey: good.rkey ^ 0x5a5a } },
+                ),
+                1 => t.ibgda_post_unchecked(
+                    right,
+                    WorkRequest::Write {
+                        local,
+                        remote: Remote { addr: good.addr - (p.addr() - base) + size - 4, rkey: good.rkey },
+                    },
+                ),
+                2 => t.ibgda_post_unchecked(
+                    right,
+                    WorkRequest::Write { local: Sge { lkey: 0x777, ..local }, remote: good },
+                ),
+                3 => t.ibgda_post_unchecked(
+                    right,
+                    WorkRequest::Read { local: Sge { addr: base + size - 4, ..local }, remote: good },
+                ),
+                _ => {
+                    // A well-formed read, then spoilt: opcode 0x3f, or a DS of 2.
+                    let (qp, _) = t.ibgda_queue(right);
+                    let idx = qp.resv_head();
+                    let mut slots = [[0u8; 64]; 1];
+                    let wr = WorkRequest::Read { local, remote: good };
+                    Mlx5::encode(&wr, idx, qp.qpn(), WqeFlags { signal: true, fence: false }, &mut slots);
+                    if k == 4 {
+                        slots[0][3] = 0x3f;
+                    } else {
+                        slots[0][7] = 2;
+                    }
+                    t.ibgda_post_slots(right, &slots);
+                }
+            }
+            // The queue is in error now: an ordinary put on it fails at once (latched error).
+            t.put(p, &[1u64; 64], right);
+        });
+        let r = stream.synchronize();
+        expect_dev_err(
+            &format!("NIC {label}"),
+            r,
+            &[
+                &format!("PE {me}: device "),
+                &format!("({opname}) on the IBGDA queue to PE {right}: {syn}"),
+                "the queue is in error",
+            ],
+        );
+        drop(stream);
+        drop(dev);
+        shmem.barrier_all().or_die("barrier");
+    }
+    // A good device afterwards: a put and a get through the NIC.
+    let dev = device(&shmem);
+    let stream = dev.stream();
+    stream.launch(Grid::new(1, 1), move |t| {
+        t.put(p, &[me as u64 + 40; 64], right);
+        t.quiet();
+    });
+    dev_ok(stream.synchronize(), "a good device after the NIC errors");
+    drop(stream);
+    dev_ok(dev.finalize(), "Device::finalize");
+    shmem.barrier_all().or_die("barrier");
+    let left = (me + shmem.n_pes() - 1) % shmem.n_pes();
+    check_eq("the good put after the errors", left as u64 + 40, buf.read(63));
+    println!("PE {me}: NIC errors reported (ibgda)");
     finish(shmem);
 }
