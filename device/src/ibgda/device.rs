@@ -192,7 +192,8 @@ impl Thread<'_> {
                 return;
             };
             let local = Sge { addr: qp.ibuf_addr(t), len: dst.len() as u32, lkey: self.ibuf_key(pe) };
-            if let Some((qp, end)) = self.ib_post(opc, pe, &[WorkRequest::Read { local, remote: self.ib_remote(pe, src) }])
+            if let Some((qp, end)) =
+                self.ib_post(opc, pe, &[WorkRequest::Read { local, remote: self.ib_remote(pe, src) }])
                 && self.ib_wait(opc, qp, end, true)
             {
                 qp.ibuf_copy_out(t, dst);
@@ -255,7 +256,8 @@ impl Thread<'_> {
         };
         let result = Sge { addr: qp.ibuf_addr(t), len: width, lkey: key };
         let mut out = 0;
-        if let Some((qp, end)) = self.ib_post(opc, pe, &[WorkRequest::Atomic { op: amo.to_nic(), width, remote, result }])
+        if let Some((qp, end)) =
+            self.ib_post(opc, pe, &[WorkRequest::Atomic { op: amo.to_nic(), width, remote, result }])
             && self.ib_wait(opc, qp, end, true)
         {
             let raw = qp.ibuf_read(t);

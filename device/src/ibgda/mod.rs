@@ -122,12 +122,7 @@ impl Ibgda {
         for pe in 0..n {
             // SAFETY: the table is symmetric with 2n elements; we write our two.
             unsafe {
-                oxshmem::raw::putmem(
-                    table.as_ptr().add(2 * me) as *mut u8,
-                    mine.as_ptr().cast(),
-                    16,
-                    pe as i32,
-                )?;
+                oxshmem::raw::putmem(table.as_ptr().add(2 * me) as *mut u8, mine.as_ptr().cast(), 16, pe as i32)?;
             }
         }
         shmem.barrier_all()?;

@@ -458,8 +458,10 @@ fn cpu_atomic(addr: u64, width: u32, op: NicAtomic) -> u64 {
                 NicAtomic::CompareSwap { swap, compare, swap_mask, compare_mask }
                     if swap_mask as $T == <$T>::MAX && compare_mask as $T == <$T>::MAX =>
                 {
-                    u64::from(a.compare_exchange(compare as $T, swap as $T, Ordering::SeqCst, Ordering::SeqCst)
-                        .unwrap_or_else(|v| v))
+                    u64::from(
+                        a.compare_exchange(compare as $T, swap as $T, Ordering::SeqCst, Ordering::SeqCst)
+                            .unwrap_or_else(|v| v),
+                    )
                 }
                 NicAtomic::CompareSwap { swap, swap_mask, compare_mask: 0, .. } if swap_mask as $T == <$T>::MAX => {
                     u64::from(a.swap(swap as $T, Ordering::SeqCst))
@@ -497,13 +499,17 @@ fn transport_atomic(equiv: u64, width: u32, op: NicAtomic, pe: i32) -> oxshmem::
         NicAtomic::FetchAdd { add: 0, boundary: 0 } => Some(AmoOp::Fetch),
         NicAtomic::FetchAdd { add, boundary: 0 } => Some(AmoOp::FetchAdd(add & m)),
         NicAtomic::FetchAdd { add, boundary } if boundary & m == m => Some(AmoOp::FetchXor(add & m)),
-        NicAtomic::CompareSwap { swap, compare, swap_mask, compare_mask } if swap_mask & m == m && compare_mask & m == m => {
+        NicAtomic::CompareSwap { swap, compare, swap_mask, compare_mask }
+            if swap_mask & m == m && compare_mask & m == m =>
+        {
             Some(AmoOp::CompareSwap { cond: compare & m, value: swap & m })
         }
         NicAtomic::CompareSwap { swap, swap_mask, compare_mask, .. } if compare_mask & m == 0 && swap_mask & m == m => {
             Some(AmoOp::Swap(swap & m))
         }
-        NicAtomic::CompareSwap { swap, swap_mask, compare_mask, .. } if compare_mask & m == 0 && swap_mask & m == swap & m => {
+        NicAtomic::CompareSwap { swap, swap_mask, compare_mask, .. }
+            if compare_mask & m == 0 && swap_mask & m == swap & m =>
+        {
             Some(AmoOp::FetchOr(swap & m))
         }
         NicAtomic::CompareSwap { swap, swap_mask, compare_mask, .. }
