@@ -24,7 +24,8 @@ pub const MAX_WQE_BYTES: usize = 4 * SEND_WQE_BB;
 /// Most bytes an inline write carries (four slots: 256 - 16 ctrl - 16 raddr - 4 header).
 pub const MAX_INLINE: usize = 4 * SEND_WQE_BB - 36;
 
-/// A local buffer: address, length and the key of its registration.
+/// A local buffer: address, length (mlx5: below 2^31 — the top bit of a data segment's byte
+/// count is where an inline segment's flag sits) and the key of its registration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sge {
     /// Local address.
@@ -456,7 +457,8 @@ impl NicLayout for Mlx5 {
     fn decode(first: &Wqebb, idx: u64, qpn: u32, next: &dyn Fn(usize) -> Wqebb) -> Result<DecodedWqe, DecodeError> {
         let c: CtrlSeg = get(first, 0);
         let (op, om, ds) = (c.opcode(), c.opmod(), c.ds() as usize);
-        let wqebbs = (ds * 16).div_ceil(SEND_WQE_BB).max(1);
+        // A DS outside 1..=16 frames nothing: count the one slot read.
+        let wqebbs = if ds == 0 || ds > 16 { 1 } else { (ds * 16).div_ceil(SEND_WQE_BB) };
         let fail = |s: u8| Err(DecodeError { syndrome: s, opcode: op, wqebbs });
         if ds == 0 || ds > 16 {
             return fail(syndrome::LOCAL_LENGTH_ERR);
