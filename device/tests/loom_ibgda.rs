@@ -1,6 +1,6 @@
 //! A loom model of one IBGDA queue pair (`src/ibgda/qp.rs`, with `mlx5.rs` and `layout.rs`,
 //! included here with loom's atomics): several producers reserve slots, write WQEs, publish
-//! them in order and ring the doorbell; a consumer thread acts as the NIC through the queue's
+//! them in order and ring the doorbell; the model's main thread acts as the NIC through the queue's
 //! NIC-side API (`nic_announced`, `nic_slot`, `nic_complete`) and `Mlx5::decode`, exactly as
 //! the software NIC does. The queues are tiny (2, 4 or 8 slots), so they wrap and flow control
 //! is exercised; both CQ modes are modelled.
