@@ -28,6 +28,11 @@ pub mod pe;
 /// The `--timeout` every job gets unless it asks for another.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The default `--timeout` of a job on the network path that [`TEST_TRANSPORT_VAR`] forces:
+/// every operation between PEs then needs the target's progress, and 8 PEs with their progress
+/// threads on 2 shared cores take several times longer than over shared memory.
+pub const FORCED_TRANSPORT_TIMEOUT: Duration = Duration::from_secs(180);
+
 /// How much longer than its `--timeout` a job may run before the harness kills `oshrun`.
 pub const HARD_LIMIT_SLACK: Duration = Duration::from_secs(30);
 
@@ -203,7 +208,8 @@ pub struct Job {
     program: PathBuf,
     args: Vec<String>,
     env: Vec<(String, String)>,
-    timeout: Duration,
+    /// `None`: [`DEFAULT_TIMEOUT`], or [`FORCED_TRANSPORT_TIMEOUT`] on a forced network path.
+    timeout: Option<Duration>,
     slack: Duration,
     launcher_args: Vec<String>,
     direct: bool,
@@ -221,7 +227,7 @@ impl Job {
             program: program.as_ref().to_path_buf(),
             args: Vec::new(),
             env: Vec::new(),
-            timeout: DEFAULT_TIMEOUT,
+            timeout: None,
             slack: HARD_LIMIT_SLACK,
             launcher_args: Vec::new(),
             direct: false,
@@ -247,9 +253,9 @@ impl Job {
         self
     }
 
-    /// Replaces the default 60 s `--timeout`.
+    /// Replaces the default `--timeout` (60 s, or 180 s on a forced network path).
     pub fn timeout(mut self, t: Duration) -> Job {
-        self.timeout = t;
+        self.timeout = Some(t);
         self
     }
 
@@ -296,6 +302,10 @@ impl Job {
     /// Runs the job to its end (or to the hard limit) and returns what happened.
     pub fn run(&self) -> JobResult {
         let token = new_token();
+        let env = self.environment();
+        let forced = env.iter().any(|(k, _)| k == "OXSHMEM_TRANSPORT")
+            && !self.env.iter().any(|(k, _)| k == "OXSHMEM_TRANSPORT");
+        let timeout = self.timeout.unwrap_or(if forced { FORCED_TRANSPORT_TIMEOUT } else { DEFAULT_TIMEOUT });
         let mut cmd = if self.direct {
             let mut c = Command::new(&self.program);
             c.args(&self.args);
@@ -305,7 +315,7 @@ impl Job {
             c.arg("-n")
                 .arg(self.npes.to_string())
                 .arg("--timeout")
-                .arg(format!("{}", self.timeout.as_secs_f64()))
+                .arg(format!("{}", timeout.as_secs_f64()))
                 .args(&self.launcher_args)
                 .arg("--")
                 .arg(&self.program)
@@ -324,7 +334,6 @@ impl Job {
             cmd.env_remove(var);
         }
         cmd.env(TOKEN_VAR, &token);
-        let env = self.environment();
         for (k, v) in &env {
             cmd.env(k, v);
         }
@@ -345,7 +354,7 @@ impl Job {
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
         let out = reader(child.stdout.take().expect("piped stdout"));
         let err = reader(child.stderr.take().expect("piped stderr"));
-        let hard_limit = self.timeout + self.slack;
+        let hard_limit = timeout + self.slack;
         let mut hard_killed = false;
         let mut to_freeze = self.freeze;
         let status = loop {
