@@ -437,10 +437,25 @@ fn openmpi_mpirun_pmix() {
 // ---------------------------------------------------------------- unique id
 
 fn local_id() -> UniqueId {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    drop(l);
-    UniqueId::new(addr).unwrap()
+    // A free port below the kernel's ephemeral range (32768 and up here): a port the kernel
+    // handed out with bind(0) can be handed out again, to any outgoing connection, between
+    // this probe and rank 0's bind ("Address already in use"); one below the range only
+    // collides with another explicit bind.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let seed = u64::from(std::process::id()) << 32 ^ now.as_nanos() as u64;
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for _ in 0..1000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let port = 20_000 + (x % 12_000) as u16;
+        if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            let addr = l.local_addr().unwrap();
+            drop(l);
+            return UniqueId::new(addr).unwrap();
+        }
+    }
+    panic!("no free port in 20000..32000 on 127.0.0.1");
 }
 
 /// One uid PE process: `rank` of `size` in job `id`.
