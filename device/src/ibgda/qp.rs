@@ -210,7 +210,7 @@ impl<L: NicLayout> Qp<L> {
             return Err(e);
         }
         let n = Self::slots_for(wrs, signal);
-        assert!(n > 0 && n <= self.nwqes / 2, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
+        assert!(n > 0 && n <= self.nwqes, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
         let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
         let end = base + n;
         // Flow control: the slots [base, end) were last used by indices nwqes lower.
@@ -248,7 +248,7 @@ impl<L: NicLayout> Qp<L> {
             return Err(e);
         }
         let n = slots.len() as u64;
-        assert!(n > 0 && n <= self.nwqes / 2, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
+        assert!(n > 0 && n <= self.nwqes, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
         let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
         let end = base + n;
         if end > self.nwqes {
