@@ -1,0 +1,138 @@
+//! The IBGDA channel's software NIC in real two-PE jobs (`OXSHMEM_DEVICE_CHANNEL=ibgda`):
+//! its error path — malformed or unauthorised work requests posted unchecked from device
+//! threads come back as error completions naming the PE, the target, the WQE, the opcode and
+//! the syndrome, and latch the queue in error — and what the device API never posts itself
+//! (masked atomics with field boundaries, general masked compare-and-swap, fenced WQEs), in
+//! both completion-queue modes; the normal device stress on tiny queues with a normal CQ; and
+//! configuration errors.
+//!
+//! The PE programs are `pe-nic` and, for the stress case, `pe-device`.
+
+use std::time::Duration;
+
+use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok, assert_stdout_has};
+
+const PE_NIC: &str = env!("CARGO_BIN_EXE_pe-nic");
+const PE_DEVICE: &str = env!("CARGO_BIN_EXE_pe-device");
+
+/// Runs `program args...` on 2 PEs over IBGDA with `env`, within `secs` seconds.
+fn run(program: &str, args: &[&str], env: &[(&str, &str)], secs: u64) -> JobResult {
+    let mut job =
+        Job::new(2, program).args(args).env("OXSHMEM_DEVICE_CHANNEL", "ibgda").timeout(Duration::from_secs(secs));
+    for (k, v) in env {
+        job = job.env(k, v);
+    }
+    job.run()
+}
+
+/// Ten malformed or unauthorised work requests, each on a fresh device, in both CQ modes: the
+/// report names the PE, the thread, the WQE index, the opcode, the target PE and the syndrome
+/// (as mlx5 numbers them); the queue latches the error, so a later put and p on it fail at once
+/// with the same error instead of waiting for the timeout (30 s here); finalize reports it
+/// again; nothing reaches the target; a good device works afterwards.
+#[test]
+fn nic_errors_name_the_opcode_and_syndrome_and_latch_the_queue() {
+    for mode in ["collapsed", "normal"] {
+        let r = run(PE_NIC, &["errors"], &[("OXSHMEM_IBGDA_CQ_MODE", mode), ("OXSHMEM_TIMEOUT", "30")], 120);
+        assert_job_ok(&r);
+        for (label, what) in [
+            ("bad rkey", "(RDMA_WRITE) on the IBGDA queue to PE {t}: REMOTE_ACCESS_ERR (syndrome 0x13)"),
+            (
+                "remote address past the heap's end",
+                "(RDMA_READ) on the IBGDA queue to PE {t}: REMOTE_ACCESS_ERR (syndrome 0x13)",
+            ),
+            ("bad lkey", "(RDMA_WRITE) on the IBGDA queue to PE {t}: LOCAL_PROT_ERR (syndrome 0x04)"),
+            (
+                "local range past the heap's end",
+                "(RDMA_WRITE) on the IBGDA queue to PE {t}: LOCAL_PROT_ERR (syndrome 0x04)",
+            ),
+            (
+                "atomic result past the scratch buffer",
+                "(ATOMIC_FA) on the IBGDA queue to PE {t}: LOCAL_PROT_ERR (syndrome 0x04)",
+            ),
+            ("unknown opcode", "(unknown opcode) on the IBGDA queue to PE {t}: LOCAL_QP_OP_ERR (syndrome 0x02)"),
+            (
+                "DS that does not fit the opcode",
+                "(RDMA_WRITE) on the IBGDA queue to PE {t}: LOCAL_LENGTH_ERR (syndrome 0x01)",
+            ),
+            (
+                "two-slot masked CS with one slot's DS",
+                "(ATOMIC_MASKED_CS) on the IBGDA queue to PE {t}: LOCAL_LENGTH_ERR (syndrome 0x01)",
+            ),
+            ("wrong WQE index", "(RDMA_WRITE) on the IBGDA queue to PE {t}: LOCAL_QP_OP_ERR (syndrome 0x02)"),
+            ("wrong QP number", "(RDMA_WRITE) on the IBGDA queue to PE {t}: LOCAL_QP_OP_ERR (syndrome 0x02)"),
+        ] {
+            for pe in 0..2 {
+                // A fresh device: the bad WQE is the first on its queue, index 0.
+                let what = what.replace("{t}", &(1 - pe).to_string());
+                let head = format!("PE {pe}: device kernel (block 0, thread 0): the NIC failed WQE 0 {what}");
+                assert_stdout_has(&r, &format!("ERR {label}: {head}; the queue is in error"));
+                assert_stdout_has(&r, &format!("ERR {label} (put after): {head}"));
+                assert_stdout_has(&r, &format!("ERR {label} (finalize): {head}"));
+            }
+        }
+        assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: 10 NIC errors reported, latched and survived (ibgda)"));
+    }
+}
+
+/// Masked fetch-and-add with field boundaries (two 16-bit fields in a u32; 16/16/32-bit fields
+/// in a u64), general masked compare-and-swap on 4 and 8 bytes (the latter a two-slot WQE plus
+/// its NOP) hitting and missing, and fenced WQEs: prior values and new values are what
+/// `NicAtomic::apply` predicts, on both sides, in both CQ modes.
+#[test]
+fn masked_atomics_and_fences_execute_as_specified() {
+    for mode in ["collapsed", "normal"] {
+        let r = run(PE_NIC, &["atomics"], &[("OXSHMEM_IBGDA_CQ_MODE", mode)], 60);
+        assert_job_ok(&r);
+        assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: masked atomics and fenced WQEs ok ({mode} CQ)"));
+    }
+}
+
+/// The normal device stress (4 blocks × 16 device threads, 24 operations each, 2 rounds) on
+/// 16-slot send queues with a normal CQ of 4 entries: every queue wraps many times, producers
+/// wait for slots and the NIC for CQ space, and nothing is lost or duplicated. (16, not 8:
+/// the device posts batches of up to 5 slots, and a queue takes batches of half its size —
+/// see `the_smallest_accepted_queue_runs_the_largest_inline_put`.)
+#[test]
+fn stress_on_tiny_queues_with_a_normal_cq() {
+    let env = [("OXSHMEM_IBGDA_CQ_MODE", "normal"), ("OXSHMEM_IBGDA_NCQES", "4"), ("OXSHMEM_IBGDA_NWQES", "16")];
+    let r = run(PE_DEVICE, &["stress", "4", "16", "24", "2"], &env, 180);
+    assert_job_ok(&r);
+    for pe in 0..2 {
+        assert_stdout_has(&r, &format!("PE {pe}: stress ok: "));
+    }
+    assert_stdout_has(&r, "IBGDA send queues wrapped");
+    assert!(!r.stdout.contains("QUEUES DID NOT WRAP"), "{}", r.report());
+}
+
+/// Every queue size the configuration accepts runs every operation: with
+/// `OXSHMEM_IBGDA_NWQES=8` the largest inline put (four slots and a NOP) and put_signal (four
+/// slots and the signal) must work — or init must reject 8, naming the variable.
+#[test]
+fn the_smallest_accepted_queue_runs_the_largest_inline_put() {
+    let r = run(PE_NIC, &["small-queue"], &[("OXSHMEM_IBGDA_NWQES", "8")], 60);
+    assert_job_ok(&r);
+    let ok = |pe: usize| format!("PE {pe}: OXSHMEM_IBGDA_NWQES=8: the largest inline put and put_signal work");
+    let rejected = |pe: usize| format!("PE {pe}: OXSHMEM_IBGDA_NWQES=8 rejected at init: ");
+    for pe in 0..2 {
+        assert!(r.stdout.contains(&ok(pe)) || r.stdout.contains(&rejected(pe)), "PE {pe}\n{}", r.report());
+    }
+}
+
+/// Malformed queue settings are init errors naming the variable and the value; a P2P device
+/// works afterwards.
+#[test]
+fn bad_queue_settings_are_init_errors() {
+    for (var, value, why) in [
+        ("OXSHMEM_IBGDA_NWQES", "bogus", "OXSHMEM_IBGDA_NWQES=\"bogus\": expected a number"),
+        ("OXSHMEM_IBGDA_NWQES", "12", "OXSHMEM_IBGDA_NWQES=12: expected a power of two"),
+        ("OXSHMEM_IBGDA_CQ_MODE", "bogus", "OXSHMEM_IBGDA_CQ_MODE=\"bogus\": expected collapsed or normal"),
+    ] {
+        let r = run(PE_NIC, &["bad-env", var], &[(var, value)], 60);
+        assert_job_ok(&r);
+        for pe in 0..2 {
+            assert_stdout_has(&r, &format!("ERR {var}: PE {pe}: device init: {why}"));
+        }
+        assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: {var} rejected"));
+    }
+}
