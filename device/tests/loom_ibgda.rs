@@ -13,6 +13,9 @@
 //! - each producer's requests execute once each, in posting order; none is lost;
 //! - once a producer's `quiet` returns, the NIC has executed everything it posted;
 //! - at the end every counter (reserved, ready, announced, completed) equals the slots posted.
+//!
+//! Beside the models: publication alone with four producers, and the crate's own queue (std
+//! atomics) under eight real threads, for the interleavings beyond loom's bounds.
 
 /// The queue code's atomics: loom's, with one economy. `Qp::new` allocates every word of a
 /// queue as an atomic, among them a 2,048-word scratch buffer the model never touches, and a
@@ -493,7 +496,7 @@ fn many_producers_on_a_tiny_queue_with_real_threads() {
     use std::sync::atomic::{AtomicBool, AtomicU64 as A64, Ordering as O};
 
     const PRODUCERS: u64 = 8;
-    const POSTS: u64 = 20_000;
+    const POSTS: u64 = 10_000;
     for mode in [Mode::Collapsed, Mode::Normal] {
         let q = std::sync::Arc::new(RealQp::<M>::new(16, mode, 2, 2, QPN, 0));
         let executed: std::sync::Arc<Vec<A64>> = std::sync::Arc::new((0..PRODUCERS).map(|_| A64::new(0)).collect());
@@ -621,7 +624,11 @@ fn publish_model(posts: &'static [u64], nwqes: usize, preemptions: usize) {
     );
 }
 
+/// Four producers, one post each, publishing concurrently (the combining publish: a producer
+/// may advance the ready head over later batches, or leave its own to an earlier producer).
+/// (The overflow at qp.rs `ready - base` needs two preemptions and four producers — tens of
+/// minutes here; the real-thread stress above and `tests/tests/nic.rs` hit it by chance.)
 #[test]
-fn zz_pub() {
-    publish_model(&[1, 2, 1], 8, 2);
+fn four_producers_publish_in_order() {
+    publish_model(&[1, 1, 1, 1], 4, 1);
 }
