@@ -296,7 +296,7 @@ impl<L: NicLayout> Qp<L> {
         }
         let ready = self.ready_head();
         let later = self.resv_head.0.load(Ordering::Acquire) > ready;
-        if !later || base / self.batch != ready / self.batch || ready - base >= self.batch {
+        if !later || base / self.batch != ready / self.batch || ready.saturating_sub(base) >= self.batch {
             self.ring(ready);
         }
     }
