@@ -120,10 +120,14 @@ pub mod raw {
     pub fn abort(status: i32, msg: &str) -> ! {
         match rt("shmem_abort") {
             Ok(rt) => rt.abort(status, msg),
-            Err(_) => {
-                eprintln!("{msg}");
-                std::process::exit(if status == 0 { 1 } else { status })
-            }
+            Err(_) => match crate::world::failed_init_boot() {
+                // Init failed: the launcher connection it opened still ends the job.
+                Some(boot) => boot.abort(status, msg),
+                None => {
+                    eprintln!("{msg}");
+                    std::process::exit(if status == 0 { 1 } else { status })
+                }
+            },
         }
     }
 

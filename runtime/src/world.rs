@@ -7,6 +7,7 @@
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::team::{SlotLayout, Teams};
 
@@ -70,7 +71,7 @@ impl NodeLayout {
 pub(crate) struct Runtime {
     pub(crate) me: usize,
     pub(crate) n: usize,
-    pub(crate) boot: Box<dyn Bootstrap>,
+    pub(crate) boot: Arc<dyn Bootstrap>,
     pub(crate) config: Config,
     pub(crate) thread_level: ThreadLevel,
     pub(crate) layout: NodeLayout,
@@ -156,6 +157,17 @@ fn host_key() -> (String, String) {
     (host, key)
 }
 
+/// The launcher connection of an init in progress, kept when init fails. Dropping it would
+/// close the connection, and a launcher takes a PMI connection closed before `finalize` for a
+/// dead PE: Hydra kills the whole job at once, before any PE has printed why its init failed.
+/// Kept, the PE reports its error and exits (or aborts through it, [`crate::raw::abort`]).
+static INIT_BOOT: std::sync::Mutex<Option<Arc<dyn Bootstrap>>> = std::sync::Mutex::new(None);
+
+/// The launcher connection of a failed init, if any (for [`crate::raw::abort`]).
+pub(crate) fn failed_init_boot() -> Option<Arc<dyn Bootstrap>> {
+    INIT_BOOT.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
 /// What every PE tells every other at init.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct PeCard {
@@ -195,7 +207,9 @@ impl PeCard {
 
 fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Runtime> {
     const F: &str = "shmem_init";
-    let boot = oxshmem_bootstrap::from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?;
+    let boot: Arc<dyn Bootstrap> =
+        oxshmem_bootstrap::from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?.into();
+    *INIT_BOOT.lock().unwrap_or_else(|p| p.into_inner()) = Some(boot.clone());
     let (me, n) = (boot.rank(), boot.size());
     MY_PE.store(me as u64, Ordering::Relaxed);
     let berr = |e: oxshmem_bootstrap::BootstrapError| Error::new(me, F, ErrorKind::Bootstrap(e.to_string()));
@@ -465,6 +479,8 @@ pub(crate) fn init_runtime_checked(requested: ThreadLevel, with_static: bool) ->
             return Err(e);
         }
     };
+    // The runtime holds the connection now.
+    INIT_BOOT.lock().unwrap_or_else(|p| p.into_inner()).take();
     EVER.store(rt as *const Runtime as *mut Runtime, Ordering::Release);
     RT.store(rt as *const Runtime as *mut Runtime, Ordering::Release);
     PHASE.store(RUNNING, Ordering::Release);

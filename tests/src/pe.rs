@@ -22,9 +22,20 @@ fn who() -> String {
 #[track_caller]
 pub fn fail(msg: impl Display) -> ! {
     let at = std::panic::Location::caller();
-    eprintln!("FAIL PE {}: {msg} (at {}:{})", who(), at.file(), at.line());
+    let line = format!("FAIL PE {}: {msg} (at {}:{})", who(), at.file(), at.line());
+    eprintln!("{line}");
+    // Hydra ends the whole job as soon as one PE exits, often before it has forwarded the
+    // standard error of the others (or even of the one that exited): a test that must read the
+    // failure asks for a copy in a file of its own.
+    if let Some(dir) = std::env::var_os(FAIL_DIR_VAR) {
+        let _ = std::fs::write(std::path::Path::new(&dir).join(format!("fail.{}", std::process::id())), &line);
+    }
     exit_now(1)
 }
+
+/// A directory where [`fail`] also writes its line, one file per process (`fail.<pid>`), for
+/// tests of launchers that may lose a dying PE's output.
+pub const FAIL_DIR_VAR: &str = "OXSHMEM_TEST_FAIL_DIR";
 
 /// Flushes standard output and ends the process at once with `code`, without running `atexit`
 /// handlers (see [`fail`]).

@@ -209,7 +209,8 @@ fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?.to_str()?.split(':').map(|d| PathBuf::from(d).join(name)).find(|p| p.is_file())
 }
 
-/// Runs `c`, killing it after `limit`; returns success and its output (stdout and stderr).
+/// Runs `c`, killing it after `limit`; returns success and its output (stdout and stderr, then
+/// the failure lines the PEs wrote to files, which Hydra may not have forwarded).
 fn run_with_limit(mut c: Command, limit: Duration) -> (bool, String) {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -221,6 +222,7 @@ fn run_with_limit(mut c: Command, limit: Duration) -> (bool, String) {
     let path = dir.join("out");
     let f = std::fs::File::create(&path).expect("output file");
     c.stdin(Stdio::null()).stdout(f.try_clone().expect("dup")).stderr(f);
+    c.env(oxshmem_tests::pe::FAIL_DIR_VAR, &dir);
     let mut child = c.spawn().expect("starting mpiexec.hydra");
     let start = Instant::now();
     let status = loop {
@@ -234,7 +236,23 @@ fn run_with_limit(mut c: Command, limit: Duration) -> (bool, String) {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let out = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut out = std::fs::read_to_string(&path).unwrap_or_default();
+    // The PEs' failure lines that Hydra may not have forwarded (see `pe::fail`), after a marker.
+    let mut fails: Vec<String> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("fail."))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect();
+    fails.sort();
+    if !fails.is_empty() {
+        out.push_str("\n<failure lines the PEs also wrote to files>\n");
+        for l in fails {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
     match status {
         Some(s) => (s.success(), out),
