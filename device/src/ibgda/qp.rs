@@ -92,8 +92,9 @@ pub struct Qp<L: NicLayout> {
     dbr: Line<[AtomicU32; 2]>,
     /// The doorbell register (a UAR word): the first 8 bytes of a control segment.
     db: Line<AtomicU64>,
-    /// The CQ's consumer index (normal mode), read by the NIC.
-    cq_ci: Line<AtomicU32>,
+    /// The CQ's consumer index (normal mode), read by the NIC. 64-bit like the NIC's own CQE
+    /// count, so that `pcqe - cq_ci` stays right past 2^32 completions.
+    cq_ci: Line<AtomicU64>,
     /// The error latched from an error CQE (0: none; else 1 << 63 | counter << 16 | syndrome << 8 | opcode).
     error: Line<AtomicU64>,
     sq: Box<[AtomicU64]>,
@@ -386,7 +387,7 @@ impl<L: NicLayout> Qp<L> {
                     // Someone else is consuming entries.
                     return Ok(self.cons_idx());
                 }
-                let mut ci = u64::from(self.cq_ci.0.load(Ordering::Relaxed));
+                let mut ci = self.cq_ci.0.load(Ordering::Relaxed);
                 let res = loop {
                     let e = ci % self.ncqes;
                     let cqe = self.load_cqe(e as usize);
@@ -403,7 +404,7 @@ impl<L: NicLayout> Qp<L> {
                         _ => break Ok(self.cons_idx()),
                     }
                 };
-                self.cq_ci.0.store(ci as u32, Ordering::Release);
+                self.cq_ci.0.store(ci, Ordering::Release);
                 self.poll_lock.0.store(0, Ordering::Release);
                 res
             }
@@ -498,12 +499,19 @@ impl<L: NicLayout> Qp<L> {
         out
     }
 
+    /// Test support: continue as if `n` completions had been written and consumed before,
+    /// none of them moving `cons_idx` (the counters past 2^32 without 2^32 operations).
+    #[doc(hidden)]
+    pub fn nic_test_consumed_cqes(&self, n: u64) {
+        self.cq_ci.0.store(n, Ordering::Release);
+    }
+
     /// Entries the NIC may still write before the CQ is full, its `pcqe`-th being next
     /// (unbounded in collapsed mode).
     pub fn nic_cq_room(&self, pcqe: u64) -> u64 {
         match self.mode {
             CqMode::Collapsed => u64::MAX,
-            CqMode::Normal => self.ncqes.saturating_sub(pcqe - u64::from(self.cq_ci.0.load(Ordering::Acquire))),
+            CqMode::Normal => self.ncqes.saturating_sub(pcqe - self.cq_ci.0.load(Ordering::Acquire)),
         }
     }
 
@@ -513,7 +521,7 @@ impl<L: NicLayout> Qp<L> {
         let (entry, c) = match self.mode {
             CqMode::Collapsed => (0, c),
             CqMode::Normal => {
-                while pcqe - u64::from(self.cq_ci.0.load(Ordering::Acquire)) >= self.ncqes {
+                while pcqe - self.cq_ci.0.load(Ordering::Acquire) >= self.ncqes {
                     if !wait() {
                         return false;
                     }
