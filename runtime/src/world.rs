@@ -6,8 +6,8 @@
 //! operation loads first. Nothing here is on a data path after init.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
 use crate::team::{SlotLayout, Teams};
 

@@ -113,15 +113,21 @@ impl std::fmt::Display for Step<'_> {
     }
 }
 
-/// How recently a caller must have polled for the progress thread to stand back, and how
-/// long it then naps: it wakes rarely, so it seldom preempts the polling caller.
-const STAND_BACK_NS: u64 = 200_000;
+/// How long the progress thread naps when it finds that callers polled since it last looked
+/// (or are inside a blocking call): it wakes rarely, so it seldom preempts the polling caller.
 const STAND_BACK_NAP: Duration = Duration::from_millis(1);
 
-/// Nanoseconds since the first call in this process (a cheap shared clock for `caller_poll`).
-fn now_ns() -> u64 {
-    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+/// Blocking calls look at the clock (for their timeout) once per this many polls: a poll is
+/// about a microsecond, and two clock reads per poll were 5% of an 8-byte put's time.
+const CLOCK_EVERY: u32 = 64;
+
+/// A caller inside a blocking call; see `Inner::busy_callers`.
+struct Busy<'a>(&'a AtomicU32);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 fn context(kind: u64, call: Call, pe: usize, slot: Option<usize>) -> *mut c_void {
@@ -312,9 +318,14 @@ struct Inner {
     timeout: Duration,
     /// Serializes libfabric calls when the domain is not `FI_THREAD_SAFE`.
     serial: Option<Mutex<()>>,
-    /// When a caller last polled the queue itself (nanoseconds since `EPOCH`): the progress
-    /// thread stands back while callers poll.
-    caller_poll: AtomicU64,
+    /// Polls of the queue by callers (a count, not a time: no clock read per poll): the
+    /// progress thread stands back while it changes.
+    caller_polls: AtomicU64,
+    /// Callers inside a blocking call (posting or waiting), which progress by themselves:
+    /// the progress thread stands back however long one of their libfabric calls takes (a
+    /// 1 MiB write's copy into the socket takes longer than a nap, and a progress
+    /// thread that then polls takes the caller's CPU and its lock).
+    busy_callers: AtomicU32,
     /// How long the progress thread keeps polling after the last sign of traffic.
     spin: Duration,
     /// Polls a blocking call makes before it yields between polls (`OXSHMEM_SPIN`).
@@ -521,7 +532,8 @@ impl OfiTransport {
             failure: Mutex::new(None),
             timeout: opts.timeout,
             serial: (!prov.thread_safe).then(|| Mutex::new(())),
-            caller_poll: AtomicU64::new(0),
+            caller_polls: AtomicU64::new(0),
+            busy_callers: AtomicU32::new(0),
             spin: opts.spin,
             spin_polls: opts.spin_polls,
             stop: AtomicBool::new(false),
@@ -608,7 +620,7 @@ impl Inner {
     /// Reads the completion queue once on behalf of a caller (not the progress thread);
     /// returns how many entries it handled.
     fn progress(&self) -> usize {
-        self.caller_poll.store(now_ns(), Ordering::Relaxed);
+        self.caller_polls.fetch_add(1, Ordering::Relaxed);
         self.poll_cq()
     }
 
@@ -696,8 +708,11 @@ impl Inner {
     fn progress_loop(&self) {
         let mut last = Instant::now();
         let mut naps = 0u32;
+        let mut seen = self.caller_polls.load(Ordering::Relaxed);
         while !self.stop.load(Ordering::Acquire) {
-            if now_ns().saturating_sub(self.caller_poll.load(Ordering::Relaxed)) < STAND_BACK_NS {
+            let polls = self.caller_polls.load(Ordering::Relaxed);
+            if self.busy_callers.load(Ordering::Relaxed) > 0 || polls != seen {
+                seen = polls;
                 std::thread::sleep(STAND_BACK_NAP);
                 last = Instant::now();
                 continue;
@@ -714,6 +729,12 @@ impl Inner {
             naps = naps.saturating_add(1);
             std::thread::sleep(Duration::from_micros(if naps < 50 { 20 } else { 200 }));
         }
+    }
+
+    /// Counts this caller in [`Self::busy_callers`] until the guard drops.
+    fn busy(&self) -> Busy<'_> {
+        self.busy_callers.fetch_add(1, Ordering::Relaxed);
+        Busy(&self.busy_callers)
     }
 
     fn stop_progress(&self) {
@@ -733,7 +754,8 @@ impl Inner {
         }
         // A caller is active: the progress thread stands back (it would take this
         // operation's completion from under the caller, and contend for the queue's lock).
-        self.caller_poll.store(now_ns(), Ordering::Relaxed);
+        self.caller_polls.fetch_add(1, Ordering::Relaxed);
+        let _busy = self.busy();
         let start = Instant::now();
         loop {
             let rc = {
@@ -765,6 +787,7 @@ impl Inner {
         if cond() {
             return Ok(());
         }
+        let _busy = self.busy();
         let start = Instant::now();
         let mut spins = 0u32;
         loop {
@@ -778,7 +801,7 @@ impl Inner {
             if spins > self.spin_polls {
                 std::thread::yield_now();
             }
-            if start.elapsed() > self.timeout {
+            if spins.is_multiple_of(CLOCK_EVERY) && start.elapsed() > self.timeout {
                 return Err(self.timed_out(func, pe, &what()));
             }
         }
