@@ -45,7 +45,11 @@ fn a_program_without_a_launcher_is_pe_0_of_1() {
 fn heap_is_a_private_memfd_and_dev_shm_stays_clean() {
     for n in [1, 2, 4] {
         let before = dev_shm();
-        let r = job_ok(n, PE_MISC, &["memfd"]);
+        let r = Job::new(n, PE_MISC)
+            .args(&["memfd"])
+            .shm_only("each PE maps every PE's heap, and the forced network path maps none")
+            .run();
+        assert_job_ok(&r);
         let after = dev_shm();
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: heap memfd mode 600"));
         let during: BTreeSet<String> = r.stdout_lines_with("devshm: ").into_iter().map(str::to_string).collect();

@@ -426,6 +426,8 @@ impl OfiTransport {
             return Err(fail(format!("{} segments, at most {MAX_SEGMENTS}", segments.len())));
         }
         let (list, mut prov) = fabric::getinfo(&opts.choice).map_err(fail)?;
+        // After fi_getinfo: providers may load their libraries then.
+        fabric::undo_foreign_crash_handlers();
         prov.mr_mode |= opts.extra_mr_mode;
         let pname = prov.name.clone();
         let fail_p = |m: String| fail(format!("{m} (provider {pname})"));

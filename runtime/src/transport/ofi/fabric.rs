@@ -16,6 +16,63 @@ use super::ffi::{self, fi_info, fid_av, fid_cq, fid_domain, fid_ep, fid_fabric, 
 pub(super) const MR_MODES: u32 =
     ffi::FI_MR_LOCAL | ffi::FI_MR_VIRT_ADDR | ffi::FI_MR_ALLOCATED | ffi::FI_MR_PROV_KEY | ffi::FI_MR_ENDPOINT;
 
+/// Signals whose default action ends the process with a core dump, which a launcher reports
+/// as death by that signal.
+const FATAL_SIGNALS: [libc::c_int; 5] = [libc::SIGABRT, libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE];
+
+/// Undoes the crash handlers of libraries that libfabric's providers load: libinfinipath and
+/// libpsm2 (the `psm` and `psm2` providers) catch SIGABRT, SIGSEGV and others in a library
+/// constructor, print a backtrace and `exit(1)`. A PE that aborts then looks like one that
+/// exited with status 1, with no core dump. A handler is reset to the default only when its
+/// code lies in one of those libraries, so the program's own handlers stay. Returns the
+/// signals reset.
+pub(super) fn undo_foreign_crash_handlers() -> Vec<libc::c_int> {
+    let mut reset = Vec::new();
+    for sig in FATAL_SIGNALS {
+        // SAFETY: sigaction is plain data; all zeroes is a valid value.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: with a null new action sigaction only reads the current one into `old`.
+        if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
+            continue;
+        }
+        let h = old.sa_sigaction;
+        if h == libc::SIG_DFL || h == libc::SIG_IGN {
+            continue;
+        }
+        // SAFETY: Dl_info is plain data; all zeroes is a valid value.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: dladdr only reads the loader's tables; `info` is written on success.
+        if unsafe { libc::dladdr(h as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+            continue;
+        }
+        // SAFETY: dladdr returned a NUL-terminated path owned by the loader.
+        let lib = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+        let file = lib.rsplit('/').next().unwrap_or(&lib);
+        if file.starts_with("libinfinipath") || file.starts_with("libpsm") {
+            // SAFETY: sigaction is plain data; all zeroes is a valid value.
+            let mut dfl: libc::sigaction = unsafe { std::mem::zeroed() };
+            dfl.sa_sigaction = libc::SIG_DFL;
+            // SAFETY: installs the default disposition (no handler, empty mask).
+            if unsafe { libc::sigaction(sig, &dfl, std::ptr::null_mut()) } == 0 {
+                reset.push(sig);
+            }
+        }
+    }
+    reset
+}
+
+/// Runs [`undo_foreign_crash_handlers`] at load time too, after the constructors of the
+/// libraries this one depends on (which install the handlers), so that a PE that aborts even
+/// before `shmem_init` dies by its signal.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static UNDO_AT_LOAD: extern "C" fn() = {
+    extern "C" fn undo() {
+        undo_foreign_crash_handlers();
+    }
+    undo
+};
+
 /// What the chosen provider said about itself.
 #[derive(Debug, Clone)]
 pub(super) struct ProviderInfo {
