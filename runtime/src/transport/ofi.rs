@@ -33,7 +33,9 @@
 //!   reads the completion queue — on the *target* too, which never learns of one-sided
 //!   operations. Callers progress while they wait (blocking calls here, and the runtime's
 //!   wait loops through [`Transport::progress`]); a progress thread per PE covers the rest: it
-//!   stands back while a caller polls, polls while completions come, then naps (20–200 µs).
+//!   stands back while a caller is inside a blocking call or has polled since it last looked
+//!   (one libfabric call of a caller may take longer than any nap: a 1 MiB write's copy into
+//!   the socket), polls while completions come, then naps (20–200 µs).
 //!   The queue has no wait object: with one, `ofi_rxm` signals an fd per completion (a system
 //!   call per operation).
 //! - **Atomics**: 32/64-bit `FI_UINT32/64` with `FI_ATOMIC_READ/WRITE`, `FI_SUM`, `FI_BAND`,
