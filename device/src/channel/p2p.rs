@@ -3,7 +3,7 @@
 //! runtime's shm path and every other PE, since they use the same instructions on the same
 //! mapping. Completion is immediate; `quiet` and `fence` reduce to processor fences.
 
-use oxshmem::transport::shm::atomic_at;
+use oxshmem::transport::shm::{atomic_at, copy_to_peer};
 use oxshmem::transport::{AmoOp, Width};
 
 /// Copies `len` bytes to the peer.
@@ -12,8 +12,9 @@ use oxshmem::transport::{AmoOp, Width};
 /// `dst` must be a mapped peer address valid for `len` bytes, `src` valid for reads.
 #[inline(always)]
 pub(crate) unsafe fn put(dst: *mut u8, src: *const u8, len: usize) {
-    // SAFETY: forwarded from the caller; memmove semantics for a put to oneself.
-    unsafe { std::ptr::copy(src, dst, len) }
+    // SAFETY: forwarded from the caller; memmove semantics for a put to oneself. Large puts
+    // stream around this core's cache (see `copy_to_peer`).
+    unsafe { copy_to_peer(dst, src, len) }
 }
 
 /// Stores one naturally aligned value of `width` bytes (1, 2, 4 or 8) as a single store.

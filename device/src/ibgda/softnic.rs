@@ -434,7 +434,7 @@ impl<'a> Engine<'a> {
     fn write(&mut self, pe: i32, src: *const u8, equiv: u64, mapped: u64, len: usize) -> Result<(), Syndrome> {
         if mapped != 0 {
             // SAFETY: both ranges checked by the caller.
-            unsafe { std::ptr::copy(src, mapped as *mut u8, len) };
+            unsafe { oxshmem::transport::shm::copy_to_peer(mapped as *mut u8, src, len) };
             Ok(())
         } else {
             self.st.dirty = true;
