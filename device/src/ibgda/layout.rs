@@ -373,8 +373,9 @@ impl NicLayout for Mlx5 {
     fn encode(wr: &WorkRequest<'_>, idx: u64, qpn: u32, flags: WqeFlags, out: &mut [Wqebb]) {
         let ds = ds_of(wr);
         let n = ds * 16;
-        // Segments are built in one contiguous buffer, then split into slots.
-        let mut buf = [0u8; MAX_WQE_BYTES];
+        // Segments are built straight into the slots, which are contiguous bytes.
+        let buf = &mut out.as_flattened_mut()[..n.div_ceil(SEND_WQE_BB) * SEND_WQE_BB];
+        buf.fill(0);
         let fm_ce_se = if flags.signal { ctrl::CQ_UPDATE } else { 0 } | if flags.fence { ctrl::FENCE } else { 0 };
         let (op, om) = match wr {
             WorkRequest::Write { .. } | WorkRequest::WriteInline { .. } => (opcode::RDMA_WRITE, 0),
@@ -390,28 +391,28 @@ impl NicLayout for Mlx5 {
                 (opcode::ATOMIC_MASKED_FA, if *width == 8 { opmod::EXT_ATOMIC_8B } else { opmod::EXT_ATOMIC_4B })
             }
         };
-        put(&mut buf, 0, &CtrlSeg::new(idx as u16, op, om, qpn, fm_ce_se, ds as u8));
+        put(buf, 0, &CtrlSeg::new(idx as u16, op, om, qpn, fm_ce_se, ds as u8));
         let raddr = |r: &Remote| RaddrSeg { raddr: Be64::new(r.addr), rkey: Be32::new(r.rkey), reserved: Be32(0) };
         let data = |s: &Sge| DataSeg { byte_count: Be32::new(s.len), lkey: Be32::new(s.lkey), addr: Be64::new(s.addr) };
         match wr {
             WorkRequest::Write { local, remote } | WorkRequest::Read { local, remote } => {
-                put(&mut buf, 16, &raddr(remote));
-                put(&mut buf, 32, &data(local));
+                put(buf, 16, &raddr(remote));
+                put(buf, 32, &data(local));
             }
             WorkRequest::WriteInline { data: d, remote } => {
-                put(&mut buf, 16, &raddr(remote));
-                put(&mut buf, 32, &InlineSeg { byte_count: Be32::new(d.len() as u32 | INLINE_SEG) });
+                put(buf, 16, &raddr(remote));
+                put(buf, 32, &InlineSeg { byte_count: Be32::new(d.len() as u32 | INLINE_SEG) });
                 buf[36..36 + d.len()].copy_from_slice(d);
             }
             WorkRequest::Atomic { op: a, width, remote, result } => {
-                put(&mut buf, 16, &raddr(remote));
+                put(buf, 16, &raddr(remote));
                 let mut at = 32;
                 match (*a, *width) {
                     (NicAtomic::CompareSwap { swap, compare, .. }, 8) if is_std_cs(a) => {
-                        put(&mut buf, at, &AtomicSeg { swap_add: Be64::new(swap), compare: Be64::new(compare) });
+                        put(buf, at, &AtomicSeg { swap_add: Be64::new(swap), compare: Be64::new(compare) });
                     }
                     (NicAtomic::FetchAdd { add, .. }, 8) if is_std_fa(a) => {
-                        put(&mut buf, at, &AtomicSeg { swap_add: Be64::new(add), compare: Be64(0) });
+                        put(buf, at, &AtomicSeg { swap_add: Be64::new(add), compare: Be64(0) });
                     }
                     (NicAtomic::CompareSwap { swap, compare, swap_mask, compare_mask }, 8) => {
                         let s = MaskedCs64Seg {
@@ -420,7 +421,7 @@ impl NicLayout for Mlx5 {
                             swap_mask: Be64::new(swap_mask),
                             compare_mask: Be64::new(compare_mask),
                         };
-                        put(&mut buf, at, &s);
+                        put(buf, at, &s);
                         at += 16;
                     }
                     (NicAtomic::CompareSwap { swap, compare, swap_mask, compare_mask }, _) => {
@@ -430,10 +431,10 @@ impl NicLayout for Mlx5 {
                             swap_mask: Be32::new(swap_mask as u32),
                             compare_mask: Be32::new(compare_mask as u32),
                         };
-                        put(&mut buf, at, &s);
+                        put(buf, at, &s);
                     }
                     (NicAtomic::FetchAdd { add, boundary }, 8) => {
-                        put(&mut buf, at, &MaskedFa64Seg { add: Be64::new(add), field_boundary: Be64::new(boundary) });
+                        put(buf, at, &MaskedFa64Seg { add: Be64::new(add), field_boundary: Be64::new(boundary) });
                     }
                     (NicAtomic::FetchAdd { add, boundary }, _) => {
                         let s = MaskedFa32Seg {
@@ -441,16 +442,13 @@ impl NicLayout for Mlx5 {
                             field_boundary: Be32::new(boundary as u32),
                             reserved: Be64(0),
                         };
-                        put(&mut buf, at, &s);
+                        put(buf, at, &s);
                     }
                 }
-                put(&mut buf, at + 16, &data(result));
+                put(buf, at + 16, &data(result));
             }
             WorkRequest::Nop => {}
-            WorkRequest::Dump { local } => put(&mut buf, 16, &data(local)),
-        }
-        for (i, slot) in out.iter_mut().enumerate().take(n.div_ceil(SEND_WQE_BB)) {
-            slot.copy_from_slice(&buf[i * SEND_WQE_BB..(i + 1) * SEND_WQE_BB]);
+            WorkRequest::Dump { local } => put(buf, 16, &data(local)),
         }
     }
 
@@ -466,11 +464,18 @@ impl NicLayout for Mlx5 {
         if c.qpn() != qpn || c.wqe_index() != idx as u16 {
             return fail(syndrome::LOCAL_QP_OP_ERR);
         }
-        let mut buf = [0u8; MAX_WQE_BYTES];
-        buf[..SEND_WQE_BB].copy_from_slice(first);
-        for i in 1..wqebbs {
-            buf[i * SEND_WQE_BB..(i + 1) * SEND_WQE_BB].copy_from_slice(&next(i));
-        }
+        // A one-slot WQE (most of them) is read in place; longer ones are gathered.
+        let mut gathered;
+        let buf: &[u8] = if wqebbs == 1 {
+            first
+        } else {
+            gathered = [0u8; MAX_WQE_BYTES];
+            gathered[..SEND_WQE_BB].copy_from_slice(first);
+            for i in 1..wqebbs {
+                gathered[i * SEND_WQE_BB..(i + 1) * SEND_WQE_BB].copy_from_slice(&next(i));
+            }
+            &gathered[..wqebbs * SEND_WQE_BB]
+        };
         let fm = c.fm_ce_se;
         let flags = WqeFlags {
             signal: fm & ctrl::CE_MASK == ctrl::CQ_UPDATE,
