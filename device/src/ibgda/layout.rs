@@ -482,11 +482,11 @@ impl NicLayout for Mlx5 {
             fence: matches!(fm & ctrl::FENCE_MASK, ctrl::FENCE_MODE_FENCE | ctrl::STRONG_ORDERING | ctrl::FENCE),
         };
         let raddr = |at: usize| {
-            let r: RaddrSeg = get(&buf, at);
+            let r: RaddrSeg = get(buf, at);
             Remote { addr: r.raddr.get(), rkey: r.rkey.get() }
         };
         let sge = |at: usize| {
-            let d: DataSeg = get(&buf, at);
+            let d: DataSeg = get(buf, at);
             Sge { addr: d.addr.get(), len: d.byte_count.get(), lkey: d.lkey.get() }
         };
         let width = match om {
@@ -523,7 +523,7 @@ impl NicLayout for Mlx5 {
                 }
                 opcode::ATOMIC_CS | opcode::ATOMIC_FA => {
                     need(4)?;
-                    let a: AtomicSeg = get(&buf, 32);
+                    let a: AtomicSeg = get(buf, 32);
                     let nic = if op == opcode::ATOMIC_CS {
                         NicAtomic::CompareSwap {
                             swap: a.swap_add.get(),
@@ -538,7 +538,7 @@ impl NicLayout for Mlx5 {
                 }
                 opcode::ATOMIC_MASKED_CS if width == 8 => {
                     need(5)?;
-                    let s: MaskedCs64Seg = get(&buf, 32);
+                    let s: MaskedCs64Seg = get(buf, 32);
                     let nic = NicAtomic::CompareSwap {
                         swap: s.swap.get(),
                         compare: s.compare.get(),
@@ -549,7 +549,7 @@ impl NicLayout for Mlx5 {
                 }
                 opcode::ATOMIC_MASKED_CS if width == 4 => {
                     need(4)?;
-                    let s: MaskedCs32Seg = get(&buf, 32);
+                    let s: MaskedCs32Seg = get(buf, 32);
                     let nic = NicAtomic::CompareSwap {
                         swap: u64::from(s.swap.get()),
                         compare: u64::from(s.compare.get()),
@@ -560,13 +560,13 @@ impl NicLayout for Mlx5 {
                 }
                 opcode::ATOMIC_MASKED_FA if width == 8 => {
                     need(4)?;
-                    let s: MaskedFa64Seg = get(&buf, 32);
+                    let s: MaskedFa64Seg = get(buf, 32);
                     let nic = NicAtomic::FetchAdd { add: s.add.get(), boundary: s.field_boundary.get() };
                     Decoded::Atomic { op: nic, width, remote: raddr(16), result: sge(48) }
                 }
                 opcode::ATOMIC_MASKED_FA if width == 4 => {
                     need(4)?;
-                    let s: MaskedFa32Seg = get(&buf, 32);
+                    let s: MaskedFa32Seg = get(buf, 32);
                     let nic = NicAtomic::FetchAdd {
                         add: u64::from(s.add.get()),
                         boundary: u64::from(s.field_boundary.get()),
