@@ -90,8 +90,15 @@ pub unsafe fn copy_to_peer(dst: *mut u8, src: *const u8, len: usize) {
             return;
         }
     }
-    // SAFETY: forwarded from the caller.
-    unsafe { std::ptr::copy(src, dst, len) }
+    // SAFETY: forwarded from the caller. The common tiny sizes (a `p`, a signal) as one
+    // load and one store, without a call into the C library.
+    unsafe {
+        match len {
+            8 => dst.cast::<u64>().write_unaligned(src.cast::<u64>().read_unaligned()),
+            4 => dst.cast::<u32>().write_unaligned(src.cast::<u32>().read_unaligned()),
+            _ => std::ptr::copy(src, dst, len),
+        }
+    }
 }
 
 /// The non-temporal copy of [`copy_to_peer`]: a plain copy up to the first 64-byte boundary of
@@ -247,7 +254,7 @@ mod tests {
     fn copy_to_peer_copies_exactly_the_range() {
         let src: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + 3) as u8).collect();
         let mut dst = vec![0xEEu8; 20_000];
-        for len in [0, 1, 63, 64, 65, STREAM_MIN - 1, STREAM_MIN, STREAM_MIN + 1, STREAM_MIN + 63, 7168, 16_384] {
+        for len in [0, 1, 4, 8, 63, 64, 65, STREAM_MIN - 1, STREAM_MIN, STREAM_MIN + 1, STREAM_MIN + 63, 7168, 16_384] {
             for (so, doff) in [(0, 0), (1, 0), (0, 1), (13, 61), (63, 17), (32, 32)] {
                 dst.fill(0xEE);
                 // SAFETY: both ranges lie inside their vectors (so + len and doff + len < 20 000).
