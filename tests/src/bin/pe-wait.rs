@@ -62,7 +62,8 @@ impl Pair<'_> {
         (self.me() + self.shmem.n_pes() - 1) % self.shmem.n_pes()
     }
 
-    /// One round: `setup` runs locally before everyone is released, `waiter` then runs on this
+    /// One round: `setup` runs locally before everyone is released (checks that must see no
+    /// write yet belong there), `waiter` then runs on this
     /// PE after telling the left neighbour it is ready, while `writer` runs on a helper thread
     /// once the right neighbour is ready, and writes into the right neighbour's variables.
     fn round(&mut self, setup: impl FnOnce(), waiter: impl FnOnce(), writer: impl FnOnce(usize) + Send) {
@@ -131,8 +132,9 @@ fn cmp_type<T: W>(pair: &mut Pair<'_>) {
             || {
                 ivar.write(0, init);
                 ivar.write(1, init);
-            },
-            || {
+                // Checked here, before this PE tells its writer to go: after that, a waiter
+                // that the scheduler holds back longer than the writer's pause may already see
+                // the write.
                 check(
                     !ivar.test(0, c, value).or_die("shmem_test"),
                     format!("{what}: shmem_test is true before the write"),
@@ -140,6 +142,8 @@ fn cmp_type<T: W>(pair: &mut Pair<'_>) {
                 // SAFETY: element 0 of a live symmetric object.
                 let raw_test = unsafe { raw::test(ivar.as_ptr(), c, value) }.or_die("raw shmem_test");
                 check(!raw_test, format!("{what}: raw shmem_test is true before the write"));
+            },
+            || {
                 if k % 2 == 0 {
                     ivar.wait_until(0, c, value).or_die("shmem_wait_until");
                 } else {
@@ -204,12 +208,14 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
 
     // wait_until_all: every element, set one at a time.
     pair.round(
-        zero,
         || {
+            zero();
             check(
                 !iv.test_all(None, Cmp::Eq, CmpValues::One(T::v(1))).or_die("test_all"),
                 format!("{ty}: test_all true before any write"),
             );
+        },
+        || {
             iv.wait_until_all(None, Cmp::Eq, CmpValues::One(T::v(1))).or_die("shmem_wait_until_all");
             check_slice(format!("{ty}: wait_until_all(== 1) returned with"), &ones, &local());
         },
@@ -241,13 +247,15 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
     // wait_until_any with element 5 masked: the writer sets 5 first, then 3; the answer is 3.
     let mask5 = [0, 0, 0, 0, 0, 1, 0, 0];
     pair.round(
-        zero,
         || {
+            zero();
             check_eq(
                 format!("{ty}: test_any before any write"),
                 None,
                 iv.test_any(None, Cmp::Eq, CmpValues::One(T::v(1))).or_die("test_any"),
             );
+        },
+        || {
             let got = iv.wait_until_any(Some(&mask5), Cmp::Eq, CmpValues::One(T::v(1))).or_die("shmem_wait_until_any");
             check_eq(format!("{ty}: wait_until_any(== 1, status {mask5:?})"), Some(3), got);
             check_eq(format!("{ty}: element 3 after wait_until_any"), T::v(1), iv.read(3));
@@ -269,12 +277,14 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
     let thresholds: Vec<T> = (0..K).map(|i| T::v(10 + i as i64)).collect();
     let below: Vec<T> = (0..K).map(|i| T::v(9 + i as i64)).collect();
     pair.round(
-        || iv.copy_from_slice(&below),
         || {
+            iv.copy_from_slice(&below);
             check(
                 iv.test_some(None, Cmp::Ge, CmpValues::Each(&thresholds)).or_die("test_some").is_empty(),
                 format!("{ty}: test_some before any write"),
             );
+        },
+        || {
             let mut out = [usize::MAX; K];
             // SAFETY: iv holds K live elements.
             let k =
