@@ -601,7 +601,9 @@ fn lock_fair(args: &[String]) {
                 waiting |= 1 << p;
             }
         }
-        std::thread::sleep(Duration::from_millis(20));
+        // 60 ms: longer than a scheduler's latency with every PE, progress thread and test
+        // runner thread runnable on two cores (CFS stretches its 24 ms period with the count).
+        std::thread::sleep(Duration::from_millis(60));
         want.atomic_set(me, 0, 0).or_die("withdraw");
         let i = len.get_value(0).or_die("shmem_g");
         log_pe.p(i as usize, me as u64, 0).or_die("shmem_p");
