@@ -452,6 +452,7 @@ impl NicLayout for Mlx5 {
         }
     }
 
+    #[inline]
     fn decode(first: &Wqebb, idx: u64, qpn: u32, next: &dyn Fn(usize) -> Wqebb) -> Result<DecodedWqe, DecodeError> {
         let c: CtrlSeg = get(first, 0);
         let (op, om, ds) = (c.opcode(), c.opmod(), c.ds() as usize);
