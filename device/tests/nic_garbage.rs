@@ -97,20 +97,6 @@ fn random_wr<'a>(r: &mut Rng, buf: &'a mut [u8; MAX_INLINE]) -> WorkRequest<'a> 
     }
 }
 
-/// The request a decoded WQE stands for.
-fn as_wr(d: &Decoded) -> WorkRequest<'_> {
-    match d {
-        Decoded::Write { local, remote } => WorkRequest::Write { local: *local, remote: *remote },
-        Decoded::WriteInline { data, len, remote } => WorkRequest::WriteInline { data: &data[..*len], remote: *remote },
-        Decoded::Read { local, remote } => WorkRequest::Read { local: *local, remote: *remote },
-        Decoded::Atomic { op, width, remote, result } => {
-            WorkRequest::Atomic { op: *op, width: *width, remote: *remote, result: *result }
-        }
-        Decoded::Nop => WorkRequest::Nop,
-        Decoded::Dump { local } => WorkRequest::Dump { local: *local },
-    }
-}
-
 /// What a request should decode to: 4-byte atomics keep the low halves of their operands.
 fn expected(wr: &WorkRequest<'_>) -> Decoded {
     match *wr {
@@ -162,7 +148,7 @@ fn check_slots(slots: &[Wqebb], idx: u64, qpn: u32, ctx: &dyn Fn() -> String) ->
     };
     assert!((1..=4).contains(&d.wqebbs), "{}: {} slots", ctx(), d.wqebbs);
     assert_eq!(d.opcode, slots[0][3], "{}: the opcode is byte 3", ctx());
-    let wr = as_wr(&d.op);
+    let wr = d.op.as_request();
     let again = encode(&wr, idx, qpn, d.flags);
     let d2 = decode(&again, idx, qpn).unwrap_or_else(|e| panic!("{}: re-encoded {wr:?} does not decode: {e:?}", ctx()));
     assert_eq!((&d2.op, d2.flags), (&d.op, d.flags), "{}: re-encoded {wr:?}", ctx());

@@ -9,20 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oxshmem_device::ibgda::layout::{Decoded, Mlx5, NicLayout, WorkRequest, Wqebb};
-
-fn as_wr(d: &Decoded) -> WorkRequest<'_> {
-    match d {
-        Decoded::Write { local, remote } => WorkRequest::Write { local: *local, remote: *remote },
-        Decoded::WriteInline { data, len, remote } => WorkRequest::WriteInline { data: &data[..*len], remote: *remote },
-        Decoded::Read { local, remote } => WorkRequest::Read { local: *local, remote: *remote },
-        Decoded::Atomic { op, width, remote, result } => {
-            WorkRequest::Atomic { op: *op, width: *width, remote: *remote, result: *result }
-        }
-        Decoded::Nop => WorkRequest::Nop,
-        Decoded::Dump { local } => WorkRequest::Dump { local: *local },
-    }
-}
+use oxshmem_device::ibgda::layout::{Mlx5, NicLayout, Wqebb};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 13 {
@@ -46,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
     match Mlx5::decode(&slots[0], idx, qpn, &next) {
         Ok(d) => {
             assert!((1..=4).contains(&d.wqebbs));
-            let wr = as_wr(&d.op);
+            let wr = d.op.as_request();
             let mut again = vec![[0xa5u8; 64]; Mlx5::wqebbs(&wr)];
             Mlx5::encode(&wr, idx, qpn, d.flags, &mut again);
             let a2 = again.clone();

@@ -247,6 +247,24 @@ pub enum Decoded {
     },
 }
 
+impl Decoded {
+    /// The request this WQE stands for (what encoding it again starts from).
+    pub fn as_request(&self) -> WorkRequest<'_> {
+        match self {
+            Decoded::Write { local, remote } => WorkRequest::Write { local: *local, remote: *remote },
+            Decoded::WriteInline { data, len, remote } => {
+                WorkRequest::WriteInline { data: &data[..*len], remote: *remote }
+            }
+            Decoded::Read { local, remote } => WorkRequest::Read { local: *local, remote: *remote },
+            Decoded::Atomic { op, width, remote, result } => {
+                WorkRequest::Atomic { op: *op, width: *width, remote: *remote, result: *result }
+            }
+            Decoded::Nop => WorkRequest::Nop,
+            Decoded::Dump { local } => WorkRequest::Dump { local: *local },
+        }
+    }
+}
+
 /// One decoded WQE and its framing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedWqe {
