@@ -234,7 +234,7 @@ fn inline_payload(p: u64, k: u64) -> [u8; 36] {
 }
 
 /// Which (producer, request) a decoded WQE is; panics if its words disagree.
-fn identify(op: &Decoded) -> Option<(u64, u64)> {
+fn identify(op: &Decoded<'_>) -> Option<(u64, u64)> {
     match op {
         Decoded::Write { local, remote } => {
             let (p, k) = (local.addr >> 32, local.addr & 0xffff_ffff);
@@ -242,10 +242,10 @@ fn identify(op: &Decoded) -> Option<(u64, u64)> {
             assert_eq!(*remote, Remote { addr: k << 32 | p, rkey: (k << 16 | p) as u32 }, "a torn WQE");
             Some((p, k))
         }
-        Decoded::WriteInline { data, len, remote } => {
+        Decoded::WriteInline { data, remote } => {
             let (p, k) = (remote.addr >> 32, remote.addr & 0xffff_ffff);
             assert_eq!(remote.rkey, (p << 16 | k) as u32, "a torn WQE");
-            assert_eq!(&data[..*len], &inline_payload(p, k)[..], "a torn inline payload (p {p}, k {k})");
+            assert_eq!(*data, &inline_payload(p, k)[..], "a torn inline payload (p {p}, k {k})");
             Some((p, k))
         }
         Decoded::Nop => None,
@@ -370,7 +370,8 @@ fn model(cfg: Cfg) {
             while consumed < ann {
                 let idx = consumed;
                 let first = q.nic_slot(idx);
-                let w = Mlx5::decode(&first, idx, QPN, &|k| q.nic_slot(idx + k as u64))
+                let g = &mut [0u8; layout::MAX_WQE_BYTES];
+                let w = Mlx5::decode(&first, idx, QPN, &|k| q.nic_slot(idx + k as u64), g)
                     .unwrap_or_else(|e| panic!("slot {idx} (of {ann} announced) does not decode: {e:?}"));
                 assert!(idx + w.wqebbs as u64 <= ann, "WQE at {idx} runs past the announced {ann}");
                 if let Some((p, k)) = identify(&w.op) {
@@ -515,7 +516,8 @@ fn many_producers_on_a_tiny_queue_with_real_threads() {
                     }
                     while consumed < ann {
                         let idx = consumed;
-                        let w = M::decode(&q.nic_slot(idx), idx, QPN, &|k| q.nic_slot(idx + k as u64))
+                        let (first, g) = (q.nic_slot(idx), &mut [0u8; real::layout::MAX_WQE_BYTES]);
+                        let w = M::decode(&first, idx, QPN, &|k| q.nic_slot(idx + k as u64), g)
                             .unwrap_or_else(|e| panic!("slot {idx} does not decode: {e:?}"));
                         let D::Write { local, remote } = w.op else { panic!("slot {idx}: {:?}", w.op) };
                         let (p, k) = (local.addr >> 32, local.addr & 0xffff_ffff);
@@ -611,7 +613,8 @@ fn publish_model(posts: &'static [u64], nwqes: usize, preemptions: usize) {
         assert_eq!((q.resv_head(), q.ready_head(), q.prod_idx()), (total, total, total));
         let mut next = vec![0u64; posts.len()];
         for idx in 0..total {
-            let w = Mlx5::decode(&q.nic_slot(idx), idx, QPN, &|_| unreachable!()).expect("decodes");
+            let (first, g) = (q.nic_slot(idx), &mut [0u8; layout::MAX_WQE_BYTES]);
+            let w = Mlx5::decode(&first, idx, QPN, &|_| unreachable!(), g).expect("decodes");
             let (p, k) = identify(&w.op).expect("a write");
             assert_eq!(next[(p - 1) as usize], k, "producer {p}'s order");
             next[(p - 1) as usize] += 1;

@@ -8,7 +8,7 @@
 //! exactly; the seed, the case and the input bytes are in every assertion message.
 
 use oxshmem_device::ibgda::layout::{
-    Completion, Decoded, DecodedWqe, MAX_INLINE, Mlx5, NicAtomic, NicLayout, Remote, Sge, WorkRequest, WqeFlags, Wqebb,
+    Completion, Decoded, DecodedWqe, MAX_INLINE, MAX_WQE_BYTES, Mlx5, NicAtomic, NicLayout, Remote, Sge, WorkRequest, WqeFlags, Wqebb,
 };
 use oxshmem_device::ibgda::mlx5::{INLINE_SEG, SEND_WQE_BB, cqe_op, ctrl, opcode, opmod, syndrome};
 
@@ -98,14 +98,10 @@ fn random_wr<'a>(r: &mut Rng, buf: &'a mut [u8; MAX_INLINE]) -> WorkRequest<'a> 
 }
 
 /// What a request should decode to: 4-byte atomics keep the low halves of their operands.
-fn expected(wr: &WorkRequest<'_>) -> Decoded {
+fn expected<'a>(wr: &WorkRequest<'a>) -> Decoded<'a> {
     match *wr {
         WorkRequest::Write { local, remote } => Decoded::Write { local, remote },
-        WorkRequest::WriteInline { data, remote } => {
-            let mut d = [0u8; MAX_INLINE];
-            d[..data.len()].copy_from_slice(data);
-            Decoded::WriteInline { data: d, len: data.len(), remote }
-        }
+        WorkRequest::WriteInline { data, remote } => Decoded::WriteInline { data, remote },
         WorkRequest::Read { local, remote } => Decoded::Read { local, remote },
         WorkRequest::Atomic { op, width, remote, result } => {
             let m = if width == 4 { u64::from(u32::MAX) } else { u64::MAX };
@@ -125,9 +121,14 @@ fn expected(wr: &WorkRequest<'_>) -> Decoded {
     }
 }
 
-/// Decodes `slots[0]` (following slots from the rest, zeros past the end).
-fn decode(slots: &[Wqebb], idx: u64, qpn: u32) -> Result<DecodedWqe, oxshmem_device::ibgda::layout::DecodeError> {
-    Mlx5::decode(&slots[0], idx, qpn, &|i| slots.get(i).copied().unwrap_or([0u8; SEND_WQE_BB]))
+/// Decodes `slots[0]` (following slots from the rest, zeros past the end; gathered in `g`).
+fn decode<'a>(
+    slots: &'a [Wqebb],
+    idx: u64,
+    qpn: u32,
+    g: &'a mut [u8; MAX_WQE_BYTES],
+) -> Result<DecodedWqe<'a>, oxshmem_device::ibgda::layout::DecodeError> {
+    Mlx5::decode(&slots[0], idx, qpn, &|i| slots.get(i).copied().unwrap_or([0u8; SEND_WQE_BB]), g)
 }
 
 fn encode(wr: &WorkRequest<'_>, idx: u64, qpn: u32, flags: WqeFlags) -> Vec<Wqebb> {
@@ -140,8 +141,9 @@ fn encode(wr: &WorkRequest<'_>, idx: u64, qpn: u32, flags: WqeFlags) -> Vec<Wqeb
 /// what decodes re-encodes to a WQE that decodes to the same request and flags. Returns
 /// whether it decoded.
 fn check_slots(slots: &[Wqebb], idx: u64, qpn: u32, ctx: &dyn Fn() -> String) -> bool {
-    let Ok(d) = decode(slots, idx, qpn) else {
-        let e = decode(slots, idx, qpn).unwrap_err();
+    let (g, g2) = (&mut [0u8; MAX_WQE_BYTES], &mut [0u8; MAX_WQE_BYTES]);
+    let Ok(d) = decode(slots, idx, qpn, g) else {
+        let e = decode(slots, idx, qpn, g2).unwrap_err();
         assert!(e.wqebbs >= 1 && e.wqebbs <= 4, "{}: error skips {} slots", ctx(), e.wqebbs);
         assert_ne!(syndrome::name(e.syndrome), "unknown syndrome", "{}", ctx());
         return false;
@@ -150,7 +152,7 @@ fn check_slots(slots: &[Wqebb], idx: u64, qpn: u32, ctx: &dyn Fn() -> String) ->
     assert_eq!(d.opcode, slots[0][3], "{}: the opcode is byte 3", ctx());
     let wr = d.op.as_request();
     let again = encode(&wr, idx, qpn, d.flags);
-    let d2 = decode(&again, idx, qpn).unwrap_or_else(|e| panic!("{}: re-encoded {wr:?} does not decode: {e:?}", ctx()));
+    let d2 = decode(&again, idx, qpn, g2).unwrap_or_else(|e| panic!("{}: re-encoded {wr:?} does not decode: {e:?}", ctx()));
     assert_eq!((&d2.op, d2.flags), (&d.op, d.flags), "{}: re-encoded {wr:?}", ctx());
     true
 }
@@ -170,13 +172,14 @@ fn well_formed_requests_round_trip() {
             let (idx, qpn) = (r.edgy(), r.edgy() as u32 & 0x00ff_ffff);
             let flags = WqeFlags { signal: r.chance(2), fence: r.chance(2) };
             let s = encode(&wr, idx, qpn, flags);
-            let d = decode(&s, idx, qpn).unwrap_or_else(|e| panic!("seed {seed} case {case}: {wr:?}: {e:?}"));
+            let g = &mut [0u8; MAX_WQE_BYTES];
+            let d = decode(&s, idx, qpn, g).unwrap_or_else(|e| panic!("seed {seed} case {case}: {wr:?}: {e:?}"));
             assert_eq!((&d.op, d.flags, d.wqebbs), (&expected(&wr), flags, s.len()), "seed {seed} case {case}: {wr:?}");
             // The NIC checks the index (16 bits) and the QP number.
-            let e = decode(&s, idx.wrapping_add(1), qpn).unwrap_err();
+            let e = decode(&s, idx.wrapping_add(1), qpn, g).unwrap_err();
             assert_eq!(e.syndrome, syndrome::LOCAL_QP_OP_ERR, "seed {seed} case {case}: wrong index");
-            assert!(decode(&s, idx.wrapping_add(0x1_0000), qpn).is_ok(), "seed {seed} case {case}: index is 16 bits");
-            let e = decode(&s, idx, qpn ^ 1).unwrap_err();
+            assert!(decode(&s, idx.wrapping_add(0x1_0000), qpn, g).is_ok(), "seed {seed} case {case}: index is 16 bits");
+            let e = decode(&s, idx, qpn ^ 1, g).unwrap_err();
             assert_eq!(e.syndrome, syndrome::LOCAL_QP_OP_ERR, "seed {seed} case {case}: wrong QPN");
             check_slots(&s, idx, qpn, &|| format!("seed {seed} case {case}"));
         }
@@ -262,7 +265,7 @@ fn malformed_wqes_get_their_syndromes() {
     let r = Remote { addr: 0x1000, rkey: 7 };
     let l = Sge { addr: 0x2000, len: 8, lkey: 9 };
     let w = encode(&WorkRequest::Write { local: l, remote: r }, 5, 3, WqeFlags::default());
-    let syn = |s: &[Wqebb]| decode(s, 5, 3).map(|_| ()).unwrap_err().syndrome;
+    let syn = |s: &[Wqebb]| decode(s, 5, 3, &mut [0u8; MAX_WQE_BYTES]).map(|_| ()).unwrap_err().syndrome;
     let mut bad = w.clone();
     bad[0][3] = 0x3e;
     assert_eq!(syn(&bad), syndrome::LOCAL_QP_OP_ERR, "unknown opcode");
@@ -298,7 +301,8 @@ fn malformed_wqes_get_their_syndromes() {
         for (ce, signal) in [(0u8, false), (1, false), (2, true), (3, false)] {
             let mut s = w.clone();
             s[0][11] = fm << 5 | ce << 2;
-            let d = decode(&s, 5, 3).unwrap();
+            let g = &mut [0u8; MAX_WQE_BYTES];
+            let d = decode(&s, 5, 3, g).unwrap();
             assert_eq!((d.flags.fence, d.flags.signal), (fence, signal), "fm {fm} ce {ce}");
         }
     }

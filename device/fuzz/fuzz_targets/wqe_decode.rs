@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oxshmem_device::ibgda::layout::{Mlx5, NicLayout, Wqebb};
+use oxshmem_device::ibgda::layout::{MAX_WQE_BYTES, Mlx5, NicLayout, Wqebb};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 13 {
@@ -30,14 +30,15 @@ fuzz_target!(|data: &[u8]| {
         (u64::from_le_bytes(data[1..9].try_into().unwrap()), u32::from_le_bytes(data[9..13].try_into().unwrap()))
     };
     let next = |i: usize| slots.get(i).copied().unwrap_or([0u8; 64]);
-    match Mlx5::decode(&slots[0], idx, qpn, &next) {
+    let (g, g2) = (&mut [0u8; MAX_WQE_BYTES], &mut [0u8; MAX_WQE_BYTES]);
+    match Mlx5::decode(&slots[0], idx, qpn, &next, g) {
         Ok(d) => {
             assert!((1..=4).contains(&d.wqebbs));
             let wr = d.op.as_request();
             let mut again = vec![[0xa5u8; 64]; Mlx5::wqebbs(&wr)];
             Mlx5::encode(&wr, idx, qpn, d.flags, &mut again);
             let a2 = again.clone();
-            let d2 = Mlx5::decode(&again[0], idx, qpn, &|i| a2.get(i).copied().unwrap_or([0u8; 64]))
+            let d2 = Mlx5::decode(&again[0], idx, qpn, &|i| a2.get(i).copied().unwrap_or([0u8; 64]), g2)
                 .unwrap_or_else(|e| panic!("re-encoded {wr:?} does not decode: {e:?}"));
             assert_eq!((&d2.op, d2.flags), (&d.op, d.flags), "re-encoded {wr:?}");
         }

@@ -28,8 +28,3 @@ pub(crate) fn pause(spins: &mut u32) {
         std::thread::yield_now();
     }
 }
-
-/// One spin of a busy wait.
-pub(crate) fn spin_hint() {
-    std::hint::spin_loop();
-}

@@ -201,9 +201,10 @@ pub struct WqeFlags {
     pub fence: bool,
 }
 
-/// A decoded work request, owning its inline payload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decoded {
+/// A decoded work request; an inline payload is borrowed from the WQE's bytes (the decoder is
+/// on the software NIC's per-WQE path: no copy of the payload, and a value of a few words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoded<'a> {
     /// See [`WorkRequest::Write`].
     Write {
         /// Source.
@@ -213,10 +214,8 @@ pub enum Decoded {
     },
     /// See [`WorkRequest::WriteInline`].
     WriteInline {
-        /// Payload (`len` bytes of `data`).
-        data: [u8; MAX_INLINE],
-        /// Payload bytes.
-        len: usize,
+        /// Payload.
+        data: &'a [u8],
         /// Destination.
         remote: Remote,
     },
@@ -247,14 +246,12 @@ pub enum Decoded {
     },
 }
 
-impl Decoded {
+impl<'a> Decoded<'a> {
     /// The request this WQE stands for (what encoding it again starts from).
-    pub fn as_request(&self) -> WorkRequest<'_> {
+    pub fn as_request(&self) -> WorkRequest<'a> {
         match self {
             Decoded::Write { local, remote } => WorkRequest::Write { local: *local, remote: *remote },
-            Decoded::WriteInline { data, len, remote } => {
-                WorkRequest::WriteInline { data: &data[..*len], remote: *remote }
-            }
+            Decoded::WriteInline { data, remote } => WorkRequest::WriteInline { data, remote: *remote },
             Decoded::Read { local, remote } => WorkRequest::Read { local: *local, remote: *remote },
             Decoded::Atomic { op, width, remote, result } => {
                 WorkRequest::Atomic { op: *op, width: *width, remote: *remote, result: *result }
@@ -266,10 +263,10 @@ impl Decoded {
 }
 
 /// One decoded WQE and its framing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodedWqe {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodedWqe<'a> {
     /// What to do.
-    pub op: Decoded,
+    pub op: Decoded<'a>,
     /// The NIC's opcode (for completion entries and errors).
     pub opcode: u8,
     /// Flags.
@@ -327,8 +324,16 @@ pub trait NicLayout: Send + Sync + 'static {
     fn encode(wr: &WorkRequest<'_>, idx: u64, qpn: u32, flags: WqeFlags, out: &mut [Wqebb]);
 
     /// Reads the WQE that starts in `first` and is expected at index `idx` of queue `qpn`;
-    /// `next(i)` returns its `i`-th following slot (ring wrap is the caller's business).
-    fn decode(first: &Wqebb, idx: u64, qpn: u32, next: &dyn Fn(usize) -> Wqebb) -> Result<DecodedWqe, DecodeError>;
+    /// `next(i)` returns its `i`-th following slot (ring wrap is the caller's business). A WQE
+    /// of several slots is gathered into `gather`; an inline payload is borrowed from there
+    /// or from `first`.
+    fn decode<'a>(
+        first: &'a Wqebb,
+        idx: u64,
+        qpn: u32,
+        next: &dyn Fn(usize) -> Wqebb,
+        gather: &'a mut [u8; MAX_WQE_BYTES],
+    ) -> Result<DecodedWqe<'a>, DecodeError>;
 
     /// The doorbell record's value after producer index `prod` (host order; stored as is).
     fn dbr_value(prod: u64) -> u32;
@@ -471,7 +476,13 @@ impl NicLayout for Mlx5 {
     }
 
     #[inline]
-    fn decode(first: &Wqebb, idx: u64, qpn: u32, next: &dyn Fn(usize) -> Wqebb) -> Result<DecodedWqe, DecodeError> {
+    fn decode<'a>(
+        first: &'a Wqebb,
+        idx: u64,
+        qpn: u32,
+        next: &dyn Fn(usize) -> Wqebb,
+        gather: &'a mut [u8; MAX_WQE_BYTES],
+    ) -> Result<DecodedWqe<'a>, DecodeError> {
         let c: CtrlSeg = get(first, 0);
         let (op, om, ds) = (c.opcode(), c.opmod(), c.ds() as usize);
         // A DS outside 1..=16 frames nothing: count the one slot read.
@@ -484,16 +495,14 @@ impl NicLayout for Mlx5 {
             return fail(syndrome::LOCAL_QP_OP_ERR);
         }
         // A one-slot WQE (most of them) is read in place; longer ones are gathered.
-        let mut gathered;
-        let buf: &[u8] = if wqebbs == 1 {
+        let buf: &'a [u8] = if wqebbs == 1 {
             first
         } else {
-            gathered = [0u8; MAX_WQE_BYTES];
-            gathered[..SEND_WQE_BB].copy_from_slice(first);
+            gather[..SEND_WQE_BB].copy_from_slice(first);
             for i in 1..wqebbs {
-                gathered[i * SEND_WQE_BB..(i + 1) * SEND_WQE_BB].copy_from_slice(&next(i));
+                gather[i * SEND_WQE_BB..(i + 1) * SEND_WQE_BB].copy_from_slice(&next(i));
             }
-            &gathered[..wqebbs * SEND_WQE_BB]
+            &gather[..wqebbs * SEND_WQE_BB]
         };
         let fm = c.fm_ce_se;
         let flags = WqeFlags {
@@ -514,7 +523,7 @@ impl NicLayout for Mlx5 {
             _ => 0,
         };
         let need = |n: usize| if ds == n { Ok(()) } else { Err(syndrome::LOCAL_LENGTH_ERR) };
-        let decoded: Result<Decoded, u8> = (|| {
+        let decoded: Result<Decoded<'a>, u8> = (|| {
             Ok(match op {
                 opcode::NOP => Decoded::Nop,
                 opcode::DUMP => {
@@ -528,9 +537,7 @@ impl NicLayout for Mlx5 {
                         if len > MAX_INLINE || ds != 2 + (4 + len).div_ceil(16) {
                             return Err(syndrome::LOCAL_LENGTH_ERR);
                         }
-                        let mut data = [0u8; MAX_INLINE];
-                        data[..len].copy_from_slice(&buf[36..36 + len]);
-                        Decoded::WriteInline { data, len, remote: raddr(16) }
+                        Decoded::WriteInline { data: &buf[36..36 + len], remote: raddr(16) }
                     } else {
                         need(3)?;
                         Decoded::Write { local: sge(32), remote: raddr(16) }
@@ -677,12 +684,14 @@ fn width_of(op: u8, width: u32) -> u32 {
 mod tests {
     use super::*;
 
-    fn roundtrip(wr: WorkRequest<'_>, flags: WqeFlags) -> DecodedWqe {
+    /// Encodes `wr` and decodes it again (the slots are leaked: the result borrows them).
+    fn roundtrip(wr: WorkRequest<'_>, flags: WqeFlags) -> DecodedWqe<'static> {
         let n = Mlx5::wqebbs(&wr);
-        let mut slots = vec![[0u8; 64]; n];
-        Mlx5::encode(&wr, 0x1_2345, 0x42, flags, &mut slots);
-        let s2 = slots.clone();
-        let d = Mlx5::decode(&slots[0], 0x1_2345, 0x42, &|i| s2[i]).expect("decodes");
+        let slots: &'static mut [Wqebb] = vec![[0u8; 64]; n].leak();
+        Mlx5::encode(&wr, 0x1_2345, 0x42, flags, slots);
+        let slots: &'static [Wqebb] = slots;
+        let gather = Box::leak(Box::new([0u8; MAX_WQE_BYTES]));
+        let d = Mlx5::decode(&slots[0], 0x1_2345, 0x42, &|i| slots[i], gather).expect("decodes");
         assert_eq!(d.wqebbs, n);
         assert_eq!(d.flags, flags);
         d
@@ -701,8 +710,8 @@ mod tests {
             let data: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
             let d =
                 roundtrip(WorkRequest::WriteInline { data: &data, remote: r }, WqeFlags { signal: false, fence: true });
-            let Decoded::WriteInline { data: got, len: n, remote } = d.op else { panic!("inline") };
-            assert_eq!((&got[..n], remote), (&data[..], r));
+            let Decoded::WriteInline { data: got, remote } = d.op else { panic!("inline") };
+            assert_eq!((got, remote), (&data[..], r));
         }
         for width in [4u32, 8] {
             for amo in [
@@ -759,20 +768,21 @@ mod tests {
         let mut s = [[0u8; 64]; 1];
         Mlx5::encode(&WorkRequest::Write { local: l, remote: r }, 9, 3, WqeFlags::default(), &mut s);
         let no_next = |_: usize| [0u8; 64];
+        let g = &mut [0u8; MAX_WQE_BYTES];
         // Wrong index, wrong QP.
-        assert_eq!(Mlx5::decode(&s[0], 10, 3, &no_next).unwrap_err().syndrome, syndrome::LOCAL_QP_OP_ERR);
-        assert_eq!(Mlx5::decode(&s[0], 9, 4, &no_next).unwrap_err().syndrome, syndrome::LOCAL_QP_OP_ERR);
+        assert_eq!(Mlx5::decode(&s[0], 10, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_QP_OP_ERR);
+        assert_eq!(Mlx5::decode(&s[0], 9, 4, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_QP_OP_ERR);
         // Unknown opcode.
         let mut bad = s[0];
         bad[3] = 0x3f;
-        let e = Mlx5::decode(&bad, 9, 3, &no_next).unwrap_err();
+        let e = Mlx5::decode(&bad, 9, 3, &no_next, g).unwrap_err();
         assert_eq!((e.syndrome, e.opcode), (syndrome::LOCAL_QP_OP_ERR, 0x3f));
         // DS 0 and a DS that does not fit the opcode.
         let mut bad = s[0];
         bad[7] = 0;
-        assert_eq!(Mlx5::decode(&bad, 9, 3, &no_next).unwrap_err().syndrome, syndrome::LOCAL_LENGTH_ERR);
+        assert_eq!(Mlx5::decode(&bad, 9, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_LENGTH_ERR);
         bad[7] = 5;
-        assert_eq!(Mlx5::decode(&bad, 9, 3, &no_next).unwrap_err().syndrome, syndrome::LOCAL_LENGTH_ERR);
+        assert_eq!(Mlx5::decode(&bad, 9, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_LENGTH_ERR);
     }
 
     #[test]

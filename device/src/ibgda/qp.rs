@@ -18,6 +18,9 @@
 //! 5. ring unless a later reservation will (no one reserved after the new ready head, no batch
 //!    boundary crossed): under the doorbell lock, `prod_idx.fetch_max(ready)`, then the doorbell
 //!    record (big-endian low 16 bits of the producer index, release) and the doorbell register.
+//!    NVSHMEM's producer spins for that lock; here the request is recorded (`ring_req`) and
+//!    whoever holds the lock rings it before letting go — a CPU device thread descheduled while
+//!    holding the lock would otherwise keep every other ringer spinning for a time slice.
 //!
 //! A waiter that needs a completion whose slots are published but not yet announced rings
 //! itself (step 5 is idempotent): the thread that skipped ringing left that to a later
@@ -87,6 +90,8 @@ pub struct Qp<L: NicLayout> {
     prod_idx: Line<AtomicU64>,
     cons_idx: Line<AtomicU64>,
     db_lock: Line<AtomicU32>,
+    /// The highest index some thread asked to ring (see [`Qp::ring`]).
+    ring_req: Line<AtomicU64>,
     poll_lock: Line<AtomicU32>,
     /// The doorbell record: word 1 is the send counter (big-endian).
     dbr: Line<[AtomicU32; 2]>,
@@ -130,6 +135,7 @@ impl<L: NicLayout> Qp<L> {
             prod_idx: Line::default(),
             cons_idx: Line::default(),
             db_lock: Line::default(),
+            ring_req: Line::default(),
             poll_lock: Line::default(),
             dbr: Line::default(),
             db: Line::default(),
@@ -214,8 +220,9 @@ impl<L: NicLayout> Qp<L> {
         assert!(n > 0 && n <= self.nwqes, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
         let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
         let end = base + n;
-        // Flow control: the slots [base, end) were last used by indices nwqes lower.
-        if end > self.nwqes {
+        // Flow control: the slots [base, end) were last used by indices nwqes lower. (Read
+        // `cons_idx` first: polling the CQ writes it, a line every producer shares.)
+        if end > self.nwqes && self.cons_idx() < end - self.nwqes {
             self.wait_complete(end - self.nwqes, wait)?;
         }
         let mut idx = base;
@@ -252,7 +259,7 @@ impl<L: NicLayout> Qp<L> {
         assert!(n > 0 && n <= self.nwqes, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
         let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
         let end = base + n;
-        if end > self.nwqes {
+        if end > self.nwqes && self.cons_idx() < end - self.nwqes {
             self.wait_complete(end - self.nwqes, wait)?;
         }
         for (j, b) in slots.iter().enumerate() {
@@ -302,21 +309,37 @@ impl<L: NicLayout> Qp<L> {
         }
     }
 
-    /// Announces every slot below `end` to the NIC.
+    /// Announces every slot below `end` to the NIC — now, or by the thread that holds the
+    /// doorbell lock, before it lets go (which then wakes the NIC as after its own ring).
+    /// Nobody waits for the lock: a request is published in `ring_req`, and a holder reads
+    /// `ring_req` again after unlocking (SeqCst on both sides: either the holder sees the
+    /// request, or the requester's try-lock comes after the unlock and succeeds).
     pub fn ring(&self, end: u64) {
-        while self.db_lock.0.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            super::sync::spin_hint();
+        if self.ring_req.0.fetch_max(end, Ordering::SeqCst) >= end && self.prod_idx() >= end {
+            return;
         }
-        // prod_idx only changes under the lock: a load and a store, no read-modify-write.
-        let old = self.prod_idx.0.load(Ordering::Relaxed);
-        if end > old {
-            self.prod_idx.0.store(end, Ordering::Release);
-            self.dbr.0[1].store(L::dbr_value(end), Ordering::Release);
-            self.db.0.store(L::doorbell(end, self.qpn), Ordering::Release);
+        loop {
+            if self.db_lock.0.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+                // The holder rings our request before it leaves.
+                return;
+            }
+            // prod_idx only changes under the lock: a load and a store, no read-modify-write.
+            let old = self.prod_idx.0.load(Ordering::Relaxed);
+            let want = self.ring_req.0.load(Ordering::SeqCst);
+            if want > old {
+                self.prod_idx.0.store(want, Ordering::Release);
+                self.dbr.0[1].store(L::dbr_value(want), Ordering::Release);
+                self.db.0.store(L::doorbell(want, self.qpn), Ordering::Release);
+            }
+            // A full barrier (not only a release): a sleeping NIC is woken by the caller's
+            // check of its `sleeping` flag, which must not be read before the doorbell record
+            // is out.
+            self.db_lock.0.swap(0, Ordering::SeqCst);
+            // A request made while we held the lock, after our read of `ring_req`.
+            if self.ring_req.0.load(Ordering::SeqCst) <= want.max(old) {
+                return;
+            }
         }
-        // A full barrier (not only a release): a sleeping NIC is woken by the caller's check
-        // of its `sleeping` flag, which must not be read before the doorbell record is out.
-        self.db_lock.0.swap(0, Ordering::SeqCst);
     }
 
     /// Rings up to the ready head if it is ahead of the producer index.

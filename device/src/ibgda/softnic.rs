@@ -261,10 +261,12 @@ impl<'a> Engine<'a> {
         // once entries are consumed. Each WQE needs at most one entry, its error CQE included.
         let mut room = qp.nic_cq_room(st.pcqe);
         let start = st.consumed;
+        let mut gather = [0u8; super::layout::MAX_WQE_BYTES];
         while st.consumed < ann && room > 0 {
             let idx = st.consumed;
             let first = qp.nic_slot(idx);
-            let decoded = super::layout::Mlx5::decode(&first, idx, qp.qpn(), &|k| qp.nic_slot(idx + k as u64));
+            let next = |k: usize| qp.nic_slot(idx + k as u64);
+            let decoded = super::layout::Mlx5::decode(&first, idx, qp.qpn(), &next, &mut gather);
             let (opcode, res, wqebbs, signal) = match decoded {
                 Err(e) => (e.opcode, Err(e.syndrome), e.wqebbs, true),
                 Ok(w) if idx + w.wqebbs as u64 > ann => (w.opcode, Err(syndrome::LOCAL_LENGTH_ERR), w.wqebbs, true),
@@ -363,7 +365,7 @@ impl<'a> Engine<'a> {
         Ok((self.ib.heap_base + off, if mapped != 0 { mapped + off } else { 0 }))
     }
 
-    fn execute(&mut self, _i: usize, qp: &Qp<super::layout::Mlx5>, op: &Decoded) -> Result<(), Syndrome> {
+    fn execute(&mut self, _i: usize, qp: &Qp<super::layout::Mlx5>, op: &Decoded<'_>) -> Result<(), Syndrome> {
         let pe = qp.peer() as i32;
         match op {
             Decoded::Nop => Ok(()),
@@ -379,11 +381,11 @@ impl<'a> Engine<'a> {
                 let (equiv, mapped) = self.remote(qp, remote, len)?;
                 self.write(pe, src as *const u8, equiv, mapped, len as usize)
             }
-            Decoded::WriteInline { data, len, remote } => {
-                let (equiv, mapped) = self.remote(qp, remote, *len as u64)?;
+            Decoded::WriteInline { data, remote } => {
+                let (equiv, mapped) = self.remote(qp, remote, data.len() as u64)?;
                 // The transport's put returns once its source may be reused (the payload lives
                 // in this frame); remote completion comes with the next settle.
-                self.write(pe, data.as_ptr(), equiv, mapped, *len)
+                self.write(pe, data.as_ptr(), equiv, mapped, data.len())
             }
             Decoded::Read { local, remote } => {
                 let len = u64::from(local.len);
