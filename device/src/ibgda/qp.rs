@@ -2,9 +2,12 @@
 //! register, the completion queue and the scratch buffer — and the protocol on them.
 //!
 //! Producer (a device thread), for `n` slots:
-//! 1. reserve: `base = resv_head.fetch_add(n)`;
+//! 1. reserve: `base = resv_head.fetch_add(n)` — once `n` more slots look free
+//!    (`resv_head + n - nwqes <= cons_idx`): NVSHMEM reserves first and then waits for room,
+//!    but a CPU device thread that waits yields its core while holding a reservation nobody
+//!    can publish past (see [`Qp::wait_room`]);
 //! 2. flow control: wait until `cons_idx >= base + n - nwqes`, so that no slot is reused before
-//!    its completion has been seen;
+//!    its completion has been seen (producers that raced for the last free slots);
 //! 3. write the slots (relaxed word stores — plain stores on a GPU);
 //! 4. publish: batches become ready strictly in reservation order (`ready_head` only ever
 //!    covers contiguous, fully written batches). NVSHMEM's producer spins on
@@ -218,6 +221,7 @@ impl<L: NicLayout> Qp<L> {
         }
         let n = Self::slots_for(wrs, signal);
         assert!(n > 0 && n <= self.nwqes, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
+        self.wait_room(n, wait)?;
         let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
         let end = base + n;
         // Flow control: the slots [base, end) were last used by indices nwqes lower. (Read
@@ -257,6 +261,7 @@ impl<L: NicLayout> Qp<L> {
         }
         let n = slots.len() as u64;
         assert!(n > 0 && n <= self.nwqes, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
+        self.wait_room(n, wait)?;
         let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
         let end = base + n;
         if end > self.nwqes && self.cons_idx() < end - self.nwqes {
@@ -268,6 +273,26 @@ impl<L: NicLayout> Qp<L> {
         self.publish(base, end);
         self.help_ring();
         Ok(end)
+    }
+
+    /// Waits, before reserving, until `n` more slots would fit: a producer that reserves and
+    /// then waits for room leaves a hole that stops the queue's ready head — every later
+    /// producer's batch waits for it — and a CPU device thread waiting yields its core, so that
+    /// hole lasts until the scheduler comes back to it. (Room can still run out between this
+    /// check and the reservation when producers race; `post` then waits after reserving.)
+    fn wait_room(&self, n: u64, wait: &mut dyn FnMut() -> bool) -> Result<(), QpError> {
+        loop {
+            let need = (self.resv_head() + n).saturating_sub(self.nwqes);
+            if need == 0 || self.cons_idx() >= need || self.poll()? >= need {
+                return Ok(());
+            }
+            if self.prod_idx() < need {
+                self.help_ring();
+            }
+            if !wait() {
+                return Err(QpError::Stalled { needed: need, reached: self.cons_idx() });
+            }
+        }
     }
 
     /// The index the next reservation gets.
@@ -311,32 +336,37 @@ impl<L: NicLayout> Qp<L> {
 
     /// Announces every slot below `end` to the NIC — now, or by the thread that holds the
     /// doorbell lock, before it lets go (which then wakes the NIC as after its own ring).
-    /// Nobody waits for the lock: a request is published in `ring_req`, and a holder reads
-    /// `ring_req` again after unlocking (SeqCst on both sides: either the holder sees the
-    /// request, or the requester's try-lock comes after the unlock and succeeds).
+    /// Nobody waits for the lock: a ringer that finds it taken publishes its request in
+    /// `ring_req` and leaves if the lock is still taken; a holder reads `ring_req` again after
+    /// unlocking. (SeqCst on both sides, Dekker-style: either the holder's read sees the
+    /// request, or the requester's read of the lock sees it free and it tries again.)
     pub fn ring(&self, end: u64) {
-        if self.ring_req.0.fetch_max(end, Ordering::SeqCst) >= end && self.prod_idx() >= end {
-            return;
-        }
+        let mut end = end;
         loop {
-            if self.db_lock.0.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_err() {
-                // The holder rings our request before it leaves.
-                return;
+            if self.db_lock.0.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok() {
+                // prod_idx only changes under the lock: a load and a store, no read-modify-write.
+                let old = self.prod_idx.0.load(Ordering::Relaxed);
+                let want = end.max(self.ring_req.0.load(Ordering::SeqCst));
+                if want > old {
+                    self.prod_idx.0.store(want, Ordering::Release);
+                    self.dbr.0[1].store(L::dbr_value(want), Ordering::Release);
+                    self.db.0.store(L::doorbell(want, self.qpn), Ordering::Release);
+                }
+                // A full barrier (not only a release): a sleeping NIC is woken by the caller's
+                // check of its `sleeping` flag, which must not be read before the doorbell
+                // record is out.
+                self.db_lock.0.swap(0, Ordering::SeqCst);
+                // A request made while we held the lock, after our read of `ring_req`.
+                let req = self.ring_req.0.load(Ordering::SeqCst);
+                if req <= want.max(old) {
+                    return;
+                }
+                end = req;
+                continue;
             }
-            // prod_idx only changes under the lock: a load and a store, no read-modify-write.
-            let old = self.prod_idx.0.load(Ordering::Relaxed);
-            let want = self.ring_req.0.load(Ordering::SeqCst);
-            if want > old {
-                self.prod_idx.0.store(want, Ordering::Release);
-                self.dbr.0[1].store(L::dbr_value(want), Ordering::Release);
-                self.db.0.store(L::doorbell(want, self.qpn), Ordering::Release);
-            }
-            // A full barrier (not only a release): a sleeping NIC is woken by the caller's
-            // check of its `sleeping` flag, which must not be read before the doorbell record
-            // is out.
-            self.db_lock.0.swap(0, Ordering::SeqCst);
-            // A request made while we held the lock, after our read of `ring_req`.
-            if self.ring_req.0.load(Ordering::SeqCst) <= want.max(old) {
+            // Taken: leave the request to the holder, unless it has let go meanwhile.
+            self.ring_req.0.fetch_max(end, Ordering::SeqCst);
+            if self.prod_idx() >= end || self.db_lock.0.load(Ordering::SeqCst) != 0 {
                 return;
             }
         }
