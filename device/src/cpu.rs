@@ -107,6 +107,9 @@ pub struct Thread<'a> {
     pub(crate) fence_pending: Cell<bool>,
     /// IBGDA: the next quiet covers every queue (after a group operation another thread led).
     pub(crate) ib_quiet_all: Cell<bool>,
+    /// IBGDA: the PEs this thread posted to since its last quiet (bit `min(pe, 63)`; bit 63
+    /// stands for every PE from 63 up), so that quiet reads only those queues.
+    pub(crate) ib_posted: Cell<u64>,
 }
 
 impl Thread<'_> {
@@ -214,6 +217,7 @@ fn run_kernel(dev: &Device, job: &Job) {
                                 last_ticket: Cell::new(0),
                                 fence_pending: Cell::new(false),
                                 ib_quiet_all: Cell::new(false),
+                                ib_posted: Cell::new(0),
                             };
                             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kernel(&th)));
                             if r.is_err() {

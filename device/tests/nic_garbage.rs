@@ -8,7 +8,8 @@
 //! exactly; the seed, the case and the input bytes are in every assertion message.
 
 use oxshmem_device::ibgda::layout::{
-    Completion, Decoded, DecodedWqe, MAX_INLINE, MAX_WQE_BYTES, Mlx5, NicAtomic, NicLayout, Remote, Sge, WorkRequest, WqeFlags, Wqebb,
+    Completion, Decoded, DecodedWqe, MAX_INLINE, MAX_WQE_BYTES, Mlx5, NicAtomic, NicLayout, Remote, Sge, WorkRequest,
+    WqeFlags, Wqebb,
 };
 use oxshmem_device::ibgda::mlx5::{INLINE_SEG, SEND_WQE_BB, cqe_op, ctrl, opcode, opmod, syndrome};
 
@@ -152,7 +153,8 @@ fn check_slots(slots: &[Wqebb], idx: u64, qpn: u32, ctx: &dyn Fn() -> String) ->
     assert_eq!(d.opcode, slots[0][3], "{}: the opcode is byte 3", ctx());
     let wr = d.op.as_request();
     let again = encode(&wr, idx, qpn, d.flags);
-    let d2 = decode(&again, idx, qpn, g2).unwrap_or_else(|e| panic!("{}: re-encoded {wr:?} does not decode: {e:?}", ctx()));
+    let d2 =
+        decode(&again, idx, qpn, g2).unwrap_or_else(|e| panic!("{}: re-encoded {wr:?} does not decode: {e:?}", ctx()));
     assert_eq!((&d2.op, d2.flags), (&d.op, d.flags), "{}: re-encoded {wr:?}", ctx());
     true
 }
@@ -178,7 +180,10 @@ fn well_formed_requests_round_trip() {
             // The NIC checks the index (16 bits) and the QP number.
             let e = decode(&s, idx.wrapping_add(1), qpn, g).unwrap_err();
             assert_eq!(e.syndrome, syndrome::LOCAL_QP_OP_ERR, "seed {seed} case {case}: wrong index");
-            assert!(decode(&s, idx.wrapping_add(0x1_0000), qpn, g).is_ok(), "seed {seed} case {case}: index is 16 bits");
+            assert!(
+                decode(&s, idx.wrapping_add(0x1_0000), qpn, g).is_ok(),
+                "seed {seed} case {case}: index is 16 bits"
+            );
             let e = decode(&s, idx, qpn ^ 1, g).unwrap_err();
             assert_eq!(e.syndrome, syndrome::LOCAL_QP_OP_ERR, "seed {seed} case {case}: wrong QPN");
             check_slots(&s, idx, qpn, &|| format!("seed {seed} case {case}"));

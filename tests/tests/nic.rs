@@ -107,6 +107,23 @@ fn stress_on_tiny_queues_in_both_cq_modes() {
     }
 }
 
+/// Doorbells rung while the NIC thread sleeps, with nobody waiting for a completion: 256
+/// device threads per PE each `p` to the neighbour and wait for its host's acknowledgement, 30
+/// rounds, the NIC thread's nap set to ten minutes, in both CQ modes — every value arrives, so
+/// the ringing threads serve their own doorbells and those of the threads that found the NIC
+/// taken.
+#[test]
+fn doorbells_rung_while_the_nic_sleeps_are_served() {
+    for mode in ["collapsed", "normal"] {
+        let env = [("OXSHMEM_SOFTNIC_NAP_MS", "600000"), ("OXSHMEM_IBGDA_CQ_MODE", mode)];
+        let r = run(PE_NIC, &["unattended", "30"], &env, 120);
+        assert_job_ok(&r);
+        assert_each_pe_says(&r, 2, |pe| {
+            format!("PE {pe}: 30 rounds of 256 unattended p delivered with the NIC thread asleep")
+        });
+    }
+}
+
 /// Every queue size the configuration accepts runs every operation: with
 /// `OXSHMEM_IBGDA_NWQES=8` the largest inline put (four slots and a NOP) and put_signal (four
 /// slots and the signal) must work — or init must reject 8, naming the variable.

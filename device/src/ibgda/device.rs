@@ -81,10 +81,9 @@ impl Thread<'_> {
                 std::hint::spin_loop();
                 return true;
             }
-            // Drive the NIC ourselves if nobody else does (see `softnic::progress`); else a
-            // doorbell rung while helping (inside the queue code) must wake a sleeping NIC.
+            // Drive the NIC ourselves unless another thread does (see `softnic::progress`,
+            // which also serves a doorbell rung while helping inside the queue code).
             if !super::softnic::progress(ib) {
-                nic.kick();
                 std::thread::yield_now();
             }
             // A stopped NIC completes nothing more (and touches no lent memory): give up now.
@@ -113,10 +112,11 @@ impl Thread<'_> {
         let ib = self.ib();
         let qp = ib.qp(self.ib_rc(), pe);
         let fence = self.fence_pending.replace(false);
+        self.ib_posted.set(self.ib_posted.get() | 1 << pe.min(63));
         let mut w = self.ib_waiter(false);
         match qp.post(wrs, true, fence, &mut w) {
             Ok(end) => {
-                ib.kick();
+                ib.kick(ib.qp_index(self.ib_rc(), pe));
                 Some((qp, end))
             }
             Err(e) => {
@@ -335,9 +335,11 @@ impl Thread<'_> {
     pub(crate) fn ib_quiet(&self, opc: u32) {
         let ib = self.ib();
         let all = self.ib_quiet_all.replace(false);
+        let posted = if all { u64::MAX } else { self.ib_posted.get() };
+        self.ib_posted.set(0);
         let rcs = if all { 0..ib.num_rc } else { self.ib_rc() % ib.num_rc..self.ib_rc() % ib.num_rc + 1 };
         for rc in rcs {
-            for pe in 0..ib.n_pes {
+            for pe in (0..ib.n_pes).filter(|&pe| posted & 1 << pe.min(63) != 0) {
                 let qp = ib.qp(rc, pe);
                 let mut w = self.ib_waiter(false);
                 if let Err(e) = qp.quiet(&mut w) {
@@ -380,7 +382,7 @@ impl Thread<'_> {
         let mut w = self.ib_waiter(false);
         match qp.post_raw_slots(slots, &mut w) {
             Ok(end) => {
-                self.ib().kick();
+                self.ib().kick(self.ib().qp_index(self.ib_rc(), pe));
                 self.ib_wait(crate::state::op::KERNEL, qp, end, true);
             }
             Err(e) => self.ib_fail(crate::state::op::KERNEL, pe, e),

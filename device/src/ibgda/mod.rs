@@ -51,11 +51,16 @@ pub struct IbgdaConfig {
     pub num_rc: usize,
     /// Ring at least every this many slots (`OXSHMEM_IBGDA_BATCH`, default 32).
     pub batch: usize,
+    /// How long the software NIC's thread sleeps when idle before it looks at the doorbells
+    /// again, in milliseconds (`OXSHMEM_SOFTNIC_NAP_MS`, default 5). Doorbells rung while it
+    /// sleeps are served by the ringing threads themselves; the nap's end is a safety net, and
+    /// a test sets it to minutes to show that nothing relies on it.
+    pub nic_nap_ms: u64,
 }
 
 impl Default for IbgdaConfig {
     fn default() -> Self {
-        IbgdaConfig { nwqes: 2048, cq_mode: CqMode::Collapsed, ncqes: 2048, num_rc: 8, batch: 32 }
+        IbgdaConfig { nwqes: 2048, cq_mode: CqMode::Collapsed, ncqes: 2048, num_rc: 8, batch: 32, nic_nap_ms: 5 }
     }
 }
 
@@ -78,6 +83,7 @@ impl IbgdaConfig {
         c.ncqes = num("OXSHMEM_IBGDA_NCQES", c.nwqes)?.max(1);
         c.num_rc = num("OXSHMEM_IBGDA_NUM_RC_PER_PE", c.num_rc)?.clamp(1, 64);
         c.batch = num("OXSHMEM_IBGDA_BATCH", c.batch)?.max(1);
+        c.nic_nap_ms = num("OXSHMEM_SOFTNIC_NAP_MS", c.nic_nap_ms as usize)?.max(1) as u64;
         c.cq_mode = match std::env::var("OXSHMEM_IBGDA_CQ_MODE").as_deref().map(str::trim) {
             Err(_) | Ok("") | Ok("collapsed") => CqMode::Collapsed,
             Ok("normal") => CqMode::Normal,
@@ -99,6 +105,8 @@ pub struct Ibgda {
     pub(crate) rbases: Box<[u64]>,
     pub(crate) heap_base: u64,
     pub(crate) heap_size: u64,
+    /// Where each PE's heap is mapped in this process (0: not mapped: through the transport).
+    pub(crate) mapped: Box<[u64]>,
     pub(crate) config: IbgdaConfig,
     pub(crate) nic: softnic::NicShared,
 }
@@ -144,6 +152,7 @@ impl Ibgda {
             rbases,
             heap_base: base as u64,
             heap_size: size as u64,
+            mapped: (0..n).map(|pe| oxshmem::raw::ptr(base as *const u8, pe as i32) as u64).collect(),
             config,
             nic: softnic::NicShared::default(),
         })
@@ -169,9 +178,12 @@ impl Ibgda {
         &self.qps
     }
 
-    /// Wakes the software NIC if it sleeps (after a doorbell).
+    /// After a doorbell on queue `qi`: if the software NIC's thread sleeps, does the queue's
+    /// work now (see [`softnic::progress_queue`]); if it runs, it sees the doorbell.
     #[inline]
-    pub(crate) fn kick(&self) {
-        self.nic.kick();
+    pub(crate) fn kick(&self, qi: usize) {
+        if self.nic.is_sleeping() {
+            softnic::progress_queue(self, qi);
+        }
     }
 }

@@ -50,6 +50,47 @@ use super::sync::{AtomicU32, AtomicU64, Ordering};
 #[derive(Debug, Default)]
 pub(crate) struct Line<T>(pub(crate) T);
 
+/// Written by every producer: reservations and publication.
+#[repr(C, align(64))]
+#[derive(Debug, Default)]
+struct Producers {
+    resv_head: AtomicU64,
+    ready_head: AtomicU64,
+}
+
+/// Written by whoever rings: the doorbell lock, the producer index, pending ring requests.
+#[repr(C, align(64))]
+#[derive(Debug, Default)]
+struct Ringer {
+    db_lock: AtomicU32,
+    prod_idx: AtomicU64,
+    /// The highest index some thread asked to ring (see [`Qp::ring`]).
+    ring_req: AtomicU64,
+}
+
+/// The NIC's side: the doorbell record (word 1 is the send counter, big-endian) and the
+/// doorbell register (a UAR word: the first 8 bytes of a control segment).
+#[repr(C, align(64))]
+#[derive(Debug, Default)]
+struct NicWords {
+    dbr: [AtomicU32; 2],
+    db: AtomicU64,
+    /// The NIC's consumed index (`u64::MAX` once the queue failed) and its completions
+    /// written, as of its last pass — what a thread reads to see whether work is pending.
+    seen: [AtomicU64; 2],
+}
+
+/// Written by pollers: the completion index, and in normal CQ mode the CQ's consumer index
+/// (read by the NIC; 64-bit like the NIC's own CQE count, so that `pcqe - cq_ci` stays right
+/// past 2^32 completions) and the lock of the one poller that consumes entries.
+#[repr(C, align(64))]
+#[derive(Debug, Default)]
+struct Poller {
+    cons_idx: AtomicU64,
+    cq_ci: AtomicU64,
+    poll_lock: AtomicU32,
+}
+
 /// Completion-queue mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CqMode {
@@ -88,21 +129,13 @@ pub const IBUF_SLOT_BYTES: usize = 256;
 /// One queue pair. `L` is the NIC's format.
 #[derive(Debug)]
 pub struct Qp<L: NicLayout> {
-    resv_head: Line<AtomicU64>,
-    ready_head: Line<AtomicU64>,
-    prod_idx: Line<AtomicU64>,
-    cons_idx: Line<AtomicU64>,
-    db_lock: Line<AtomicU32>,
-    /// The highest index some thread asked to ring (see [`Qp::ring`]).
-    ring_req: Line<AtomicU64>,
-    poll_lock: Line<AtomicU32>,
-    /// The doorbell record: word 1 is the send counter (big-endian).
-    dbr: Line<[AtomicU32; 2]>,
-    /// The doorbell register (a UAR word): the first 8 bytes of a control segment.
-    db: Line<AtomicU64>,
-    /// The CQ's consumer index (normal mode), read by the NIC. 64-bit like the NIC's own CQE
-    /// count, so that `pcqe - cq_ci` stays right past 2^32 completions.
-    cq_ci: Line<AtomicU64>,
+    // The counters, grouped by who writes them, a cache line per group: a device thread's
+    // post touches few lines (they are cold whenever the scheduler has moved it to another
+    // core since its last one), and the NIC's reads do not contend with producers' writes.
+    prod: Producers,
+    bell: Ringer,
+    nic: NicWords,
+    poll: Poller,
     /// The error latched from an error CQE (0: none; else 1 << 63 | counter << 16 | syndrome << 8 | opcode).
     error: Line<AtomicU64>,
     sq: Box<[AtomicU64]>,
@@ -133,16 +166,10 @@ impl<L: NicLayout> Qp<L> {
         let ncqes = if mode == CqMode::Collapsed { 1 } else { ncqes.max(1) };
         let zeros = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[AtomicU64]>>();
         let q = Qp {
-            resv_head: Line::default(),
-            ready_head: Line::default(),
-            prod_idx: Line::default(),
-            cons_idx: Line::default(),
-            db_lock: Line::default(),
-            ring_req: Line::default(),
-            poll_lock: Line::default(),
-            dbr: Line::default(),
-            db: Line::default(),
-            cq_ci: Line::default(),
+            prod: Producers::default(),
+            bell: Ringer::default(),
+            nic: NicWords::default(),
+            poll: Poller::default(),
             error: Line::default(),
             sq: zeros(nwqes * 8),
             marks: zeros(nwqes),
@@ -182,15 +209,15 @@ impl<L: NicLayout> Qp<L> {
     }
     /// Everything below this index is published.
     pub fn ready_head(&self) -> u64 {
-        self.ready_head.0.load(Ordering::Acquire)
+        self.prod.ready_head.load(Ordering::Acquire)
     }
     /// Everything below this index is known complete.
     pub fn cons_idx(&self) -> u64 {
-        self.cons_idx.0.load(Ordering::Acquire)
+        self.poll.cons_idx.load(Ordering::Acquire)
     }
     /// The highest index announced to the NIC.
     pub fn prod_idx(&self) -> u64 {
-        self.prod_idx.0.load(Ordering::Acquire)
+        self.bell.prod_idx.load(Ordering::Acquire)
     }
 
     /// The latched error, if the queue is in error.
@@ -222,7 +249,7 @@ impl<L: NicLayout> Qp<L> {
         let n = Self::slots_for(wrs, signal);
         assert!(n > 0 && n <= self.nwqes, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
         self.wait_room(n, wait)?;
-        let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
+        let base = self.prod.resv_head.fetch_add(n, Ordering::AcqRel);
         let end = base + n;
         // Flow control: the slots [base, end) were last used by indices nwqes lower. (Read
         // `cons_idx` first: polling the CQ writes it, a line every producer shares.)
@@ -262,7 +289,7 @@ impl<L: NicLayout> Qp<L> {
         let n = slots.len() as u64;
         assert!(n > 0 && n <= self.nwqes, "a batch of {n} slots does not fit a queue of {}", self.nwqes);
         self.wait_room(n, wait)?;
-        let base = self.resv_head.0.fetch_add(n, Ordering::AcqRel);
+        let base = self.prod.resv_head.fetch_add(n, Ordering::AcqRel);
         let end = base + n;
         if end > self.nwqes && self.cons_idx() < end - self.nwqes {
             self.wait_complete(end - self.nwqes, wait)?;
@@ -297,7 +324,7 @@ impl<L: NicLayout> Qp<L> {
 
     /// The index the next reservation gets.
     pub fn resv_head(&self) -> u64 {
-        self.resv_head.0.load(Ordering::Acquire)
+        self.prod.resv_head.load(Ordering::Acquire)
     }
 
     /// Marks the written batch `[base, end)` and advances `ready_head` over every written batch
@@ -306,21 +333,21 @@ impl<L: NicLayout> Qp<L> {
         // Fast path: our batch is at the head — advance over it without marking. (SeqCst: a
         // later batch's owner marks and then reads `ready_head`; we advance and then read its
         // mark — one of the two sees the other.)
-        let mut advanced = self.ready_head.0.load(Ordering::SeqCst) == base
-            && self.ready_head.0.compare_exchange(base, end, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+        let mut advanced = self.prod.ready_head.load(Ordering::SeqCst) == base
+            && self.prod.ready_head.compare_exchange(base, end, Ordering::SeqCst, Ordering::SeqCst).is_ok();
         if !advanced {
             // A SeqCst swap, for the same store-load order against the head batch's owner.
             self.marks[(base & (self.nwqes - 1)) as usize].swap(end, Ordering::SeqCst);
         }
         loop {
-            let r = self.ready_head.0.load(Ordering::SeqCst);
+            let r = self.prod.ready_head.load(Ordering::SeqCst);
             let m = self.marks[(r & (self.nwqes - 1)) as usize].load(Ordering::SeqCst);
             if m <= r {
                 // The head batch is not written yet (or everything written is published): its
                 // owner will advance over ours.
                 break;
             }
-            if self.ready_head.0.compare_exchange(r, m, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            if self.prod.ready_head.compare_exchange(r, m, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
                 advanced = true;
             }
         }
@@ -328,7 +355,7 @@ impl<L: NicLayout> Qp<L> {
             return;
         }
         let ready = self.ready_head();
-        let later = self.resv_head.0.load(Ordering::Acquire) > ready;
+        let later = self.prod.resv_head.load(Ordering::Acquire) > ready;
         if !later || base / self.batch != ready / self.batch || ready.saturating_sub(base) >= self.batch {
             self.ring(ready);
         }
@@ -343,21 +370,21 @@ impl<L: NicLayout> Qp<L> {
     pub fn ring(&self, end: u64) {
         let mut end = end;
         loop {
-            if self.db_lock.0.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok() {
+            if self.bell.db_lock.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok() {
                 // prod_idx only changes under the lock: a load and a store, no read-modify-write.
-                let old = self.prod_idx.0.load(Ordering::Relaxed);
-                let want = end.max(self.ring_req.0.load(Ordering::SeqCst));
+                let old = self.bell.prod_idx.load(Ordering::Relaxed);
+                let want = end.max(self.bell.ring_req.load(Ordering::SeqCst));
                 if want > old {
-                    self.prod_idx.0.store(want, Ordering::Release);
-                    self.dbr.0[1].store(L::dbr_value(want), Ordering::Release);
-                    self.db.0.store(L::doorbell(want, self.qpn), Ordering::Release);
+                    self.bell.prod_idx.store(want, Ordering::Release);
+                    self.nic.dbr[1].store(L::dbr_value(want), Ordering::Release);
+                    self.nic.db.store(L::doorbell(want, self.qpn), Ordering::Release);
                 }
                 // A full barrier (not only a release): a sleeping NIC is woken by the caller's
                 // check of its `sleeping` flag, which must not be read before the doorbell
                 // record is out.
-                self.db_lock.0.swap(0, Ordering::SeqCst);
+                self.bell.db_lock.swap(0, Ordering::SeqCst);
                 // A request made while we held the lock, after our read of `ring_req`.
-                let req = self.ring_req.0.load(Ordering::SeqCst);
+                let req = self.bell.ring_req.load(Ordering::SeqCst);
                 if req <= want.max(old) {
                     return;
                 }
@@ -365,8 +392,8 @@ impl<L: NicLayout> Qp<L> {
                 continue;
             }
             // Taken: leave the request to the holder, unless it has let go meanwhile.
-            self.ring_req.0.fetch_max(end, Ordering::SeqCst);
-            if self.prod_idx() >= end || self.db_lock.0.load(Ordering::SeqCst) != 0 {
+            self.bell.ring_req.fetch_max(end, Ordering::SeqCst);
+            if self.prod_idx() >= end || self.bell.db_lock.load(Ordering::SeqCst) != 0 {
                 return;
             }
         }
@@ -418,9 +445,9 @@ impl<L: NicLayout> Qp<L> {
         }
         match self.mode {
             CqMode::Collapsed => loop {
-                let c0 = self.cons_idx.0.load(Ordering::Acquire);
+                let c0 = self.poll.cons_idx.load(Ordering::Acquire);
                 let cqe = self.load_cqe(0);
-                let c1 = self.cons_idx.0.load(Ordering::Acquire);
+                let c1 = self.poll.cons_idx.load(Ordering::Acquire);
                 if c0 != c1 {
                     continue;
                 }
@@ -428,7 +455,7 @@ impl<L: NicLayout> Qp<L> {
                     Completion::None => Ok(c0),
                     Completion::Ok { wqe_counter, .. } => {
                         let c = widen(c0, wqe_counter.wrapping_add(1));
-                        Ok(self.cons_idx.0.fetch_max(c, Ordering::AcqRel).max(c))
+                        Ok(self.poll.cons_idx.fetch_max(c, Ordering::AcqRel).max(c))
                     }
                     Completion::Err { wqe_counter, syndrome, opcode, .. } => {
                         Err(self.latch(QpError::Nic { wqe_counter, syndrome, opcode }))
@@ -436,19 +463,19 @@ impl<L: NicLayout> Qp<L> {
                 };
             },
             CqMode::Normal => {
-                if self.poll_lock.0.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+                if self.poll.poll_lock.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
                     // Someone else is consuming entries.
                     return Ok(self.cons_idx());
                 }
-                let mut ci = self.cq_ci.0.load(Ordering::Relaxed);
+                let mut ci = self.poll.cq_ci.load(Ordering::Relaxed);
                 let res = loop {
                     let e = ci % self.ncqes;
                     let cqe = self.load_cqe(e as usize);
                     let lap = ((ci / self.ncqes) & 1) as u8;
                     match L::decode_cqe(&cqe) {
                         Completion::Ok { wqe_counter, owner } if owner == lap => {
-                            let c0 = self.cons_idx.0.load(Ordering::Acquire);
-                            self.cons_idx.0.fetch_max(widen(c0, wqe_counter.wrapping_add(1)), Ordering::AcqRel);
+                            let c0 = self.poll.cons_idx.load(Ordering::Acquire);
+                            self.poll.cons_idx.fetch_max(widen(c0, wqe_counter.wrapping_add(1)), Ordering::AcqRel);
                             ci += 1;
                         }
                         Completion::Err { wqe_counter, owner, syndrome, opcode } if owner == lap => {
@@ -457,8 +484,8 @@ impl<L: NicLayout> Qp<L> {
                         _ => break Ok(self.cons_idx()),
                     }
                 };
-                self.cq_ci.0.store(ci, Ordering::Release);
-                self.poll_lock.0.store(0, Ordering::Release);
+                self.poll.cq_ci.store(ci, Ordering::Release);
+                self.poll.poll_lock.store(0, Ordering::Release);
                 res
             }
         }
@@ -533,13 +560,24 @@ impl<L: NicLayout> Qp<L> {
 
     /// The producer index announced in the doorbell record, widened against `consumed`.
     pub fn nic_announced(&self, consumed: u64) -> u64 {
-        let p = L::dbr_prod(self.dbr.0[1].load(Ordering::Acquire));
+        let p = L::dbr_prod(self.nic.dbr[1].load(Ordering::Acquire));
         consumed + u64::from(p.wrapping_sub(consumed as u16))
+    }
+
+    /// Records the NIC's consumed index (`u64::MAX`: failed) and completions written.
+    pub fn nic_set_seen(&self, consumed: u64, pcqe: u64) {
+        self.nic.seen[0].store(consumed, Ordering::Release);
+        self.nic.seen[1].store(pcqe, Ordering::Release);
+    }
+
+    /// What [`nic_set_seen`](Self::nic_set_seen) recorded last.
+    pub fn nic_seen(&self) -> (u64, u64) {
+        (self.nic.seen[0].load(Ordering::Acquire), self.nic.seen[1].load(Ordering::Acquire))
     }
 
     /// The doorbell register's last value.
     pub fn nic_doorbell(&self) -> u64 {
-        self.db.0.load(Ordering::Acquire)
+        self.nic.db.load(Ordering::Acquire)
     }
 
     /// Reads slot `idx` (modulo the ring).
@@ -556,7 +594,7 @@ impl<L: NicLayout> Qp<L> {
     /// none of them moving `cons_idx` (the counters past 2^32 without 2^32 operations).
     #[doc(hidden)]
     pub fn nic_test_consumed_cqes(&self, n: u64) {
-        self.cq_ci.0.store(n, Ordering::Release);
+        self.poll.cq_ci.store(n, Ordering::Release);
     }
 
     /// Entries the NIC may still write before the CQ is full, its `pcqe`-th being next
@@ -564,7 +602,7 @@ impl<L: NicLayout> Qp<L> {
     pub fn nic_cq_room(&self, pcqe: u64) -> u64 {
         match self.mode {
             CqMode::Collapsed => u64::MAX,
-            CqMode::Normal => self.ncqes.saturating_sub(pcqe - self.cq_ci.0.load(Ordering::Acquire)),
+            CqMode::Normal => self.ncqes.saturating_sub(pcqe - self.poll.cq_ci.load(Ordering::Acquire)),
         }
     }
 
@@ -574,7 +612,7 @@ impl<L: NicLayout> Qp<L> {
         let (entry, c) = match self.mode {
             CqMode::Collapsed => (0, c),
             CqMode::Normal => {
-                while pcqe - self.cq_ci.0.load(Ordering::Acquire) >= self.ncqes {
+                while pcqe - self.poll.cq_ci.load(Ordering::Acquire) >= self.ncqes {
                     if !wait() {
                         return false;
                     }

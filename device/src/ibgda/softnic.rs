@@ -15,7 +15,7 @@
 //! failure produce an error CQE (opcode 13, the syndrome at byte 55) at that WQE, and the queue
 //! enters the error state: nothing after it executes.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -37,21 +37,26 @@ pub struct NicShared {
     stop: AtomicBool,
     thread: OnceLock<std::thread::Thread>,
     /// The NIC's state; whoever holds the lock drives the NIC (its thread, or a device thread
-    /// that waits for a completion — see [`progress`]).
+    /// — see [`progress`]).
     engine: OnceLock<Mutex<EngineState>>,
-    /// WQEs executed (for tests and benchmarks).
-    pub(crate) executed: AtomicU64,
+    /// A ringer found the engine taken and left its queue to the holder (see [`progress_queue`]).
+    missed: AtomicBool,
 }
 
 impl NicShared {
     /// Wakes the NIC thread if it sleeps.
-    #[inline]
-    pub(crate) fn kick(&self) {
+    fn wake(&self) {
         if self.sleeping.load(Ordering::SeqCst) != 0
             && let Some(t) = self.thread.get()
         {
             t.unpark();
         }
+    }
+
+    /// Whether the NIC thread sleeps.
+    #[inline]
+    pub(crate) fn is_sleeping(&self) -> bool {
+        self.sleeping.load(Ordering::SeqCst) != 0
     }
 
     /// Whether the NIC thread runs.
@@ -74,7 +79,8 @@ struct Ptr(*const Ibgda);
 // SAFETY: as for SoftNic.
 unsafe impl Send for Ptr {}
 
-/// The consumer state of one queue.
+/// The consumer state of one queue (kept in the queue's NIC-side words between passes, see
+/// `Qp::nic_seen`).
 #[derive(Debug, Clone, Copy, Default)]
 struct QState {
     consumed: u64,
@@ -131,46 +137,106 @@ impl Drop for SoftNic {
 /// What the NIC remembers between passes.
 #[derive(Debug)]
 struct EngineState {
-    q: Vec<QState>,
-    /// Whether each PE's heap is mapped here (its base address here, else 0).
-    mapped: Vec<u64>,
     /// Non-blocking transport writes not yet completed.
     dirty: bool,
     timeout: Duration,
 }
+
+/// Empty polls of the NIC thread before it sleeps (a few microseconds).
+const IDLE_SPINS: u32 = 32;
 
 struct Engine<'a> {
     ib: &'a Ibgda,
     st: std::sync::MutexGuard<'a, EngineState>,
 }
 
-/// One pass of the NIC over every queue, by a device thread that waits for a completion —
-/// unless the NIC is stopped, or another thread is driving it right now. On a GPU the NIC is
-/// hardware and never waits for a core; on the CPU back end its thread competes with every
-/// device thread for the cores, so a waiter that finds the NIC idle does its work instead of
-/// yielding to the scheduler and hoping the NIC thread runs next. (libfabric's software
-/// providers make progress inside blocking calls for the same reason.) Returns whether any WQE
-/// was consumed.
+/// Drives the NIC from a device thread (or the host): one pass over every queue, unless the
+/// NIC is stopped or another thread is driving it right now. Returns whether any WQE was
+/// consumed.
+///
+/// On a GPU the NIC is hardware and never waits for a core; on the CPU back end its thread
+/// competes with every device thread for the cores. So a thread that waits for a completion,
+/// or rings while the NIC thread sleeps ([`progress_queue`]), does the NIC's work itself
+/// instead of waking that thread (a futex wake-up, then a scheduler's hand-off) and yielding to
+/// it — as libfabric's software providers make progress inside their callers.
 pub(crate) fn progress(ib: &Ibgda) -> bool {
     if !ib.nic.is_alive() {
         return false;
     }
     let Some(m) = ib.nic.engine.get() else { return false };
-    match m.try_lock() {
+    let did = match m.try_lock() {
         Ok(g) => Engine { ib, st: g }.pass(),
-        Err(_) => false,
+        Err(_) => return false,
+    };
+    did | serve_missed(ib)
+}
+
+/// Executes queue `i`'s announced WQEs after its doorbell, the NIC thread sleeping — or
+/// leaves them to the thread that holds the engine (see [`take_or_leave`]).
+pub(crate) fn progress_queue(ib: &Ibgda, i: usize) {
+    if !ib.nic.is_alive() {
+        return;
     }
+    // Orders the caller's doorbell before the try-lock.
+    std::sync::atomic::fence(Ordering::SeqCst);
+    match take_or_leave(ib) {
+        Some((mut e, false)) => {
+            e.drain(i);
+        }
+        Some((mut e, true)) => {
+            e.pass();
+        }
+        None => return,
+    }
+    serve_missed(ib);
+}
+
+/// The engine, and whether the caller must pass over every queue; or None, the engine being
+/// taken, when its holder will do that. A thread that finds it taken sets `missed` and tries
+/// once more; a holder reads `missed` after letting go (SeqCst on both sides: either the
+/// holder sees the flag, or the second try finds the engine free — and then serves the flag,
+/// which may be another thread's, by a whole pass).
+fn take_or_leave(ib: &Ibgda) -> Option<(Engine<'_>, bool)> {
+    let m = ib.nic.engine.get()?;
+    if let Ok(g) = m.try_lock() {
+        return Some((Engine { ib, st: g }, false));
+    }
+    ib.nic.missed.store(true, Ordering::SeqCst);
+    let g = m.try_lock().ok()?;
+    ib.nic.missed.store(false, Ordering::SeqCst);
+    Some((Engine { ib, st: g }, true))
+}
+
+/// After letting the engine go: passes for the ringers that found it taken meanwhile (at most
+/// a few, then the NIC thread is woken for the rest). Returns whether any WQE was consumed.
+fn serve_missed(ib: &Ibgda) -> bool {
+    let mut did = false;
+    for _ in 0..4 {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if !ib.nic.missed.load(Ordering::SeqCst) || !ib.nic.missed.swap(false, Ordering::SeqCst) {
+            return did;
+        }
+        match take_or_leave(ib) {
+            Some((mut e, _)) => did |= e.pass(),
+            None => return did,
+        }
+    }
+    ib.nic.wake();
+    did
+}
+
+/// Whether some queue has announced WQEs that the engine can consume (as of its last pass;
+/// without the lock).
+fn pending(ib: &Ibgda) -> bool {
+    ib.qps.iter().any(|qp| {
+        let (c, pcqe) = qp.nic_seen();
+        c != u64::MAX && qp.nic_announced(c) > c && qp.nic_cq_room(pcqe) > 0
+    })
 }
 
 impl<'a> Engine<'a> {
     fn init(ib: &'a Ibgda, timeout_ns: u64) {
-        let mapped = (0..ib.n_pes).map(|pe| oxshmem::raw::ptr(ib.heap_base as *const u8, pe as i32) as u64).collect();
-        let _ = ib.nic.engine.set(Mutex::new(EngineState {
-            q: vec![QState::default(); ib.qps.len()],
-            mapped,
-            dirty: false,
-            timeout: Duration::from_nanos(timeout_ns),
-        }));
+        let _ = ib.nic.engine.set(Mutex::new(EngineState { dirty: false, timeout: Duration::from_nanos(timeout_ns) }));
     }
 
     fn lock(ib: &'a Ibgda) -> Engine<'a> {
@@ -187,30 +253,10 @@ impl<'a> Engine<'a> {
         did
     }
 
-    /// Whether some queue has announced WQEs not yet consumed.
-    fn pending(&self) -> bool {
-        (0..self.ib.qps.len()).any(|i| {
-            let st = self.st.q[i];
-            !st.failed && self.ib.qps[i].nic_announced(st.consumed) > st.consumed
-        })
-    }
-
     fn run(ib: &'a Ibgda) {
-        let mut idle_since: Option<Instant> = None;
         let mut spins = 0u32;
         loop {
-            let did = match ib.nic.engine.get().map(Mutex::try_lock) {
-                Some(Ok(g)) => Engine { ib, st: g }.pass(),
-                _ => {
-                    // A device thread is driving the NIC (perhaps inside a slow transport
-                    // call): not idle, but nothing for us to do right now.
-                    idle_since = None;
-                    super::sync::pause(&mut spins);
-                    continue;
-                }
-            };
-            if did {
-                idle_since = None;
+            if progress(ib) {
                 spins = 0;
                 continue;
             }
@@ -221,19 +267,21 @@ impl<'a> Engine<'a> {
                 }
                 continue;
             }
-            // Spin briefly, then yield; after a millisecond idle, sleep until a doorbell.
-            let idle = *idle_since.get_or_insert_with(Instant::now);
-            if idle.elapsed() < Duration::from_millis(1) {
-                super::sync::pause(&mut spins);
+            // Idle (or another thread drives): spin briefly, then sleep. While the NIC thread
+            // sleeps, ringers and waiters drive the NIC themselves (see `progress`); the
+            // timeout is a safety net only.
+            if spins < IDLE_SPINS {
+                spins += 1;
+                std::hint::spin_loop();
                 continue;
             }
+            spins = 0;
             ib.nic.sleeping.store(1, Ordering::SeqCst);
-            // Pairs with the full barrier after the producer's doorbell-record store: either it
-            // sees `sleeping` and unparks us, or we see its doorbell record below.
+            // Pairs with the full barrier after a ringer's doorbell record: either it sees
+            // `sleeping` and drives the NIC itself, or we see its doorbell record here.
             std::sync::atomic::fence(Ordering::SeqCst);
-            let pending = Engine::lock(ib).pending();
-            if !pending && !ib.nic.stop.load(Ordering::Acquire) {
-                std::thread::park_timeout(Duration::from_millis(5));
+            if !pending(ib) && !ib.nic.stop.load(Ordering::Acquire) {
+                std::thread::park_timeout(Duration::from_millis(ib.config.nic_nap_ms));
             }
             ib.nic.sleeping.store(0, Ordering::SeqCst);
         }
@@ -243,10 +291,12 @@ impl<'a> Engine<'a> {
     /// Consumes every announced WQE of queue `i`; returns whether there was any.
     fn drain(&mut self, i: usize) -> bool {
         let qp = &self.ib.qps[i];
-        let mut st = self.st.q[i];
-        if st.failed {
+        let (consumed, pcqe) = qp.nic_seen();
+        if consumed == u64::MAX {
+            // Failed: nothing after the error CQE executes.
             return false;
         }
+        let mut st = QState { consumed, pcqe, failed: false };
         let ann = qp.nic_announced(st.consumed);
         if ann == st.consumed {
             return false;
@@ -255,7 +305,6 @@ impl<'a> Engine<'a> {
         // of this pass only the last needs its CQE written (after everything before it).
         let collapsed = qp.cq_mode() == super::qp::CqMode::Collapsed;
         let mut last_signalled: Option<u64> = None;
-        let mut executed = 0u64;
         // Normal CQ: never consume a WQE whose completion could not be written (the CQ's
         // consumer may be the very thread driving this pass); stop at a full CQ and resume
         // once entries are consumed. Each WQE needs at most one entry, its error CQE included.
@@ -278,7 +327,6 @@ impl<'a> Engine<'a> {
                     (w.opcode, r, w.wqebbs, w.flags.signal)
                 }
             };
-            executed += 1;
             match res {
                 Ok(()) => {
                     if signal && collapsed {
@@ -307,8 +355,7 @@ impl<'a> Engine<'a> {
             self.settle();
             self.complete(qp, &mut st, Completion::Ok { wqe_counter: l as u16, owner: 0 });
         }
-        self.ib.nic.executed.fetch_add(executed, Ordering::Relaxed);
-        self.st.q[i] = st;
+        qp.nic_set_seen(if st.failed { u64::MAX } else { st.consumed }, st.pcqe);
         st.consumed != start
     }
 
@@ -361,7 +408,7 @@ impl<'a> Engine<'a> {
             return Err(syndrome::REMOTE_ACCESS_ERR);
         }
         let off = r.addr - base;
-        let mapped = self.st.mapped[pe];
+        let mapped = self.ib.mapped[pe];
         Ok((self.ib.heap_base + off, if mapped != 0 { mapped + off } else { 0 }))
     }
 

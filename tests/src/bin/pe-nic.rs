@@ -23,6 +23,13 @@
 //!   variable, or the operations work.
 //! - `bad-env VAR`: `Device::init_with(ibgda)` must fail with an error naming `VAR`; a P2P device
 //!   works afterwards.
+//! - `unattended ROUNDS`: 4 blocks × 64 device threads each do one `p` to the right neighbour
+//!   per round and then wait for a flag that the neighbour's host sets once every thread's
+//!   value has arrived — no quiet, and nothing on this PE waits for a completion, so with the
+//!   NIC thread asleep (it sleeps when idle, and the job sets `OXSHMEM_SOFTNIC_NAP_MS` to
+//!   minutes) only the ringing threads themselves can execute the WQEs: 256 threads ringing at
+//!   once, most of them finding the NIC taken by another. A doorbell left unserved never
+//!   arrives, and the host names the round and the thread.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,7 +47,16 @@ use oxshmem_tests::pe::{OrDie, check, check_eq, dispatch, fail, finish, init};
 type Shared<T> = Arc<Mutex<Option<(T, usize, Option<QpError>)>>>;
 
 fn main() {
-    dispatch("pe-nic", &[("errors", errors), ("atomics", atomics), ("small-queue", small_queue), ("bad-env", bad_env)]);
+    dispatch(
+        "pe-nic",
+        &[
+            ("errors", errors),
+            ("atomics", atomics),
+            ("small-queue", small_queue),
+            ("bad-env", bad_env),
+            ("unattended", unattended),
+        ],
+    );
 }
 
 /// An IBGDA device (collective).
@@ -516,5 +532,54 @@ fn bad_env(args: &[String]) {
     let dev = Device::init_with(&shmem, Some("p2p")).unwrap_or_else(|e| fail(format_args!("p2p after: {e}")));
     dev.finalize().unwrap_or_else(|e| fail(format_args!("Device::finalize: {e}")));
     println!("PE {me}: {var} rejected");
+    finish(shmem);
+}
+
+// ---- doorbells nobody waits for ----------------------------------------------------------
+
+fn unattended(args: &[String]) {
+    let rounds: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(30);
+    let shmem = init();
+    let (me, right) = neighbours(&shmem);
+    let left = (me + shmem.n_pes() - 1) % shmem.n_pes();
+    let grid = Grid::new(4, 64);
+    let nt = grid.blocks * grid.threads;
+    let slots = shmem.alloc_slice(nt * 8, 0u64).or_die("alloc_slice");
+    let flag = shmem.alloc_slice(1, 0u64).or_die("alloc_slice");
+    let (ps, pf) = (DevPtr::from_slice(&slots), DevPtr::from_slice(&flag));
+    let dev = device(&shmem);
+    check(dev.ibgda().is_some_and(|ib| ib.config().nic_nap_ms >= 60_000), "OXSHMEM_SOFTNIC_NAP_MS is minutes");
+    shmem.barrier_all().or_die("barrier");
+    let stream = dev.stream();
+    stream.launch(grid, move |t| {
+        let mine = ps.offset(t.global_idx() * 8); // a cache line per thread
+        for round in 1..=rounds {
+            // Long enough for the NIC thread, idle since the last round, to fall asleep.
+            std::thread::sleep(Duration::from_millis(2));
+            t.p(mine, round, right);
+            t.signal_wait_until(pf, oxshmem::Cmp::Ge, round);
+        }
+    });
+    for round in 1..=rounds {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for k in 0..nt {
+            while slots.read(k * 8) < round {
+                if Instant::now() > deadline {
+                    fail(format_args!(
+                        "round {round}: the p of PE {left}'s device thread {k} never arrived (slot holds {}): \
+                         a doorbell rung while the NIC thread slept was left unserved",
+                        slots.read(k * 8)
+                    ));
+                }
+                std::thread::yield_now();
+            }
+        }
+        flag.p(0, round, left).or_die("p flag");
+    }
+    stream.synchronize().unwrap_or_else(|e| fail(format_args!("synchronize: {e}")));
+    drop(stream);
+    dev.finalize().unwrap_or_else(|e| fail(format_args!("Device::finalize: {e}")));
+    shmem.barrier_all().or_die("barrier");
+    println!("PE {me}: {rounds} rounds of {nt} unattended p delivered with the NIC thread asleep");
     finish(shmem);
 }
