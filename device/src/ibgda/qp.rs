@@ -50,45 +50,40 @@ use super::sync::{AtomicU32, AtomicU64, Ordering};
 #[derive(Debug, Default)]
 pub(crate) struct Line<T>(pub(crate) T);
 
-/// Written by every producer: reservations and publication.
+/// Producers' and pollers' words: reservation, publication, completion (and in normal CQ mode
+/// the CQ's consumer index, read by the NIC — 64-bit like the NIC's own CQE count, so that
+/// `pcqe - cq_ci` stays right past 2^32 completions — and the lock of the one poller that
+/// consumes entries). One line: a device thread's post and its quiet touch all of them.
 #[repr(C, align(64))]
 #[derive(Debug, Default)]
-struct Producers {
+struct Counters {
     resv_head: AtomicU64,
     ready_head: AtomicU64,
+    cons_idx: AtomicU64,
+    cq_ci: AtomicU64,
+    poll_lock: AtomicU32,
 }
 
-/// Written by whoever rings: the doorbell lock, the producer index, pending ring requests.
+/// The doorbell's words: the ringers' lock, producer index and pending ring requests; the
+/// doorbell record (word 1 is the send counter, big-endian) and register (a UAR word: the
+/// first 8 bytes of a control segment); and the software NIC's view of the queue. One line: a
+/// ringer writes the record the NIC reads anyway, and the thread that rings is often the one
+/// that then consumes the queue.
 #[repr(C, align(64))]
 #[derive(Debug, Default)]
-struct Ringer {
+struct Doorbell {
     db_lock: AtomicU32,
+    /// The software NIC's lock on this queue (not part of the mlx5 queue): whoever holds it
+    /// consumes the queue.
+    drive: AtomicU32,
     prod_idx: AtomicU64,
     /// The highest index some thread asked to ring (see [`Qp::ring`]).
     ring_req: AtomicU64,
-}
-
-/// The NIC's side: the doorbell record (word 1 is the send counter, big-endian) and the
-/// doorbell register (a UAR word: the first 8 bytes of a control segment).
-#[repr(C, align(64))]
-#[derive(Debug, Default)]
-struct NicWords {
     dbr: [AtomicU32; 2],
     db: AtomicU64,
     /// The NIC's consumed index (`u64::MAX` once the queue failed) and its completions
     /// written, as of its last pass — what a thread reads to see whether work is pending.
     seen: [AtomicU64; 2],
-}
-
-/// Written by pollers: the completion index, and in normal CQ mode the CQ's consumer index
-/// (read by the NIC; 64-bit like the NIC's own CQE count, so that `pcqe - cq_ci` stays right
-/// past 2^32 completions) and the lock of the one poller that consumes entries.
-#[repr(C, align(64))]
-#[derive(Debug, Default)]
-struct Poller {
-    cons_idx: AtomicU64,
-    cq_ci: AtomicU64,
-    poll_lock: AtomicU32,
 }
 
 /// Completion-queue mode.
@@ -129,13 +124,10 @@ pub const IBUF_SLOT_BYTES: usize = 256;
 /// One queue pair. `L` is the NIC's format.
 #[derive(Debug)]
 pub struct Qp<L: NicLayout> {
-    // The counters, grouped by who writes them, a cache line per group: a device thread's
-    // post touches few lines (they are cold whenever the scheduler has moved it to another
-    // core since its last one), and the NIC's reads do not contend with producers' writes.
-    prod: Producers,
-    bell: Ringer,
-    nic: NicWords,
-    poll: Poller,
+    // The counters in two cache lines: a device thread's post and quiet touch few lines
+    // (they are cold whenever the scheduler has moved it to another core since its last one).
+    prod: Counters,
+    nic: Doorbell,
     /// The error latched from an error CQE (0: none; else 1 << 63 | counter << 16 | syndrome << 8 | opcode).
     error: Line<AtomicU64>,
     sq: Box<[AtomicU64]>,
@@ -166,10 +158,8 @@ impl<L: NicLayout> Qp<L> {
         let ncqes = if mode == CqMode::Collapsed { 1 } else { ncqes.max(1) };
         let zeros = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[AtomicU64]>>();
         let q = Qp {
-            prod: Producers::default(),
-            bell: Ringer::default(),
-            nic: NicWords::default(),
-            poll: Poller::default(),
+            prod: Counters::default(),
+            nic: Doorbell::default(),
             error: Line::default(),
             sq: zeros(nwqes * 8),
             marks: zeros(nwqes),
@@ -213,11 +203,11 @@ impl<L: NicLayout> Qp<L> {
     }
     /// Everything below this index is known complete.
     pub fn cons_idx(&self) -> u64 {
-        self.poll.cons_idx.load(Ordering::Acquire)
+        self.prod.cons_idx.load(Ordering::Acquire)
     }
     /// The highest index announced to the NIC.
     pub fn prod_idx(&self) -> u64 {
-        self.bell.prod_idx.load(Ordering::Acquire)
+        self.nic.prod_idx.load(Ordering::Acquire)
     }
 
     /// The latched error, if the queue is in error.
@@ -370,21 +360,21 @@ impl<L: NicLayout> Qp<L> {
     pub fn ring(&self, end: u64) {
         let mut end = end;
         loop {
-            if self.bell.db_lock.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok() {
+            if self.nic.db_lock.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok() {
                 // prod_idx only changes under the lock: a load and a store, no read-modify-write.
-                let old = self.bell.prod_idx.load(Ordering::Relaxed);
-                let want = end.max(self.bell.ring_req.load(Ordering::SeqCst));
+                let old = self.nic.prod_idx.load(Ordering::Relaxed);
+                let want = end.max(self.nic.ring_req.load(Ordering::SeqCst));
                 if want > old {
-                    self.bell.prod_idx.store(want, Ordering::Release);
+                    self.nic.prod_idx.store(want, Ordering::Release);
                     self.nic.dbr[1].store(L::dbr_value(want), Ordering::Release);
                     self.nic.db.store(L::doorbell(want, self.qpn), Ordering::Release);
                 }
                 // A full barrier (not only a release): a sleeping NIC is woken by the caller's
                 // check of its `sleeping` flag, which must not be read before the doorbell
                 // record is out.
-                self.bell.db_lock.swap(0, Ordering::SeqCst);
+                self.nic.db_lock.swap(0, Ordering::SeqCst);
                 // A request made while we held the lock, after our read of `ring_req`.
-                let req = self.bell.ring_req.load(Ordering::SeqCst);
+                let req = self.nic.ring_req.load(Ordering::SeqCst);
                 if req <= want.max(old) {
                     return;
                 }
@@ -392,8 +382,8 @@ impl<L: NicLayout> Qp<L> {
                 continue;
             }
             // Taken: leave the request to the holder, unless it has let go meanwhile.
-            self.bell.ring_req.fetch_max(end, Ordering::SeqCst);
-            if self.prod_idx() >= end || self.bell.db_lock.load(Ordering::SeqCst) != 0 {
+            self.nic.ring_req.fetch_max(end, Ordering::SeqCst);
+            if self.prod_idx() >= end || self.nic.db_lock.load(Ordering::SeqCst) != 0 {
                 return;
             }
         }
@@ -445,9 +435,9 @@ impl<L: NicLayout> Qp<L> {
         }
         match self.mode {
             CqMode::Collapsed => loop {
-                let c0 = self.poll.cons_idx.load(Ordering::Acquire);
+                let c0 = self.prod.cons_idx.load(Ordering::Acquire);
                 let cqe = self.load_cqe(0);
-                let c1 = self.poll.cons_idx.load(Ordering::Acquire);
+                let c1 = self.prod.cons_idx.load(Ordering::Acquire);
                 if c0 != c1 {
                     continue;
                 }
@@ -455,7 +445,7 @@ impl<L: NicLayout> Qp<L> {
                     Completion::None => Ok(c0),
                     Completion::Ok { wqe_counter, .. } => {
                         let c = widen(c0, wqe_counter.wrapping_add(1));
-                        Ok(self.poll.cons_idx.fetch_max(c, Ordering::AcqRel).max(c))
+                        Ok(self.prod.cons_idx.fetch_max(c, Ordering::AcqRel).max(c))
                     }
                     Completion::Err { wqe_counter, syndrome, opcode, .. } => {
                         Err(self.latch(QpError::Nic { wqe_counter, syndrome, opcode }))
@@ -463,19 +453,19 @@ impl<L: NicLayout> Qp<L> {
                 };
             },
             CqMode::Normal => {
-                if self.poll.poll_lock.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+                if self.prod.poll_lock.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
                     // Someone else is consuming entries.
                     return Ok(self.cons_idx());
                 }
-                let mut ci = self.poll.cq_ci.load(Ordering::Relaxed);
+                let mut ci = self.prod.cq_ci.load(Ordering::Relaxed);
                 let res = loop {
                     let e = ci % self.ncqes;
                     let cqe = self.load_cqe(e as usize);
                     let lap = ((ci / self.ncqes) & 1) as u8;
                     match L::decode_cqe(&cqe) {
                         Completion::Ok { wqe_counter, owner } if owner == lap => {
-                            let c0 = self.poll.cons_idx.load(Ordering::Acquire);
-                            self.poll.cons_idx.fetch_max(widen(c0, wqe_counter.wrapping_add(1)), Ordering::AcqRel);
+                            let c0 = self.prod.cons_idx.load(Ordering::Acquire);
+                            self.prod.cons_idx.fetch_max(widen(c0, wqe_counter.wrapping_add(1)), Ordering::AcqRel);
                             ci += 1;
                         }
                         Completion::Err { wqe_counter, owner, syndrome, opcode } if owner == lap => {
@@ -484,8 +474,8 @@ impl<L: NicLayout> Qp<L> {
                         _ => break Ok(self.cons_idx()),
                     }
                 };
-                self.poll.cq_ci.store(ci, Ordering::Release);
-                self.poll.poll_lock.store(0, Ordering::Release);
+                self.prod.cq_ci.store(ci, Ordering::Release);
+                self.prod.poll_lock.store(0, Ordering::Release);
                 res
             }
         }
@@ -575,6 +565,23 @@ impl<L: NicLayout> Qp<L> {
         (self.nic.seen[0].load(Ordering::Acquire), self.nic.seen[1].load(Ordering::Acquire))
     }
 
+    /// Whether WQEs are announced that the NIC can consume now: not failed, not held back by
+    /// a full CQ (as of the NIC's last pass over the queue).
+    pub fn nic_pending(&self) -> bool {
+        let (c, pcqe) = self.nic_seen();
+        c != u64::MAX && self.nic_announced(c) > c && self.nic_cq_room(pcqe) > 0
+    }
+
+    /// Takes the software NIC's lock on this queue, if free.
+    pub fn nic_try_drive(&self) -> bool {
+        self.nic.drive.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
+    }
+
+    /// Lets the software NIC's lock on this queue go.
+    pub fn nic_end_drive(&self) {
+        self.nic.drive.store(0, Ordering::SeqCst);
+    }
+
     /// The doorbell register's last value.
     pub fn nic_doorbell(&self) -> u64 {
         self.nic.db.load(Ordering::Acquire)
@@ -594,15 +601,16 @@ impl<L: NicLayout> Qp<L> {
     /// none of them moving `cons_idx` (the counters past 2^32 without 2^32 operations).
     #[doc(hidden)]
     pub fn nic_test_consumed_cqes(&self, n: u64) {
-        self.poll.cq_ci.store(n, Ordering::Release);
+        self.prod.cq_ci.store(n, Ordering::Release);
     }
 
     /// Entries the NIC may still write before the CQ is full, its `pcqe`-th being next
-    /// (unbounded in collapsed mode).
+    /// (unbounded in collapsed mode). A `pcqe` read before `cq_ci` may be stale, and behind
+    /// it: then the CQ is empty.
     pub fn nic_cq_room(&self, pcqe: u64) -> u64 {
         match self.mode {
             CqMode::Collapsed => u64::MAX,
-            CqMode::Normal => self.ncqes.saturating_sub(pcqe - self.poll.cq_ci.load(Ordering::Acquire)),
+            CqMode::Normal => self.ncqes.saturating_sub(pcqe.saturating_sub(self.prod.cq_ci.load(Ordering::Acquire))),
         }
     }
 
@@ -612,7 +620,7 @@ impl<L: NicLayout> Qp<L> {
         let (entry, c) = match self.mode {
             CqMode::Collapsed => (0, c),
             CqMode::Normal => {
-                while pcqe - self.poll.cq_ci.load(Ordering::Acquire) >= self.ncqes {
+                while pcqe - self.prod.cq_ci.load(Ordering::Acquire) >= self.ncqes {
                     if !wait() {
                         return false;
                     }

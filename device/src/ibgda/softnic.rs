@@ -15,8 +15,8 @@
 //! failure produce an error CQE (opcode 13, the syndrome at byte 55) at that WQE, and the queue
 //! enters the error state: nothing after it executes.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use oxshmem::transport::AmoOp;
@@ -32,15 +32,12 @@ use super::qp::Qp;
 pub struct NicShared {
     /// 1 while the NIC thread runs.
     pub(crate) alive: AtomicU32,
-    /// 1 while the NIC thread sleeps (a doorbell then unparks it).
+    /// 1 while the NIC thread sleeps (ringers then drive their queues themselves).
     sleeping: AtomicU32,
     stop: AtomicBool,
     thread: OnceLock<std::thread::Thread>,
-    /// The NIC's state; whoever holds the lock drives the NIC (its thread, or a device thread
-    /// — see [`progress`]).
-    engine: OnceLock<Mutex<EngineState>>,
-    /// A ringer found the engine taken and left its queue to the holder (see [`progress_queue`]).
-    missed: AtomicBool,
+    /// How long a full normal-mode CQ is waited for once stopping (ns).
+    timeout_ns: AtomicU64,
 }
 
 impl NicShared {
@@ -96,8 +93,7 @@ impl SoftNic {
     pub(crate) fn start(ib: *const Ibgda, timeout_ns: u64) -> SoftNic {
         // SAFETY: the caller keeps `ib` alive until stop() has joined the thread.
         let shared = unsafe { &(*ib).nic };
-        // SAFETY: as above.
-        Engine::init(unsafe { &*ib }, timeout_ns);
+        shared.timeout_ns.store(timeout_ns, Ordering::Relaxed);
         shared.alive.store(1, Ordering::Release);
         let p = Ptr(ib);
         let handle = std::thread::Builder::new()
@@ -107,7 +103,7 @@ impl SoftNic {
                 // SAFETY: see start().
                 let ib = unsafe { &*p.0 };
                 let _ = ib.nic.thread.set(std::thread::current());
-                Engine::run(ib);
+                run(ib);
                 ib.nic.alive.store(0, Ordering::Release);
             })
             .expect("spawn the software NIC thread");
@@ -134,160 +130,128 @@ impl Drop for SoftNic {
     }
 }
 
-/// What the NIC remembers between passes.
-#[derive(Debug)]
-struct EngineState {
-    /// Non-blocking transport writes not yet completed.
-    dirty: bool,
-    timeout: Duration,
-}
-
 /// Empty polls of the NIC thread before it sleeps (a few microseconds).
 const IDLE_SPINS: u32 = 32;
 
-struct Engine<'a> {
-    ib: &'a Ibgda,
-    st: std::sync::MutexGuard<'a, EngineState>,
-}
+/// Passes over one queue a driver makes for WQEs announced while it drove, before it leaves
+/// the rest to the NIC thread.
+const DRIVE_ROUNDS: usize = 4;
 
-/// Drives the NIC from a device thread (or the host): one pass over every queue, unless the
-/// NIC is stopped or another thread is driving it right now. Returns whether any WQE was
-/// consumed.
+/// Drives the NIC from a device thread (or the host): one pass over every queue with work
+/// announced, skipping queues another thread is consuming right now. Returns whether any WQE
+/// was consumed.
 ///
 /// On a GPU the NIC is hardware and never waits for a core; on the CPU back end its thread
 /// competes with every device thread for the cores. So a thread that waits for a completion,
 /// or rings while the NIC thread sleeps ([`progress_queue`]), does the NIC's work itself
 /// instead of waking that thread (a futex wake-up, then a scheduler's hand-off) and yielding to
-/// it — as libfabric's software providers make progress inside their callers.
+/// it — as libfabric's software providers make progress inside their callers. Each queue has
+/// its own lock (`Qp::nic_try_drive`), so threads on different queues never wait for each
+/// other.
 pub(crate) fn progress(ib: &Ibgda) -> bool {
     if !ib.nic.is_alive() {
         return false;
     }
-    let Some(m) = ib.nic.engine.get() else { return false };
-    let did = match m.try_lock() {
-        Ok(g) => Engine { ib, st: g }.pass(),
-        Err(_) => return false,
-    };
-    did | serve_missed(ib)
+    pass(ib)
 }
 
 /// Executes queue `i`'s announced WQEs after its doorbell, the NIC thread sleeping — or
-/// leaves them to the thread that holds the engine (see [`take_or_leave`]).
+/// leaves them to the thread consuming that queue right now (see [`drive`]).
 pub(crate) fn progress_queue(ib: &Ibgda, i: usize) {
     if !ib.nic.is_alive() {
         return;
     }
-    // Orders the caller's doorbell before the try-lock.
+    // Orders the caller's doorbell before the try-lock (the other half of `drive`'s check).
     std::sync::atomic::fence(Ordering::SeqCst);
-    match take_or_leave(ib) {
-        Some((mut e, false)) => {
-            e.drain(i);
-        }
-        Some((mut e, true)) => {
-            e.pass();
-        }
-        None => return,
-    }
-    serve_missed(ib);
+    drive(ib, i);
 }
 
-/// The engine, and whether the caller must pass over every queue; or None, the engine being
-/// taken, when its holder will do that. A thread that finds it taken sets `missed` and tries
-/// once more; a holder reads `missed` after letting go (SeqCst on both sides: either the
-/// holder sees the flag, or the second try finds the engine free — and then serves the flag,
-/// which may be another thread's, by a whole pass).
-fn take_or_leave(ib: &Ibgda) -> Option<(Engine<'_>, bool)> {
-    let m = ib.nic.engine.get()?;
-    if let Ok(g) = m.try_lock() {
-        return Some((Engine { ib, st: g }, false));
-    }
-    ib.nic.missed.store(true, Ordering::SeqCst);
-    let g = m.try_lock().ok()?;
-    ib.nic.missed.store(false, Ordering::SeqCst);
-    Some((Engine { ib, st: g }, true))
-}
-
-/// After letting the engine go: passes for the ringers that found it taken meanwhile (at most
-/// a few, then the NIC thread is woken for the rest). Returns whether any WQE was consumed.
-fn serve_missed(ib: &Ibgda) -> bool {
+/// Consumes queue `i` unless another thread is consuming it (None). A driver looks at the
+/// doorbell record again after letting the queue go, and goes on while work is announced: a
+/// ringer that found the queue taken left its WQEs to it (SeqCst on both sides: either the
+/// driver's second look sees the doorbell, or the ringer's try-lock finds the queue free).
+/// After a few rounds it wakes the NIC thread for the rest.
+fn drive(ib: &Ibgda, i: usize) -> Option<bool> {
+    let qp = &ib.qps[i];
     let mut did = false;
-    for _ in 0..4 {
-        std::sync::atomic::fence(Ordering::SeqCst);
-        if !ib.nic.missed.load(Ordering::SeqCst) || !ib.nic.missed.swap(false, Ordering::SeqCst) {
-            return did;
+    for round in 0..DRIVE_ROUNDS {
+        if !qp.nic_try_drive() {
+            // Its holder looks again after letting go.
+            return (round > 0).then_some(did);
         }
-        match take_or_leave(ib) {
-            Some((mut e, _)) => did |= e.pass(),
-            None => return did,
+        let mut e = Engine { ib, dirty: false };
+        did |= e.drain(i);
+        e.settle();
+        qp.nic_end_drive();
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if !qp.nic_pending() {
+            return Some(did);
         }
     }
     ib.nic.wake();
+    Some(did)
+}
+
+/// Drives every queue with work announced once; returns whether any WQE was consumed.
+fn pass(ib: &Ibgda) -> bool {
+    let mut did = false;
+    for (i, qp) in ib.qps.iter().enumerate() {
+        if qp.nic_pending() {
+            did |= drive(ib, i).unwrap_or(false);
+        }
+    }
     did
 }
 
-/// Whether some queue has announced WQEs that the engine can consume (as of its last pass;
-/// without the lock).
+/// Whether some queue has announced WQEs that the NIC can consume.
 fn pending(ib: &Ibgda) -> bool {
-    ib.qps.iter().any(|qp| {
-        let (c, pcqe) = qp.nic_seen();
-        c != u64::MAX && qp.nic_announced(c) > c && qp.nic_cq_room(pcqe) > 0
-    })
+    ib.qps.iter().any(Qp::nic_pending)
+}
+
+/// The NIC thread.
+fn run(ib: &Ibgda) {
+    let mut spins = 0u32;
+    loop {
+        if pass(ib) {
+            spins = 0;
+            continue;
+        }
+        if ib.nic.stop.load(Ordering::Acquire) {
+            // Past the stop flag: nothing announced before it is left behind (a queue another
+            // thread is consuming is that thread's to finish).
+            if pending(ib) {
+                std::thread::yield_now();
+                continue;
+            }
+            break;
+        }
+        // Idle: spin briefly, then sleep. While the NIC thread sleeps, ringers and waiters
+        // drive the queues themselves (see `progress`); the nap's end is a safety net only.
+        if spins < IDLE_SPINS {
+            spins += 1;
+            std::hint::spin_loop();
+            continue;
+        }
+        spins = 0;
+        ib.nic.sleeping.store(1, Ordering::SeqCst);
+        // Pairs with the full barrier after a ringer's doorbell record: either it sees
+        // `sleeping` and drives its queue itself, or we see its doorbell record here.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if !pending(ib) && !ib.nic.stop.load(Ordering::Acquire) {
+            std::thread::park_timeout(Duration::from_millis(ib.config.nic_nap_ms));
+        }
+        ib.nic.sleeping.store(0, Ordering::SeqCst);
+    }
+}
+
+/// One driver's work on one queue.
+struct Engine<'a> {
+    ib: &'a Ibgda,
+    /// Non-blocking transport writes not yet completed.
+    dirty: bool,
 }
 
 impl<'a> Engine<'a> {
-    fn init(ib: &'a Ibgda, timeout_ns: u64) {
-        let _ = ib.nic.engine.set(Mutex::new(EngineState { dirty: false, timeout: Duration::from_nanos(timeout_ns) }));
-    }
-
-    fn lock(ib: &'a Ibgda) -> Engine<'a> {
-        let m = ib.nic.engine.get().expect("the engine is set up before the NIC thread starts");
-        Engine { ib, st: m.lock().unwrap_or_else(|e| e.into_inner()) }
-    }
-
-    /// Drains every queue once.
-    fn pass(&mut self) -> bool {
-        let mut did = false;
-        for i in 0..self.ib.qps.len() {
-            did |= self.drain(i);
-        }
-        did
-    }
-
-    fn run(ib: &'a Ibgda) {
-        let mut spins = 0u32;
-        loop {
-            if progress(ib) {
-                spins = 0;
-                continue;
-            }
-            if ib.nic.stop.load(Ordering::Acquire) {
-                // One more pass after the stop flag: nothing announced before it is left behind.
-                if !Engine::lock(ib).pass() {
-                    break;
-                }
-                continue;
-            }
-            // Idle (or another thread drives): spin briefly, then sleep. While the NIC thread
-            // sleeps, ringers and waiters drive the NIC themselves (see `progress`); the
-            // timeout is a safety net only.
-            if spins < IDLE_SPINS {
-                spins += 1;
-                std::hint::spin_loop();
-                continue;
-            }
-            spins = 0;
-            ib.nic.sleeping.store(1, Ordering::SeqCst);
-            // Pairs with the full barrier after a ringer's doorbell record: either it sees
-            // `sleeping` and drives the NIC itself, or we see its doorbell record here.
-            std::sync::atomic::fence(Ordering::SeqCst);
-            if !pending(ib) && !ib.nic.stop.load(Ordering::Acquire) {
-                std::thread::park_timeout(Duration::from_millis(ib.config.nic_nap_ms));
-            }
-            ib.nic.sleeping.store(0, Ordering::SeqCst);
-        }
-        Engine::lock(ib).settle();
-    }
-
     /// Consumes every announced WQE of queue `i`; returns whether there was any.
     fn drain(&mut self, i: usize) -> bool {
         let qp = &self.ib.qps[i];
@@ -360,13 +324,15 @@ impl<'a> Engine<'a> {
     }
 
     fn complete(&self, qp: &Qp<super::layout::Mlx5>, st: &mut QState, c: Completion) {
-        let deadline = Instant::now() + self.st.timeout;
+        let timeout = Duration::from_nanos(self.ib.nic.timeout_ns.load(Ordering::Relaxed));
         let stop = &self.ib.nic.stop;
         let mut spins = 0u32;
+        let mut deadline: Option<Instant> = None;
         // A normal-mode CQ that nobody consumes: wait, but not past the timeout once stopping.
+        // (The clock is read only then: this runs once per drained batch.)
         let ok = qp.nic_complete(c, st.pcqe, &mut || {
             super::sync::pause(&mut spins);
-            !(stop.load(Ordering::Acquire) && Instant::now() > deadline)
+            !stop.load(Ordering::Acquire) || Instant::now() <= *deadline.get_or_insert_with(|| Instant::now() + timeout)
         });
         if ok {
             st.pcqe += 1;
@@ -375,8 +341,8 @@ impl<'a> Engine<'a> {
 
     /// Completes non-blocking transport writes.
     fn settle(&mut self) {
-        if self.st.dirty {
-            self.st.dirty = false;
+        if self.dirty {
+            self.dirty = false;
             let _ = oxshmem::raw::quiet();
         }
     }
@@ -486,7 +452,7 @@ impl<'a> Engine<'a> {
             unsafe { oxshmem::transport::shm::copy_to_peer(mapped as *mut u8, src, len) };
             Ok(())
         } else {
-            self.st.dirty = true;
+            self.dirty = true;
             // SAFETY: checked ranges; `equiv` is symmetric.
             unsafe { oxshmem::raw::putmem_nbi(equiv as *mut u8, src, len, pe) }.map_err(|_| syndrome::REMOTE_OP_ERR)
         }
