@@ -52,7 +52,7 @@ pub struct IbgdaConfig {
     /// Ring at least every this many slots (`OXSHMEM_IBGDA_BATCH`, default 32).
     pub batch: usize,
     /// How long the software NIC's thread sleeps when idle before it looks at the doorbells
-    /// again, in milliseconds (`OXSHMEM_SOFTNIC_NAP_MS`, default 5). Doorbells rung while it
+    /// again, in milliseconds (`OXSHMEM_SOFTNIC_NAP_MS`, default 50). Doorbells rung while it
     /// sleeps are served by the ringing threads themselves; the nap's end is a safety net, and
     /// a test sets it to minutes to show that nothing relies on it.
     pub nic_nap_ms: u64,
@@ -60,7 +60,7 @@ pub struct IbgdaConfig {
 
 impl Default for IbgdaConfig {
     fn default() -> Self {
-        IbgdaConfig { nwqes: 2048, cq_mode: CqMode::Collapsed, ncqes: 2048, num_rc: 8, batch: 32, nic_nap_ms: 5 }
+        IbgdaConfig { nwqes: 2048, cq_mode: CqMode::Collapsed, ncqes: 2048, num_rc: 8, batch: 32, nic_nap_ms: 50 }
     }
 }
 
