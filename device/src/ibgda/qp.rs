@@ -577,9 +577,10 @@ impl<L: NicLayout> Qp<L> {
         self.nic.drive.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
     }
 
-    /// Lets the software NIC's lock on this queue go.
+    /// Lets the software NIC's lock on this queue go (a release: the caller's SeqCst fence
+    /// after it orders it before its second look at the doorbell record).
     pub fn nic_end_drive(&self) {
-        self.nic.drive.store(0, Ordering::SeqCst);
+        self.nic.drive.store(0, Ordering::Release);
     }
 
     /// The doorbell register's last value.

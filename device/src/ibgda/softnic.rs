@@ -133,6 +133,10 @@ impl Drop for SoftNic {
 /// Empty polls of the NIC thread before it sleeps (a few microseconds).
 const IDLE_SPINS: u32 = 32;
 
+/// Slots executed by ringers during one idle stretch of the NIC thread past which it stays up:
+/// a stream of work (hundreds of slots), not a few operations now and then.
+const STREAM_SLOTS: u64 = 64;
+
 /// Passes over one queue a driver makes for WQEs announced while it drove, before it leaves
 /// the rest to the NIC thread.
 const DRIVE_ROUNDS: usize = 4;
@@ -203,6 +207,12 @@ fn pass(ib: &Ibgda) -> bool {
     did
 }
 
+/// Slots consumed on every queue that has not failed (by anyone, as of each queue's last
+/// pass).
+fn consumed(ib: &Ibgda) -> u64 {
+    ib.qps.iter().map(|qp| qp.nic_seen().0).filter(|&c| c != u64::MAX).fold(0, u64::wrapping_add)
+}
+
 /// Whether some queue has announced WQEs that the NIC can consume.
 fn pending(ib: &Ibgda) -> bool {
     ib.qps.iter().any(Qp::nic_pending)
@@ -211,6 +221,8 @@ fn pending(ib: &Ibgda) -> bool {
 /// The NIC thread.
 fn run(ib: &Ibgda) {
     let mut spins = 0u32;
+    // Slots consumed by anyone when this idle stretch began.
+    let mut window = 0u64;
     loop {
         if pass(ib) {
             spins = 0;
@@ -227,12 +239,22 @@ fn run(ib: &Ibgda) {
         }
         // Idle: spin briefly, then sleep. While the NIC thread sleeps, ringers and waiters
         // drive the queues themselves (see `progress`); the nap's end is a safety net only.
+        if spins == 0 {
+            window = consumed(ib);
+        }
         if spins < IDLE_SPINS {
             spins += 1;
             std::hint::spin_loop();
             continue;
         }
         spins = 0;
+        // Nothing for us, but the ringers have been executing a stream of work themselves
+        // (each paying for its own pass): stay up, so that they leave it to this thread, and
+        // give them the core meanwhile.
+        if consumed(ib).wrapping_sub(window) >= STREAM_SLOTS {
+            std::thread::yield_now();
+            continue;
+        }
         ib.nic.sleeping.store(1, Ordering::SeqCst);
         // Pairs with the full barrier after a ringer's doorbell record: either it sees
         // `sleeping` and drives its queue itself, or we see its doorbell record here.
