@@ -133,8 +133,9 @@ impl Drop for SoftNic {
 /// Empty polls of the NIC thread before it sleeps (a few microseconds).
 const IDLE_SPINS: u32 = 32;
 
-/// Slots executed by ringers during one idle stretch of the NIC thread past which it stays up:
-/// a stream of work (hundreds of slots), not a few operations now and then.
+/// Slots executed by ringers during one idle stretch of the NIC thread past which it stays up
+/// (if they also came at one per microsecond or faster): a stream of work, not a few
+/// operations now and then.
 const STREAM_SLOTS: u64 = 64;
 
 /// Passes over one queue a driver makes for WQEs announced while it drove, before it leaves
@@ -221,8 +222,8 @@ fn pending(ib: &Ibgda) -> bool {
 /// The NIC thread.
 fn run(ib: &Ibgda) {
     let mut spins = 0u32;
-    // Slots consumed by anyone when this idle stretch began.
-    let mut window = 0u64;
+    // Slots consumed by anyone when this idle stretch began, and when it began.
+    let mut window = (0u64, Instant::now());
     loop {
         if pass(ib) {
             spins = 0;
@@ -240,7 +241,7 @@ fn run(ib: &Ibgda) {
         // Idle: spin briefly, then sleep. While the NIC thread sleeps, ringers and waiters
         // drive the queues themselves (see `progress`); the nap's end is a safety net only.
         if spins == 0 {
-            window = consumed(ib);
+            window = (consumed(ib), Instant::now());
         }
         if spins < IDLE_SPINS {
             spins += 1;
@@ -250,8 +251,11 @@ fn run(ib: &Ibgda) {
         spins = 0;
         // Nothing for us, but the ringers have been executing a stream of work themselves
         // (each paying for its own pass): stay up, so that they leave it to this thread, and
-        // give them the core meanwhile.
-        if consumed(ib).wrapping_sub(window) >= STREAM_SLOTS {
+        // give them the core meanwhile. A stream: at least STREAM_SLOTS, and one per
+        // microsecond (the stretch may have lasted a time slice of another thread: a few
+        // operations now and then add up to many slots then).
+        let slots = consumed(ib).wrapping_sub(window.0);
+        if slots >= STREAM_SLOTS && u128::from(slots) >= window.1.elapsed().as_micros() {
             std::thread::yield_now();
             continue;
         }
