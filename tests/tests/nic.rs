@@ -146,6 +146,7 @@ fn bad_queue_settings_are_init_errors() {
         ("OXSHMEM_IBGDA_NWQES", "bogus", "OXSHMEM_IBGDA_NWQES=\"bogus\": expected a number"),
         ("OXSHMEM_IBGDA_NWQES", "12", "OXSHMEM_IBGDA_NWQES=12: expected a power of two"),
         ("OXSHMEM_IBGDA_CQ_MODE", "bogus", "OXSHMEM_IBGDA_CQ_MODE=\"bogus\": expected collapsed or normal"),
+        ("OXSHMEM_SOFTNIC_NAP_MS", "soon", "OXSHMEM_SOFTNIC_NAP_MS=\"soon\": expected a number"),
     ] {
         let r = run(PE_NIC, &["bad-env", var], &[(var, value)], 60);
         assert_job_ok(&r);
