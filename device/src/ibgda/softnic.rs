@@ -184,10 +184,20 @@ fn drive(ib: &Ibgda, i: usize) -> Option<bool> {
             // Its holder looks again after letting go.
             return (round > 0).then_some(did);
         }
-        let mut e = Engine { ib, dirty: false };
-        did |= e.drain(i);
-        e.settle();
-        qp.nic_end_drive();
+        {
+            // Lets the queue go even if the drain unwinds (a device thread's panic is caught
+            // and reported; the queue must stay usable for the rest of the job).
+            struct Held<'q>(&'q Qp<super::layout::Mlx5>);
+            impl Drop for Held<'_> {
+                fn drop(&mut self) {
+                    self.0.nic_end_drive();
+                }
+            }
+            let _held = Held(qp);
+            let mut e = Engine { ib, dirty: false };
+            did |= e.drain(i);
+            e.settle();
+        }
         std::sync::atomic::fence(Ordering::SeqCst);
         if !qp.nic_pending() {
             return Some(did);
