@@ -298,9 +298,11 @@ fn waiter<'a>(q: &'a Qp<Mlx5>, who: String, kick: Option<&'a Notify>) -> impl Fn
     }
 }
 
-fn model(cfg: Cfg) {
+/// Explores `body` under loom (at most `preemptions` preemptions per execution) and reports
+/// how many executions that took, as `what`.
+fn explore(what: String, preemptions: usize, body: impl Fn() + Send + Sync + 'static) {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(cfg.preemptions);
+    builder.preemption_bound = Some(preemptions);
     builder.max_branches = 100_000;
     let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = std::time::Instant::now();
@@ -310,6 +312,13 @@ fn model(cfg: Cfg) {
         if n % 1000 == 999 {
             eprintln!("{} executions after {:.1?}", n + 1, started.elapsed());
         }
+        body();
+    });
+    eprintln!("{what}: {} executions in {:.1?}", runs.load(std::sync::atomic::Ordering::Relaxed), started.elapsed());
+}
+
+fn model(cfg: Cfg) {
+    explore(format!("{cfg:?}"), cfg.preemptions, move || {
         TRACE.lock().unwrap().clear();
         let q = Arc::new(Qp::<Mlx5>::new(cfg.nwqes, cfg.mode, cfg.ncqes, 32, QPN, 0));
         skip_scratch(&q);
@@ -405,7 +414,6 @@ fn model(cfg: Cfg) {
         assert_eq!((q.resv_head(), q.ready_head(), q.prod_idx(), q.cons_idx()), (total, total, total, total));
         assert!(q.error().is_none());
     });
-    eprintln!("{cfg:?}: {} executions in {:.1?}", runs.load(std::sync::atomic::Ordering::Relaxed), started.elapsed());
 }
 
 const BASE: Cfg = Cfg {
@@ -585,14 +593,7 @@ fn many_producers_on_a_tiny_queue_with_real_threads() {
 /// large enough never to wrap; after they are joined, everything must be ready and announced,
 /// and every slot must hold its request.
 fn publish_model(posts: &'static [u64], nwqes: usize, preemptions: usize) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(preemptions);
-    builder.max_branches = 100_000;
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = runs.clone();
-    let started = std::time::Instant::now();
-    builder.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    explore(format!("publish {posts:?}"), preemptions, move || {
         let q = Arc::new(Qp::<Mlx5>::new(nwqes, CqMode::Collapsed, 1, 32, QPN, 0));
         skip_scratch(&q);
         sync::materialize();
@@ -623,11 +624,6 @@ fn publish_model(posts: &'static [u64], nwqes: usize, preemptions: usize) {
             next[(p - 1) as usize] += 1;
         }
     });
-    eprintln!(
-        "publish {posts:?}: {} executions in {:.1?}",
-        runs.load(std::sync::atomic::Ordering::Relaxed),
-        started.elapsed()
-    );
 }
 
 /// Four producers, one post each, publishing concurrently (the combining publish: a producer
@@ -646,14 +642,7 @@ fn four_producers_publish_in_order() {
 /// request must execute, once and in each producer's order — a doorbell left behind by a ringer
 /// that found the lock taken would show as a request never executed.
 fn drive_model(producers: u64, posts: u64, preemptions: usize) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(preemptions);
-    builder.max_branches = 100_000;
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = runs.clone();
-    let started = std::time::Instant::now();
-    builder.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    explore(format!("drive {producers}x{posts}"), preemptions, move || {
         let total = producers * posts;
         let q = Arc::new(Qp::<Mlx5>::new(4, CqMode::Collapsed, 1, 32, QPN, 0));
         skip_scratch(&q);
@@ -691,11 +680,6 @@ fn drive_model(producers: u64, posts: u64, preemptions: usize) {
             assert_eq!(e.load(Ordering::Relaxed), posts, "producer {}: requests executed", i + 1);
         }
     });
-    eprintln!(
-        "drive {producers}x{posts}: {} executions in {:.1?}",
-        runs.load(std::sync::atomic::Ordering::Relaxed),
-        started.elapsed()
-    );
 }
 
 /// One driver's pass over the queue, as `softnic::Engine::drain` makes it: from the consumed
