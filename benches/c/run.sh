@@ -2,8 +2,8 @@
 # Builds the OSU-style OpenSHMEM benchmarks of this folder with oxshmem's oshcc and, when it is
 # installed, with OpenMPI's oshcc (apt-get install openmpi-bin libopenmpi-dev), runs both on
 # 2 PEs interleaved round by round (oxshmem, OpenMPI, then OpenMPI, oxshmem in the next round,
-# ...: on these shared 2-vCPU machines the placement of the two vCPUs flips every few seconds,
-# see shared/BENCHMARKING.md), and prints, per benchmark and size, the median and minimum of
+# ...: on these shared 2-vCPU machines the placement of the two vCPUs flips every few seconds),
+# and prints, per benchmark and size, the median and minimum of
 # each and the ratio oxshmem / OpenMPI of the medians, then of each round.
 #
 #   benches/c/run.sh [--no-build]

@@ -10,11 +10,15 @@
 #   libclang-dev   what bindgen in runtime/build.rs loads to read rdma/fabric.h
 #   libibverbs-dev rdma-core's infiniband/mlx5dv.h, which device/tests/mlx5_layout.rs checks the
 #                  IBGDA work-queue layouts against
+#   gcc g++ gfortran  what oshcc/oshc++/oshfort wrap (the C, C++ and Fortran test programs)
+#   binutils     nm and readelf, which the C library's ABI tests read it with
+#   python3      the doc-command check (scripts/doc-commands.sh) extracts the docs' blocks with it
 # Debian 12 / Ubuntu. Needs root (or sudo). Then run the tests with
 # OXSHMEM_TEST_REQUIRE_LAUNCHERS=1, so that a missing launcher fails instead of skipping.
 set -euo pipefail
 
-pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev libibverbs-dev)
+pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev libibverbs-dev
+      gcc g++ gfortran binutils python3)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,22 +28,24 @@ if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
 
-sudo=""
-[ "$(id -u)" = 0 ] || sudo=sudo
+# As root, run apt-get directly; otherwise through sudo, keeping DEBIAN_FRONTEND (-E). An array,
+# so that an empty prefix adds no word (a plain "$sudo -E" ran "-E" as a command as root).
+sudo=()
+[ "$(id -u)" = 0 ] || sudo=(sudo -E)
 
 # Packages with daemons (munge, slurmd, slurmctld) would start them where an init system runs:
 # a policy-rc.d that says "no" keeps the install from starting anything.
 policy=/usr/sbin/policy-rc.d
 added_policy=false
 if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
-    $sudo chmod 755 "$policy"
+    printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+    "${sudo[@]}" chmod 755 "$policy"
     added_policy=true
 fi
-cleanup() { if $added_policy; then $sudo rm -f "$policy"; fi; }
+cleanup() { if $added_policy; then "${sudo[@]}" rm -f "$policy"; fi; }
 trap cleanup EXIT
 
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo -E apt-get install -y -q "${missing[@]}"
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q "${missing[@]}"
 echo "ci-deps: installed ${missing[*]}"

@@ -9,7 +9,7 @@
 //! each value is compared with `core::mem::offset_of!`/`size_of` on the `#[repr(C)]` types of
 //! `oxshmem_device::ibgda::mlx5`, its constants, and the bytes `CtrlSeg::new`, `DataSeg` and
 //! `Mlx5::encode`/`encode_cqe` write. The masked-atomic segments are not in mlx5dv.h: they are
-//! checked against the table of the design reference (`shared/reference/ibgda.md`, section 3).
+//! checked against the table of the design reference (`docs/ibgda.md`, section 3).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -80,14 +80,14 @@ fn the_headers_declare_the_reference_api() {
     assert_eq!(api, want, "{}", diff("OpenSHMEM 1.5", &api, &want));
 }
 
+/// The reference API lists the project carries (their sources are named in its README).
 fn reference_dir() -> PathBuf {
-    common::crate_dir().join("../../../shared/reference")
+    common::crate_dir().join("../api")
 }
 
 #[test]
 fn api_coverage_finds_all_1726_functions() {
-    let tool = common::crate_dir().join("../../../shared/tools/api-coverage");
-    assert!(tool.exists(), "the project's api-coverage tool is not at {}", tool.display());
+    let tool = common::workspace_bin("oxshmem-api-coverage");
     let out = run_ok(arg(&tool), &[arg(&shared_lib())]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("1726/1726 openshmem functions exported by liboxshmem.so"), "api-coverage says:\n{text}");
@@ -99,7 +99,7 @@ fn the_static_library_defines_every_routine() {
         eprintln!("SKIPPED: nm is not installed");
         return;
     }
-    let lib = common::profile_dir().join("liboxshmem.a");
+    let lib = common::static_lib();
     let out = run_ok("nm", &["-g", "--defined-only", arg(&lib)]);
     let defined: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
         .lines()

@@ -12,36 +12,9 @@ use std::process::{Command, Output, Stdio};
 
 use common::{arg, crate_dir, have, include_dir, profile_dir, run_ok};
 
-/// `oshrun` beside the library, built once if it is not there (`cargo test -p oxshmem-c`
-/// does not build other packages' binaries).
+/// `oshrun` beside the library.
 fn oshrun() -> PathBuf {
-    let path = profile_dir().join("oshrun");
-    if !path.exists() {
-        let profile = match profile_dir().file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev".to_string(),
-            Some(p) => p.to_string(),
-        };
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let target = profile_dir().parent().expect("target/<profile> has a parent").to_path_buf();
-        let manifest = crate_dir().join("../../Cargo.toml");
-        run_ok(
-            &cargo,
-            &[
-                "build",
-                "-p",
-                "oxshmem-bootstrap",
-                "--bin",
-                "oshrun",
-                "--profile",
-                &profile,
-                "--manifest-path",
-                arg(&manifest),
-                "--target-dir",
-                arg(&target),
-            ],
-        );
-    }
-    path
+    common::workspace_bin("oshrun")
 }
 
 /// A temporary directory of one test, removed when dropped.

@@ -3,7 +3,7 @@
 //!
 //! | where | what |
 //! | --- | --- |
-//! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oxshmem-info` |
+//! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oxshmem-info`, `oxshmem-api-coverage` |
 //! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a` |
 //! | `lib/pkgconfig/` | `oxshmem.pc` |
 //! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h` |
@@ -95,7 +95,7 @@ fn profile_dir_name(profile: &str) -> &str {
 }
 
 /// The binaries installed into `bin/`, from `target/<profile>/`.
-pub const BINARIES: &[&str] = &["oshrun", "oshcc", "oshcxx", "oshfort", "oxshmem-info"];
+pub const BINARIES: &[&str] = &["oshrun", "oshcc", "oshcxx", "oshfort", "oxshmem-info", "oxshmem-api-coverage"];
 /// The links installed into `bin/`, to `oshcxx`.
 pub const CXX_ALIASES: &[&str] = &["oshc++", "oshCC"];
 

@@ -1,11 +1,12 @@
 //! The tools a user of oxshmem's C and Fortran interfaces runs: the compiler wrappers `oshcc`,
-//! `oshc++` (also `oshcxx`, `oshCC`) and `oshfort`, `oxshmem-info`, and `oxshmem-install`.
+//! `oshc++` (also `oshcxx`, `oshCC`) and `oshfort`, `oxshmem-info`, `oxshmem-install` and `oxshmem-api-coverage`.
 //!
 //! Everything here finds the headers, the library and the Fortran module source from where the
 //! running tool lies ([`layout`]): `<prefix>/bin/` beside `<prefix>/include/` and
 //! `<prefix>/lib/` once installed, `target/<profile>/` inside the source tree before. Nothing here
 //! is linked into a PE: the runtime itself never depends on this crate.
 
+pub mod coverage;
 pub mod fortran;
 pub mod info;
 pub mod install;

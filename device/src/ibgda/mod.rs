@@ -1,7 +1,7 @@
 //! The IBGDA channel: device threads write NIC work requests themselves — mlx5 WQEs in a send
 //! queue per peer, a doorbell record and a doorbell ring — and poll the NIC's completion queue
 //! for `quiet`, with no CPU thread forwarding each request (NVSHMEM's InfiniBand GPUDirect
-//! Async; see `shared/reference/ibgda.md` for the protocol this follows).
+//! Async; see `docs/ibgda.md` for the protocol this follows).
 //!
 //! - [`mlx5`] — the WQE and CQE layouts (`#[repr(C)]`, checked against rdma-core's header);
 //! - [`layout`] — the NIC-layout trait and the NIC-neutral work request; [`layout::Mlx5`];

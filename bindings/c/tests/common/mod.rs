@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 /// `target/<profile>`: the directory above the test executable's `deps/`, where cargo puts
 /// `liboxshmem.so`, `liboxshmem.a` and `oshrun`.
@@ -32,10 +33,72 @@ pub(crate) fn out_dir() -> PathBuf {
     PathBuf::from(env!("OUT_DIR"))
 }
 
-/// The shared library that this test run built.
+/// Builds, once per test process, what these tests use beside the test executable and
+/// `cargo test` never builds: the C library itself (this crate makes no rlib, so no test
+/// links it and cargo does not build it for them), `oshrun` and the compiler wrappers. Always
+/// asks cargo, which makes it a no-op when they are fresh and rebuilds them when a source
+/// changed, so a test never runs yesterday's library; on a fresh clone it is the first build.
+pub(crate) fn ensure_built() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let profile = match profile_dir().file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_string(),
+            Some(p) => p.to_string(),
+        };
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let target = profile_dir().parent().expect("target/<profile> has a parent").to_path_buf();
+        let manifest = crate_dir().join("../../Cargo.toml");
+        run_ok(
+            &cargo,
+            &[
+                "build",
+                "-p",
+                "oxshmem-c",
+                "-p",
+                "oxshmem-bootstrap",
+                "--bin",
+                "oshrun",
+                "-p",
+                "oxshmem-tools",
+                "--bin",
+                "oshcc",
+                "--bin",
+                "oshcxx",
+                "--bin",
+                "oxshmem-api-coverage",
+                "--lib",
+                "--profile",
+                &profile,
+                "--manifest-path",
+                arg(&manifest),
+                "--target-dir",
+                arg(&target),
+            ],
+        );
+    });
+}
+
+/// The shared library, built by [`ensure_built`].
 pub(crate) fn shared_lib() -> PathBuf {
+    ensure_built();
     let p = profile_dir().join("liboxshmem.so");
-    assert!(p.exists(), "{} not found: cargo builds it with this crate's tests", p.display());
+    assert!(p.exists(), "{} not found even after cargo built oxshmem-c", p.display());
+    p
+}
+
+/// The static library, built by [`ensure_built`].
+pub(crate) fn static_lib() -> PathBuf {
+    ensure_built();
+    let p = profile_dir().join("liboxshmem.a");
+    assert!(p.exists(), "{} not found even after cargo built oxshmem-c", p.display());
+    p
+}
+
+/// A binary that [`ensure_built`] builds into `target/<profile>/`.
+pub(crate) fn workspace_bin(file: &str) -> PathBuf {
+    ensure_built();
+    let p = profile_dir().join(file);
+    assert!(p.exists(), "{} not found even after cargo built it", p.display());
     p
 }
 

@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::common::{arg, crate_dir, lib_dir_with_soname, profile_dir, run_ok};
+use crate::common::{arg, crate_dir, lib_dir_with_soname, profile_dir, run_ok, workspace_bin};
 
 /// How long one job may take: oshrun's own limit, and a little more for this process to give
 /// up on oshrun itself.
@@ -35,33 +35,10 @@ pub(crate) fn sources_dir() -> PathBuf {
     crate_dir().join("../../tests/c")
 }
 
-/// A binary of another package of the workspace in `target/<profile>/`, built once if it is
-/// not there (`cargo test -p oxshmem-c` does not build other packages' binaries).
-fn workspace_bin(file: &str, package: &str, bins: &[&str]) -> PathBuf {
-    let path = profile_dir().join(file);
-    if !path.exists() {
-        let profile = match profile_dir().file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev".to_string(),
-            Some(p) => p.to_string(),
-        };
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let target = profile_dir().parent().expect("target/<profile> has a parent").to_path_buf();
-        let manifest = crate_dir().join("../../Cargo.toml");
-        let mut args = vec!["build", "-p", package];
-        for b in bins {
-            args.extend(["--bin", b]);
-        }
-        args.extend(["--profile", &profile, "--manifest-path", arg(&manifest), "--target-dir", arg(&target)]);
-        run_ok(&cargo, &args);
-        assert!(path.exists(), "building {package} did not make {}", path.display());
-    }
-    path
-}
-
 /// The launcher.
 pub(crate) fn oshrun() -> PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| workspace_bin("oshrun", "oxshmem-bootstrap", &["oshrun"])).clone()
+    P.get_or_init(|| workspace_bin("oshrun")).clone()
 }
 
 /// The compiler wrapper for C or C++ (`oshc++` is a link to `oshcxx` that the tools' build
@@ -69,9 +46,9 @@ pub(crate) fn oshrun() -> PathBuf {
 fn compiler(cxx: bool) -> PathBuf {
     static P: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     let (cc, cxxc) = P.get_or_init(|| {
-        let cc = workspace_bin("oshcc", "oxshmem-tools", &["oshcc", "oshcxx"]);
+        let cc = workspace_bin("oshcc");
         let linked = profile_dir().join("oshc++");
-        let cxx = if linked.exists() { linked } else { workspace_bin("oshcxx", "oxshmem-tools", &["oshcc", "oshcxx"]) };
+        let cxx = if linked.exists() { linked } else { workspace_bin("oshcxx") };
         (cc, cxx)
     });
     if cxx { cxxc.clone() } else { cc.clone() }
