@@ -17,6 +17,31 @@ pub struct Var {
     pub default: &'static str,
     /// One line of help.
     pub help: &'static str,
+    /// Who reads it; [`Group::Testing`] variables are left out of every table users see.
+    pub group: Group,
+}
+
+/// Which layer reads a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// The runtime (`oxshmem`): every program.
+    Runtime,
+    /// The device layer (`oxshmem-device`): programs that call `Device::init`.
+    Device,
+    /// Fault injection for the project's own tests; never shown.
+    Testing,
+}
+
+impl Var {
+    /// Whether users see it (in `SHMEM_INFO`, `oxshmem-info` and `docs/configuration.md`).
+    pub fn shown(&self) -> bool {
+        self.group != Group::Testing
+    }
+}
+
+/// The variables users see, in declaration order.
+pub fn shown_vars() -> impl Iterator<Item = &'static Var> {
+    VARS.iter().filter(|v| v.shown())
 }
 
 /// Every variable the runtime reads.
@@ -25,73 +50,148 @@ pub const VARS: &[Var] = &[
         name: "SHMEM_SYMMETRIC_SIZE",
         aliases: &["NVSHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE"],
         default: "1G",
-        help: "bytes of symmetric heap per PE (K/M/G/T suffixes, powers of 1024); address space is reserved, memory is committed as touched",
+        help: "bytes of symmetric heap per PE (K/M/G/T suffixes, powers of 1024, minimum 1M). Address space is reserved; memory is committed only as it is touched. The runtime's own symmetric objects (team slots, mailboxes) live beyond this size and never take space from it.",
+        group: Group::Runtime,
     },
     Var {
         name: "SHMEM_DEBUG",
         aliases: &["NVSHMEM_DEBUG", "SMA_DEBUG"],
         default: "0",
-        help: "1: extra checks (collective allocation arguments agree across PEs)",
+        help: "extra checks: every collective allocation verifies through the launcher that all PEs asked for the same size",
+        group: Group::Runtime,
     },
     Var {
         name: "SHMEM_INFO",
         aliases: &["NVSHMEM_INFO", "SMA_INFO"],
         default: "0",
-        help: "1: PE 0 prints the resolved configuration at init",
+        help: "PE 0 prints the version and this table at init",
+        group: Group::Runtime,
     },
     Var {
         name: "SHMEM_VERSION",
         aliases: &["NVSHMEM_VERSION", "SMA_VERSION"],
         default: "0",
-        help: "1: PE 0 prints the library version at init",
+        help: "PE 0 prints the version at init",
+        group: Group::Runtime,
     },
     Var {
         name: "OXSHMEM_TRANSPORT",
         aliases: &[],
         default: "auto",
-        help: "transport for every peer: auto (shm within a host, ofi across hosts), shm, or ofi (the network path even within a host)",
+        help: "`auto`: shared memory within a host, the network transport (`ofi`, a build feature) across hosts; `shm`: shared memory only; `ofi`: the network path for every peer, even on one host",
+        group: Group::Runtime,
     },
     Var {
         name: "OXSHMEM_NODES",
         aliases: &[],
         default: "auto",
-        help: "how PEs are grouped into nodes (shared memory within one, the network between them): host (same host name and boot id), launcher (the launcher's placement, split further by host), auto (launcher when this build has a network transport, else host)",
+        help: "how PEs are grouped into nodes — shared memory inside a node, the network transport between nodes. `host`: same host name and boot id. `launcher`: the launcher's placement (`PMI_process_mapping` of Hydra and Slurm, PMIx's node ids), split further where host keys differ, since shared memory needs one host; the host grouping when the launcher says nothing. `auto`: `launcher` when the build has a network transport (feature `ofi`) and `OXSHMEM_TRANSPORT` is not `shm`, else `host`. So `mpiexec.hydra -launcher fork -hosts 127.0.0.2,127.0.0.3` gives two nodes on one machine with ofi between them; without a network transport, `launcher` then fails at init naming a peer no transport reaches",
+        group: Group::Runtime,
     },
     Var {
         name: "OXSHMEM_SHOW_PEERS",
         aliases: &[],
         default: "0",
-        help: "1: every PE prints its node and which transport reaches each peer at init (stderr)",
+        help: "`1`: every PE prints one line to stderr at init: its node, and which transport reaches which PEs (`oxshmem: PE 1: node 1 of 2 (host (launcher node 1)): shm 1,3; ofi 0,2 (tcp;ofi_rxm, domain tcp, endpoint 127.0.0.3:41000); unreachable -`)",
+        group: Group::Runtime,
     },
     Var {
         name: "OXSHMEM_BOOTSTRAP",
         aliases: &[],
         default: "auto",
-        help: "bootstrap: auto (uid, PMI-1/PMI-2, PMIx or singleton, from the environment), pmi1, pmi2, pmix, uid, singleton",
+        help: "how PEs find each other; see below",
+        group: Group::Runtime,
     },
     Var {
         name: "OXSHMEM_TIMEOUT",
         aliases: &[],
         default: "60",
-        help: "seconds a wait for a peer may last (ofi transport, device channels, unique-id bootstrap) before it fails with an error naming the peer",
+        help: "seconds a wait for a peer may last (the ofi transport, device-side waits and channels; the unique-id bootstrap defaults to `120`) before it fails with an error naming the peer and the step",
+        group: Group::Runtime,
     },
     Var {
         name: "OXSHMEM_OFI_SRC_ADDR",
         aliases: &[],
         default: "",
-        help: "ofi: address or host name this PE's endpoint binds to (fi_getinfo node with FI_SOURCE); empty: the loopback address Hydra names the PE's host by (MPIR_CVAR_CH3_INTERFACE_HOSTNAME=127.x.y.z), else the provider's choice",
+        help: "the address the ofi endpoint binds to (e.g. 127.0.0.2 for one of several \"hosts\" on one machine). Unset: under Hydra, the PE's host name when it is a loopback address (`MPIR_CVAR_CH3_INTERFACE_HOSTNAME`, so `-hosts 127.0.0.2,127.0.0.3` binds each group to its own address); otherwise the provider's choice",
+        group: Group::Runtime,
     },
     Var {
         name: "OXSHMEM_OFI_TEST_BAD_PEER",
         aliases: &[],
         default: "",
         help: "testing only: a PE number whose exchanged ofi address this PE corrupts, to exercise unreachable-peer errors",
+        group: Group::Testing,
     },
     Var {
         name: "OXSHMEM_SPIN",
         aliases: &[],
         default: "1000",
-        help: "polls a waiting PE spins before it starts yielding the CPU (default 1000; 0 when a host runs more PEs than it has cores)",
+        help: "polls a waiting PE spins before it starts yielding the CPU",
+        group: Group::Runtime,
+    },
+    Var {
+        name: "OXSHMEM_DEVICE_CHANNEL",
+        aliases: &[],
+        default: "auto",
+        help: "device-initiated operations: `p2p` (mapped peers, direct loads/stores/atomics), `proxy` (request ring drained by a host proxy thread), `ibgda` (mlx5 work queues the device thread writes and rings itself, consumed by the software NIC); `auto` picks P2P for mapped peers and `OXSHMEM_DEVICE_REMOTE` for the rest",
+        group: Group::Device,
+    },
+    Var {
+        name: "OXSHMEM_DEVICE_REMOTE",
+        aliases: &[],
+        default: "proxy",
+        help: "with `OXSHMEM_DEVICE_CHANNEL=auto`: the channel of peers whose heap is not mapped here, `proxy` or `ibgda`",
+        group: Group::Device,
+    },
+    Var {
+        name: "OXSHMEM_DEVICE_BLOCKS",
+        aliases: &[],
+        default: "4",
+        help: "blocks of a CPU-back-end kernel that run at once",
+        group: Group::Device,
+    },
+    Var {
+        name: "OXSHMEM_IBGDA_NWQES",
+        aliases: &[],
+        default: "2048",
+        help: "slots (64 B) per IBGDA send queue, a power of two from 8 to 32768",
+        group: Group::Device,
+    },
+    Var {
+        name: "OXSHMEM_IBGDA_NUM_RC_PER_PE",
+        aliases: &[],
+        default: "8",
+        help: "IBGDA queues per peer; a device thread uses queue `warp % N`",
+        group: Group::Device,
+    },
+    Var {
+        name: "OXSHMEM_IBGDA_CQ_MODE",
+        aliases: &[],
+        default: "collapsed",
+        help: "`collapsed` (one CQE, always overwritten, as NVSHMEM creates it) or `normal` (a ring with owner bits and a consumer index)",
+        group: Group::Device,
+    },
+    Var {
+        name: "OXSHMEM_IBGDA_NCQES",
+        aliases: &[],
+        default: "",
+        help: "CQEs of a `normal` completion queue; unset: the same as `OXSHMEM_IBGDA_NWQES`",
+        group: Group::Device,
+    },
+    Var {
+        name: "OXSHMEM_IBGDA_BATCH",
+        aliases: &[],
+        default: "32",
+        help: "a producer rings the doorbell at least every this many slots",
+        group: Group::Device,
+    },
+    Var {
+        name: "OXSHMEM_SOFTNIC_NAP_MS",
+        aliases: &[],
+        default: "50",
+        help: "how long the idle software NIC thread sleeps before it looks at the doorbells again; doorbells rung meanwhile are served by the ringing threads, so this is a safety net",
+        group: Group::Device,
     },
 ];
 
@@ -115,8 +215,47 @@ pub fn lookup(var: &Var) -> (String, Source) {
 }
 
 /// The declaration of variable `name`.
+///
+/// # Panics
+/// If `name` is not declared in [`VARS`] (a bug in the caller).
 pub fn var_named(name: &str) -> &'static Var {
     var(name)
+}
+
+/// The value of variable `name` (its default when unset) and the spelling to name in an
+/// error about it: the one set in the environment, else the canonical name. For the layers
+/// above the runtime (the device layer), which read their variables through this table.
+///
+/// ```
+/// let (value, _) = oxshmem::config::value_of("OXSHMEM_DEVICE_BLOCKS");
+/// assert!(!value.is_empty());
+/// ```
+///
+/// # Panics
+/// If `name` is not declared in [`VARS`].
+pub fn value_of(name: &str) -> (String, &'static str) {
+    let v = var(name);
+    let (value, src) = lookup(v);
+    match src {
+        Source::Env(n) => (value, n),
+        Source::Default => (value, v.name),
+    }
+}
+
+/// The table of `docs/configuration.md`: one Markdown row per shown variable (a test holds
+/// the document to this text, so the two cannot drift apart).
+pub fn markdown_table() -> String {
+    let mut s = String::from("| variable | default | meaning |\n| --- | --- | --- |\n");
+    for v in shown_vars() {
+        let default = if v.default.is_empty() { "unset".to_string() } else { format!("`{}`", v.default) };
+        let aliases = if v.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {})", v.aliases.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "))
+        };
+        s.push_str(&format!("| `{}`{aliases} | {default} | {} |\n", v.name, v.help));
+    }
+    s
 }
 
 fn var(name: &str) -> &'static Var {
@@ -291,6 +430,38 @@ mod tests {
         assert!(parse_size("1.5G").is_err());
         assert!(parse_size("99999999999999999999T").is_err());
         assert!(parse_size("16777216T").is_err());
+    }
+
+    /// `docs/configuration.md` shows exactly the generated table, between its markers.
+    #[test]
+    fn the_documented_table_is_the_generated_one() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/configuration.md");
+        let doc = std::fs::read_to_string(path).expect("reading docs/configuration.md");
+        let (begin, end) = ("<!-- vars:begin (generated by oxshmem::config::markdown_table) -->\n", "<!-- vars:end -->");
+        let start = doc.find(begin).expect("docs/configuration.md has the vars:begin marker") + begin.len();
+        let stop = doc[start..].find(end).expect("docs/configuration.md has the vars:end marker") + start;
+        let want = markdown_table();
+        if doc[start..stop] != want {
+            if std::env::var_os("OXSHMEM_BLESS").is_some() {
+                std::fs::write(path, format!("{}{want}{}", &doc[..start], &doc[stop..])).expect("writing the doc");
+            } else {
+                panic!(
+                    "docs/configuration.md's table is stale; regenerate it with \
+                     OXSHMEM_BLESS=1 cargo test -p oxshmem --lib config\n--- expected\n{want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn test_only_variables_are_hidden_and_names_unique() {
+        assert!(shown_vars().all(|v| !v.name.contains("_TEST_")));
+        assert!(VARS.iter().any(|v| v.group == Group::Testing));
+        let mut names: Vec<&str> = VARS.iter().flat_map(|v| std::iter::once(&v.name).chain(v.aliases)).copied().collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(n, names.len(), "a name is declared twice");
     }
 
     #[test]

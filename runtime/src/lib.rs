@@ -87,13 +87,36 @@ pub fn info_text(full: bool) -> String {
     use std::fmt::Write;
     let mut s = format!("{VENDOR_STRING} (OpenSHMEM {}.{})\n", SPEC_VERSION.0, SPEC_VERSION.1);
     if full {
-        for v in config::VARS {
-            let (value, src) = config::lookup(v);
-            let src = match src {
-                config::Source::Default => "default".to_string(),
-                config::Source::Env(n) => format!("environment ({n})"),
-            };
-            let _ = writeln!(s, "  {:<22} = {:<10} [{src}]  {}", v.name, value, v.help);
+        let width = config::shown_vars().map(|v| v.name.len()).max().unwrap_or(0);
+        let rows: Vec<(&config::Var, String, String)> = config::shown_vars()
+            .map(|v| {
+                let (value, src) = config::lookup(v);
+                let value = if value.is_empty() { "\"\"".to_string() } else { value };
+                let src = match src {
+                    config::Source::Default => "default".to_string(),
+                    config::Source::Env(n) => format!("environment ({n})"),
+                };
+                (v, value, src)
+            })
+            .collect();
+        let vwidth = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+        for (v, value, src) in rows {
+            let _ = writeln!(s, "  {:<width$} = {value:<vwidth$} [{src}]", v.name);
+            // The help, wrapped to 100 columns under the value.
+            let mut line = String::new();
+            for word in v.help.replace('`', "").split_whitespace() {
+                if !line.is_empty() && width + 5 + line.len() + word.len() > 100 {
+                    let _ = writeln!(s, "  {:<width$}   {line}", "");
+                    line.clear();
+                }
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(word);
+            }
+            if !line.is_empty() {
+                let _ = writeln!(s, "  {:<width$}   {line}", "");
+            }
         }
     }
     s

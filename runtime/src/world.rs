@@ -486,7 +486,7 @@ pub(crate) fn init_runtime_checked(requested: ThreadLevel, with_static: bool) ->
     PHASE.store(RUNNING, Ordering::Release);
     rt.barrier_all_internal(F)?;
     if rt.me == 0 && (rt.config.info || rt.config.print_version) {
-        eprintln!("{}", crate::info_text(rt.config.info));
+        eprint!("{}", crate::info_text(rt.config.info));
     }
     Ok(rt.thread_level)
 }

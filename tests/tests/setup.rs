@@ -59,3 +59,34 @@ fn heap_is_a_private_memfd_and_dev_shm_stays_clean() {
         assert!(new_after.is_empty(), "new entries in /dev/shm after the job: {new_after:?}\n{}", r.report());
     }
 }
+
+/// `SHMEM_VERSION=1`: PE 0 prints exactly one line, the version, and no blank line after it.
+#[test]
+fn shmem_version_prints_one_line() {
+    let r = Job::new(2, PE_MISC).args(&["hello", "2"]).env("SHMEM_VERSION", "1").run();
+    assert_job_ok(&r);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.starts_with("oshrun")).collect();
+    assert_eq!(lines.len(), 1, "stderr: {:?}", r.stderr);
+    assert!(lines[0].starts_with("oxshmem ") && lines[0].contains("(OpenSHMEM 1.5)"), "{}", lines[0]);
+}
+
+/// `SHMEM_INFO=1` (or `NVSHMEM_INFO`): PE 0 prints every variable users can set, the device
+/// layer's included, with its value and source; test-only variables are not shown, and the
+/// `=` signs line up.
+#[test]
+fn shmem_info_prints_the_whole_table_aligned() {
+    let r = Job::new(2, PE_MISC)
+        .args(&["hello", "2"])
+        .env("NVSHMEM_INFO", "1")
+        .env("OXSHMEM_DEVICE_BLOCKS", "3")
+        .run();
+    assert_job_ok(&r);
+    for v in oxshmem::config::VARS {
+        let shown = r.stderr.lines().any(|l| l.trim_start().starts_with(&format!("{} ", v.name)));
+        assert_eq!(shown, v.shown(), "{} shown: {shown}\n{}", v.name, r.stderr);
+    }
+    let blocks = r.stderr.lines().find(|l| l.trim_start().starts_with("OXSHMEM_DEVICE_BLOCKS ")).expect("listed");
+    assert!(blocks.contains("= 3") && blocks.contains("[environment (OXSHMEM_DEVICE_BLOCKS)]"), "{blocks}");
+    let columns: BTreeSet<usize> = r.stderr.lines().filter(|l| l.contains(" = ")).map(|l| l.find(" = ").unwrap()).collect();
+    assert_eq!(columns.len(), 1, "the = signs are not aligned:\n{}", r.stderr);
+}

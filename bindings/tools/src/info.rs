@@ -187,7 +187,7 @@ pub fn facts() -> Vec<Fact> {
         f.push(fact("compiler", lang.tool(), format!("{cmd}{found} [{source}]")));
     }
 
-    for v in config::VARS {
+    for v in config::shown_vars() {
         let (value, src) = config::lookup(v);
         let src = match src {
             Source::Default => "default".to_string(),
@@ -234,7 +234,7 @@ pub fn pretty(facts: &[Fact]) -> String {
         let key = format!("{name}:{what}");
         facts.iter().find(|f| f.section == "config" && f.key == key).map_or("", |f| f.value.as_str())
     };
-    for v in config::VARS {
+    for v in config::shown_vars() {
         let shown = |t: &str| if t.is_empty() { "\"\"".to_string() } else { t.to_string() };
         let _ = writeln!(s, "  {} = {} [{}]", v.name, shown(get(v.name, "value")), get(v.name, "source"));
         if !v.aliases.is_empty() {
