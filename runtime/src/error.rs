@@ -12,7 +12,15 @@ use std::fmt;
 /// let e = oxshmem::Error::new(3, "shmem_putmem", oxshmem::ErrorKind::PeOutOfRange { pe: 9, n_pes: 4 });
 /// assert_eq!(e.to_string(), "PE 3: shmem_putmem: PE 9 is out of range (0..4)");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Debug` shows the same text (with the kind's fields after it), so that the error a
+/// `fn main() -> Result<(), oxshmem::Error>` returns is printed readably:
+///
+/// ```
+/// let e = oxshmem::Error::new(0, "shmem_p", oxshmem::ErrorKind::PeOutOfRange { pe: 2, n_pes: 2 });
+/// assert!(format!("{e:?}").starts_with("PE 0: shmem_p: PE 2 is out of range (0..2)"));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
 pub struct Error {
     /// The PE that detected the error (0 before init knows better).
     pub pe: usize,
@@ -35,12 +43,28 @@ impl fmt::Display for Error {
     }
 }
 
+impl fmt::Debug for Error {
+    /// The message, then the structured kind on its own line (`{:#?}` pretty-prints it).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")?;
+        if f.alternate() { write!(f, "\n\n{:#?}", self.kind) } else { write!(f, "\n\n({:?})", self.kind) }
+    }
+}
+
 impl std::error::Error for Error {}
 
 /// What went wrong, with what the user needs to act on it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    /// A layer above the runtime (the device layer) failed; its message says where and why.
+    #[error("{reason}")]
+    Layer {
+        /// Which layer (`device`).
+        layer: &'static str,
+        /// Its message.
+        reason: String,
+    },
     /// The runtime is not initialized (or already finalized).
     #[error("oxshmem is not initialized (call shmem_init first)")]
     NotInitialized,

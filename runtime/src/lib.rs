@@ -44,6 +44,31 @@ pub mod wait;
 pub mod world;
 
 pub use amo::{AmoInt, AmoType};
+/// What may live in symmetric memory and cross the wire: plain old data, any bytes another PE
+/// writes being a valid value. Derive both for your own `#[repr(C)]` types; the attribute
+/// `#[bytemuck(crate = "oxshmem::bytemuck")]` lets the derive work without adding `bytemuck`
+/// to your own dependencies (see `examples/particles.rs`):
+///
+/// ```
+/// #[derive(Clone, Copy, Debug, PartialEq, oxshmem::Pod, oxshmem::Zeroable)]
+/// #[bytemuck(crate = "oxshmem::bytemuck")]
+/// #[repr(C)]
+/// struct Particle {
+///     pos: [f32; 3],
+///     id: u32,
+/// }
+///
+/// let shmem = oxshmem::init()?;
+/// let p = shmem.alloc_slice(4, Particle { pos: [0.0; 3], id: 0 })?;
+/// p.p(1, Particle { pos: [1.0, 2.0, 3.0], id: 7 }, shmem.my_pe())?;
+/// assert_eq!(p.read(1).id, 7);
+/// drop(p);
+/// shmem.finalize()?;
+/// # Ok::<(), oxshmem::Error>(())
+/// ```
+pub use bytemuck::{Pod, Zeroable};
+/// The `bytemuck` crate the runtime is built with, for `#[bytemuck(crate = "oxshmem::bytemuck")]`.
+pub use bytemuck;
 pub use coll::reduce::{ArithReducible, BitwiseReducible, Complex, MinMaxReducible, ReduceOp, Reducible};
 pub use ctx::Ctx;
 pub use error::{Error, ErrorKind, Result};

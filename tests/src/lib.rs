@@ -172,6 +172,8 @@ pub struct JobResult {
     pub hard_killed: bool,
     /// The value of [`TOKEN_VAR`] in every process of the job.
     pub token: String,
+    /// The pid of `oshrun` (or of the program itself, for [`Job::direct`]).
+    pub launcher_pid: u32,
     /// The command line, for messages.
     pub command: String,
 }
@@ -352,6 +354,7 @@ impl Job {
 
         let start = Instant::now();
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+        let launcher_pid = child.id();
         let out = reader(child.stdout.take().expect("piped stdout"));
         let err = reader(child.stderr.take().expect("piped stderr"));
         let hard_limit = timeout + self.slack;
@@ -395,7 +398,7 @@ impl Job {
         // the test, so wait a bounded time for the output.
         let stdout = out.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| "<stdout still open>\n".into());
         let stderr = err.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| "<stderr still open>\n".into());
-        JobResult { status, stdout, stderr, elapsed, ended, hard_killed, token, command }
+        JobResult { status, stdout, stderr, elapsed, ended, hard_killed, token, launcher_pid, command }
     }
 }
 
@@ -471,6 +474,35 @@ pub fn assert_each_pe_says(r: &JobResult, npes: usize, line: impl Fn(usize) -> S
 /// a test can tell how long the launcher took to end the job).
 pub fn unix_ms() -> u128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
+}
+
+/// Name prefixes of the `/dev/shm` entries that a job's own software could create: oxshmem
+/// (whose heaps are memfds, so nothing, unless a bug), libfabric's shared-memory provider and
+/// the PSM libraries it may load. Entries of other programs on the host (an OpenMPI job's
+/// `vader_segment.*`, UCX's `ucx_shm_posix_*`) are none of a job's business.
+pub const JOB_SHM_PREFIXES: &[&str] = &["oxshmem", "sem.oxshmem", "fi_", "fi-", "shm_ep", "psm2", "psm_"];
+
+/// The entries of `after` that are not in `before` and that the job could have created: a name
+/// with one of [`JOB_SHM_PREFIXES`], or one that carries one of `pids` as a number of its own
+/// (the launcher's pid, [`JobResult::launcher_pid`], and any PE pids a test knows). Other programs come and go in
+/// `/dev/shm` while a test runs; only these say the job left something behind.
+pub fn job_shm_leftovers(before: &BTreeSet<String>, after: &BTreeSet<String>, pids: &[u32]) -> Vec<String> {
+    let mentions_pid = |name: &str| {
+        pids.iter().any(|pid| {
+            let p = pid.to_string();
+            name.match_indices(&p).any(|(i, _)| {
+                let b = name.as_bytes();
+                let before_ok = i == 0 || !b[i - 1].is_ascii_digit();
+                let after_ok = i + p.len() == b.len() || !b[i + p.len()].is_ascii_digit();
+                before_ok && after_ok
+            })
+        })
+    };
+    after
+        .difference(before)
+        .filter(|n| JOB_SHM_PREFIXES.iter().any(|p| n.starts_with(p)) || mentions_pid(n))
+        .cloned()
+        .collect()
 }
 
 /// The names in `/dev/shm` (empty if there is no such directory).

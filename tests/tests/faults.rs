@@ -11,7 +11,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, UNIX_EPOCH};
 
-use oxshmem_tests::{Job, JobResult, dev_shm, survivors};
+use oxshmem_tests::{Job, JobResult, dev_shm, job_shm_leftovers, survivors};
 
 const PE_FAULT: &str = env!("CARGO_BIN_EXE_pe-fault");
 const PE_MISC: &str = env!("CARGO_BIN_EXE_pe-misc");
@@ -51,8 +51,8 @@ fn run_fault_job(job: Job, victim: usize) -> JobResult {
 
     let left = survivors(&r.token, Duration::from_secs(3));
     assert!(left.is_empty(), "processes of the job still alive after it ended: {left:?}\n{}", r.report());
-    let new: Vec<_> = dev_shm().difference(&shm_before).cloned().collect();
-    assert!(new.is_empty(), "new entries in /dev/shm after the job: {new:?}\n{}", r.report());
+    let new = job_shm_leftovers(&shm_before, &dev_shm(), &[r.launcher_pid]);
+    assert!(new.is_empty(), "the job left entries in /dev/shm: {new:?}\n{}", r.report());
     r
 }
 

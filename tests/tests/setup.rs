@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use oxshmem_tests::{Job, assert_each_pe_says, assert_job_ok, dev_shm, job_ok};
+use oxshmem_tests::{Job, assert_each_pe_says, assert_job_ok, dev_shm, job_ok, job_shm_leftovers};
 
 const PE_MISC: &str = env!("CARGO_BIN_EXE_pe-misc");
 const PE_RMA: &str = env!("CARGO_BIN_EXE_pe-rma");
@@ -53,8 +53,8 @@ fn heap_is_a_private_memfd_and_dev_shm_stays_clean() {
         let after = dev_shm();
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: heap memfd mode 600"));
         let during: BTreeSet<String> = r.stdout_lines_with("devshm: ").into_iter().map(str::to_string).collect();
-        let new_during: Vec<_> = during.difference(&before).collect();
-        let new_after: Vec<_> = after.difference(&before).collect();
+        let new_during = job_shm_leftovers(&before, &during, &[r.launcher_pid]);
+        let new_after = job_shm_leftovers(&before, &after, &[r.launcher_pid]);
         assert!(new_during.is_empty(), "new entries in /dev/shm while the job ran: {new_during:?}\n{}", r.report());
         assert!(new_after.is_empty(), "new entries in /dev/shm after the job: {new_after:?}\n{}", r.report());
     }
