@@ -1,0 +1,40 @@
+//! The repository stands alone: a fresh clone, with nothing beside it, builds and passes its
+//! tests, so no file of it may point outside it (at the team's `shared/` folder, which users
+//! never have).
+
+use std::path::{Path, PathBuf};
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+        let p = e.path();
+        let name = e.file_name();
+        if name == "target" || name == ".git" {
+            continue;
+        }
+        if p.is_dir() {
+            files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn no_file_points_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("repository root");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    assert!(all.len() > 100, "found only {} files under {}", all.len(), root.display());
+    // Built from pieces, so that this file does not match itself.
+    let needles = [["../", "shared"].concat(), ["shared/", "reference"].concat(), ["shared/", "tools"].concat()];
+    let mut bad = Vec::new();
+    for f in &all {
+        let Ok(text) = std::fs::read_to_string(f) else { continue };
+        for (i, line) in text.lines().enumerate() {
+            if needles.iter().any(|n| line.contains(n.as_str())) {
+                bad.push(format!("{}:{}: {line}", f.strip_prefix(&root).unwrap_or(f).display(), i + 1));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "files that reach outside the repository:\n{}", bad.join("\n"));
+}
