@@ -473,6 +473,31 @@ fn bad_arguments() {
 }
 
 #[test]
+fn misspelled_option_suggests_the_nearest() {
+    let r = run(oshrun().args(["--timout", "5", "-n", "2", "sh", "-c", "exit 0"]));
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(r.stderr.contains("oshrun: unknown option --timout (did you mean --timeout?)"), "{r:?}");
+    assert!(r.stderr.contains("oshrun --help") && r.stdout.is_empty(), "{r:?}");
+    let r = run(oshrun().args(["--tag-ouptut", "-n", "1", "sh", "-c", "exit 0"]));
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(r.stderr.contains("unknown option --tag-ouptut (did you mean --tag-output?)"), "{r:?}");
+    // Nothing close: the plain message.
+    let r = run(oshrun().args(["--frobnicate", "-n", "1", "sh"]));
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(r.stderr.contains("unknown option --frobnicate\n") && !r.stderr.contains("did you mean"), "{r:?}");
+}
+
+#[test]
+fn help_explains_multi_host_launching() {
+    let r = run(oshrun().arg("--help"));
+    assert_ok(&r);
+    assert!(r.stdout.contains("on this one host"), "{r:?}");
+    assert!(r.stdout.contains("mpiexec.hydra -n 8 -hosts a,b"), "{r:?}");
+    assert!(r.stdout.contains("srun --mpi=pmi2 -n 8"), "{r:?}");
+    assert!(r.stdout.contains("PMI-1") && r.stdout.contains("PMI-2"), "{r:?}");
+}
+
+#[test]
 fn nothing_left_in_dev_shm() {
     let list = || -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir("/dev/shm")

@@ -27,7 +27,17 @@ Options:
 
 Exit status: 0 when every PE exits 0; else the status of the first PE that failed (128+N
 for a signal), 124 on timeout, 130/143 when oshrun is interrupted, 2 for usage errors.
+
+oshrun starts all N PEs on this one host. To run a job across several hosts, start it with
+a PMI launcher instead; the PEs find each other through PMI-1 or PMI-2, detected from the
+environment, and PEs on different hosts talk through the network transport (a runtime built
+with feature `ofi`):
+  MPICH's Hydra:  mpiexec.hydra -n 8 -hosts a,b PROGRAM [ARGS...]
+  Slurm:          srun --mpi=pmi2 -n 8 PROGRAM [ARGS...]
 ";
+
+/// Every long option `oshrun` knows, for suggestions after a misspelling.
+const LONG_OPTIONS: &[&str] = &["--np", "--timeout", "--tag-output", "--pmi-port", "--help", "--version"];
 
 /// What to run, as given on the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +106,51 @@ fn parse_timeout(v: &OsStr, source: &str) -> Result<Option<Timeout>, ArgsError> 
         return Ok(None);
     }
     Ok(Some(Timeout { duration: Duration::from_secs_f64(secs), text: s.to_string() }))
+}
+
+/// The optimal-string-alignment distance between `a` and `b`: insertions, deletions,
+/// substitutions and swaps of two neighbouring characters each cost 1.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // d[i][j]: distance between a[..i] and b[..j].
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The known long option nearest to the unknown option `name` (its `=VALUE` already cut
+/// off), if one is close: at most 2 edits, and at most a third of the option's length, so
+/// short words do not match everything. Compared without the leading dashes, so `-timeout`
+/// finds `--timeout`; ties go to the first in [`LONG_OPTIONS`].
+fn suggest(name: &str) -> Option<&'static str> {
+    let bare = name.trim_start_matches('-');
+    if bare.is_empty() {
+        return None;
+    }
+    let mut best: Option<(usize, &'static str)> = None;
+    for &known in LONG_OPTIONS {
+        let dist = edit_distance(bare, &known[2..]);
+        let limit = 2.min(known[2..].chars().count() / 3);
+        if dist <= limit && best.is_none_or(|(d, _)| dist < d) {
+            best = Some((dist, known));
+        }
+    }
+    best.map(|(_, known)| known)
 }
 
 /// Parse `oshrun`'s arguments (without `argv[0]`). `env_timeout` is `OSHRUN_TIMEOUT`, used
@@ -174,7 +229,12 @@ where
             _ if s.starts_with("-n") && s[2..].bytes().all(|b| b.is_ascii_digit()) && s.len() > 2 => {
                 npes = Some(parse_npes(OsStr::new(&s[2..]))?)
             }
-            _ => return err(format!("unknown option {s}")),
+            _ => {
+                return err(match suggest(name) {
+                    Some(known) => format!("unknown option {s} (did you mean {known}?)"),
+                    None => format!("unknown option {s}"),
+                });
+            }
         }
     }
 
@@ -275,6 +335,45 @@ mod tests {
     }
 
     #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("", ""), 0);
+        assert_eq!(edit_distance("timeout", "timeout"), 0);
+        assert_eq!(edit_distance("timout", "timeout"), 1);
+        assert_eq!(edit_distance("tiemout", "timeout"), 1, "a swap costs 1");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn misspelled_options_get_a_suggestion() {
+        let e = |a: &[&str]| p(a).unwrap_err().0;
+        for (typo, want) in [
+            ("--timout", "--timeout"),
+            ("--tiemout", "--timeout"),
+            ("--timeout2", "--timeout"),
+            ("-timeout", "--timeout"),
+            ("--tag-ouput", "--tag-output"),
+            ("--tagoutput", "--tag-output"),
+            ("--pmi_port", "--pmi-port"),
+            ("--pmiport", "--pmi-port"),
+            ("--hlep", "--help"),
+            ("--verison", "--version"),
+        ] {
+            assert_eq!(
+                e(&[typo, "5", "-n", "2", "prog"]),
+                format!("unknown option {typo} (did you mean {want}?)"),
+                "{typo}"
+            );
+        }
+        // The value after `=` is not part of the name compared.
+        assert_eq!(e(&["--timout=5", "-n", "2", "p"]), "unknown option --timout=5 (did you mean --timeout?)");
+        // Nothing close: no suggestion.
+        for far in ["--bogus", "--frobnicate", "--tag", "--x", "--nps", "-q", "--port", "--verbose"] {
+            assert_eq!(e(&[far, "-n", "1", "p"]), format!("unknown option {far}"), "{far}");
+        }
+    }
+
+    #[test]
     fn errors() {
         let e = |a: &[&str]| p(a).unwrap_err().0;
         assert!(e(&["prog"]).contains("missing -n"));
@@ -286,6 +385,8 @@ mod tests {
         assert!(e(&["-n"]).contains("-n needs"));
         assert!(e(&["--bogus", "-n", "1", "p"]).contains("unknown option --bogus"));
         assert!(e(&["-q", "-n", "1", "p"]).contains("unknown option -q"));
+        assert_eq!(e(&["--bogus", "-n", "1", "p"]), "unknown option --bogus");
+        assert_eq!(e(&["-q", "-n", "1", "p"]), "unknown option -q");
         assert!(e(&["--timeout", "-1", "-n", "1", "p"]).contains("--timeout"));
         assert!(e(&["--timeout", "inf", "-n", "1", "p"]).contains("--timeout"));
         assert!(e(&["--tag-output=yes", "-n", "1", "p"]).contains("takes no value"));
