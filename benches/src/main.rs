@@ -4,7 +4,7 @@
 //! `put-lat get-lat put-bw msg-rate fadd-lat barrier`). Every figure is measured in rounds that
 //! alternate the reference and the subject (A B A B …), because on a shared 2-vCPU guest the
 //! placement of the two processes flips every few seconds; each line gives min and median of
-//! both and the ratio of the medians. References:
+//! both and the ratio of the medians, under a header line naming the columns. References:
 //! - `memcpy`: a single-process copy of the same size;
 //! - `raw-pp`: a raw cross-process store/flag ping-pong through the same shared mapping, with
 //!   no runtime call on the path (its one-way time is what one cache-line transfer costs);
@@ -25,6 +25,16 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn min(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// Prints the column-header line of a table of [`report`] lines, aligned with them: the
+/// subject's min and median, the reference's min and median (both in the row's unit), and the
+/// ratio of the medians.
+fn header() {
+    println!(
+        "{:<28} {:>10} {:>10} {:<6} | {:<12} {:>10} {:>10} {:<6} | ratio of medians (subject / reference)",
+        "operation", "min", "median", "unit", "reference", "min", "median", "unit"
+    );
 }
 
 /// Prints one line: subject and reference, min/median, ratio of medians.
@@ -118,6 +128,7 @@ fn put_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
         println!(
             "# put latency (put + quiet, PE 0 -> PE 1), us; reference: raw one-way ping-pong (8 B) and memcpy (other sizes)"
         );
+        header();
     }
     for &size in SIZES {
         let iters = iters_for(size);
@@ -152,6 +163,7 @@ fn get_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     let mut dst = vec![0u8; 1 << 20];
     if me == 0 {
         println!("# get latency (PE 0 <- PE 1), us; reference: raw one-way ping-pong (8 B) and memcpy (other sizes)");
+        header();
     }
     for &size in SIZES {
         let iters = iters_for(size);
@@ -186,6 +198,7 @@ fn put_bw(shmem: &Shmem) {
     let src = vec![7u8; 1 << 20];
     if me == 0 {
         println!("# put bandwidth (put_nbi x N + quiet, PE 0 -> PE 1), GB/s; reference: memcpy of the same size");
+        header();
     }
     for &size in SIZES {
         let iters = iters_for(size);
@@ -213,6 +226,7 @@ fn msg_rate(shmem: &Shmem, flags: &SymSlice<u64>) {
     let buf = shmem.alloc_slice(64, 0u64).unwrap();
     if me == 0 {
         println!("# message rate (8 B put_nbi, PE 0 -> PE 1), Mmsg/s; reference: 1 / raw one-way ping-pong");
+        header();
     }
     let iters = 1_000_000;
     let (mut s, mut r) = (Vec::new(), Vec::new());
@@ -238,6 +252,7 @@ fn fadd_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     let ctr = shmem.alloc(0u64).unwrap();
     if me == 0 {
         println!("# fetch-add latency (PE 0 on PE 1's counter), us; reference: raw one-way ping-pong");
+        header();
     }
     let iters = 200_000;
     let (mut s, mut r) = (Vec::new(), Vec::new());
@@ -296,6 +311,7 @@ fn barrier(shmem: &Shmem, flags: &SymSlice<u64>) {
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     if me == 0 {
         println!("# barrier_all latency, {n} PEs, us; reference: raw dissemination barrier on plain stores");
+        header();
     }
     let iters = if n <= 2 { 200_000 } else { 5_000 };
     let (mut s, mut r) = (Vec::new(), Vec::new());
@@ -330,6 +346,7 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
         println!(
             "# collectives on {n} PEs, us per call (PE 0's view); reference: raw one-way trip (<= 4 KiB) or memcpy of the size"
         );
+        header();
     }
     let sizes: &[usize] = &[8, 64, 512, 4096, 32768, 262144, 1 << 20];
     let ops: &[&str] = &["barrier", "broadcast", "reduce", "collect", "fcollect", "alltoall"];

@@ -44,6 +44,24 @@ fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
 }
 
+/// The column-header line of a table of [`report`] lines, aligned with them: per channel the
+/// best round (the max where higher is better, else the min) and the median, the unit, each
+/// other channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of each round.
+fn header(higher_is_better: bool) {
+    let best = if higher_is_better { "max" } else { "min" };
+    let mut line = format!("{:<18}", "operation");
+    for ch in CHANNELS {
+        line += &format!(" | {ch} {best:>9} {:>9}", "median");
+    }
+    line += &format!(" {:<6}", "unit");
+    for (c, ch) in CHANNELS.iter().enumerate() {
+        if c != PROXY {
+            line += &format!(" | {ch}/proxy {:>6}", "ratio");
+        }
+    }
+    println!("{line} (target) ibgda/proxy ratio per round");
+}
+
 /// One line: every channel's best/median (max where higher is better), then each other
 /// channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of each round.
 fn report(what: &str, unit: &str, r: &[Vec<f64>], higher_is_better: bool, target: &str) {
@@ -144,9 +162,15 @@ fn rate(shmem: &Shmem) {
     if shmem.my_pe() == 0 {
         let nt = rate_grid().blocks * rate_grid().threads;
         println!("# (a) 8 B p rate, {nt} device threads x {ops} p + quiet to the next PE, {} PEs", shmem.n_pes());
+        header(true);
         report("p rate", "Mops/s", &res, true, "target >= 2");
         let slow = median(&p2p_idle) / median(&idle_ref);
         let per: Vec<String> = p2p_idle.iter().zip(&idle_ref).map(|(a, b)| format!("{:.2}", a / b)).collect();
+        println!("# p2p beside an idle proxy device of the same process, against p2p alone");
+        println!(
+            "{:<22} p2p {:>10} {:>10} {:<7} | alone {:>10} {:>10} {:<7} | with/alone {:>6} per round",
+            "operation", "max", "median", "unit", "max", "median", "unit", "ratio"
+        );
         println!(
             "{:<22} p2p {:>10.3} {:>10.3} Mops/s  | alone {:>10.3} {:>10.3} Mops/s  | with/alone {slow:>6.2} rounds [{}]",
             "p rate, idle proxy",
@@ -232,6 +256,7 @@ fn lat(shmem: &Shmem) {
     }
     if shmem.my_pe() == 0 {
         println!("# (b) latency from one device thread, PE 0 -> PE 1 (put = put + quiet; get blocking)");
+        header(false);
         for (i, size) in SIZES.iter().enumerate() {
             let put: Vec<Vec<f64>> = all.iter().map(|c| c[i].iter().map(|x: &(f64, f64)| x.0).collect()).collect();
             let get: Vec<Vec<f64>> = all.iter().map(|c| c[i].iter().map(|x: &(f64, f64)| x.1).collect()).collect();
@@ -330,6 +355,7 @@ fn a2a(shmem: &Shmem) {
         println!(
             "# (c) device all-to-all, 7 KiB to every other PE (put_signal_nbi + quiet, wait for every signal), {n} PEs"
         );
+        header(false);
         report(&format!("all-to-all {n} PEs"), "us", &res, false, "target <= 0.5");
     }
     shmem.barrier_all().expect("barrier");
@@ -344,7 +370,7 @@ fn main() {
     let shmem = oxshmem::init().expect("shmem init");
     if shmem.my_pe() == 0 {
         println!(
-            "# device-bench: P2P vs proxy ring vs IBGDA (software NIC), {} PEs, {ROUNDS} interleaved rounds; columns: best, median",
+            "# device-bench: P2P vs proxy ring vs IBGDA (software NIC), {} PEs, {ROUNDS} interleaved rounds; columns: best (max of a rate, min of a time), median",
             shmem.n_pes()
         );
     }

@@ -166,10 +166,12 @@ fn driver(rounds: usize) {
         eprintln!("round {}/{rounds} done", round + 1);
     }
 
-    println!("# ofi transport vs raw libfabric, provider {provider}, {rounds} alternating rounds (min / median)");
     println!(
-        "{:<22} {:>9} {:>9} {:<5} | {:>9} {:>9} {:<5} | {:>6} target",
-        "operation", "oxshmem", "", "", "raw", "", "", "ratio"
+        "# ofi transport vs raw libfabric, provider {provider}, {rounds} alternating rounds; ratio = ox median / raw median"
+    );
+    println!(
+        "{:<22} {:>10} {:>10} {:<5} | {:>10} {:>10} {:<5} | {:>6} target",
+        "operation", "ox min", "ox median", "unit", "raw min", "raw median", "unit", "ratio"
     );
     for (key, label, unit, lower, target) in ROWS {
         let (mut o, mut r) = (ox_r.remove(key).unwrap_or_default(), raw_r.remove(key).unwrap_or_default());
@@ -179,7 +181,7 @@ fn driver(rounds: usize) {
         let ratio = om / rm;
         let met = if lower { ratio <= target } else { ratio >= target };
         println!(
-            "{label:<22} {omin:>9.3} {om:>9.3} {unit:<5} | {rmin:>9.3} {rm:>9.3} {unit:<5} | {ratio:>6.2} {}{target} {}",
+            "{label:<22} {omin:>10.3} {om:>10.3} {unit:<5} | {rmin:>10.3} {rm:>10.3} {unit:<5} | {ratio:>6.2} {}{target} {}",
             if lower { "<=" } else { ">=" },
             if met { "met" } else { "MISSED" }
         );
