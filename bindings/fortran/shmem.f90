@@ -9,7 +9,8 @@
 ! (put, get, their _nbi forms, iput/iget, p, g) for integer(c_int), integer(c_long),
 ! real(c_float) and real(c_double); atomics on integer(c_int) and integer(c_long); barrier_all,
 ! sync_all, fence, quiet; wait_until and test; teams' my_pe/n_pes/sync; broadcast, collect,
-! fcollect, alltoall and sum/prod/max/min reductions. Each typed routine has its C name
+! fcollect, alltoall and sum/prod/max/min reductions (of scalars too, and of arrays of rank 1
+! to 3: see the comment above them). Each typed routine has its C name
 ! (shmem_int_put, shmem_double_p, shmem_long_atomic_fetch_add, ...) and a generic name without
 ! the type (shmem_put, shmem_p, shmem_atomic_fetch_add, ...) that picks it by the kind of the
 ! first data argument.
@@ -677,7 +678,14 @@ module shmem
     end function shmem_double_alltoall
   end interface shmem_alltoall
 
-  interface shmem_sum_reduce
+  ! Reductions. Each typed name (shmem_int_sum_reduce, ...) is a generic name over interfaces
+  ! that all bind the same C function, so that `dest` and `source` may be scalars, array
+  ! elements, or whole arrays of rank 1 to 3: Fortran refuses a scalar for an array dummy
+  ! (`dest(*)`), and a generic name must match each argument's rank, so every accepted rank is
+  ! a specific of its own. Only the address goes to C, as for `dest(*)`. The type-generic names
+  ! (shmem_sum_reduce, ...) take the same forms. Arrays of rank 4 to 7: pass their first
+  ! elements (`x(1, 1, 1, 1)`), which count as scalars here and are the address C needs.
+  interface shmem_int_sum_reduce
     integer(c_int) function shmem_int_sum_reduce(team, dest, source, nreduce) bind(C, name="shmem_int_sum_reduce")
       import
       type(c_ptr), value :: team
@@ -685,6 +693,44 @@ module shmem
       integer(c_int), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_int_sum_reduce
+    integer(c_int) function shmem_int_sum_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_int_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest
+      integer(c_int), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_sum_reduce_s
+    integer(c_int) function shmem_int_sum_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_int_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest
+      integer(c_int), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_sum_reduce_sa
+    integer(c_int) function shmem_int_sum_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_int_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(*)
+      integer(c_int), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_sum_reduce_as
+    integer(c_int) function shmem_int_sum_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_int_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(1, *)
+      integer(c_int), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_sum_reduce_2
+    integer(c_int) function shmem_int_sum_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_int_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(1, 1, *)
+      integer(c_int), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_sum_reduce_3
+  end interface shmem_int_sum_reduce
+
+  interface shmem_long_sum_reduce
     integer(c_int) function shmem_long_sum_reduce(team, dest, source, nreduce) bind(C, name="shmem_long_sum_reduce")
       import
       type(c_ptr), value :: team
@@ -692,6 +738,44 @@ module shmem
       integer(c_long), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_long_sum_reduce
+    integer(c_int) function shmem_long_sum_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_long_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest
+      integer(c_long), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_sum_reduce_s
+    integer(c_int) function shmem_long_sum_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_long_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest
+      integer(c_long), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_sum_reduce_sa
+    integer(c_int) function shmem_long_sum_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_long_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(*)
+      integer(c_long), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_sum_reduce_as
+    integer(c_int) function shmem_long_sum_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_long_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(1, *)
+      integer(c_long), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_sum_reduce_2
+    integer(c_int) function shmem_long_sum_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_long_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(1, 1, *)
+      integer(c_long), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_sum_reduce_3
+  end interface shmem_long_sum_reduce
+
+  interface shmem_float_sum_reduce
     integer(c_int) function shmem_float_sum_reduce(team, dest, source, nreduce) bind(C, name="shmem_float_sum_reduce")
       import
       type(c_ptr), value :: team
@@ -699,6 +783,44 @@ module shmem
       real(c_float), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_float_sum_reduce
+    integer(c_int) function shmem_float_sum_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_float_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest
+      real(c_float), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_sum_reduce_s
+    integer(c_int) function shmem_float_sum_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_float_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest
+      real(c_float), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_sum_reduce_sa
+    integer(c_int) function shmem_float_sum_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_float_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(*)
+      real(c_float), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_sum_reduce_as
+    integer(c_int) function shmem_float_sum_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_float_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(1, *)
+      real(c_float), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_sum_reduce_2
+    integer(c_int) function shmem_float_sum_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_float_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(1, 1, *)
+      real(c_float), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_sum_reduce_3
+  end interface shmem_float_sum_reduce
+
+  interface shmem_double_sum_reduce
     integer(c_int) function shmem_double_sum_reduce(team, dest, source, nreduce) bind(C, name="shmem_double_sum_reduce")
       import
       type(c_ptr), value :: team
@@ -706,9 +828,55 @@ module shmem
       real(c_double), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_double_sum_reduce
+    integer(c_int) function shmem_double_sum_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_double_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest
+      real(c_double), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_sum_reduce_s
+    integer(c_int) function shmem_double_sum_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_double_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest
+      real(c_double), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_sum_reduce_sa
+    integer(c_int) function shmem_double_sum_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_double_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(*)
+      real(c_double), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_sum_reduce_as
+    integer(c_int) function shmem_double_sum_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_double_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(1, *)
+      real(c_double), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_sum_reduce_2
+    integer(c_int) function shmem_double_sum_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_double_sum_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(1, 1, *)
+      real(c_double), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_sum_reduce_3
+  end interface shmem_double_sum_reduce
+
+  interface shmem_sum_reduce
+    procedure :: shmem_int_sum_reduce, shmem_int_sum_reduce_s, shmem_int_sum_reduce_sa, &
+                 shmem_int_sum_reduce_as, shmem_int_sum_reduce_2, shmem_int_sum_reduce_3
+    procedure :: shmem_long_sum_reduce, shmem_long_sum_reduce_s, shmem_long_sum_reduce_sa, &
+                 shmem_long_sum_reduce_as, shmem_long_sum_reduce_2, shmem_long_sum_reduce_3
+    procedure :: shmem_float_sum_reduce, shmem_float_sum_reduce_s, shmem_float_sum_reduce_sa, &
+                 shmem_float_sum_reduce_as, shmem_float_sum_reduce_2, shmem_float_sum_reduce_3
+    procedure :: shmem_double_sum_reduce, shmem_double_sum_reduce_s, shmem_double_sum_reduce_sa, &
+                 shmem_double_sum_reduce_as, shmem_double_sum_reduce_2, shmem_double_sum_reduce_3
   end interface shmem_sum_reduce
 
-  interface shmem_prod_reduce
+  interface shmem_int_prod_reduce
     integer(c_int) function shmem_int_prod_reduce(team, dest, source, nreduce) bind(C, name="shmem_int_prod_reduce")
       import
       type(c_ptr), value :: team
@@ -716,6 +884,44 @@ module shmem
       integer(c_int), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_int_prod_reduce
+    integer(c_int) function shmem_int_prod_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_int_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest
+      integer(c_int), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_prod_reduce_s
+    integer(c_int) function shmem_int_prod_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_int_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest
+      integer(c_int), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_prod_reduce_sa
+    integer(c_int) function shmem_int_prod_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_int_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(*)
+      integer(c_int), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_prod_reduce_as
+    integer(c_int) function shmem_int_prod_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_int_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(1, *)
+      integer(c_int), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_prod_reduce_2
+    integer(c_int) function shmem_int_prod_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_int_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(1, 1, *)
+      integer(c_int), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_prod_reduce_3
+  end interface shmem_int_prod_reduce
+
+  interface shmem_long_prod_reduce
     integer(c_int) function shmem_long_prod_reduce(team, dest, source, nreduce) bind(C, name="shmem_long_prod_reduce")
       import
       type(c_ptr), value :: team
@@ -723,6 +929,44 @@ module shmem
       integer(c_long), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_long_prod_reduce
+    integer(c_int) function shmem_long_prod_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_long_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest
+      integer(c_long), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_prod_reduce_s
+    integer(c_int) function shmem_long_prod_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_long_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest
+      integer(c_long), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_prod_reduce_sa
+    integer(c_int) function shmem_long_prod_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_long_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(*)
+      integer(c_long), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_prod_reduce_as
+    integer(c_int) function shmem_long_prod_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_long_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(1, *)
+      integer(c_long), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_prod_reduce_2
+    integer(c_int) function shmem_long_prod_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_long_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(1, 1, *)
+      integer(c_long), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_prod_reduce_3
+  end interface shmem_long_prod_reduce
+
+  interface shmem_float_prod_reduce
     integer(c_int) function shmem_float_prod_reduce(team, dest, source, nreduce) bind(C, name="shmem_float_prod_reduce")
       import
       type(c_ptr), value :: team
@@ -730,6 +974,44 @@ module shmem
       real(c_float), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_float_prod_reduce
+    integer(c_int) function shmem_float_prod_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_float_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest
+      real(c_float), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_prod_reduce_s
+    integer(c_int) function shmem_float_prod_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_float_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest
+      real(c_float), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_prod_reduce_sa
+    integer(c_int) function shmem_float_prod_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_float_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(*)
+      real(c_float), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_prod_reduce_as
+    integer(c_int) function shmem_float_prod_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_float_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(1, *)
+      real(c_float), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_prod_reduce_2
+    integer(c_int) function shmem_float_prod_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_float_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(1, 1, *)
+      real(c_float), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_prod_reduce_3
+  end interface shmem_float_prod_reduce
+
+  interface shmem_double_prod_reduce
     integer(c_int) function shmem_double_prod_reduce(team, dest, source, nreduce) bind(C, name="shmem_double_prod_reduce")
       import
       type(c_ptr), value :: team
@@ -737,9 +1019,55 @@ module shmem
       real(c_double), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_double_prod_reduce
+    integer(c_int) function shmem_double_prod_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_double_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest
+      real(c_double), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_prod_reduce_s
+    integer(c_int) function shmem_double_prod_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_double_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest
+      real(c_double), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_prod_reduce_sa
+    integer(c_int) function shmem_double_prod_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_double_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(*)
+      real(c_double), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_prod_reduce_as
+    integer(c_int) function shmem_double_prod_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_double_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(1, *)
+      real(c_double), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_prod_reduce_2
+    integer(c_int) function shmem_double_prod_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_double_prod_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(1, 1, *)
+      real(c_double), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_prod_reduce_3
+  end interface shmem_double_prod_reduce
+
+  interface shmem_prod_reduce
+    procedure :: shmem_int_prod_reduce, shmem_int_prod_reduce_s, shmem_int_prod_reduce_sa, &
+                 shmem_int_prod_reduce_as, shmem_int_prod_reduce_2, shmem_int_prod_reduce_3
+    procedure :: shmem_long_prod_reduce, shmem_long_prod_reduce_s, shmem_long_prod_reduce_sa, &
+                 shmem_long_prod_reduce_as, shmem_long_prod_reduce_2, shmem_long_prod_reduce_3
+    procedure :: shmem_float_prod_reduce, shmem_float_prod_reduce_s, shmem_float_prod_reduce_sa, &
+                 shmem_float_prod_reduce_as, shmem_float_prod_reduce_2, shmem_float_prod_reduce_3
+    procedure :: shmem_double_prod_reduce, shmem_double_prod_reduce_s, shmem_double_prod_reduce_sa, &
+                 shmem_double_prod_reduce_as, shmem_double_prod_reduce_2, shmem_double_prod_reduce_3
   end interface shmem_prod_reduce
 
-  interface shmem_max_reduce
+  interface shmem_int_max_reduce
     integer(c_int) function shmem_int_max_reduce(team, dest, source, nreduce) bind(C, name="shmem_int_max_reduce")
       import
       type(c_ptr), value :: team
@@ -747,6 +1075,44 @@ module shmem
       integer(c_int), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_int_max_reduce
+    integer(c_int) function shmem_int_max_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_int_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest
+      integer(c_int), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_max_reduce_s
+    integer(c_int) function shmem_int_max_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_int_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest
+      integer(c_int), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_max_reduce_sa
+    integer(c_int) function shmem_int_max_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_int_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(*)
+      integer(c_int), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_max_reduce_as
+    integer(c_int) function shmem_int_max_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_int_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(1, *)
+      integer(c_int), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_max_reduce_2
+    integer(c_int) function shmem_int_max_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_int_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(1, 1, *)
+      integer(c_int), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_max_reduce_3
+  end interface shmem_int_max_reduce
+
+  interface shmem_long_max_reduce
     integer(c_int) function shmem_long_max_reduce(team, dest, source, nreduce) bind(C, name="shmem_long_max_reduce")
       import
       type(c_ptr), value :: team
@@ -754,6 +1120,44 @@ module shmem
       integer(c_long), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_long_max_reduce
+    integer(c_int) function shmem_long_max_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_long_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest
+      integer(c_long), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_max_reduce_s
+    integer(c_int) function shmem_long_max_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_long_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest
+      integer(c_long), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_max_reduce_sa
+    integer(c_int) function shmem_long_max_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_long_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(*)
+      integer(c_long), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_max_reduce_as
+    integer(c_int) function shmem_long_max_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_long_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(1, *)
+      integer(c_long), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_max_reduce_2
+    integer(c_int) function shmem_long_max_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_long_max_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(1, 1, *)
+      integer(c_long), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_max_reduce_3
+  end interface shmem_long_max_reduce
+
+  interface shmem_float_max_reduce
     integer(c_int) function shmem_float_max_reduce(team, dest, source, nreduce) bind(C, name="shmem_float_max_reduce")
       import
       type(c_ptr), value :: team
@@ -761,6 +1165,44 @@ module shmem
       real(c_float), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_float_max_reduce
+    integer(c_int) function shmem_float_max_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_float_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest
+      real(c_float), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_max_reduce_s
+    integer(c_int) function shmem_float_max_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_float_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest
+      real(c_float), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_max_reduce_sa
+    integer(c_int) function shmem_float_max_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_float_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(*)
+      real(c_float), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_max_reduce_as
+    integer(c_int) function shmem_float_max_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_float_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(1, *)
+      real(c_float), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_max_reduce_2
+    integer(c_int) function shmem_float_max_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_float_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(1, 1, *)
+      real(c_float), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_max_reduce_3
+  end interface shmem_float_max_reduce
+
+  interface shmem_double_max_reduce
     integer(c_int) function shmem_double_max_reduce(team, dest, source, nreduce) bind(C, name="shmem_double_max_reduce")
       import
       type(c_ptr), value :: team
@@ -768,9 +1210,55 @@ module shmem
       real(c_double), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_double_max_reduce
+    integer(c_int) function shmem_double_max_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_double_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest
+      real(c_double), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_max_reduce_s
+    integer(c_int) function shmem_double_max_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_double_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest
+      real(c_double), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_max_reduce_sa
+    integer(c_int) function shmem_double_max_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_double_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(*)
+      real(c_double), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_max_reduce_as
+    integer(c_int) function shmem_double_max_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_double_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(1, *)
+      real(c_double), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_max_reduce_2
+    integer(c_int) function shmem_double_max_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_double_max_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(1, 1, *)
+      real(c_double), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_max_reduce_3
+  end interface shmem_double_max_reduce
+
+  interface shmem_max_reduce
+    procedure :: shmem_int_max_reduce, shmem_int_max_reduce_s, shmem_int_max_reduce_sa, &
+                 shmem_int_max_reduce_as, shmem_int_max_reduce_2, shmem_int_max_reduce_3
+    procedure :: shmem_long_max_reduce, shmem_long_max_reduce_s, shmem_long_max_reduce_sa, &
+                 shmem_long_max_reduce_as, shmem_long_max_reduce_2, shmem_long_max_reduce_3
+    procedure :: shmem_float_max_reduce, shmem_float_max_reduce_s, shmem_float_max_reduce_sa, &
+                 shmem_float_max_reduce_as, shmem_float_max_reduce_2, shmem_float_max_reduce_3
+    procedure :: shmem_double_max_reduce, shmem_double_max_reduce_s, shmem_double_max_reduce_sa, &
+                 shmem_double_max_reduce_as, shmem_double_max_reduce_2, shmem_double_max_reduce_3
   end interface shmem_max_reduce
 
-  interface shmem_min_reduce
+  interface shmem_int_min_reduce
     integer(c_int) function shmem_int_min_reduce(team, dest, source, nreduce) bind(C, name="shmem_int_min_reduce")
       import
       type(c_ptr), value :: team
@@ -778,6 +1266,44 @@ module shmem
       integer(c_int), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_int_min_reduce
+    integer(c_int) function shmem_int_min_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_int_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest
+      integer(c_int), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_min_reduce_s
+    integer(c_int) function shmem_int_min_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_int_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest
+      integer(c_int), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_min_reduce_sa
+    integer(c_int) function shmem_int_min_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_int_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(*)
+      integer(c_int), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_min_reduce_as
+    integer(c_int) function shmem_int_min_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_int_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(1, *)
+      integer(c_int), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_min_reduce_2
+    integer(c_int) function shmem_int_min_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_int_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_int) :: dest(1, 1, *)
+      integer(c_int), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_int_min_reduce_3
+  end interface shmem_int_min_reduce
+
+  interface shmem_long_min_reduce
     integer(c_int) function shmem_long_min_reduce(team, dest, source, nreduce) bind(C, name="shmem_long_min_reduce")
       import
       type(c_ptr), value :: team
@@ -785,6 +1311,44 @@ module shmem
       integer(c_long), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_long_min_reduce
+    integer(c_int) function shmem_long_min_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_long_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest
+      integer(c_long), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_min_reduce_s
+    integer(c_int) function shmem_long_min_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_long_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest
+      integer(c_long), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_min_reduce_sa
+    integer(c_int) function shmem_long_min_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_long_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(*)
+      integer(c_long), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_min_reduce_as
+    integer(c_int) function shmem_long_min_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_long_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(1, *)
+      integer(c_long), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_min_reduce_2
+    integer(c_int) function shmem_long_min_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_long_min_reduce")
+      import
+      type(c_ptr), value :: team
+      integer(c_long) :: dest(1, 1, *)
+      integer(c_long), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_long_min_reduce_3
+  end interface shmem_long_min_reduce
+
+  interface shmem_float_min_reduce
     integer(c_int) function shmem_float_min_reduce(team, dest, source, nreduce) bind(C, name="shmem_float_min_reduce")
       import
       type(c_ptr), value :: team
@@ -792,6 +1356,44 @@ module shmem
       real(c_float), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_float_min_reduce
+    integer(c_int) function shmem_float_min_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_float_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest
+      real(c_float), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_min_reduce_s
+    integer(c_int) function shmem_float_min_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_float_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest
+      real(c_float), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_min_reduce_sa
+    integer(c_int) function shmem_float_min_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_float_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(*)
+      real(c_float), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_min_reduce_as
+    integer(c_int) function shmem_float_min_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_float_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(1, *)
+      real(c_float), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_min_reduce_2
+    integer(c_int) function shmem_float_min_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_float_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_float) :: dest(1, 1, *)
+      real(c_float), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_float_min_reduce_3
+  end interface shmem_float_min_reduce
+
+  interface shmem_double_min_reduce
     integer(c_int) function shmem_double_min_reduce(team, dest, source, nreduce) bind(C, name="shmem_double_min_reduce")
       import
       type(c_ptr), value :: team
@@ -799,6 +1401,52 @@ module shmem
       real(c_double), intent(in) :: source(*)
       integer(c_size_t), value :: nreduce
     end function shmem_double_min_reduce
+    integer(c_int) function shmem_double_min_reduce_s(team, dest, source, nreduce) bind(C, name="shmem_double_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest
+      real(c_double), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_min_reduce_s
+    integer(c_int) function shmem_double_min_reduce_sa(team, dest, source, nreduce) bind(C, name="shmem_double_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest
+      real(c_double), intent(in) :: source(*)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_min_reduce_sa
+    integer(c_int) function shmem_double_min_reduce_as(team, dest, source, nreduce) bind(C, name="shmem_double_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(*)
+      real(c_double), intent(in) :: source
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_min_reduce_as
+    integer(c_int) function shmem_double_min_reduce_2(team, dest, source, nreduce) bind(C, name="shmem_double_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(1, *)
+      real(c_double), intent(in) :: source(1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_min_reduce_2
+    integer(c_int) function shmem_double_min_reduce_3(team, dest, source, nreduce) bind(C, name="shmem_double_min_reduce")
+      import
+      type(c_ptr), value :: team
+      real(c_double) :: dest(1, 1, *)
+      real(c_double), intent(in) :: source(1, 1, *)
+      integer(c_size_t), value :: nreduce
+    end function shmem_double_min_reduce_3
+  end interface shmem_double_min_reduce
+
+  interface shmem_min_reduce
+    procedure :: shmem_int_min_reduce, shmem_int_min_reduce_s, shmem_int_min_reduce_sa, &
+                 shmem_int_min_reduce_as, shmem_int_min_reduce_2, shmem_int_min_reduce_3
+    procedure :: shmem_long_min_reduce, shmem_long_min_reduce_s, shmem_long_min_reduce_sa, &
+                 shmem_long_min_reduce_as, shmem_long_min_reduce_2, shmem_long_min_reduce_3
+    procedure :: shmem_float_min_reduce, shmem_float_min_reduce_s, shmem_float_min_reduce_sa, &
+                 shmem_float_min_reduce_as, shmem_float_min_reduce_2, shmem_float_min_reduce_3
+    procedure :: shmem_double_min_reduce, shmem_double_min_reduce_s, shmem_double_min_reduce_sa, &
+                 shmem_double_min_reduce_as, shmem_double_min_reduce_2, shmem_double_min_reduce_3
   end interface shmem_min_reduce
 
 end module shmem

@@ -64,6 +64,11 @@ fn waiting_and_collectives() {
 }
 
 #[test]
+fn reductions_of_scalars() {
+    job("scalar_reduce");
+}
+
+#[test]
 fn a_failing_pe_fails_the_job() {
     if !have("gfortran") {
         eprintln!("gfortran not found: skipped");
