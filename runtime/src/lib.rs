@@ -71,6 +71,9 @@ pub use bytemuck::{Pod, Zeroable};
 pub use bytemuck;
 pub use coll::reduce::{ArithReducible, BitwiseReducible, Complex, MinMaxReducible, ReduceOp, Reducible};
 pub use ctx::Ctx;
+/// IEEE binary16 and bfloat16, the element types of NVSHMEM's `half` and `bfloat16` routines
+/// (reductions combine them in `f32`).
+pub use half::{bf16, f16};
 pub use error::{Error, ErrorKind, Result};
 pub use signal::SignalOp;
 pub use sym::{Shmem, SymBox, SymSlice, current, init, init_thread};

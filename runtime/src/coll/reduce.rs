@@ -51,6 +51,8 @@ pub(crate) fn type_name(id: u32) -> &'static str {
         12 => "f64",
         13 => "Complex<f32>",
         14 => "Complex<f64>",
+        15 => "f16",
+        16 => "bf16",
         _ => "(other)",
     }
 }
@@ -182,6 +184,34 @@ macro_rules! complex_reducible {
 }
 complex_reducible!(f32 = 13, f64 = 14);
 
+/// 16-bit floats: stored as binary16/bfloat16, each step computed in `f32` and rounded back
+/// (what NVSHMEM's `half` and `bfloat16` reductions do).
+macro_rules! half_reducible {
+    ($($t:ty = $id:expr),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Reducible for $t {
+            const TYPE_ID: u32 = $id;
+            fn supports(op: ReduceOp) -> bool {
+                matches!(op, ReduceOp::Max | ReduceOp::Min | ReduceOp::Sum | ReduceOp::Prod)
+            }
+            #[inline(always)]
+            fn apply(op: ReduceOp, a: Self, b: Self) -> Self {
+                let (x, y) = (a.to_f32(), b.to_f32());
+                match op {
+                    ReduceOp::Max => if x > y { a } else { b },
+                    ReduceOp::Min => if x < y { a } else { b },
+                    ReduceOp::Sum => <$t>::from_f32(x + y),
+                    ReduceOp::Prod => <$t>::from_f32(x * y),
+                    _ => unreachable!("checked by supports()"),
+                }
+            }
+        }
+        impl MinMaxReducible for $t {}
+        impl ArithReducible for $t {}
+    )*};
+}
+half_reducible!(half::f16 = 15, half::bf16 = 16);
+
 /// Elements combined at a time by the large-reduction path (32 KiB of `u64`).
 const CHUNK_BYTES: usize = 32 * 1024;
 
@@ -299,4 +329,25 @@ fn combine<T: Reducible>(op: ReduceOp, acc: &mut [T], other: *const T) {
         };
     }
     arms!(And, Or, Xor, Max, Min, Sum, Prod);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::{bf16, f16};
+
+    #[test]
+    fn half_types_combine_in_f32_and_round_back() {
+        let (a, b) = (f16::from_f32(1.5), f16::from_f32(2.25));
+        assert_eq!(f16::apply(ReduceOp::Sum, a, b), f16::from_f32(3.75));
+        assert_eq!(f16::apply(ReduceOp::Prod, a, b), f16::from_f32(3.375));
+        assert_eq!(f16::apply(ReduceOp::Max, a, b), b);
+        assert_eq!(f16::apply(ReduceOp::Min, a, b), a);
+        // 2048 + 1 is not a binary16 value: the f32 sum rounds to even.
+        assert_eq!(f16::apply(ReduceOp::Sum, f16::from_f32(2048.0), f16::from_f32(1.0)), f16::from_f32(2048.0));
+        let (c, d) = (bf16::from_f32(3.0), bf16::from_f32(-0.5));
+        assert_eq!(bf16::apply(ReduceOp::Prod, c, d), bf16::from_f32(-1.5));
+        assert!(!f16::supports(ReduceOp::Xor) && bf16::supports(ReduceOp::Sum));
+        assert_eq!((type_name(f16::TYPE_ID), type_name(bf16::TYPE_ID)), ("f16", "bf16"));
+    }
 }
