@@ -15,20 +15,45 @@
 //! the transfer and returns together, after which every member's `quiet` covers it.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::atomic::{Ordering, fence};
 
 use bytemuck::Pod;
 use oxshmem::transport::{AmoOp, Width};
-use oxshmem::{AmoInt, AmoType, Cmp, SignalOp, SymSlice};
+use oxshmem::{AmoInt, AmoType, Cmp, SignalOp, SymSlice, SyncType};
 
 use crate::channel::proxy::{self, ProxyRing, Request, amo_flags, kind};
 use crate::channel::{ChannelKind, p2p};
-use crate::cpu::{Thread, WARP_SIZE};
-use crate::state::{BARRIER_ROUNDS, ErrorCode, op};
+use crate::cpu::{Thread, WARP_SIZE, Waiter};
+use crate::state::{BARRIER_ROUNDS, ErrorCode, op, wait_cmp};
 
 /// A device pointer to a symmetric object: its local address and element count. Plain
 /// `#[repr(C)]` data, `Copy`, made only from a symmetric allocation — so device code cannot
-/// name a non-symmetric address by accident.
+/// name a non-symmetric address by accident. The same address names the object on every PE:
+/// the device API translates it for the target PE.
+///
+/// ```
+/// use oxshmem_device::{DevPtr, Device, Grid};
+/// let shmem = oxshmem::init()?;
+/// let dev = Device::init(&shmem)?;
+/// let table = shmem.alloc_slice(256, 0u16)?;
+/// let t = DevPtr::from_slice(&table);            // copied into the kernel: it is `Copy`
+/// assert_eq!(t.len(), 256);
+/// assert_eq!(t.offset(250).len(), 6);            // the rest of the object from element 250
+/// let me = shmem.my_pe();
+/// let stream = dev.stream();
+/// stream.launch(Grid::new(2, 128), move |th| {
+///     let i = th.global_idx();
+///     th.p(t.offset(i), i as u16 * 3, me);       // element i of `table` on PE `me`
+///     th.quiet();
+///     assert_eq!(t.read_local(i), i as u16 * 3);
+/// });
+/// stream.synchronize()?;
+/// assert_eq!(table.read(255), 765);
+/// drop(stream);
+/// dev.finalize()?;
+/// shmem.finalize()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct DevPtr<T> {
@@ -95,7 +120,28 @@ enum Route {
 
 impl Thread<'_> {
     fn fail(&self, code: ErrorCode, opc: u32, pe: i64, addr: u64, len: u64) {
-        self.state.error.record(code, opc, pe, addr, len, self.block as u32, self.thread as u32);
+        self.state.error.record_in(self.launch, code, opc, pe, addr, len, self.block as u32, self.thread as u32);
+    }
+
+    /// Waits until the `T` at `addr` (checked: this PE's heap, aligned) satisfies `cmp value`
+    /// and returns it; past the device timeout records the wait (`from`: the PE expected to
+    /// write the word, -1 when unknown) and returns `Err` with the value last seen.
+    fn wait_word<T: SyncType>(&self, opc: u32, from: i64, addr: u64, cmp: Cmp, value: T) -> Result<T, T> {
+        let mut w = Waiter::new(self.state);
+        loop {
+            // SAFETY: the caller checked the address: an aligned T of this PE's heap, which
+            // every PE accesses atomically.
+            let v = unsafe { T::load_acquire(addr as *const T) };
+            if cmp.holds(v, value) {
+                return Ok(v);
+            }
+            if !w.pause() {
+                let how = wait_cmp::pack(cmp as u32, size_of::<T>() as u32, is_signed::<T>());
+                let (b, t) = (self.block as u32, self.thread as u32);
+                self.state.error.record_wait(self.launch, opc, from, addr, bits(v), how, bits(value), b, t);
+                return Err(v);
+            }
+        }
     }
 
     /// Checks the target and picks the route.
@@ -412,20 +458,54 @@ impl Thread<'_> {
 
     /// `nvshmem_signal_wait_until`: waits until this PE's signal word satisfies `cmp value`;
     /// returns its value then.
+    ///
+    /// The wait yields the CPU while it lasts and ends after `OXSHMEM_TIMEOUT`: it then
+    /// records an error (the kernel launch, this thread, the address, the condition and the
+    /// value seen; [`Stream::synchronize`](crate::Stream::synchronize) reports it) and returns
+    /// the value it last saw, which does not satisfy the condition. Once a wait of the device
+    /// has timed out, later waits give up at once.
     pub fn signal_wait_until(&self, sig: DevPtr<u64>, cmp: Cmp, value: u64) -> u64 {
         if self.route(op::SIGNAL_WAIT, sig, 1, self.my_pe()).is_none() {
             return 0;
         }
-        // SAFETY: a checked, aligned u64 of this PE's heap, accessed atomically.
-        let a = unsafe { AtomicU64::from_ptr(sig.addr as *mut u64) };
-        let mut spins = 0u32;
-        loop {
-            let v = a.load(Ordering::Acquire);
-            if cmp.holds(v, value) {
-                return v;
-            }
-            crate::channel::sync::pause(&mut spins);
+        self.wait_word(op::SIGNAL_WAIT, -1, sig.addr, cmp, value).unwrap_or_else(|seen| seen)
+    }
+
+    /// `nvshmem_wait_until`: waits until this PE's `ivar` (a 16-, 32- or 64-bit integer)
+    /// satisfies `cmp value`; returns its value then. Times out as
+    /// [`signal_wait_until`](Self::signal_wait_until) does.
+    ///
+    /// ```
+    /// use oxshmem::Cmp;
+    /// use oxshmem_device::{DevPtr, Device, Grid};
+    /// let shmem = oxshmem::init()?;
+    /// let dev = Device::init(&shmem)?;
+    /// let ivar = shmem.alloc_slice(1, 0i32)?;
+    /// let v = DevPtr::from_slice(&ivar);
+    /// let me = shmem.my_pe();
+    /// let stream = dev.stream();
+    /// stream.launch(Grid::new(1, 2), move |t| {
+    ///     if t.thread_idx() == 0 {
+    ///         t.wait_until(v, Cmp::Lt, 0);          // until thread 1 stores -7
+    ///     } else {
+    ///         t.atomic_set(v, -7, me);
+    ///     }
+    /// });
+    /// stream.synchronize()?;
+    /// drop(stream);
+    /// dev.finalize()?;
+    /// shmem.finalize()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_until<T: SyncType>(&self, ivar: DevPtr<T>, cmp: Cmp, value: T) -> T {
+        if self.route(op::WAIT_UNTIL, ivar, 1, self.my_pe()).is_none() {
+            return T::zeroed();
         }
+        if !ivar.addr.is_multiple_of(size_of::<T>() as u64) {
+            self.fail(ErrorCode::Misaligned, op::WAIT_UNTIL, self.my_pe() as i64, ivar.addr, size_of::<T>() as u64);
+            return T::zeroed();
+        }
+        self.wait_word(op::WAIT_UNTIL, -1, ivar.addr, cmp, value).unwrap_or_else(|seen| seen)
     }
 
     // ---- atomics --------------------------------------------------------------------
@@ -559,15 +639,23 @@ impl Thread<'_> {
     // ---- PE-wide synchronization (one thread per PE) --------------------------------
 
     /// `nvshmem_barrier_all` from one device thread per PE: quiet, then wait for every PE.
+    /// A PE that does not arrive within `OXSHMEM_TIMEOUT` makes it fail (see
+    /// [`sync_all`](Self::sync_all)).
     pub fn barrier_all(&self) {
         self.quiet();
-        self.sync_all();
+        self.sync_all_as(op::BARRIER);
     }
 
     /// `nvshmem_sync_all` from one device thread per PE: wait for every PE (no quiet).
     /// A dissemination barrier over the device's own symmetric flags, through each peer's
-    /// channel, so it never interferes with the host runtime's barriers.
+    /// channel, so it never interferes with the host runtime's barriers. Each round waits for
+    /// one PE's flag; when it does not come within `OXSHMEM_TIMEOUT`, the barrier records an
+    /// error naming that PE, the flag and the values, and returns.
     pub fn sync_all(&self) {
+        self.sync_all_as(op::SYNC_ALL);
+    }
+
+    fn sync_all_as(&self, opc: u32) {
         let st = self.state;
         let n = st.n_pes as usize;
         let me = st.my_pe as usize;
@@ -578,7 +666,12 @@ impl Thread<'_> {
         while dist < n {
             let f = flags.offset(round * 8);
             self.signal_op(f, epoch, SignalOp::Set, (me + dist) % n);
-            self.signal_wait_until(f, Cmp::Ge, epoch);
+            // The flag is in this PE's copy of the device's own flags; the PE `dist` to the left
+            // sets it.
+            let from = ((me + n - dist) % n) as i64;
+            if self.wait_word(opc, from, f.addr, Cmp::Ge, epoch).is_err() {
+                return;
+            }
             dist <<= 1;
             round += 1;
         }
@@ -787,6 +880,28 @@ impl Thread<'_> {
         }
         self.sync_block();
     }
+}
+
+/// The bits of a 1-, 2-, 4- or 8-byte value, zero-extended.
+fn bits<T: Pod>(v: T) -> u64 {
+    let b = bytemuck::bytes_of(&v);
+    match b.len() {
+        1 => u64::from(b[0]),
+        2 => u64::from(u16::from_ne_bytes([b[0], b[1]])),
+        4 => u64::from(u32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+        _ => {
+            let mut w = [0u8; 8];
+            let n = b.len().min(8);
+            w[..n].copy_from_slice(&b[..n]);
+            u64::from_ne_bytes(w)
+        }
+    }
+}
+
+/// Whether an integer type is signed: all ones is below zero.
+fn is_signed<T: Pod + PartialOrd>() -> bool {
+    let ones: T = bytemuck::pod_read_unaligned(&[0xffu8; 16][..size_of::<T>()]);
+    ones < T::zeroed()
 }
 
 fn sig_amo(sop: SignalOp, value: u64) -> AmoOp {

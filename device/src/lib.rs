@@ -18,23 +18,53 @@
 //! of the runtime: it asks the runtime for memory, peers and a host transport, never the other
 //! way round.
 //!
-//! ```no_run
-//! use oxshmem_device::{Device, DevPtr, Grid};
-//! let shmem = oxshmem::init()?;
-//! let dev = Device::init(&shmem)?;                       // collective
-//! let buf = shmem.alloc_slice(1024, 0u64)?;
-//! let dst = DevPtr::from_slice(&buf);
-//! let right = (shmem.my_pe() + 1) % shmem.n_pes();
-//! let stream = dev.stream();
-//! stream.launch(Grid::new(4, 256), move |t| {
-//!     let i = t.global_idx();
-//!     t.p(dst.offset(i), i as u64, right);               // one store per device thread
-//!     t.quiet();
-//! });
-//! stream.synchronize()?;
-//! shmem.barrier_all()?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! A whole program (`oshrun -n 4 ./ring`; run alone it is PE 0 of 1 and sends to itself):
+//!
 //! ```
+//! use oxshmem_device::{DevPtr, Device, Grid};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let shmem = oxshmem::init()?;
+//!     let dev = Device::init(&shmem)?;                   // collective
+//!     let buf = shmem.alloc_slice(1024, 0u64)?;
+//!     let dst = DevPtr::from_slice(&buf);
+//!     let (me, n) = (shmem.my_pe(), shmem.n_pes());
+//!     let right = (me + 1) % n;
+//!     let stream = dev.stream();
+//!     stream.launch(Grid::new(4, 256), move |t| {
+//!         let i = t.global_idx();
+//!         t.p(dst.offset(i), (1000 * me + i) as u64, right); // one store per device thread
+//!         t.quiet();
+//!     });
+//!     stream.synchronize()?;                             // the kernel and its stores are done
+//!     shmem.barrier_all()?;                              // … on every PE
+//!     let left = (me + n - 1) % n;
+//!     assert_eq!(buf.read(1023), (1000 * left + 1023) as u64);
+//!     drop(stream);
+//!     dev.finalize()?;                                   // collective: before the runtime's
+//!     shmem.finalize()?;                                 // collective: the last call
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Finalizing
+//!
+//! A program ends with [`Device::finalize`] and then `oxshmem::Shmem::finalize`, on every PE.
+//! Nothing does it for you: `Shmem` is a `Copy` handle, so no drop of it can finalize the
+//! runtime, and the Rust API installs no exit hook that would — finalizing is collective (it
+//! waits for every PE), and a PE leaving on an error path must not block in it. A PE that
+//! returns from `main` without `shmem.finalize()` is, to the launcher, a PE that died early
+//! (its peers may be waiting for it), so `oshrun` ends the whole job with status 1 and prints
+//!
+//! ```text
+//! oshrun: PE 0 (pid 12345) exited with status 0 without finalizing (no shmem_finalize / PMI finalize after init); ending the job
+//! ```
+//!
+//! (run without a launcher, as PE 0 of 1, nobody checks). `Device::finalize` comes first: it
+//! waits for every kernel launched on the device, completes their outstanding operations,
+//! stops the proxy and the software NIC, frees the device's symmetric objects (collective,
+//! which needs the runtime), and reports the first device error. A `Device` that is only
+//! dropped stops its threads but leaves its symmetric objects allocated.
 
 // Device routines mirror NVSHMEM's argument lists (put_signal takes eight).
 #![allow(clippy::too_many_arguments)]
@@ -53,8 +83,9 @@ use bytemuck::Pod;
 pub use api::DevPtr;
 pub use channel::ChannelKind;
 use channel::proxy::{Proxy, ProxyRing};
+use cpu::LaunchInfo;
 pub use cpu::{Grid, Stream, Thread, WARP_SIZE};
-use state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op_name};
+use state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op, op_name, wait_cmp};
 
 /// An error of the device layer, naming the PE, the operation and the device thread.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -103,6 +134,12 @@ struct Inner {
 struct Launches {
     inflight: u64,
     finalized: bool,
+    /// Launches so far (the last launch's number).
+    count: u64,
+    /// The launches not yet finished.
+    running: Vec<LaunchInfo>,
+    /// The finished launch whose device thread recorded the device's error, if any.
+    failed: Option<LaunchInfo>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -111,7 +148,32 @@ impl std::fmt::Debug for Inner {
     }
 }
 
-/// The device layer of one PE. Clones are handles to the same device.
+/// The device layer of one PE: the channels to every peer, the proxy thread and the software
+/// NIC when a peer needs them, and the device's error slot. Made by [`Device::init`]
+/// (collective), used through [`Stream`]s, ended by [`Device::finalize`] (collective). Clones
+/// are handles to the same device.
+///
+/// ```
+/// use oxshmem_device::{DevPtr, Device, Grid};
+/// let shmem = oxshmem::init()?;
+/// let dev = Device::init(&shmem)?;                       // collective
+/// let me = shmem.my_pe();
+/// println!("PE {me} reaches PE 0 through {:?}", dev.channel_of(0).map(|c| c.name()));
+/// let buf = shmem.alloc_slice(4, 0u32)?;
+/// let p = DevPtr::from_slice(&buf);
+/// let stream = dev.stream();
+/// stream.launch(Grid::new(1, 4), move |t| t.p(p.offset(t.thread_idx()), 7, me));
+/// stream.synchronize()?;
+/// assert_eq!(buf.to_vec(), [7; 4]);
+/// // A device thread cannot return an error: the host reports it, naming the thread.
+/// stream.launch(Grid::new(1, 1), move |t| t.p(p, 1, 1000));
+/// let err = stream.synchronize().unwrap_err().to_string();
+/// assert!(err.contains("device nvshmem_p (block 0, thread 0): PE 1000 is out of range"));
+/// drop(stream);
+/// assert!(dev.finalize().is_err());                      // the error stays recorded
+/// shmem.finalize()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Device(Arc<Inner>);
 
@@ -120,8 +182,26 @@ pub const PROXY_RING_SLOTS: usize = 4096;
 
 /// `OXSHMEM_TIMEOUT` in nanoseconds (seconds in the environment; at least 1, default 60).
 fn env_timeout() -> u64 {
-    let secs = std::env::var("OXSHMEM_TIMEOUT").ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(60);
-    secs.max(1) * 1_000_000_000
+    let secs = oxshmem::config::value_of("OXSHMEM_TIMEOUT").0.trim().parse::<u64>().unwrap_or(60);
+    secs.clamp(1, u64::MAX / 2_000_000_000) * 1_000_000_000
+}
+
+/// `OXSHMEM_DEVICE_BLOCKS`: blocks of a kernel that run at once (a whole number, at least 1).
+fn env_blocks(pe: usize) -> Result<usize, DeviceError> {
+    let (v, name) = oxshmem::config::value_of("OXSHMEM_DEVICE_BLOCKS");
+    let text = match v.trim() {
+        "" => oxshmem::config::var_named("OXSHMEM_DEVICE_BLOCKS").default,
+        t => t,
+    };
+    match text.parse::<usize>() {
+        Ok(b) if b >= 1 => Ok(b),
+        _ => Err(DeviceError::Init {
+            pe,
+            reason: format!(
+                "{name}={v:?}: expected how many blocks of a kernel run at once, a whole number of at least 1"
+            ),
+        }),
+    }
 }
 
 impl Device {
@@ -129,9 +209,12 @@ impl Device {
     /// Chooses each peer's channel: P2P when its heap is mapped here, else
     /// `OXSHMEM_DEVICE_REMOTE` (`proxy`, the default, or `ibgda`);
     /// `OXSHMEM_DEVICE_CHANNEL=p2p|proxy|ibgda` forces one for every peer (forcing P2P to an
-    /// unmapped peer is an error).
+    /// unmapped peer is an error). Reads `OXSHMEM_DEVICE_BLOCKS` (blocks of a kernel that run
+    /// at once, see [`Stream::launch`]) and `OXSHMEM_TIMEOUT` (how long a device-side wait may
+    /// last); a malformed value is an error naming the variable and the value.
     pub fn init(shmem: &oxshmem::Shmem) -> Result<Device, DeviceError> {
-        Self::init_with(shmem, std::env::var("OXSHMEM_DEVICE_CHANNEL").ok().as_deref())
+        let (channel, _) = oxshmem::config::value_of("OXSHMEM_DEVICE_CHANNEL");
+        Self::init_with(shmem, Some(&channel))
     }
 
     /// As [`init`](Self::init), with the channel override given explicitly (`None`: automatic).
@@ -150,16 +233,18 @@ impl Device {
             }
         };
         // In automatic mode, what reaches a peer whose heap is not mapped here.
-        let remote = match std::env::var("OXSHMEM_DEVICE_REMOTE").as_deref().map(str::trim) {
-            Err(_) | Ok("") | Ok("proxy") => ChannelKind::Proxy,
-            Ok("ibgda") => ChannelKind::Ibgda,
-            Ok(other) => {
+        let (remote, remote_var) = oxshmem::config::value_of("OXSHMEM_DEVICE_REMOTE");
+        let remote = match remote.trim() {
+            "" | "proxy" => ChannelKind::Proxy,
+            "ibgda" => ChannelKind::Ibgda,
+            other => {
                 return Err(DeviceError::Init {
                     pe: me,
-                    reason: format!("OXSHMEM_DEVICE_REMOTE={other:?}: expected proxy or ibgda"),
+                    reason: format!("{remote_var}={other:?}: expected proxy or ibgda"),
                 });
             }
         };
+        let concurrent_blocks = env_blocks(me)?;
         let (base, size) = oxshmem::raw::heap_range()?;
         let mut peer_base = vec![0u64; n].into_boxed_slice();
         let mut channel = vec![0u8; n].into_boxed_slice();
@@ -207,7 +292,6 @@ impl Device {
         });
         let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r));
         let softnic = ibgda.as_deref().map(|ib| ibgda::softnic::SoftNic::start(ib, state.timeout_ns));
-        let concurrent_blocks = std::env::var("OXSHMEM_DEVICE_BLOCKS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
         shmem.barrier_all()?;
         Ok(Device(Arc::new(Inner {
             state,
@@ -242,21 +326,36 @@ impl Device {
         self.0.concurrent_blocks
     }
 
-    /// Admits a kernel launch; false once the device is finalized.
-    pub(crate) fn begin_launch(&self) -> bool {
+    /// Admits a kernel launch and numbers it; `None` once the device is finalized.
+    pub(crate) fn begin_launch(&self, grid: Grid, site: &'static std::panic::Location<'static>) -> Option<LaunchInfo> {
         let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
         if g.finalized {
-            return false;
+            return None;
         }
         g.inflight += 1;
-        true
+        g.count += 1;
+        let info = LaunchInfo { id: g.count, site, grid };
+        g.running.push(info);
+        Some(info)
     }
 
-    /// A launched kernel has finished.
-    pub(crate) fn end_launch(&self) {
+    /// A launched kernel has finished (every thread of it has: any error it recorded is in the
+    /// slot now, so its launch is kept for the report).
+    pub(crate) fn end_launch(&self, info: LaunchInfo) {
         let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
         g.inflight -= 1;
+        g.running.retain(|l| l.id != info.id);
+        let s = &self.0.state.error;
+        if g.failed.is_none() && s.is_set() && s.launch == info.id {
+            g.failed = Some(info);
+        }
         self.0.launches_done.notify_all();
+    }
+
+    /// The launch numbered `id`, if it runs or recorded the device's error.
+    fn launch_info(&self, id: u64) -> Option<LaunchInfo> {
+        let g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
+        g.failed.iter().chain(g.running.iter()).find(|l| l.id == id).copied()
     }
 
     /// The channel that serves `pe`.
@@ -320,7 +419,18 @@ impl Device {
             return None;
         }
         let n = self.0.state.n_pes;
-        let where_ = if s.block == u32::MAX {
+        let timed_out = s.code == ErrorCode::WaitTimeout as u32 || s.code == ErrorCode::BarrierTimeout as u32;
+        let launch = if s.launch != 0 { self.launch_info(s.launch) } else { None };
+        let where_ = if timed_out && s.block != u32::MAX {
+            // A wait that never ended: name the kernel (where it was launched) as well.
+            let kernel = match launch {
+                Some(l) => {
+                    format!("kernel launched at {}:{} (launch {} on this device)", l.site.file(), l.site.line(), l.id)
+                }
+                None => format!("kernel launch {}", s.launch),
+            };
+            format!("{kernel}, block {}, thread {}", s.block, s.thread)
+        } else if s.block == u32::MAX {
             if s.code == ErrorCode::Nic as u32 || s.code == ErrorCode::NicStalled as u32 {
                 "host".to_string()
             } else {
@@ -362,9 +472,48 @@ impl Device {
                 "the IBGDA queue to PE {} stalled: WQE index {} not complete (completed up to {}) after the timeout or with the software NIC stopped",
                 s.pe, s.addr, s.len
             ),
+            c if c == ErrorCode::WaitTimeout as u32 => {
+                let secs = self.0.state.timeout_ns as f64 / 1e9;
+                let (cmp, want, seen) =
+                    (wait_cmp::operator(s.cmp), wait_cmp::show(s.cmp, s.value), wait_cmp::show(s.cmp, s.len));
+                let mut r = if s.op == op::BARRIER || s.op == op::SYNC_ALL {
+                    format!(
+                        "timed out after {secs} s (OXSHMEM_TIMEOUT) in the device barrier: PE {} never arrived (its flag at {:#x} was to become {cmp} {want}; it is {seen})",
+                        s.pe, s.addr
+                    )
+                } else {
+                    format!(
+                        "timed out after {secs} s (OXSHMEM_TIMEOUT) waiting for the word at {:#x} to become {cmp} {want}; it is {seen}",
+                        s.addr
+                    )
+                };
+                r.push_str(&self.waves_hint(launch));
+                r
+            }
+            c if c == ErrorCode::BarrierTimeout as u32 => {
+                let secs = 2.0 * self.0.state.timeout_ns as f64 / 1e9;
+                let group = if s.op == op::SYNC_WARP { "warp" } else { "block" };
+                format!(
+                    "timed out after {secs} s (twice OXSHMEM_TIMEOUT): {} of the {} threads of the {group} arrived; every thread of the {group} must call it",
+                    s.addr, s.len
+                )
+            }
             _ => "the kernel panicked".to_string(),
         };
         Some(DeviceError::Op { pe: self.0.state.my_pe as usize, op: op_name(s.op), where_, reason })
+    }
+
+    /// When the failed launch has more blocks than run at once: the likely cause of a wait
+    /// that never ended.
+    fn waves_hint(&self, launch: Option<LaunchInfo>) -> String {
+        let at_once = self.0.concurrent_blocks;
+        match launch {
+            Some(l) if l.grid.blocks > at_once => format!(
+                "; only {at_once} of the kernel's {} blocks run at once (OXSHMEM_DEVICE_BLOCKS={at_once}): does a block wait for a later one, which cannot start before it ends?",
+                l.grid.blocks
+            ),
+            _ => String::new(),
+        }
     }
 
     /// Ends the device layer: completes every outstanding device operation (a kernel may have

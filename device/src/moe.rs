@@ -44,7 +44,7 @@
 //! collective: every PE calls them in the same order with the same [`MoeConfig`].
 //!
 //! This module owns the MoE protocol and its buffers only; it never touches a channel
-//! directly — every remote access goes through [`Thread`](crate::Thread)'s device API.
+//! directly — every remote access goes through [`Thread`]'s device API.
 //!
 //! ```no_run
 //! use oxshmem_device::Device;
@@ -60,7 +60,10 @@
 //! let d = buf.dispatch(&x, &idx, &w)?;
 //! println!("my experts received {:?} tokens", d.tokens_per_expert());
 //! let out: &[f32] = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y)).combine()?;
-//! # let _ = out;
+//! println!("combined {} values", out.len());
+//! buf.free()?;                                           // collective, like the rest
+//! dev.finalize()?;
+//! shmem.finalize()?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -34,6 +34,15 @@ pub enum ErrorCode {
     Nic = 9,
     /// The NIC did not complete WQEs within the timeout (`addr`: index needed; `len`: reached).
     NicStalled = 10,
+    /// A device thread's wait on this PE's symmetric memory (`signal_wait_until`,
+    /// `wait_until`, a round of the device barrier) did not end within the timeout. `addr`:
+    /// the word waited on; `len`: the value it held at the end; `value`: the value compared
+    /// with; `cmp`: the comparison ([`wait_cmp`]); `pe`: the PE expected to write it (-1:
+    /// unknown).
+    WaitTimeout = 11,
+    /// A block or warp barrier (`sync_block`, `sync_warp`) did not complete within twice the
+    /// timeout. `addr`: threads that had arrived; `len`: threads of the group.
+    BarrierTimeout = 12,
 }
 
 /// The first error a device thread hit, for the host to report.
@@ -56,28 +65,126 @@ pub struct ErrorSlot {
     pub addr: u64,
     /// Length involved.
     pub len: u64,
+    /// The kernel launch the device thread belongs to (numbered from 1 per device; 0: none).
+    pub launch: u64,
+    /// [`ErrorCode::WaitTimeout`]: the value the wait compared with.
+    pub value: u64,
+    /// [`ErrorCode::WaitTimeout`]: the comparison and the type of the word ([`wait_cmp`]).
+    pub cmp: u32,
+}
+
+/// How [`ErrorSlot::cmp`] describes a wait: the comparison (an `oxshmem::Cmp` as `u32`) in
+/// bits 0..8, the waited-on word's size in bytes in bits 8..16, and bit 16 set when it is
+/// signed.
+pub mod wait_cmp {
+    /// Packs a comparison, a word size and its signedness.
+    pub const fn pack(cmp: u32, bytes: u32, signed: bool) -> u32 {
+        (cmp & 0xff) | (bytes & 0xff) << 8 | (signed as u32) << 16
+    }
+
+    /// The comparison's operator (`==`, `!=`, `>`, `>=`, `<`, `<=`).
+    pub fn operator(packed: u32) -> &'static str {
+        match packed & 0xff {
+            0 => "==",
+            1 => "!=",
+            2 => ">",
+            3 => ">=",
+            4 => "<",
+            _ => "<=",
+        }
+    }
+
+    /// A value of the packed word type, as text (sign-extended when the type is signed).
+    pub fn show(packed: u32, bits: u64) -> String {
+        let bytes = (packed >> 8 & 0xff).clamp(1, 8);
+        let shift = 64 - 8 * bytes;
+        if packed & 1 << 16 != 0 {
+            (((bits << shift) as i64) >> shift).to_string()
+        } else {
+            ((bits << shift) >> shift).to_string()
+        }
+    }
 }
 
 impl ErrorSlot {
     /// Records an error unless one is already recorded.
     #[allow(clippy::too_many_arguments)]
     pub fn record(&self, code: ErrorCode, op: u32, pe: i64, addr: u64, len: u64, block: u32, thread: u32) {
+        self.record_in(0, code, op, pe, addr, len, block, thread);
+    }
+
+    /// As [`record`](Self::record), for a device thread of kernel launch `launch`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_in(
+        &self,
+        launch: u64,
+        code: ErrorCode,
+        op: u32,
+        pe: i64,
+        addr: u64,
+        len: u64,
+        block: u32,
+        thread: u32,
+    ) {
+        // SAFETY: `write` hands the slot out while this thread owns its plain fields.
+        self.write(|e| unsafe {
+            (*e).launch = launch;
+            (*e).code = code as u32;
+            (*e).op = op;
+            (*e).pe = pe;
+            (*e).addr = addr;
+            (*e).len = len;
+            (*e).block = block;
+            (*e).thread = thread;
+        });
+    }
+
+    /// Records a wait that timed out ([`ErrorCode::WaitTimeout`]): the word at `addr` held
+    /// `seen` and never came to satisfy `cmp` ([`wait_cmp`]) against `value`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_wait(
+        &self,
+        launch: u64,
+        op: u32,
+        pe: i64,
+        addr: u64,
+        seen: u64,
+        cmp: u32,
+        value: u64,
+        block: u32,
+        thread: u32,
+    ) {
+        // SAFETY: as in record_in.
+        self.write(|e| unsafe {
+            (*e).launch = launch;
+            (*e).code = ErrorCode::WaitTimeout as u32;
+            (*e).op = op;
+            (*e).pe = pe;
+            (*e).addr = addr;
+            (*e).len = seen;
+            (*e).value = value;
+            (*e).cmp = cmp;
+            (*e).block = block;
+            (*e).thread = thread;
+        });
+    }
+
+    /// Claims the slot (first error wins) and lets `fill` write its plain fields through the
+    /// pointer: state 1 gives this thread exclusive write access to them (nobody reads them
+    /// before the release store of 2 publishes them); `fill` must not touch `state`.
+    fn write(&self, fill: impl FnOnce(*mut ErrorSlot)) {
         if self.state.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return;
         }
-        let me = self as *const ErrorSlot as *mut ErrorSlot;
-        // SAFETY: state 1 gives this thread exclusive write access to the plain fields; the
-        // release store of 2 publishes them.
-        unsafe {
-            (*me).code = code as u32;
-            (*me).op = op;
-            (*me).pe = pe;
-            (*me).addr = addr;
-            (*me).len = len;
-            (*me).block = block;
-            (*me).thread = thread;
-        }
+        fill(self as *const ErrorSlot as *mut ErrorSlot);
         self.state.store(2, Ordering::Release);
+    }
+
+    /// Whether the recorded error is a wait that timed out ([`ErrorCode::WaitTimeout`],
+    /// [`ErrorCode::BarrierTimeout`]): the device is then stuck in error, and every later
+    /// device-side wait gives up at once instead of waiting out its own timeout.
+    pub fn is_timeout(&self) -> bool {
+        self.is_set() && (self.code == ErrorCode::WaitTimeout as u32 || self.code == ErrorCode::BarrierTimeout as u32)
     }
 
     /// Whether an error is recorded.
@@ -110,6 +217,14 @@ pub mod op {
     pub const BARRIER: u32 = 10;
     /// A kernel as a whole.
     pub const KERNEL: u32 = 11;
+    /// `nvshmem_wait_until`.
+    pub const WAIT_UNTIL: u32 = 12;
+    /// `nvshmem_sync_all`.
+    pub const SYNC_ALL: u32 = 13;
+    /// `__syncthreads()` ([`Thread::sync_block`](crate::Thread::sync_block)).
+    pub const SYNC_BLOCK: u32 = 14;
+    /// `__syncwarp()` ([`Thread::sync_warp`](crate::Thread::sync_warp)).
+    pub const SYNC_WARP: u32 = 15;
 }
 
 /// The NVSHMEM name of an operation code.
@@ -126,6 +241,10 @@ pub fn op_name(op: u32) -> &'static str {
         op::QUIET => "nvshmem_quiet",
         op::BARRIER => "nvshmem_barrier_all",
         op::KERNEL => "kernel",
+        op::WAIT_UNTIL => "nvshmem_wait_until",
+        op::SYNC_ALL => "nvshmem_sync_all",
+        op::SYNC_BLOCK => "__syncthreads",
+        op::SYNC_WARP => "__syncwarp",
         _ => "device operation",
     }
 }
@@ -157,7 +276,8 @@ pub struct DeviceState {
     pub barrier_flags: u64,
     /// Device barriers this PE has entered.
     pub barrier_epoch: AtomicU64,
-    /// How long a device thread waits for the proxy before reporting a stall (ns).
+    /// How long a device-side wait may last before it fails (ns): a wait for the proxy or
+    /// the NIC, a wait on symmetric memory, a device barrier (`OXSHMEM_TIMEOUT`).
     pub timeout_ns: u64,
     /// 1 while the proxy thread runs (0 once it has exited, or when there is none).
     pub proxy_alive: AtomicU32,
@@ -170,3 +290,34 @@ pub struct DeviceState {
 unsafe impl Send for DeviceState {}
 // SAFETY: as above.
 unsafe impl Sync for DeviceState {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_cmp_shows_values_of_the_waited_type() {
+        let i32_ge = wait_cmp::pack(3, 4, true);
+        assert_eq!(wait_cmp::operator(i32_ge), ">=");
+        assert_eq!(wait_cmp::show(i32_ge, u64::from((-5i32) as u32)), "-5");
+        let u16_ne = wait_cmp::pack(1, 2, false);
+        assert_eq!(wait_cmp::operator(u16_ne), "!=");
+        assert_eq!(wait_cmp::show(u16_ne, 0xffff), "65535");
+        let u64_eq = wait_cmp::pack(0, 8, false);
+        assert_eq!(wait_cmp::show(u64_eq, u64::MAX), u64::MAX.to_string());
+        assert_eq!(wait_cmp::show(wait_cmp::pack(5, 8, true), u64::MAX), "-1");
+    }
+
+    #[test]
+    fn a_wait_timeout_is_recorded_once_and_marks_the_device() {
+        let s = ErrorSlot::default();
+        assert!(!s.is_timeout());
+        s.record_wait(3, op::SIGNAL_WAIT, -1, 0x1000, 0, wait_cmp::pack(3, 8, false), 1, 0, 2);
+        s.record(ErrorCode::PeOutOfRange, op::P, 9, 0, 0, 1, 1);
+        assert!(s.is_set() && s.is_timeout());
+        assert_eq!(
+            (s.code, s.launch, s.addr, s.value, s.block, s.thread),
+            (ErrorCode::WaitTimeout as u32, 3, 0x1000, 1, 0, 2)
+        );
+    }
+}

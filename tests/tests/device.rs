@@ -249,6 +249,67 @@ fn nbi_left_outstanding_is_completed() {
     }
 }
 
+/// Kernels that would wait forever with `OXSHMEM_DEVICE_BLOCKS=1`: a block that waits
+/// (`signal_wait_until`, `wait_until`) for a block that starts only after it ends, a device
+/// barrier one PE never enters, a block barrier one thread skips, and many waits in a row. With
+/// `OXSHMEM_TIMEOUT=2` each ends after the timeout (twice it for the block barrier, once for
+/// the many waits) with an error naming the launch site, the block and thread, the address,
+/// the condition and the value seen, and the waiting threads nap instead of spinning.
+#[test]
+fn device_waits_that_would_deadlock_time_out() {
+    for ch in CHANNELS {
+        let env = [("OXSHMEM_DEVICE_BLOCKS", "1"), ("OXSHMEM_TIMEOUT", "2")];
+        let r = run(2, ch, &["err-wait"], &env);
+        assert_job_ok(&r);
+        let file = "tests/src/bin/pe-device.rs";
+        for pe in 0..2 {
+            assert_stdout_has(
+                &r,
+                &format!(
+                    "ERR signal_wait_until for a later block: PE {pe}: device nvshmem_signal_wait_until (kernel launched at {file}:"
+                ),
+            );
+            assert_stdout_has(
+                &r,
+                &format!(
+                    "ERR wait_until for a later block: PE {pe}: device nvshmem_wait_until (kernel launched at {file}:"
+                ),
+            );
+            assert_stdout_has(&r, &format!("ERR sync_block that a thread skips: PE {pe}: device __syncthreads"));
+        }
+        assert_stdout_has(
+            &r,
+            "to become >= 1; it is 0; only 1 of the kernel's 2 blocks run at once (OXSHMEM_DEVICE_BLOCKS=1)",
+        );
+        assert_stdout_has(&r, "to become == -5; it is 0; only 1 of the kernel's 2 blocks run at once");
+        assert_stdout_has(
+            &r,
+            "ERR device barrier without PE 1: PE 0: device nvshmem_barrier_all (kernel launched at tests/src/bin/pe-device.rs:",
+        );
+        assert_stdout_has(&r, "in the device barrier: PE 1 never arrived (its flag at 0x");
+        assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: device waits that would deadlock time out ({ch})"));
+    }
+}
+
+/// `OXSHMEM_DEVICE_BLOCKS` that is not a block count (`abc`, `0`, `-1`, `2.5`) is an init error
+/// naming the variable and the value, instead of silently running 4 blocks at once.
+#[test]
+fn malformed_device_blocks_is_an_init_error() {
+    for value in ["abc", "0", "-1", "2.5"] {
+        let r = run(2, "p2p", &["bad-blocks"], &[("OXSHMEM_DEVICE_BLOCKS", value)]);
+        assert_job_ok(&r);
+        for pe in 0..2 {
+            assert_stdout_has(
+                &r,
+                &format!(
+                    "ERR blocks {value}: PE {pe}: device init: OXSHMEM_DEVICE_BLOCKS={value:?}: expected how many blocks of a kernel run at once, a whole number of at least 1"
+                ),
+            );
+        }
+        assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: OXSHMEM_DEVICE_BLOCKS={value:?} rejected"));
+    }
+}
+
 /// `OXSHMEM_DEVICE_CHANNEL=bogus` (and `init_with("rdma")`) is an init error that names the
 /// variable and the choices; a good init works afterwards.
 #[test]

@@ -200,15 +200,15 @@ impl Be64 {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct CtrlSeg {
-    /// [31:24] opmod, [23:8] WQE index (low 16 bits of the producer index), [7:0] opcode.
+    /// \[31:24\] opmod, \[23:8\] WQE index (low 16 bits of the producer index), \[7:0\] opcode.
     pub opmod_idx_opcode: Be32,
-    /// [31:8] QP number, [7:0] DS: the WQE's size in 16-byte units, this segment included.
+    /// \[31:8\] QP number, \[7:0\] DS: the WQE's size in 16-byte units, this segment included.
     pub qpn_ds: Be32,
     /// Signature (0).
     pub signature: u8,
     /// DCI stream channel (0).
     pub dci_stream_channel_id: Be16,
-    /// [7:5] fence mode, [3:2] CE, [1] solicited.
+    /// \[7:5\] fence mode, \[3:2\] CE, \[1\] solicited.
     pub fm_ce_se: u8,
     /// Immediate data.
     pub imm: Be32,
@@ -363,13 +363,13 @@ pub struct Cqe64 {
     pub byte_cnt: Be32,
     /// Timestamp.
     pub timestamp: Be64,
-    /// [31:24] opcode of the WQE, [23:0] QP number.
+    /// \[31:24\] opcode of the WQE, \[23:0\] QP number.
     pub sop_drop_qpn: Be32,
     /// Index of the completed WQE's first WQEBB (low 16 bits).
     pub wqe_counter: Be16,
     /// Signature.
     pub signature: u8,
-    /// [7:4] CQE opcode, [0] owner bit.
+    /// \[7:4\] CQE opcode, \[0\] owner bit.
     pub op_own: u8,
 }
 
@@ -387,13 +387,13 @@ pub struct ErrCqe {
     pub vendor_err_synd: u8,
     /// Syndrome.
     pub syndrome: u8,
-    /// [31:24] opcode of the failed WQE, [23:0] QP number.
+    /// \[31:24\] opcode of the failed WQE, \[23:0\] QP number.
     pub s_wqe_opcode_qpn: Be32,
     /// Index of the failed WQE.
     pub wqe_counter: Be16,
     /// Signature.
     pub signature: u8,
-    /// [7:4] CQE opcode (13, REQ_ERR), [0] owner bit.
+    /// \[7:4\] CQE opcode (13, REQ_ERR), \[0\] owner bit.
     pub op_own: u8,
 }
 

@@ -65,29 +65,32 @@ impl Default for IbgdaConfig {
 }
 
 impl IbgdaConfig {
-    /// From `OXSHMEM_IBGDA_*`; a malformed value is an error naming the variable.
+    /// From `OXSHMEM_IBGDA_*` and `OXSHMEM_SOFTNIC_NAP_MS` (declared, with their defaults, in
+    /// `oxshmem::config::VARS`); a malformed value is an error naming the variable.
     pub fn from_env() -> Result<IbgdaConfig, String> {
         let mut c = IbgdaConfig::default();
+        // An empty value (OXSHMEM_IBGDA_NCQES's default: "the same as NWQES") means `d`.
         let num = |k: &str, d: usize| -> Result<usize, String> {
-            match std::env::var(k) {
-                Ok(v) if !v.trim().is_empty() => {
-                    v.trim().parse::<usize>().map_err(|_| format!("{k}={v:?}: expected a number"))
-                }
-                _ => Ok(d),
+            let (v, name) = oxshmem::config::value_of(k);
+            match v.trim() {
+                "" => Ok(d),
+                t => t.parse::<usize>().map_err(|_| format!("{name}={v:?}: expected a number")),
             }
         };
         c.nwqes = num("OXSHMEM_IBGDA_NWQES", c.nwqes)?;
         if !c.nwqes.is_power_of_two() || !(8..=32768).contains(&c.nwqes) {
-            return Err(format!("OXSHMEM_IBGDA_NWQES={}: expected a power of two from 8 to 32768", c.nwqes));
+            let name = oxshmem::config::value_of("OXSHMEM_IBGDA_NWQES").1;
+            return Err(format!("{name}={}: expected a power of two from 8 to 32768", c.nwqes));
         }
         c.ncqes = num("OXSHMEM_IBGDA_NCQES", c.nwqes)?.max(1);
         c.num_rc = num("OXSHMEM_IBGDA_NUM_RC_PER_PE", c.num_rc)?.clamp(1, 64);
         c.batch = num("OXSHMEM_IBGDA_BATCH", c.batch)?.max(1);
         c.nic_nap_ms = num("OXSHMEM_SOFTNIC_NAP_MS", c.nic_nap_ms as usize)?.max(1) as u64;
-        c.cq_mode = match std::env::var("OXSHMEM_IBGDA_CQ_MODE").as_deref().map(str::trim) {
-            Err(_) | Ok("") | Ok("collapsed") => CqMode::Collapsed,
-            Ok("normal") => CqMode::Normal,
-            Ok(o) => return Err(format!("OXSHMEM_IBGDA_CQ_MODE={o:?}: expected collapsed or normal")),
+        let (mode, name) = oxshmem::config::value_of("OXSHMEM_IBGDA_CQ_MODE");
+        c.cq_mode = match mode.trim() {
+            "" | "collapsed" => CqMode::Collapsed,
+            "normal" => CqMode::Normal,
+            o => return Err(format!("{name}={o:?}: expected collapsed or normal")),
         };
         Ok(c)
     }

@@ -5,7 +5,7 @@
 //! 1. reserve: `base = resv_head.fetch_add(n)` — once `n` more slots look free
 //!    (`resv_head + n - nwqes <= cons_idx`): NVSHMEM reserves first and then waits for room,
 //!    but a CPU device thread that waits yields its core while holding a reservation nobody
-//!    can publish past (see [`Qp::wait_room`]);
+//!    can publish past (see `Qp::wait_room`);
 //! 2. flow control: wait until `cons_idx >= base + n - nwqes`, so that no slot is reused before
 //!    its completion has been seen (producers that raced for the last free slots);
 //! 3. write the slots (relaxed word stores — plain stores on a GPU);

@@ -29,6 +29,13 @@
 //! - `err-pe`, `err-oob`, `err-stall`, `err-panic`: bad input and failures, each printing
 //!   `ERR <label>: <text>` for the test to check; `nbi-end`: kernels that end with `_nbi`
 //!   operations outstanding; `bogus`: an unknown channel name.
+//! - `err-wait` (2 PEs, run with `OXSHMEM_DEVICE_BLOCKS=1 OXSHMEM_TIMEOUT=2`): kernels that
+//!   would deadlock — a block waiting (`signal_wait_until`, `wait_until`) for a block that only
+//!   starts after it, a device barrier one PE never enters, a `sync_block` one thread skips,
+//!   and a block stuck in ten waits — each end after the timeout with an error naming the
+//!   launch, the block and thread, and what it waited for, using little CPU meanwhile.
+//! - `bad-blocks` (run with a malformed `OXSHMEM_DEVICE_BLOCKS`): `Device::init` fails,
+//!   naming the variable and the value.
 
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -57,6 +64,8 @@ fn main() {
             ("err-panic", err_panic),
             ("nbi-end", nbi_end),
             ("bogus", bogus),
+            ("err-wait", err_wait),
+            ("bad-blocks", bad_blocks),
         ],
     );
 }
@@ -1454,6 +1463,172 @@ fn nbi_end(_: &[String]) {
     check_slice("put_nbi data after finalize", &pattern::<u32>(left, 0, n_el), &b.to_vec());
     check_eq("put_signal_nbi signals", vec![8, 8], sig.to_vec());
     println!("PE {me}: _nbi operations completed by synchronize and finalize ({})", channel());
+    finish(shmem);
+}
+
+/// CPU time this process has used (user + system).
+fn cpu_time() -> std::time::Duration {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    std::time::Duration::from_micros(us(ru.ru_utime) + us(ru.ru_stime))
+}
+
+/// Launches `kernel` on a fresh device, from the line that calls this (`#[track_caller]`
+/// carries the call site into `Stream::launch`, which names it in errors); returns the
+/// `synchronize` result, the wall time and the CPU time it took, then finalizes the device.
+#[track_caller]
+fn timed_launch<F>(shmem: &Shmem, grid: Grid, kernel: F) -> (Result<(), DeviceError>, f64, f64)
+where
+    F: Fn(&Thread<'_>) + Send + Sync + 'static,
+{
+    let dev = device(shmem);
+    let stream = dev.stream();
+    let (t0, c0) = (std::time::Instant::now(), cpu_time());
+    stream.launch(grid, kernel);
+    let r = stream.synchronize();
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), (cpu_time() - c0).as_secs_f64());
+    drop(stream);
+    let _ = dev.finalize();
+    (r, wall, cpu)
+}
+
+/// Kernels that would deadlock end after `OXSHMEM_TIMEOUT` (2 s here) with an error that
+/// names the kernel's launch site, the block and thread, and what it waited for.
+fn err_wait(_: &[String]) {
+    let shmem = init();
+    let (me, n, _, _) = neighbours(&shmem);
+    check_eq("PEs of the err-wait case", 2, n);
+    check_eq("OXSHMEM_DEVICE_BLOCKS", Ok("1".to_string()), std::env::var("OXSHMEM_DEVICE_BLOCKS"));
+    check_eq("OXSHMEM_TIMEOUT", Ok("2".to_string()), std::env::var("OXSHMEM_TIMEOUT"));
+    let sig = shmem.alloc_slice(16, 0u64).or_die("alloc_slice");
+    let ivar = shmem.alloc_slice(4, 0i32).or_die("alloc_slice");
+    let (s, v) = (DevPtr::from_slice(&sig), DevPtr::from_slice(&ivar));
+    let file = file!();
+    let hint = "; only 1 of the kernel's 2 blocks run at once (OXSHMEM_DEVICE_BLOCKS=1): does a block wait for a later one, which cannot start before it ends?";
+
+    // 1. Block 0 waits for a signal that block 1 sends: with one block at a time, block 1
+    //    starts only when block 0 has ended.
+    let line = line!() + 1;
+    let (r, wall, cpu) = timed_launch(&shmem, Grid::new(2, 4), move |t| {
+        if t.block_idx() == 0 {
+            t.signal_wait_until(s, Cmp::Ge, 1);
+        } else if t.thread_idx() == 0 {
+            t.signal_op(s, 1, SignalOp::Set, t.my_pe());
+        }
+    });
+    let head = format!(
+        "PE {me}: device nvshmem_signal_wait_until (kernel launched at {file}:{line} (launch 1 on this device), block 0, thread "
+    );
+    let tail = format!(
+        "): timed out after 2 s (OXSHMEM_TIMEOUT) waiting for the word at {:#x} to become >= 1; it is 0{hint}",
+        s.addr()
+    );
+    expect_dev_err("signal_wait_until for a later block", r, &[&head, &tail]);
+    check(wall < 30.0, format_args!("the timed-out signal wait took {wall:.1} s"));
+    // Four threads waiting 2 s: spinning would burn 8 s of CPU (or all the cores there are).
+    check(cpu < 1.5, format_args!("four device threads waiting 2 s used {cpu:.2} s of CPU"));
+    println!("NOTE signal wait: {wall:.2} s, {cpu:.3} s of CPU");
+    check_eq("the signal, set by block 1 after block 0 gave up", 1, sig.read(0));
+
+    // 2. wait_until on an i32, the same way (a negative value, shown signed).
+    let line = line!() + 1;
+    let (r, _, _) = timed_launch(&shmem, Grid::new(2, 1), move |t| {
+        if t.block_idx() == 0 {
+            t.wait_until(v.offset(1), Cmp::Eq, -5);
+        } else {
+            t.atomic_set(v.offset(1), -5, t.my_pe());
+        }
+    });
+    expect_dev_err(
+        "wait_until for a later block",
+        r,
+        &[&format!(
+            "PE {me}: device nvshmem_wait_until (kernel launched at {file}:{line} (launch 1 on this device), block 0, thread 0): timed out after 2 s (OXSHMEM_TIMEOUT) waiting for the word at {:#x} to become == -5; it is 0{hint}",
+            v.offset(1).addr()
+        )],
+    );
+
+    // 3. A device barrier that PE 1 never enters: PE 0's barrier names PE 1.
+    let line = line!() + 1;
+    let (r, _, _) = timed_launch(&shmem, Grid::new(1, 1), move |t| {
+        if t.my_pe() == 0 {
+            t.barrier_all();
+        }
+    });
+    if me == 0 {
+        expect_dev_err(
+            "device barrier without PE 1",
+            r,
+            &[
+                &format!(
+                    "PE 0: device nvshmem_barrier_all (kernel launched at {file}:{line} (launch 1 on this device), block 0, thread 0): timed out after 2 s (OXSHMEM_TIMEOUT) in the device barrier: PE 1 never arrived (its flag at 0x"
+                ),
+                " was to become >= 1; it is 0)",
+            ],
+        );
+    } else {
+        dev_ok(r, "PE 1 stays out of the device barrier");
+    }
+
+    // 4. A block barrier that one thread of the block skips: the others give up after twice
+    //    the timeout.
+    let line = line!() + 1;
+    let (r, _, _) = timed_launch(&shmem, Grid::new(1, 3), move |t| {
+        if t.thread_idx() != 2 {
+            t.sync_block();
+        }
+    });
+    expect_dev_err(
+        "sync_block that a thread skips",
+        r,
+        &[
+            &format!(
+                "PE {me}: device __syncthreads (kernel launched at {file}:{line} (launch 1 on this device), block 0, thread "
+            ),
+            "): timed out after 4 s (twice OXSHMEM_TIMEOUT): 2 of the 3 threads of the block arrived; every thread of the block must call it",
+        ],
+    );
+
+    // 5. Ten waits in a row by four threads: once one has timed out the others give up at
+    //    once (the device is in error), so the kernel ends after one timeout, not ten.
+    let (r, wall, _) = timed_launch(&shmem, Grid::new(2, 4), move |t| {
+        if t.block_idx() == 0 {
+            for k in 2..12 {
+                t.signal_wait_until(s.offset(k), Cmp::Ne, 0);
+            }
+        }
+    });
+    expect_dev_err("ten waits for nothing", r, &["device nvshmem_signal_wait_until", "timed out after 2 s"]);
+    check(wall < 12.0, format_args!("ten timed-out waits took {wall:.1} s; the device should give up after the first"));
+    println!("NOTE ten waits: {wall:.2} s");
+
+    shmem.barrier_all().or_die("barrier");
+    println!("PE {me}: device waits that would deadlock time out ({})", channel());
+    finish(shmem);
+}
+
+/// `Device::init` with `OXSHMEM_DEVICE_BLOCKS` set to a value that is not a block count.
+fn bad_blocks(_: &[String]) {
+    let shmem = init();
+    let me = shmem.my_pe();
+    let value = std::env::var("OXSHMEM_DEVICE_BLOCKS").unwrap_or_else(|_| fail("OXSHMEM_DEVICE_BLOCKS is not set"));
+    let want = format!(
+        "PE {me}: device init: OXSHMEM_DEVICE_BLOCKS={value:?}: expected how many blocks of a kernel run at once, a whole number of at least 1"
+    );
+    match Device::init(&shmem) {
+        Ok(_) => fail(format_args!("Device::init with OXSHMEM_DEVICE_BLOCKS={value:?}: expected an error")),
+        Err(e) => {
+            check_eq("Device::init error", want, e.to_string());
+            println!("ERR blocks {value}: {e}");
+        }
+    }
+    shmem.barrier_all().or_die("barrier");
+    println!("PE {me}: OXSHMEM_DEVICE_BLOCKS={value:?} rejected");
     finish(shmem);
 }
 
