@@ -88,7 +88,21 @@ pub use cpu::{Grid, Stream, Thread, WARP_SIZE};
 use state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op, op_name, wait_cmp};
 
 /// An error of the device layer, naming the PE, the operation and the device thread.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// `Debug` prints the message (as [`oxshmem::Error`] does), so that `fn main() -> Result<(),
+/// DeviceError>` shows it readably, and `?` turns it into an [`oxshmem::Error`], so that one
+/// `main` can return either:
+///
+/// ```
+/// fn main() -> Result<(), oxshmem::Error> {
+///     let shmem = oxshmem::init()?;
+///     let dev = oxshmem_device::Device::init(&shmem)?; // a DeviceError converts
+///     dev.finalize()?;
+///     shmem.finalize()
+/// }
+/// # main().unwrap();
+/// ```
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
     /// A device operation failed.
     #[error("PE {pe}: device {op} ({where_}): {reason}")]
@@ -113,6 +127,30 @@ pub enum DeviceError {
     /// The runtime reported an error.
     #[error(transparent)]
     Runtime(#[from] oxshmem::Error),
+}
+
+impl std::fmt::Debug for DeviceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl From<DeviceError> for oxshmem::Error {
+    fn from(e: DeviceError) -> oxshmem::Error {
+        match e {
+            DeviceError::Runtime(e) => e,
+            DeviceError::Op { pe, op, ref where_, ref reason } => oxshmem::Error::new(
+                pe,
+                op,
+                oxshmem::ErrorKind::Layer { layer: "device", reason: format!("({where_}): {reason}") },
+            ),
+            DeviceError::Init { pe, ref reason } => oxshmem::Error::new(
+                pe,
+                "device init",
+                oxshmem::ErrorKind::Layer { layer: "device", reason: reason.clone() },
+            ),
+        }
+    }
 }
 
 struct Inner {
@@ -562,3 +600,28 @@ impl Drop for Inner {
 /// Marker for element types device operations move.
 pub trait DeviceData: Pod {}
 impl<T: Pod> DeviceData for T {}
+
+#[cfg(test)]
+mod error_tests {
+    use super::DeviceError;
+
+    #[test]
+    fn device_errors_convert_keeping_their_message() {
+        let init = DeviceError::Init { pe: 1, reason: "OXSHMEM_DEVICE_BLOCKS=\"0\": bad".into() };
+        let text = init.to_string();
+        assert_eq!(format!("{init:?}"), text);
+        let e: oxshmem::Error = init.into();
+        assert_eq!(e.to_string(), text);
+        let op = DeviceError::Op {
+            pe: 0,
+            op: "nvshmem_p",
+            where_: "block 0, thread 3".into(),
+            reason: "PE 9 is out of range".into(),
+        };
+        let e: oxshmem::Error = op.into();
+        assert_eq!((e.pe, e.func), (0, "nvshmem_p"));
+        assert_eq!(e.to_string(), "PE 0: nvshmem_p: (block 0, thread 3): PE 9 is out of range");
+        let rt = oxshmem::Error::new(2, "shmem_p", oxshmem::ErrorKind::NotInitialized);
+        assert_eq!(oxshmem::Error::from(DeviceError::Runtime(rt.clone())), rt);
+    }
+}
