@@ -24,6 +24,7 @@
 
 pub mod launcher;
 pub mod mapping;
+pub mod mpi;
 pub mod pmi1;
 pub mod pmi2;
 #[cfg(feature = "pmix")]
@@ -275,7 +276,7 @@ mod tests {
             // A PMI socket beats PMIx variables left by an enclosing job.
             (&[("PMI_FD", "6"), ("PMIX_RANK", "0")], Pmi1),
             // The program chose the unique id, even inside a launcher.
-            (&[("OXSHMEM_UNIQUEID", "oxs1:..."), ("PMI_FD", "6")], Uid),
+            (&[("OXSHMEM_UNIQUEID", "oxs2:..."), ("PMI_FD", "6")], Uid),
             // Forced.
             (&[("OXSHMEM_BOOTSTRAP", "pmi2"), ("PMI_FD", "6")], Pmi2),
             (&[("OXSHMEM_BOOTSTRAP", "PMI"), ("PMI_JOBID", "1")], Pmi1),

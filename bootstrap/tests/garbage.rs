@@ -8,8 +8,9 @@
 use oxshmem_bootstrap::mapping::parse_process_mapping;
 use oxshmem_bootstrap::pmi2::{LEN_FIELD, Message};
 use oxshmem_bootstrap::uid::{
-    Frame, HELLO_LEN, Hello, Op, UniqueId, Welcome, decode_frame, decode_gathered, decode_hello, decode_welcome,
-    encode_frame, encode_gathered, encode_hello, encode_welcome,
+    Challenge, Frame, ID_BYTES, Op, Proof, RESPONSE_LEN, UniqueId, Welcome, check_proof, check_response,
+    decode_challenge, decode_frame, decode_gathered, decode_proof, decode_response, decode_welcome, encode_challenge,
+    encode_frame, encode_gathered, encode_proof, encode_response, encode_welcome, respond,
 };
 use oxshmem_bootstrap::wire::{Command, LineBuf};
 
@@ -208,8 +209,12 @@ fn pmi2_frames_split_anywhere_decode_the_same() {
 
 #[test]
 fn uid_handshake_decoders() {
-    let secret = [0x5au8; 16];
-    let hello = encode_hello(&secret, Hello { rank: 3, size: 8 });
+    let key = [0x5au8; 32];
+    let challenge = Challenge { nonce: [0x11; 32] };
+    let response = respond(&key, &challenge, [0x22; 32], 3, 8);
+    let resp_bytes = encode_response(&response);
+    let proof = check_response(&key, &challenge, &response).unwrap();
+    let proof_bytes = encode_proof(&proof);
     let welcome = encode_welcome(&Welcome { status: 1, message: "rank 5 never came".into() });
     let frames: Vec<Vec<u8>> = [
         (Op::Allgather, b"blob".to_vec()),
@@ -221,28 +226,50 @@ fn uid_handshake_decoders() {
     .map(|(op, payload)| encode_frame(&Frame { op, seq: 7, arg: 1, payload }))
     .collect();
     let gathered = encode_gathered(&[b"a".to_vec(), vec![], vec![9; 30]]);
+    let id = UniqueId::with_secret("127.0.0.1:43211".parse().unwrap(), key);
+    let id_bytes = id.to_bytes();
 
     for seed in SEEDS {
         let mut rng = Rng::new(seed);
         for round in 0..ROUNDS {
-            // Hello: random bytes never pass (no magic + secret by chance); mutations pass
-            // only if they did not touch the magic or the secret.
-            let random = rng.bytes(40);
-            let r = decode_hello(&random, &secret, 8);
-            assert!(!matches!(r, Ok(Some(_))), "seed {seed} round {round}: {random:?} accepted");
-            let m = rng.mutate(&hello);
-            if let Ok(Some(h)) = decode_hello(&m, &secret, 8) {
-                assert_eq!(m.len(), HELLO_LEN);
-                assert_eq!(&m[..24], &hello[..24], "seed {seed}: magic or secret changed");
-                assert!(h.rank < h.size && h.size == 8);
+            // Response: random bytes never prove the key; a mutation proves it only if it
+            // changed nothing.
+            let random = rng.bytes(90);
+            if let Ok(Some(r)) = decode_response(&random) {
+                assert!(check_response(&key, &challenge, &r).is_err(), "seed {seed} round {round}: {random:?}");
             }
-            // Prefixes of a valid hello ask for more.
-            let cut = rng.below(HELLO_LEN);
-            assert_eq!(decode_hello(&hello[..cut], &secret, 8), Ok(None));
-            // A flipped byte in the magic or secret is refused.
-            let mut bad = hello;
-            bad[rng.below(24)] ^= 1 + rng.below(255) as u8;
-            assert!(decode_hello(&bad, &secret, 8).is_err(), "seed {seed} round {round}");
+            let m = rng.mutate(&resp_bytes);
+            if let Ok(Some(r)) = decode_response(&m)
+                && check_response(&key, &challenge, &r).is_ok()
+            {
+                assert_eq!(m, resp_bytes, "seed {seed}: a changed response passed");
+            }
+            // Prefixes of a valid response ask for more.
+            let cut = rng.below(RESPONSE_LEN);
+            assert_eq!(decode_response(&resp_bytes[..cut]), Ok(None));
+            // A flipped byte anywhere is refused: by the decoder (magic) or the MAC check.
+            let mut bad = resp_bytes;
+            bad[rng.below(RESPONSE_LEN)] ^= 1 + rng.below(255) as u8;
+            let passed =
+                decode_response(&bad).ok().flatten().is_some_and(|r| check_response(&key, &challenge, &r).is_ok());
+            assert!(!passed, "seed {seed} round {round}");
+
+            // Challenge and proof: no panic; what decodes re-encodes to the bytes it used; a
+            // proof passes only unchanged.
+            for input in [rng.bytes(48), rng.mutate(&encode_challenge(&challenge))] {
+                if let Ok(Some((c, used))) = decode_challenge(&input) {
+                    assert_eq!(encode_challenge(&c), input[..used], "seed {seed}");
+                }
+            }
+            for input in [rng.bytes(48), rng.mutate(&proof_bytes)] {
+                if let Ok(Some((p, used))) = decode_proof(&input) {
+                    assert_eq!(encode_proof(&p), input[..used], "seed {seed}");
+                    if check_proof(&key, &challenge, &response, &p).is_ok() {
+                        assert_eq!(p, proof, "seed {seed}: a changed proof passed");
+                    }
+                }
+            }
+            assert!(check_proof(&key, &challenge, &response, &Proof { mac: [rng.next() as u8; 32] }).is_err());
 
             // Welcome and frames: no panic; what decodes re-encodes to the bytes it used.
             for input in [rng.bytes(64), rng.mutate(&welcome)] {
@@ -266,11 +293,19 @@ fn uid_handshake_decoders() {
             let _ = decode_gathered(&rng.bytes(64), rng.below(5));
 
             // Printed ids.
-            let text = String::from_utf8_lossy(&rng.mutate(b"oxs1:127.0.0.1:43211:000102030405060708090a0b0c0d0e0f"))
-                .into_owned();
-            if let Ok(id) = text.parse::<UniqueId>() {
-                assert_eq!(id.to_string().parse::<UniqueId>().unwrap(), id);
+            let text = String::from_utf8_lossy(&rng.mutate(id.to_string().as_bytes())).into_owned();
+            if let Ok(parsed) = text.parse::<UniqueId>() {
+                assert_eq!(parsed.to_string().parse::<UniqueId>().unwrap(), parsed);
             }
+            // Binary ids: a damaged one never passes for another id.
+            let m = rng.mutate(&id_bytes);
+            if let Ok(parsed) = UniqueId::from_bytes(&m) {
+                assert_eq!(parsed, id, "seed {seed} round {round}: {m:?}");
+                assert_eq!(m, id_bytes);
+            }
+            let mut random = rng.bytes(ID_BYTES);
+            random.resize(ID_BYTES, 0);
+            assert!(UniqueId::from_bytes(&random).is_err(), "seed {seed} round {round}");
         }
     }
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use oxshmem_bootstrap::uid::{Hello, UniqueId, encode_hello};
+use oxshmem_bootstrap::uid::{CHALLENGE_LEN, UniqueId, decode_challenge};
 
 const PE_VAR: &str = "OXS_LAUNCH_TEST_PE";
 /// Upper bound for any one job here; they take well under a second when all is well.
@@ -502,17 +502,25 @@ fn uid_stranger_is_refused_and_the_job_completes() {
     let id = local_id();
     let t = Instant::now();
     let mut kids: Vec<Child> = [0, 2, 3].iter().map(|&r| uid_pe(&id, r, 4, "collectives", "30")).collect();
-    // A connection with another job's secret while rank 1 has not arrived yet.
-    let wrong = UniqueId::with_secret(id.addr(), [0x5a; 16]);
-    let mut s = connect_retrying(id.addr());
-    s.write_all(&encode_hello(wrong.secret(), Hello { rank: 1, size: 4 })).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut got = Vec::new();
-    let n = s.read_to_end(&mut got).map(|_| got.len());
-    assert!(matches!(n, Ok(0) | Err(_)), "the stranger got an answer: {n:?}");
-    // And garbage.
+    // Garbage while rank 1 has not arrived yet: it gets its challenge, and nothing after.
     let mut g = connect_retrying(id.addr());
     g.write_all(b"SSH-2.0-OpenSSH_9.2\r\n").unwrap();
+    g.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut got = Vec::new();
+    let n = g.read_to_end(&mut got).map(|_| got.len());
+    assert!(matches!(n, Ok(CHALLENGE_LEN)), "the stranger got {n:?}: {got:?}");
+    assert!(decode_challenge(&got).unwrap().is_some());
+    // A rank with another job's id at the same address: it fails at once, saying why; the
+    // job goes on.
+    let wrong = UniqueId::with_secret(id.addr(), [0x5a; 32]);
+    let stray = finish_all(vec![uid_pe(&wrong, 1, 4, "collectives", "30")], Instant::now()).pop().unwrap();
+    assert_eq!(stray.status.code(), Some(3), "{stray:?}");
+    assert!(
+        stray.stderr.contains(&format!("authenticate rank 0 at {}", id.addr()))
+            && stray.stderr.contains("closed the connection instead of proving it holds this job's unique id"),
+        "{stray:?}"
+    );
+    assert!(stray.elapsed < Duration::from_secs(10), "{stray:?}");
     kids.insert(1, uid_pe(&id, 1, 4, "collectives", "30"));
     let outs = finish_all(kids, t);
     for (r, out) in outs.iter().enumerate() {
@@ -521,9 +529,29 @@ fn uid_stranger_is_refused_and_the_job_completes() {
     }
     let log = &outs[0].stderr;
     assert!(
-        log.contains("oxshmem uid: refused the connection from 127.0.0.1:") && log.contains("wrong job secret"),
+        log.contains("oxshmem uid: refused the connection from 127.0.0.1:")
+            && log.contains("does not hold this job's unique id")
+            && log.contains("it sent \"SSH-2.0-OpenSSH_\""),
         "{log}"
     );
+}
+
+#[test]
+fn uid_size_disagreement_fails_every_rank() {
+    let id = local_id();
+    let t = Instant::now();
+    let mut kids: Vec<Child> = [(0, 3), (1, 3)].iter().map(|&(r, n)| uid_pe(&id, r, n, "collectives", "30")).collect();
+    // Rank 2, which says 4, comes last, so that rank 1 has usually joined already; if not,
+    // rank 0 still tells it when it comes.
+    std::thread::sleep(Duration::from_millis(300));
+    kids.push(uid_pe(&id, 2, 4, "collectives", "30"));
+    let outs = finish_all(kids, t);
+    for (r, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(3), "rank {r}: {out:?}");
+        assert!(out.stderr.contains("says the job has 4 ranks; rank 0 says 3"), "rank {r}: {out:?}");
+        assert!(out.stderr.contains("rank 2 (connecting from 127.0.0.1:"), "rank {r}: {out:?}");
+        assert!(out.elapsed < Duration::from_secs(20), "{out:?}");
+    }
 }
 
 #[test]
