@@ -18,7 +18,7 @@ fn write(path: &Path, text: &str) {
 fn main() {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
-    for f in ["types.tsv", "gen/mod.rs", "gen/ops.rs", "csrc/longdouble.c", "build.rs"] {
+    for f in ["types.tsv", "gen/mod.rs", "gen/ops.rs", "gen/nvshmem.rs", "csrc/longdouble.c", "build.rs"] {
         println!("cargo:rerun-if-changed={f}");
     }
     let text = std::fs::read_to_string(dir.join("types.tsv")).expect("reading types.tsv");
@@ -33,6 +33,8 @@ fn main() {
     write(&inc.join("shmemx.h"), &g.shmemx_h);
     write(&inc.join("mpp/shmem.h"), &g.mpp_shmem_h);
     write(&inc.join("mpp/shmemx.h"), &g.mpp_shmemx_h);
+    write(&inc.join("nvshmem.h"), &g.nvshmem_h);
+    write(&inc.join("nvshmemx.h"), &g.nvshmemx_h);
     write(&out.join("c_impl.c"), &g.c_impl);
     write(&out.join("generic_check.c"), &g.generic_check_c);
     write(&out.join("generic_check.cc"), &g.generic_check_cc);

@@ -44,6 +44,8 @@ pub mod wait;
 pub mod world;
 
 pub use amo::{AmoInt, AmoType};
+/// The `bytemuck` crate the runtime is built with, for `#[bytemuck(crate = "oxshmem::bytemuck")]`.
+pub use bytemuck;
 /// What may live in symmetric memory and cross the wire: plain old data, any bytes another PE
 /// writes being a valid value. Derive both for your own `#[repr(C)]` types; the attribute
 /// `#[bytemuck(crate = "oxshmem::bytemuck")]` lets the derive work without adding `bytemuck`
@@ -67,14 +69,12 @@ pub use amo::{AmoInt, AmoType};
 /// # Ok::<(), oxshmem::Error>(())
 /// ```
 pub use bytemuck::{Pod, Zeroable};
-/// The `bytemuck` crate the runtime is built with, for `#[bytemuck(crate = "oxshmem::bytemuck")]`.
-pub use bytemuck;
 pub use coll::reduce::{ArithReducible, BitwiseReducible, Complex, MinMaxReducible, ReduceOp, Reducible};
 pub use ctx::Ctx;
+pub use error::{Error, ErrorKind, Result};
 /// IEEE binary16 and bfloat16, the element types of NVSHMEM's `half` and `bfloat16` routines
 /// (reductions combine them in `f32`).
 pub use half::{bf16, f16};
-pub use error::{Error, ErrorKind, Result};
 pub use signal::SignalOp;
 pub use sym::{Shmem, SymBox, SymSlice, current, init, init_thread};
 pub use team::{Team, TeamConfig};
@@ -187,19 +187,29 @@ pub mod raw {
 
     /// `shmem_init`.
     pub fn init() -> Result<()> {
-        crate::world::init_runtime_checked(crate::ThreadLevel::Single, false).map(drop)
+        crate::world::init_runtime_checked(crate::ThreadLevel::Single, false, None).map(drop)
     }
 
     /// `shmem_init_thread`: returns the level provided.
     pub fn init_thread(level: crate::ThreadLevel) -> Result<crate::ThreadLevel> {
-        crate::world::init_runtime_checked(level, false)
+        crate::world::init_runtime_checked(level, false, None)
     }
 
     /// Initialization for C programs: as [`init_thread`], and the executable's static data
     /// (`.data` and `.bss`) becomes symmetric segment 1, so global and static variables are
     /// valid targets of every operation. Must be called before the program starts threads.
     pub fn init_with_static_data(level: crate::ThreadLevel) -> Result<crate::ThreadLevel> {
-        crate::world::init_runtime_checked(level, true)
+        crate::world::init_runtime_checked(level, true, None)
+    }
+
+    /// As [`init_with_static_data`], over a bootstrap the caller connected itself (NVSHMEM's
+    /// `nvshmemx_init_attr` with a unique id or an MPI communicator) instead of the one the
+    /// environment names.
+    pub fn init_with_bootstrap(
+        level: crate::ThreadLevel,
+        boot: Box<dyn oxshmem_bootstrap::Bootstrap>,
+    ) -> Result<crate::ThreadLevel> {
+        crate::world::init_runtime_checked(level, true, Some(boot))
     }
 
     /// `shmem_finalize`.

@@ -59,7 +59,7 @@ pub fn init() -> Result<Shmem> {
 /// # Ok::<(), oxshmem::Error>(())
 /// ```
 pub fn init_thread(level: ThreadLevel) -> Result<(Shmem, ThreadLevel)> {
-    let provided = crate::world::init_runtime_checked(level, false)?;
+    let provided = crate::world::init_runtime_checked(level, false, None)?;
     let rt = rt("shmem_init")?;
     Ok((Shmem { me: rt.me, n: rt.n }, provided))
 }

@@ -205,10 +205,18 @@ impl PeCard {
     }
 }
 
-fn init_runtime(requested: ThreadLevel, with_static: bool) -> Result<&'static Runtime> {
+fn init_runtime(
+    requested: ThreadLevel,
+    with_static: bool,
+    given: Option<Box<dyn Bootstrap>>,
+) -> Result<&'static Runtime> {
     const F: &str = "shmem_init";
-    let boot: Arc<dyn Bootstrap> =
-        oxshmem_bootstrap::from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?.into();
+    let boot: Arc<dyn Bootstrap> = match given {
+        Some(b) => b.into(),
+        None => {
+            oxshmem_bootstrap::from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?.into()
+        }
+    };
     *INIT_BOOT.lock().unwrap_or_else(|p| p.into_inner()) = Some(boot.clone());
     let (me, n) = (boot.rank(), boot.size());
     MY_PE.store(me as u64, Ordering::Relaxed);
@@ -449,8 +457,14 @@ fn peer_table_line(
     )
 }
 
-/// Initializes the runtime; collective. See [`crate::init`].
-pub(crate) fn init_runtime_checked(requested: ThreadLevel, with_static: bool) -> Result<ThreadLevel> {
+/// Initializes the runtime; collective. See [`crate::init`]. `boot`: the bootstrap to use (one
+/// the caller connected itself, like NVSHMEM's unique-id and MPI-communicator inits), else the
+/// one the environment names.
+pub(crate) fn init_runtime_checked(
+    requested: ThreadLevel,
+    with_static: bool,
+    boot: Option<Box<dyn Bootstrap>>,
+) -> Result<ThreadLevel> {
     const F: &str = "shmem_init";
     match PHASE.compare_exchange(UNINIT, INITIALIZING, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => {}
@@ -472,7 +486,7 @@ pub(crate) fn init_runtime_checked(requested: ThreadLevel, with_static: bool) ->
             ));
         }
     }
-    let rt = match init_runtime(requested, with_static) {
+    let rt = match init_runtime(requested, with_static, boot) {
         Ok(rt) => rt,
         Err(e) => {
             PHASE.store(UNINIT, Ordering::Release);

@@ -75,11 +75,7 @@ fn shmem_version_prints_one_line() {
 /// `=` signs line up.
 #[test]
 fn shmem_info_prints_the_whole_table_aligned() {
-    let r = Job::new(2, PE_MISC)
-        .args(&["hello", "2"])
-        .env("NVSHMEM_INFO", "1")
-        .env("OXSHMEM_DEVICE_BLOCKS", "3")
-        .run();
+    let r = Job::new(2, PE_MISC).args(&["hello", "2"]).env("NVSHMEM_INFO", "1").env("OXSHMEM_DEVICE_BLOCKS", "3").run();
     assert_job_ok(&r);
     for v in oxshmem::config::VARS {
         let shown = r.stderr.lines().any(|l| l.trim_start().starts_with(&format!("{} ", v.name)));
@@ -87,6 +83,7 @@ fn shmem_info_prints_the_whole_table_aligned() {
     }
     let blocks = r.stderr.lines().find(|l| l.trim_start().starts_with("OXSHMEM_DEVICE_BLOCKS ")).expect("listed");
     assert!(blocks.contains("= 3") && blocks.contains("[environment (OXSHMEM_DEVICE_BLOCKS)]"), "{blocks}");
-    let columns: BTreeSet<usize> = r.stderr.lines().filter(|l| l.contains(" = ")).map(|l| l.find(" = ").unwrap()).collect();
+    let columns: BTreeSet<usize> =
+        r.stderr.lines().filter(|l| l.contains(" = ")).map(|l| l.find(" = ").unwrap()).collect();
     assert_eq!(columns.len(), 1, "the = signs are not aligned:\n{}", r.stderr);
 }

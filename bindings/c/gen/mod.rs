@@ -11,6 +11,7 @@
 //! [`Func`] list, and the untyped exports written by hand are held to their prototype by a
 //! compile-time signature check in `generated.rs`.
 
+pub(crate) mod nvshmem;
 pub(crate) mod ops;
 
 use std::collections::HashSet;
@@ -38,6 +39,11 @@ pub(crate) struct Ty {
 impl Ty {
     fn has(&self, fam: &str) -> bool {
         self.fams.iter().any(|f| f == fam)
+    }
+
+    /// A type of NVSHMEM's families only (`half`, `bfloat16`): shmem.h does not know it.
+    fn nv_only(&self) -> bool {
+        self.fams.iter().all(|f| f.starts_with("nv_"))
     }
 }
 
@@ -71,6 +77,8 @@ struct Param {
     konst: bool,
     base: String,
     ptr: bool,
+    /// A pointer to a pointer (`void **args`).
+    ptr2: bool,
     name: String,
 }
 
@@ -85,14 +93,16 @@ impl Param {
         }
         let base = if self.base == "TYPE" { &t.expect("TYPE needs a type").c } else { &self.base };
         let konst = if self.konst { "const " } else { "" };
-        if self.ptr { format!("{konst}{base} *{}", self.name) } else { format!("{konst}{base} {}", self.name) }
+        let stars = if self.ptr2 { "**" } else { "*" };
+        if self.ptr { format!("{konst}{base} {stars}{}", self.name) } else { format!("{konst}{base} {}", self.name) }
     }
 
     /// The C type alone (for casts in the generic checks).
     fn c_type(&self, t: Option<&Ty>) -> String {
         let base = if self.base == "TYPE" { &t.expect("TYPE needs a type").c } else { &self.base };
         let konst = if self.konst { "const " } else { "" };
-        if self.ptr { format!("{konst}{base} *") } else { format!("{konst}{base}") }
+        let stars = if self.ptr2 { "**" } else { "*" };
+        if self.ptr { format!("{konst}{base} {stars}") } else { format!("{konst}{base}") }
     }
 
     fn rust_type(&self, t: Option<&Ty>) -> String {
@@ -108,10 +118,21 @@ impl Param {
             "shmem_team_t" => "ShmemTeam",
             "shmem_ctx_t" => "ShmemCtx",
             "shmem_team_config_t" => "TeamConfig",
+            "unsigned int" => "c_uint",
+            "nvshmem_team_t" => "NvTeam",
+            "nvshmemx_team_uniqueid_t" => "u64",
+            "nvshmem_team_config_t" => "NvTeamConfig",
+            "nvshmemx_init_attr_t" => "NvInitAttr",
+            "nvshmemx_uniqueid_t" => "NvUniqueId",
+            "nvshmemx_qp_handle_t" => "c_int",
+            "cudaStream_t" => "CudaStream",
+            "CUmodule" | "CUlibrary" => "*mut c_void",
+            "dim3" => "Dim3",
             other => panic!("gen: no Rust type for C type {other:?}"),
         };
+        let base = if self.ptr2 { format!("*mut {base}") } else { base.to_string() };
         match (self.ptr, self.konst) {
-            (false, _) => base.into(),
+            (false, _) => base,
             (true, true) => format!("*const {base}"),
             (true, false) => format!("*mut {base}"),
         }
@@ -125,17 +146,18 @@ impl Param {
 fn parse_param(p: &str) -> Param {
     let p = p.trim();
     if p == "..." {
-        return Param { konst: false, base: String::new(), ptr: false, name: "...".into() };
+        return Param { konst: false, base: String::new(), ptr: false, ptr2: false, name: "...".into() };
     }
     let split = p.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
     let (ty, name) = p.split_at(split);
     let ptr = ty.contains('*');
+    let ptr2 = ty.matches('*').count() == 2;
     let ty = ty.replace('*', " ");
     let words: Vec<&str> = ty.split_whitespace().collect();
     let konst = words.first() == Some(&"const");
     let base = words.iter().filter(|w| **w != "const").copied().collect::<Vec<_>>().join(" ");
     assert!(!base.is_empty() && !name.is_empty(), "gen: cannot parse parameter {p:?}");
-    Param { konst, base, ptr, name: name.into() }
+    Param { konst, base, ptr, ptr2, name: name.into() }
 }
 
 fn parse_params(s: &str) -> Vec<Param> {
@@ -191,10 +213,8 @@ struct Func {
 impl Func {
     fn prototype(&self) -> String {
         let t = self.ty.as_ref();
-        let mut s = format!(
-            "SHMEM_FUNCTION_ATTRIBUTES {}",
-            c_decl(&c_ret(&self.ret, t), &self.name, &c_params(&self.params, t))
-        );
+        let prefix = if self.header == Header::Nvshmem { "NVSHMEMI_HOST_API" } else { "SHMEM_FUNCTION_ATTRIBUTES" };
+        let mut s = format!("{prefix} {}", c_decl(&c_ret(&self.ret, t), &self.name, &c_params(&self.params, t)));
         if self.deprecated {
             s.push_str(" SHMEM_ATTRIBUTE_DEPRECATED");
         }
@@ -227,7 +247,7 @@ fn typed_name(pattern: &str, key: &str, val: &str, ctx: bool) -> String {
 }
 
 fn ctx_param() -> Param {
-    Param { konst: false, base: "shmem_ctx_t".into(), ptr: false, name: "ctx".into() }
+    Param { konst: false, base: "shmem_ctx_t".into(), ptr: false, ptr2: false, name: "ctx".into() }
 }
 
 /// Expands one template for one type (or size), with or without a context.
@@ -272,6 +292,51 @@ fn instance(op: &Op, t: &Ty, sized: Option<&str>, ctx: bool) -> Func {
     }
 }
 
+/// Expands one NVSHMEM template for one type (or size).
+fn nv_instance(op: &nvshmem::NvOp, t: &Ty, sized: Option<&str>) -> Func {
+    let name = match sized {
+        Some(pat) => pat.replace("{S}", &t.name),
+        None => op.name.replace("{T}", &t.name),
+    };
+    let mut params = parse_params(op.params);
+    let quoted = format!("\"{name}\"");
+    let mut body = op
+        .body
+        .replace("{F}", &quoted)
+        .replace("{CTX}", "handles::default_ctx()")
+        .replace("{ES}", &t.size.to_string())
+        .replace("{OP}", op.op);
+    let ret = parse_ret(op.ret);
+    if op.stream {
+        // The operation becomes a job of the stream executor: a closure that owns its arguments
+        // (raw pointers travel in `SendPtr`, the stream's job may run on another thread).
+        let mut pre = String::new();
+        let mut post = String::new();
+        for p in params.iter().filter(|p| p.ptr) {
+            pre.push_str(&format!("let {n} = nvshmem::SendPtr({n}); ", n = p.name));
+            post.push_str(&format!("let {n} = {n}.get(); ", n = p.name));
+        }
+        let runner = match ret.as_ref().map(|r| r.base.as_str()) {
+            None => "on_stream",
+            Some("int") => "on_stream_status",
+            Some(_) => "on_stream_value",
+        };
+        body = format!("{{ {pre}nvshmem::{runner}({quoted}, cstrm, move || {{ {post}{body} }}) }}");
+        params.push(Param { konst: false, base: "cudaStream_t".into(), ptr: false, ptr2: false, name: "cstrm".into() });
+    }
+    Func {
+        name,
+        group: op.group.into(),
+        ret,
+        params,
+        ty: Some(t.clone()),
+        deprecated: false,
+        special: Special::None,
+        header: Header::Nvshmem,
+        imp: Imp::Rust(body),
+    }
+}
+
 fn api_func(a: &Api) -> Func {
     Func {
         name: a.name.into(),
@@ -311,6 +376,16 @@ fn functions(types: &[Ty]) -> Vec<Func> {
             }
         }
     }
+    out.extend(nvshmem::NV_API.iter().map(api_func));
+    for op in nvshmem::nv_ops() {
+        let typed: Vec<&Ty> = types.iter().filter(|t| t.has(op.fam)).collect();
+        assert!(!typed.is_empty(), "gen: no type has family {:?} ({})", op.fam, op.name);
+        out.extend(typed.iter().map(|t| nv_instance(&op, t, None)));
+        if let Some((pat, fams)) = op.sized {
+            let sized = types.iter().filter(|t| fams.split_whitespace().any(|f| t.has(f)));
+            out.extend(sized.map(|t| nv_instance(&op, t, Some(pat))));
+        }
+    }
     let mut seen = HashSet::new();
     for f in &out {
         assert!(seen.insert(f.name.clone()), "gen: {} is generated twice", f.name);
@@ -337,6 +412,10 @@ pub(crate) struct Output {
     pub(crate) mpp_shmem_h: String,
     /// `mpp/shmemx.h`.
     pub(crate) mpp_shmemx_h: String,
+    /// `nvshmem.h`: NVSHMEM's host API.
+    pub(crate) nvshmem_h: String,
+    /// `nvshmemx.h` (includes `nvshmem.h`, as NVSHMEM's does).
+    pub(crate) nvshmemx_h: String,
     /// `c_impl.c`: the routines compiled from C.
     pub(crate) c_impl: String,
     /// A C11 file calling every `_Generic` association (compiled by the header tests).
@@ -347,7 +426,8 @@ pub(crate) struct Output {
     pub(crate) api_list: String,
 }
 
-const GENERATED_BY: &str = "Generated by bindings/c/build.rs from bindings/c/types.tsv and bindings/c/gen/ops.rs.";
+const GENERATED_BY: &str =
+    "Generated by bindings/c/build.rs from bindings/c/types.tsv, bindings/c/gen/ops.rs and gen/nvshmem.rs.";
 
 /// Runs the generator. `version` is the crate version (for `SHMEM_VENDOR_STRING`).
 pub(crate) fn generate(types: &[Ty], version: &str) -> Output {
@@ -358,6 +438,8 @@ pub(crate) fn generate(types: &[Ty], version: &str) -> Output {
         shmemx_h: shmemx_h(&funcs),
         mpp_shmem_h: mpp("shmem.h"),
         mpp_shmemx_h: mpp("shmemx.h"),
+        nvshmem_h: nvshmem_h(&funcs, version),
+        nvshmemx_h: nvshmemx_h(),
         c_impl: c_impl(types, &funcs),
         generic_check_c: generic_check(types, false),
         generic_check_cc: generic_check(types, true),
@@ -372,7 +454,8 @@ fn rust(types: &[Ty], funcs: &[Func]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "// {GENERATED_BY} Do not edit.\n");
     s.push_str("use std::ffi::{c_char, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint, c_ulong, c_ulonglong, c_ushort, c_void};\n");
-    s.push_str("use oxshmem_rt::{Complex, ReduceOp};\n");
+    s.push_str("use oxshmem_rt::{Complex, ReduceOp, bf16, f16};\n");
+    s.push_str("use crate::nvshmem::{self, CudaStream, Dim3, NvInitAttr, NvTeam, NvTeamConfig, NvUniqueId};\n");
     s.push_str("use crate::handles::{self, ShmemCtx, ShmemTeam, TeamConfig};\n");
     s.push_str("use crate::longdouble::LongDouble;\n");
     s.push_str("use crate::ops::{self, Amo, Vals};\n\n");
@@ -396,7 +479,12 @@ fn rust(types: &[Ty], funcs: &[Func]) -> String {
             Imp::Rust(body) => {
                 let end = if f.ret.is_none() { ";" } else { "" };
                 let _ = writeln!(s, "/// `{}` ({}{status}).", f.name, f.group);
-                s.push_str("///\n/// # Safety\n/// The arguments must meet the routine's contract in the OpenSHMEM specification;\n/// symmetric addresses, PE numbers and sizes are checked, and an error ends the job.\n");
+                let spec =
+                    if f.header == Header::Nvshmem { "NVSHMEM's documentation" } else { "the OpenSHMEM specification" };
+                let _ = writeln!(
+                    s,
+                    "///\n/// # Safety\n/// The arguments must meet the routine's contract in {spec};\n/// symmetric addresses, PE numbers and sizes are checked, and an error ends the job."
+                );
                 s.push_str("#[unsafe(no_mangle)]\n");
                 let _ = writeln!(
                     s,
@@ -582,6 +670,38 @@ fn shmemx_h(funcs: &[Func]) -> String {
     s
 }
 
+fn nv_banner(file: &str) -> String {
+    format!(
+        "/*\n * {file} -- NVSHMEM's host API for oxshmem (NVSHMEM 3.4 names and prototypes).\n *\n * {GENERATED_BY}\n * Do not edit: `cargo test -p oxshmem-c --test header` fails when this copy is stale, and\n * `OXSHMEM_BLESS=1 cargo test -p oxshmem-c --test header` refreshes it.\n */\n"
+    )
+}
+
+fn nvshmem_h(funcs: &[Func], version: &str) -> String {
+    let mut s = nv_banner("nvshmem.h");
+    s.push_str("#ifndef OXSHMEM_NVSHMEM_H\n#define OXSHMEM_NVSHMEM_H\n");
+    s.push_str(&nvshmem::PREAMBLE.replace("{VERSION}", version));
+    prototypes(&mut s, funcs, Header::Nvshmem);
+    s.push_str(
+        r#"
+/* NVSHMEM's spelling of nvshmem_team_sync for the world team's PEs */
+#define nvshmem_sync nvshmem_team_sync
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* OXSHMEM_NVSHMEM_H */
+"#,
+    );
+    s
+}
+
+fn nvshmemx_h() -> String {
+    let mut s = nv_banner("nvshmemx.h");
+    s.push_str("/* NVSHMEM's extensions are declared in nvshmem.h, which NVSHMEM's nvshmemx.h includes too. */\n#include \"nvshmem.h\"\n");
+    s
+}
+
 fn mpp(file: &str) -> String {
     let mut s = banner(&format!("mpp/{file}"));
     let _ = writeln!(s, "/* For programs that include <mpp/{file}> (OSU micro-benchmarks, older codes). */");
@@ -717,7 +837,7 @@ fn c_impl(types: &[Ty], funcs: &[Func]) -> String {
     }
     s.push_str("#include \"shmem.h\"\n\n");
     s.push_str("/* csrc/longdouble.c: the operation, through the hooks the Rust side installed */\nvoid oxshmem_ld_rma(int get, shmem_ctx_t ctx, void *dest, const void *src, size_t len, int pe, const char *func);\n\n");
-    for t in types.iter().filter(|t| t.c != "void") {
+    for t in types.iter().filter(|t| t.c != "void" && !t.nv_only()) {
         let _ = writeln!(s, "_Static_assert(sizeof({}) == {}, \"types.tsv: size of {}\");", t.c, t.size, t.name);
         // The generic interfaces take each distinct type once, by this column.
         let _ = writeln!(

@@ -873,6 +873,8 @@ pub(crate) enum Header {
     Shmem,
     /// `shmemx.h`: oxshmem's extensions.
     Shmemx,
+    /// `nvshmem.h`: NVSHMEM's host API.
+    Nvshmem,
 }
 
 /// How a prototype is declared beyond the plain form.

@@ -37,12 +37,29 @@ mod ops;
 
 mod deprecated;
 mod memory;
+pub mod nvshmem;
 mod setup;
 mod sync;
 mod teams;
 
 pub use deprecated::*;
 pub use memory::*;
+pub use nvshmem::{
+    nvshmem_align, nvshmem_barrier, nvshmem_barrier_all, nvshmem_calloc, nvshmem_fence, nvshmem_finalize, nvshmem_free,
+    nvshmem_global_exit, nvshmem_info_get_name, nvshmem_info_get_version, nvshmem_init, nvshmem_init_thread,
+    nvshmem_malloc, nvshmem_my_pe, nvshmem_n_pes, nvshmem_ptr, nvshmem_query_thread, nvshmem_quiet,
+    nvshmem_signal_fetch, nvshmem_sync_all, nvshmem_team_destroy, nvshmem_team_get_config, nvshmem_team_my_pe,
+    nvshmem_team_n_pes, nvshmem_team_split_2d, nvshmem_team_split_strided, nvshmem_team_sync,
+    nvshmem_team_translate_pe, nvshmemx_barrier_all_on_stream, nvshmemx_barrier_on_stream, nvshmemx_buffer_register,
+    nvshmemx_buffer_register_symmetric, nvshmemx_buffer_unregister, nvshmemx_buffer_unregister_all,
+    nvshmemx_buffer_unregister_symmetric, nvshmemx_collective_launch, nvshmemx_collective_launch_query_gridsize,
+    nvshmemx_culibrary_finalize, nvshmemx_culibrary_init, nvshmemx_cumodule_finalize, nvshmemx_cumodule_init,
+    nvshmemx_get_uniqueid, nvshmemx_hostlib_finalize, nvshmemx_hostlib_init_attr, nvshmemx_init_attr,
+    nvshmemx_init_status, nvshmemx_mc_ptr, nvshmemx_qp_create, nvshmemx_quiet_on_stream,
+    nvshmemx_set_attr_mpi_comm_args, nvshmemx_set_attr_uniqueid_args, nvshmemx_signal_op, nvshmemx_signal_op_on_stream,
+    nvshmemx_signal_wait_until_on_stream, nvshmemx_sync_all_on_stream, nvshmemx_team_get_uniqueid, nvshmemx_team_init,
+    nvshmemx_team_sync_on_stream, nvshmemx_vendor_get_version_info,
+};
 pub use setup::*;
 pub use sync::*;
 pub use teams::*;

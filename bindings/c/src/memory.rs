@@ -12,7 +12,7 @@ use oxshmem_rt::{Result, raw};
 
 use crate::error::{bytes, ok, report};
 
-fn alloc(func: &'static str, r: Result<*mut u8>) -> *mut c_void {
+pub(crate) fn alloc(func: &'static str, r: Result<*mut u8>) -> *mut c_void {
     match r {
         Ok(p) => p.cast(),
         Err(e) => {
@@ -22,11 +22,11 @@ fn alloc(func: &'static str, r: Result<*mut u8>) -> *mut c_void {
     }
 }
 
-fn malloc(func: &'static str, size: usize) -> *mut c_void {
+pub(crate) fn malloc(func: &'static str, size: usize) -> *mut c_void {
     if size == 0 { null_mut() } else { alloc(func, raw::malloc(size)) }
 }
 
-fn align(func: &'static str, alignment: usize, size: usize) -> *mut c_void {
+pub(crate) fn align(func: &'static str, alignment: usize, size: usize) -> *mut c_void {
     if size == 0 { null_mut() } else { alloc(func, raw::align(alignment, size)) }
 }
 
@@ -47,7 +47,7 @@ unsafe fn realloc(func: &'static str, ptr: *mut c_void, size: usize) -> *mut c_v
 
 /// # Safety
 /// `ptr` must be NULL or a live symmetric allocation, not used afterwards.
-unsafe fn free(func: &'static str, ptr: *mut c_void) {
+pub(crate) unsafe fn free(func: &'static str, ptr: *mut c_void) {
     if !ptr.is_null() {
         // SAFETY: forwarded from the caller; the runtime checks ptr is an allocation.
         ok(func, unsafe { raw::free(ptr.cast()) });

@@ -17,8 +17,25 @@ use crate::handles::{self, ShmemTeam};
 static THREAD_LEVEL: AtomicI32 = AtomicI32::new(-1);
 
 fn init(func: &'static str, level: ThreadLevel) -> Result<ThreadLevel> {
+    init_with(func, level, None)
+}
+
+/// Initializes the runtime over `boot` (else the environment's bootstrap) and sets the team
+/// handles: every init of the C ABI, OpenSHMEM's and NVSHMEM's, comes here.
+pub(crate) fn init_with(
+    func: &'static str,
+    level: ThreadLevel,
+    boot: Option<Box<dyn oxshmem_bootstrap::Bootstrap>>,
+) -> Result<ThreadLevel> {
     crate::longdouble::install_hooks();
-    let provided = raw::init_with_static_data(level)?;
+    let provided = match boot {
+        Some(b) => raw::init_with_bootstrap(level, b),
+        None => raw::init_with_static_data(level),
+    }
+    .map_err(|mut e| {
+        e.func = func;
+        e
+    })?;
     handles::init_teams(func)?;
     THREAD_LEVEL.store(provided as i32, Ordering::Release);
     Ok(provided)
@@ -86,13 +103,21 @@ extern "C" fn implicit_finalize() {
 /// `provided` must be valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shmem_query_thread(provided: *mut c_int) {
-    const F: &str = "shmem_query_thread";
+    // SAFETY: forwarded.
+    unsafe { query_thread("shmem_query_thread", provided) }
+}
+
+/// `shmem_query_thread` and `nvshmem_query_thread`, naming `func`.
+///
+/// # Safety
+/// `provided` must be valid for a write.
+pub(crate) unsafe fn query_thread(func: &'static str, provided: *mut c_int) {
     let level = THREAD_LEVEL.load(Ordering::Acquire);
     if let Err(e) = raw::my_pe() {
-        fatal(F, e);
+        fatal(func, e);
     }
     if provided.is_null() {
-        fatal(F, invalid(F, "provided is NULL"));
+        fatal(func, invalid(func, "provided is NULL"));
     }
     // SAFETY: the caller's contract; checked non-null.
     unsafe { provided.write(level) };

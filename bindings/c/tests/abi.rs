@@ -1,6 +1,7 @@
-//! The library's exported symbols against the headers and the OpenSHMEM 1.5 API list:
-//! every prototype has an export and every export a prototype, `api-coverage` finds all 1,726
-//! functions, the static library defines them too, and the SONAME is `liboxshmem.so.1`.
+//! The library's exported symbols against the headers and the API lists: every prototype has
+//! an export and every export a prototype, `oxshmem-api-coverage` finds all 1,726 OpenSHMEM 1.5
+//! functions and all 1,483 host-callable NVSHMEM 3.4 functions, the static library defines them
+//! too, and the SONAME is `liboxshmem.so.1`.
 
 mod common;
 
@@ -32,7 +33,7 @@ fn exports() -> (BTreeSet<String>, BTreeSet<String>) {
 fn header_decls() -> (BTreeSet<String>, BTreeSet<String>) {
     let mut funcs = BTreeSet::new();
     let mut vars = BTreeSet::new();
-    for h in ["shmem.h", "shmemx.h"] {
+    for h in ["shmem.h", "shmemx.h", "nvshmem.h"] {
         let text = std::fs::read_to_string(include_dir().join(h)).expect("reading the header");
         let (f, v) = declared(&text);
         funcs.extend(f);
@@ -76,7 +77,8 @@ fn the_headers_declare_the_reference_api() {
         .collect();
     assert_eq!(want.len(), 1726);
     let (hf, _) = header_decls();
-    let api: BTreeSet<String> = hf.iter().filter(|n| !n.starts_with("shmemx_")).cloned().collect();
+    let api: BTreeSet<String> =
+        hf.iter().filter(|n| !n.starts_with("shmemx_") && !n.starts_with("nvshmem")).cloned().collect();
     assert_eq!(api, want, "{}", diff("OpenSHMEM 1.5", &api, &want));
 }
 
@@ -91,6 +93,30 @@ fn api_coverage_finds_all_1726_functions() {
     let out = run_ok(arg(&tool), &[arg(&shared_lib())]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("1726/1726 openshmem functions exported by liboxshmem.so"), "api-coverage says:\n{text}");
+}
+
+/// `nvshmem.h` declares exactly NVSHMEM 3.4's host-callable names (the reference list carries
+/// 1,483), and the coverage tool finds every one exported.
+#[test]
+fn nvshmem_h_declares_and_the_library_exports_the_nvshmem_host_api() {
+    let reference = std::fs::read_to_string(reference_dir().join("nvshmem_api.tsv")).expect("reading the API list");
+    let want: BTreeSet<String> = reference
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() >= 3 && matches!(f[1], "host" | "both") && !f[0].contains("::")).then(|| f[0].to_string())
+        })
+        .collect();
+    assert_eq!(want.len(), 1483);
+    let text = std::fs::read_to_string(include_dir().join("nvshmem.h")).expect("reading nvshmem.h");
+    let (declared_nv, _) = declared(&text);
+    let declared_nv: BTreeSet<String> = declared_nv.into_iter().collect();
+    assert_eq!(declared_nv, want, "{}", diff("NVSHMEM host API", &declared_nv, &want));
+    let tool = common::workspace_bin("oxshmem-api-coverage");
+    let out = run_ok(arg(&tool), &[arg(&shared_lib()), "--api", "nvshmem-host"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1483/1483 nvshmem-host functions exported by liboxshmem.so"), "coverage says:\n{text}");
 }
 
 #[test]

@@ -9,7 +9,7 @@ mod common;
 
 use common::{arg, have, include_dir, out_dir, run_ok};
 
-const HEADERS: [&str; 4] = ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h"];
+const HEADERS: [&str; 6] = ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h", "nvshmem.h", "nvshmemx.h"];
 
 #[test]
 fn checked_in_headers_are_fresh() {

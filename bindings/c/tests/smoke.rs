@@ -10,7 +10,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use common::{arg, crate_dir, have, include_dir, profile_dir, run_ok};
+use common::{arg, crate_dir, have, include_dir, run_ok};
 
 /// `oshrun` beside the library.
 fn oshrun() -> PathBuf {

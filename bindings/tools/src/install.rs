@@ -4,7 +4,7 @@
 //! | where | what |
 //! | --- | --- |
 //! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oxshmem-info`, `oxshmem-api-coverage` |
-//! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a` |
+//! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a`; `libnvshmem_host.so.3` (NVSHMEM's library name, the same code) and its link `libnvshmem_host.so` |
 //! | `lib/pkgconfig/` | `oxshmem.pc` |
 //! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h` |
 //! | `share/oxshmem/fortran/` | `shmem.f90`, the Fortran module source |
@@ -225,11 +225,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
         install_file(&built.join(l), &dest.lib_dir.join(l))?;
     }
     install_link(layout::SHARED_LIB, &dest.lib_dir.join(layout::SONAME))?;
+    let extra = extra_private_libs(&opts.features);
+    let extra_args: Vec<String> = extra.split_whitespace().map(String::from).collect();
+    crate::nvlib::link(&dest.lib_dir, &extra_args)?;
     install_tree(&tree.include_dir, &dest.include_dir)?;
     let fdir = dest.fortran_source.parent().ok_or("no Fortran folder")?;
     mkdir(fdir)?;
     install_file(&tree.fortran_source, &dest.fortran_source)?;
-    let extra = extra_private_libs(&opts.features);
     write_file(&dest.lib_dir.join("pkgconfig/oxshmem.pc"), &crate::pkgconfig::pc_text(&prefix, &extra))?;
 
     // A module compiled now with the compiler the user will most likely use; oshfort compiles
@@ -255,6 +257,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
     println!("oxshmem {} installed into {}", env!("CARGO_PKG_VERSION"), prefix.display());
     println!("  programs:        {}/{{{},{}}}", dest.bin_dir.display(), BINARIES.join(","), CXX_ALIASES.join(","));
     println!("  library:         {}/liboxshmem.{{so,so.1,a}}", dest.lib_dir.display());
+    println!("  NVSHMEM library: {}/{} ({})", dest.lib_dir.display(), crate::nvlib::LINK_NAME, crate::nvlib::SONAME);
     println!("  headers:         {}", dest.include_dir.display());
     println!("  pkg-config:      {}/pkgconfig/oxshmem.pc", dest.lib_dir.display());
     println!("  Fortran source:  {}", dest.fortran_source.display());

@@ -11,6 +11,7 @@ pub mod fortran;
 pub mod info;
 pub mod install;
 pub mod layout;
+pub mod nvlib;
 pub mod pkgconfig;
 pub mod wrapper;
 

@@ -126,8 +126,8 @@ pub(crate) fn arg(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
 
-/// The names a header declares: functions (the `SHMEM_FUNCTION_ATTRIBUTES` lines; every
-/// prototype is on one) and variables (the `extern` lines).
+/// The names a header declares: functions (the `SHMEM_FUNCTION_ATTRIBUTES` lines of
+/// `shmem.h`, the `NVSHMEMI_HOST_API` lines of `nvshmem.h`; every prototype is on one) and variables (the `extern` lines).
 pub(crate) fn declared(header: &str) -> (Vec<String>, Vec<String>) {
     let ident_before = |s: &str| -> String {
         let s = s.trim_end();
@@ -141,7 +141,7 @@ pub(crate) fn declared(header: &str) -> (Vec<String>, Vec<String>) {
         if l.starts_with('#') {
             continue;
         }
-        if l.contains("SHMEM_FUNCTION_ATTRIBUTES") {
+        if l.contains("SHMEM_FUNCTION_ATTRIBUTES") || l.starts_with("NVSHMEMI_HOST_API ") {
             let head = l.split('(').next().expect("a prototype has a parameter list");
             funcs.push(ident_before(head));
         } else if l.starts_with("extern ") && l.ends_with(';') && !l.contains('"') {

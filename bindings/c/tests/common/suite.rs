@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::common::{arg, crate_dir, lib_dir_with_soname, profile_dir, run_ok, workspace_bin};
+use crate::common::{crate_dir, lib_dir_with_soname, profile_dir, workspace_bin};
 
 /// How long one job may take: oshrun's own limit, and a little more for this process to give
 /// up on oshrun itself.

@@ -1,0 +1,152 @@
+//! NVSHMEM's memory routines: the symmetric heap (the same one `shmem_malloc` allocates from,
+//! so NVSHMEM and OpenSHMEM routines may use each other's memory), `nvshmem_ptr`, and buffer
+//! registration.
+//!
+//! Without the CUDA back end the heap is host memory. `nvshmemx_buffer_register` exists so that
+//! a NIC may use a local buffer as the source or target of RMA; oxshmem's transports reach any
+//! local memory, so registration only records the range (and a second registration of an
+//! overlapping range, or unregistering what was never registered, is an error, as in NVSHMEM).
+//! `nvshmemx_buffer_register_symmetric` turns a buffer made with CUDA's VMM API into symmetric
+//! memory; it needs the CUDA back end and says so. There is no multicast: `nvshmemx_mc_ptr`
+//! returns NULL.
+
+use std::ffi::{c_int, c_void};
+use std::ptr::null_mut;
+use std::sync::Mutex;
+
+use super::{NvTeam, code};
+use crate::error::{invalid, report};
+use crate::memory;
+
+/// `nvshmem_malloc`: collective.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmem_malloc(size: usize) -> *mut c_void {
+    memory::malloc("nvshmem_malloc", size)
+}
+
+/// `nvshmem_calloc`: collective; zeroed.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
+    const F: &str = "nvshmem_calloc";
+    match crate::error::bytes(F, count, size) {
+        Ok(0) => null_mut(),
+        Ok(_) => memory::alloc(F, oxshmem_rt::raw::calloc(count, size)),
+        Err(e) => memory::alloc(F, Err(e)),
+    }
+}
+
+/// `nvshmem_align`: collective.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmem_align(alignment: usize, size: usize) -> *mut c_void {
+    memory::align("nvshmem_align", alignment, size)
+}
+
+/// `nvshmem_free`: collective.
+///
+/// # Safety
+/// `ptr` must be NULL or a live symmetric allocation, not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvshmem_free(ptr: *mut c_void) {
+    // SAFETY: forwarded from the caller.
+    unsafe { memory::free("nvshmem_free", ptr) }
+}
+
+/// `nvshmem_ptr`: a local address of `ptr` on `pe`, or NULL when `pe`'s memory is not mapped
+/// here.
+///
+/// # Safety
+/// None: `ptr` is only translated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvshmem_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void {
+    oxshmem_rt::raw::ptr(ptr.cast(), pe).cast()
+}
+
+/// `nvshmemx_mc_ptr`: NULL — no multicast object exists here (NVSHMEM returns NULL too where
+/// the team has none).
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmemx_mc_ptr(team: NvTeam, _ptr: *const c_void) -> *mut c_void {
+    const F: &str = "nvshmemx_mc_ptr";
+    if let Err(e) = super::teams::resolve(F, team) {
+        report(F, e);
+    }
+    null_mut()
+}
+
+/// The registered local buffers: (start, length).
+static REGISTERED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+fn registered() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `nvshmemx_buffer_register`: 0, or an error code after saying why.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> c_int {
+    const F: &str = "nvshmemx_buffer_register";
+    if let Err(e) = oxshmem_rt::raw::my_pe() {
+        return super::fail(F, code::INTERNAL, e);
+    }
+    let start = addr as usize;
+    if addr.is_null() || length == 0 {
+        return super::fail(F, code::INVALID_VALUE, invalid(F, format!("cannot register {length} bytes at {addr:p}")));
+    }
+    let Some(end) = start.checked_add(length) else {
+        return super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} + {length} bytes overflows")));
+    };
+    let mut regs = registered();
+    if let Some(&(s, l)) = regs.iter().find(|&&(s, l)| start < s + l && s < end) {
+        return super::fail(
+            F,
+            code::INVALID_VALUE,
+            invalid(F, format!("{addr:p} (+{length} bytes) overlaps the registered buffer {s:#x} (+{l} bytes)")),
+        );
+    }
+    regs.push((start, length));
+    code::SUCCESS
+}
+
+/// `nvshmemx_buffer_unregister`: 0, or an error code when `addr` starts no registered buffer.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmemx_buffer_unregister(addr: *mut c_void) -> c_int {
+    const F: &str = "nvshmemx_buffer_unregister";
+    let mut regs = registered();
+    match regs.iter().position(|&(s, _)| s == addr as usize) {
+        Some(i) => {
+            regs.swap_remove(i);
+            code::SUCCESS
+        }
+        None => super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} is not a registered buffer"))),
+    }
+}
+
+/// `nvshmemx_buffer_unregister_all`.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmemx_buffer_unregister_all() {
+    registered().clear();
+}
+
+/// `nvshmemx_buffer_register_symmetric`: needs a buffer from CUDA's VMM API and the CUDA back
+/// end; without them NULL, after saying so.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmemx_buffer_register_symmetric(buf_ptr: *mut c_void, size: usize, _flags: c_int) -> *mut c_void {
+    const F: &str = "nvshmemx_buffer_register_symmetric";
+    report(
+        F,
+        invalid(
+            F,
+            format!(
+                "cannot make {buf_ptr:p} (+{size} bytes) symmetric: that needs GPU memory from CUDA's VMM API \
+                 (cuMemCreate) and the CUDA back end, which this build does not have; allocate symmetric \
+                 memory with nvshmem_malloc instead"
+            ),
+        ),
+    );
+    null_mut()
+}
+
+/// `nvshmemx_buffer_unregister_symmetric`: see [`nvshmemx_buffer_register_symmetric`].
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmemx_buffer_unregister_symmetric(mmap_ptr: *mut c_void, _size: usize) -> c_int {
+    const F: &str = "nvshmemx_buffer_unregister_symmetric";
+    super::fail(F, code::INVALID_VALUE, invalid(F, format!("{mmap_ptr:p} was not registered as symmetric")))
+}
