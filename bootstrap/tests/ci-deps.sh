@@ -12,13 +12,14 @@
 #                  IBGDA work-queue layouts against
 #   gcc g++ gfortran  what oshcc/oshc++/oshfort wrap (the C, C++ and Fortran test programs)
 #   binutils     nm and readelf, which the C library's ABI tests read it with
-#   python3      the doc-command check (scripts/doc-commands.sh) extracts the docs' blocks with it
+#   python3, python3-venv  the doc-command check (scripts/doc-commands.sh) reads the docs with
+#                it; scripts/cuda-toolchain.sh installs NVIDIA's CUDA wheels into a venv
 # Debian 12 / Ubuntu. Needs root (or sudo). Then run the tests with
 # OXSHMEM_TEST_REQUIRE_LAUNCHERS=1, so that a missing launcher fails instead of skipping.
 set -euo pipefail
 
 pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev libibverbs-dev
-      gcc g++ gfortran binutils python3)
+      gcc g++ gfortran binutils python3 python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
