@@ -15,6 +15,7 @@
 //! | `OXSHMEM_BOOTSTRAP` | `auto` (default, see [`detect`]), `pmi1`, `pmi2`, `pmix`, `uid`, `singleton` |
 //! | `PMI_FD`, `PMI_RANK`, `PMI_SIZE`, `PMI_PORT`, `PMI_ID`, `PMI_JOBID` | set by Hydra, Slurm, oshrun |
 //! | `PMI_VERSION` | `2`: prefer PMI-2 on a `PMI_FD`/`PMI_PORT` connection |
+//! | `OXSHMEM_PMI_TOKEN` | set by `oshrun --pmi-port`: the job's token, which the PMI-1 client presents first |
 //! | `PMIX_RANK`, `PMIX_NAMESPACE`, ... | set by PMIx launchers; read by libpmix |
 //! | `OXSHMEM_UNIQUEID`, `OXSHMEM_UID_RANK`, `OXSHMEM_UID_SIZE` | the unique-id job to join |
 //! | `OXSHMEM_UID_ADDR` | address (IP or IP:port) [`uid::create_unique_id`] listens on |

@@ -7,6 +7,11 @@
 //! the `cmd=set` lines that follow (MPICH `simple_pmi.c`, `PMII_Set_from_port`). Every request
 //! is one line and gets one reply line, except `abort`, which gets none.
 //!
+//! Anyone on the host can connect to a TCP port, so `oshrun --pmi-port` also gives each PE a
+//! secret, [`TOKEN_VAR`], that the first line must carry (`cmd=initack pmiid=N token=T`);
+//! when it is set we send it. Other launchers do not set it, and the PMI-1 servers we know
+//! read only the keys they need from `initack`, so an extra key does them no harm.
+//!
 //! Blobs go through the key-value space hex-encoded and cut into chunks that fit the
 //! launcher's `vallen_max`: real launchers silently truncate longer values (Hydra keeps 1023
 //! bytes and still answers `rc=0`). This module never trusts a reply it cannot parse: a closed
@@ -22,6 +27,10 @@ use crate::wire::{Command, LineBuf, hex_decode, hex_encode};
 use crate::{Bootstrap, BootstrapError, Result, mapping};
 
 const PROTOCOL: &str = "pmi1";
+
+/// The environment variable in which `oshrun --pmi-port` gives each PE the job's token, which
+/// the PE presents in its `cmd=initack` line: without it `oshrun` refuses the connection.
+pub const TOKEN_VAR: &str = "OXSHMEM_PMI_TOKEN";
 
 /// Most hex characters we put in one value, whatever the launcher allows: comfortably under
 /// the 1023 bytes that launchers keep, with room for the chunk-count prefix.
@@ -174,7 +183,7 @@ fn int_field(step: &str, reply: &Command, key: &str) -> Result<usize> {
 
 impl Pmi1 {
     /// Connect to the launcher named by the environment: `PMI_FD` (+ `PMI_RANK`, `PMI_SIZE`),
-    /// else `PMI_PORT` + `PMI_ID`. Runs the init handshake.
+    /// else `PMI_PORT` + `PMI_ID` (and [`TOKEN_VAR`] when set). Runs the init handshake.
     pub fn from_env() -> Result<Self> {
         if let Ok(v) = std::env::var("PMI_FD") {
             let why = "the launcher must set it with PMI_FD";
@@ -188,7 +197,8 @@ impl Pmi1 {
                 .map_err(|_| env_err("PMI_ID", "not set (the launcher must set it with PMI_PORT)"))?;
             let id: usize =
                 id.trim().parse().map_err(|_| env_err("PMI_ID", format!("{id:?} is not a non-negative integer")))?;
-            return Self::connect_port(&port, id);
+            let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
+            return Self::connect_port_with_token(&port, id, token.as_deref());
         }
         Err(env_err("PMI_FD", "neither PMI_FD nor PMI_PORT is set: not started by a PMI-1 launcher"))
     }
@@ -206,18 +216,37 @@ impl Pmi1 {
     /// Connect over TCP to `host:port` (the `PMI_PORT` form) and introduce ourselves as
     /// `pmi_id`; rank and size come from the launcher's reply.
     pub fn connect_port(hostport: &str, pmi_id: usize) -> Result<Self> {
+        Self::connect_port_with_token(hostport, pmi_id, None)
+    }
+
+    /// [`connect_port`](Self::connect_port), presenting `token` in the `cmd=initack` line
+    /// (the job token of `oshrun --pmi-port`, [`TOKEN_VAR`]).
+    pub fn connect_port_with_token(hostport: &str, pmi_id: usize, token: Option<&str>) -> Result<Self> {
         let stream = std::net::TcpStream::connect(hostport)
             .map_err(|e| io_err(&format!("connect to PMI_PORT {hostport}"), e))?;
         let _ = stream.set_nodelay(true);
-        Self::connect_initack(stream, pmi_id)
+        Self::connect_initack_with_token(stream, pmi_id, token)
     }
 
     /// Run `cmd=initack pmiid=N` and then the PMI-1 handshake over an already connected
     /// socket (the `PMI_PORT` form, once connected).
     pub fn connect_initack(fd: impl Into<OwnedFd>, pmi_id: usize) -> Result<Self> {
+        Self::connect_initack_with_token(fd, pmi_id, None)
+    }
+
+    /// [`connect_initack`](Self::connect_initack), with `token=` in the `cmd=initack` line
+    /// when `token` is given.
+    pub fn connect_initack_with_token(fd: impl Into<OwnedFd>, pmi_id: usize, token: Option<&str>) -> Result<Self> {
         let mut conn = Conn::new(fd.into());
         let step = "initack";
-        conn.call(step, &Command::new("initack").arg("pmiid", pmi_id), "initack")?;
+        let mut initack = Command::new("initack").arg("pmiid", pmi_id);
+        if let Some(token) = token {
+            if token.is_empty() || token.contains([' ', '\t', '\r', '\n', '\\']) {
+                return Err(env_err(TOKEN_VAR, "the PMI token must be one word (no spaces or '\\')"));
+            }
+            initack = initack.arg("token", token);
+        }
+        conn.call(step, &initack, "initack")?;
         let (mut size, mut rank, mut debug) = (None, None, false);
         // Hydra sends exactly three `cmd=set` lines: size, rank, debug.
         for _ in 0..3 {
@@ -613,6 +642,39 @@ mod tests {
         assert_eq!((pmi.rank(), pmi.size(), pmi.debug()), (3, 4, false));
         drop(pmi);
         h.join().unwrap();
+    }
+
+    #[test]
+    fn initack_presents_the_token() {
+        let (sock, h) = fake(|c| {
+            handshake_reply(c).or_else(|| match c.name.as_str() {
+                // The token comes in the very first line, with the id it speaks for.
+                "initack" => {
+                    assert_eq!((c.get("pmiid"), c.get("token")), (Some("1"), Some("0123abcd")), "{c}");
+                    Some("cmd=initack rc=0\ncmd=set size=2\ncmd=set rank=1\ncmd=set debug=0\n".into())
+                }
+                _ => None,
+            })
+        });
+        let pmi = Pmi1::connect_initack_with_token(sock, 1, Some("0123abcd")).unwrap();
+        assert_eq!((pmi.rank(), pmi.size()), (1, 2));
+        drop(pmi);
+        h.join().unwrap();
+        // Without a token, none is sent (other launchers know of none).
+        let (sock, h) = fake(|c| {
+            handshake_reply(c).or_else(|| match c.name.as_str() {
+                "initack" => {
+                    assert_eq!(c.get("token"), None, "{c}");
+                    Some("cmd=initack rc=0\ncmd=set size=1\ncmd=set rank=0\ncmd=set debug=0\n".into())
+                }
+                _ => None,
+            })
+        });
+        drop(Pmi1::connect_initack_with_token(sock, 0, None).unwrap());
+        h.join().unwrap();
+        let (sock, _h) = fake(|_| None);
+        let err = Pmi1::connect_initack_with_token(sock, 0, Some("two words")).unwrap_err().to_string();
+        assert!(err.contains(TOKEN_VAR), "{err}");
     }
 
     #[test]

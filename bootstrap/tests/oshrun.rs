@@ -5,11 +5,21 @@
 //! `--timeout`, and every `oshrun` is watched by a deadline here too, so no test can hang.
 //! Elapsed-time checks are generous upper bounds: they catch hangs, not slowness.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use oxshmem_bootstrap::launcher::job::CLOSE_GRACE;
+
 const PE_VAR: &str = "OXS_OSHRUN_TEST_PE";
+/// A folder the PEs of one job share (for the stranger scenarios' hand-over).
+const DIR_VAR: &str = "OXS_OSHRUN_TEST_DIR";
+/// Set to a fresh value on one `oshrun`: its PEs and whatever they start inherit it, so that
+/// the job's processes can be found in `/proc` (see [`processes_with_token`]).
+const TOKEN_VAR: &str = "OXS_OSHRUN_TEST_JOB";
 /// Upper bound for any `oshrun` run here; jobs themselves use `--timeout 30` or less.
 const WATCHDOG: Duration = Duration::from_secs(60);
 
@@ -31,7 +41,62 @@ fn blob(rank: usize, epoch: usize) -> Vec<u8> {
     (0..len).map(|i| (i * 31 + rank * 7 + epoch * 13) as u8).collect()
 }
 
+/// A connection to the PMI port from someone who was not given the job's token: send
+/// `lines`, then expect oshrun to close the connection without a word.
+fn stranger(port: &str, lines: &str) {
+    let mut s = std::net::TcpStream::connect(port).expect("connect to PMI_PORT");
+    // A bound on a hang, not a speed requirement: oshrun closes the connection at once.
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(lines.as_bytes()).unwrap();
+    let mut got = Vec::new();
+    match s.read_to_end(&mut got) {
+        Ok(_) => {}
+        // oshrun closed with our bytes unread: a reset, which is a close too.
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(e) => panic!("oshrun kept a stranger's connection open ({e}); it said {:?}", String::from_utf8_lossy(&got)),
+    }
+    assert!(got.is_empty(), "oshrun answered a stranger's {lines:?}: {:?}", String::from_utf8_lossy(&got));
+}
+
+/// The stranger scenarios, before PE 0 and PE 1 connect themselves: PE 0 plays strangers
+/// that speak for PE 1 (which has not connected yet), then lets PE 1 go on.
+fn strangers_first(scenario: &str) {
+    let id: usize = std::env::var("PMI_ID").unwrap().parse().unwrap();
+    let done = PathBuf::from(std::env::var_os(DIR_VAR).unwrap()).join("strangers-done");
+    if id == 0 {
+        let port = std::env::var("PMI_PORT").unwrap();
+        let wrong = "0".repeat(64);
+        let tries = match scenario {
+            // Claim PE 1's id and abort the job with an exit code of our choice.
+            "stranger_abort" => vec![
+                "cmd=initack pmiid=1\ncmd=abort exitcode=77\n".to_string(),
+                format!("cmd=initack pmiid=1 token={wrong}\ncmd=abort exitcode=78\n"),
+                "cmd=abort exitcode=79\n".to_string(),
+            ],
+            // Only claim PE 1's id, so that the real PE 1 would be refused.
+            _ => vec![
+                "cmd=initack pmiid=1\n".to_string(),
+                format!("cmd=initack pmiid=1 token={wrong}\n"),
+                "cmd=initack pmiid=1 token=\n".to_string(),
+            ],
+        };
+        for lines in &tries {
+            stranger(&port, lines);
+        }
+        std::fs::write(&done, b"").unwrap();
+    } else {
+        let start = Instant::now();
+        while !done.exists() {
+            assert!(start.elapsed() < Duration::from_secs(30), "PE 0 never let PE {id} go on");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 fn pe_main(scenario: &str) -> i32 {
+    if scenario.starts_with("stranger") {
+        strangers_first(scenario);
+    }
     let pmi = oxshmem_bootstrap::from_env().expect("bootstrap from the environment");
     let (rank, size) = (pmi.rank(), pmi.size());
     assert_eq!(pmi.name(), "pmi1");
@@ -121,6 +186,32 @@ fn pe_main(scenario: &str) -> i32 {
             loop {
                 std::thread::sleep(Duration::from_secs(1));
             }
+        }
+        "stranger_abort" | "stranger_claim" => {
+            let all = pmi.allgather(&blob(rank, 1)).unwrap();
+            assert_eq!(all, (0..size).map(|r| blob(r, 1)).collect::<Vec<_>>());
+            println!("PE {rank}: ok");
+            pmi.finalize().unwrap();
+        }
+        "close_pmi" => {
+            pmi.barrier().unwrap();
+            if rank == 1 {
+                // Closes the connection; the PE goes on (until oshrun ends it).
+                drop(pmi);
+                println!("PE 1 closed its connection");
+                loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+            pmi.barrier().unwrap();
+        }
+        "finalize_then_close" => {
+            pmi.barrier().unwrap();
+            pmi.finalize().unwrap();
+            drop(pmi);
+            // Longer than oshrun's grace for a closed connection: a finalized PE may close.
+            std::thread::sleep(CLOSE_GRACE + Duration::from_secs(1));
+            println!("PE {rank}: still fine");
         }
         other => panic!("unknown scenario {other}"),
     }
@@ -516,4 +607,267 @@ fn nothing_left_in_dev_shm() {
     let ours = |f: &String| ["oxshmem", "sem.oxshmem", "fi_", "fi-", "shm_ep", "psm"].iter().any(|p| f.starts_with(p));
     let new: Vec<String> = list().into_iter().filter(|f| !before.contains(f) && ours(f)).collect();
     assert!(new.is_empty(), "left in /dev/shm: {new:?}");
+}
+
+// ---------------------------------------------------------------- PMI port strangers
+
+static UNIQUE: AtomicUsize = AtomicUsize::new(0);
+
+/// A name no other test or test run uses.
+fn unique(what: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("oxs-oshrun-{what}-{}-{}-{nanos}", std::process::id(), UNIQUE.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A fresh folder, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        let p = std::env::temp_dir().join(unique("dir"));
+        std::fs::create_dir(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn stranger_job(scenario: &str) {
+    let dir = TempDir::new();
+    let r = run(pe_job(2, scenario, &["--pmi-port"]).env(DIR_VAR, &dir.0));
+    assert_ok(&r);
+    assert!(r.stdout.contains("PE 0: ok") && r.stdout.contains("PE 1: ok"), "{r:?}");
+    assert_eq!(r.stderr.matches("oshrun: refusing a PMI connection from 127.0.0.1:").count(), 3, "{r:?}");
+    assert!(r.stderr.contains("did not present this job's token"), "{r:?}");
+    assert!(!r.stderr.contains("abort") && !r.stderr.contains("ending the job"), "{r:?}");
+}
+
+/// Anyone on the host may connect to `--pmi-port`'s port: one that claims a PE's id and
+/// calls abort (without the job's token) is refused, and the job goes on to succeed.
+#[test]
+fn a_stranger_on_the_pmi_port_cannot_abort_the_job() {
+    stranger_job("stranger_abort");
+}
+
+/// A stranger that claims a PE's id first does not take it from the real PE.
+#[test]
+fn a_stranger_on_the_pmi_port_cannot_claim_a_pe() {
+    stranger_job("stranger_claim");
+}
+
+/// Each `--pmi-port` job has its own token, 256 random bits in hex, in every PE's
+/// environment; an inherited one is replaced, and the `PMI_FD` mode has none.
+#[test]
+fn pmi_port_token_is_per_job_and_only_for_the_port() {
+    let show = "echo ${#OXSHMEM_PMI_TOKEN} ${OXSHMEM_PMI_TOKEN:-none}";
+    let job = |opts: &[&str]| {
+        let r = run(oshrun()
+            .args(["--timeout", "30"])
+            .args(opts)
+            .args(["-n", "2", "sh", "-c", show])
+            .env("OXSHMEM_PMI_TOKEN", "outer"));
+        assert_ok(&r);
+        let lines: Vec<String> = r.stdout.lines().map(str::to_string).collect();
+        assert_eq!(lines.len(), 2, "{r:?}");
+        assert_eq!(lines[0], lines[1], "both PEs of a job share its token: {r:?}");
+        lines[0].clone()
+    };
+    let a = job(&["--pmi-port"]);
+    let b = job(&["--pmi-port"]);
+    let (len, token) = a.split_once(' ').unwrap();
+    assert_eq!(len, "64", "{a}");
+    assert!(token.bytes().all(|c| c.is_ascii_hexdigit()), "{a}");
+    assert_ne!(a, b, "two jobs got the same token");
+    assert_eq!(job(&[]), "0 none");
+}
+
+// ---------------------------------------------------------------- absurd -n, failed starts
+
+#[test]
+fn absurd_npes_is_a_usage_error() {
+    // Only values whose allocation fails at once: a launcher without the check must not go on to
+    // start a million processes here (the cap itself is tested in `args`).
+    for n in ["99999999999", "99999999999999999999999999"] {
+        let r = run(oshrun().args(["--timeout", "30", "-n", n, "true"]));
+        assert_eq!(r.code(), Some(2), "-n {n}: {r:?}");
+        assert!(r.stderr.contains(&format!("oshrun: -n {n}: too many PEs; oshrun starts at most 1048576")), "{r:?}");
+        assert!(!r.stderr.contains("memory allocation"), "{r:?}");
+    }
+}
+
+/// The pids of the live (not zombie) processes whose environment has `TOKEN_VAR=token`.
+fn processes_with_token(token: &str) -> Vec<i32> {
+    let needle = format!("{TOKEN_VAR}={token}");
+    let mut pids = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
+    for e in dir.filter_map(|e| e.ok()) {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()) && !gone(pid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Wait up to `within` (a bound on a hang, not a speed requirement) for every process of the
+/// job to be gone; returns those still there, after killing them so they do not linger.
+fn survivors(token: &str, within: Duration) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let left = processes_with_token(token);
+        if left.is_empty() {
+            return left;
+        }
+        if start.elapsed() > within {
+            for &pid in &left {
+                // SAFETY: kill(2) has no memory effects; the pid carries our job's token.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `oshrun -n 100000 sleep 100` with at most 64 open files for oshrun: it cannot start
+/// more than a handful of PEs (3 descriptors each), so it never starts 100000 processes.
+/// `pending_sigterm` starts it with a SIGTERM already pending (blocked, then raised): it
+/// arrives as soon as oshrun unblocks it, while the first PEs are being started.
+fn failing_start(extra: &[&str], pending_sigterm: bool) -> (Run, String) {
+    let token = unique("job");
+    let mut cmd = oshrun();
+    cmd.args(["--timeout", "30"]).args(extra).args(["-n", "100000", "sleep", "100"]).env(TOKEN_VAR, &token);
+    // SAFETY: between fork and exec only async-signal-safe calls (setrlimit, sigprocmask,
+    // kill, getpid) on stack values.
+    unsafe {
+        cmd.pre_exec(move || {
+            let rl = libc::rlimit { rlim_cur: 64, rlim_max: 64 };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &rl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if pending_sigterm {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGTERM);
+                libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                libc::kill(libc::getpid(), libc::SIGTERM);
+            }
+            Ok(())
+        })
+    };
+    let r = run(&mut cmd);
+    let left = survivors(&token, Duration::from_secs(10));
+    assert!(left.is_empty(), "processes {left:?} of the job outlived oshrun: {r:?}");
+    (r, token)
+}
+
+#[test]
+fn a_failed_start_ends_the_pes_already_started() {
+    let (r, _) = failing_start(&[], false);
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(r.stderr.contains("oshrun: cannot start PE ") && r.stderr.contains("Too many open files"), "{r:?}");
+    assert!(r.stderr.contains("PEs already started"), "{r:?}");
+}
+
+#[test]
+fn sigterm_while_starting_pes_is_heeded() {
+    let (r, _) = failing_start(&[], true);
+    assert_eq!(r.code(), Some(128 + libc::SIGTERM), "{r:?}");
+    assert!(r.stderr.contains("oshrun: caught SIGTERM while starting PEs ("), "{r:?}");
+    assert!(!r.stderr.contains("cannot start PE"), "{r:?}");
+}
+
+#[test]
+fn timeout_while_starting_pes_is_heeded() {
+    // A timeout of one nanosecond has passed before the first PE could start.
+    let (r, _) = failing_start(&["--timeout", "0.000000001"], false);
+    assert_eq!(r.code(), Some(124), "{r:?}");
+    assert!(
+        r.stderr.contains("oshrun: job timed out after 0.000000001 s while starting PEs (0 of 100000 started)"),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("cannot start PE"), "{r:?}");
+}
+
+// ---------------------------------------------------------------- what a dead PE leaves
+
+/// PE 1 starts a background child (in its own process group) and is the first PE to fail:
+/// its child is killed with the job, like the other PEs' groups.
+#[test]
+fn children_of_the_first_pe_to_die_are_killed() {
+    let token = unique("job");
+    let script = r#"if [ "$PMI_RANK" = 1 ]; then sleep 1000 & echo "child $!"; exit 3; fi; exec sleep 1000"#;
+    let r = run(oshrun().args(["--timeout", "30", "-n", "3", "sh", "-c", script]).env(TOKEN_VAR, &token));
+    assert_eq!(r.code(), Some(3), "{r:?}");
+    assert!(r.stderr.contains("oshrun: PE 1 (pid ") && r.stderr.contains("exited with status 3"), "{r:?}");
+    assert!(r.stdout.contains("child "), "{r:?}");
+    let left = survivors(&token, Duration::from_secs(10));
+    assert!(left.is_empty(), "processes {left:?} of the job outlived it: {r:?}");
+}
+
+/// A PE that exited 0 keeps its children when the job succeeds (a daemon it started is its
+/// business), but not when the job fails later.
+#[test]
+fn children_of_a_pe_that_exited_ok_die_when_the_job_fails() {
+    let token = unique("job");
+    let script = r#"case "$PMI_RANK" in 0) sleep 1000 & exit 0;; 1) sleep 0.5; exit 4;; esac; exec sleep 1000"#;
+    let r = run(oshrun().args(["--timeout", "30", "-n", "3", "sh", "-c", script]).env(TOKEN_VAR, &token));
+    assert_eq!(r.code(), Some(4), "{r:?}");
+    let left = survivors(&token, Duration::from_secs(10));
+    assert!(left.is_empty(), "processes {left:?} of the job outlived it: {r:?}");
+}
+
+// ---------------------------------------------------------------- closed PMI connections
+
+fn closed_connection(opts: &[&str]) {
+    let mut all = vec!["--timeout", "15"];
+    all.extend_from_slice(opts);
+    let r = run(&mut pe_job(3, "close_pmi", &all));
+    assert_eq!(r.code(), Some(1), "{r:?}");
+    assert!(r.stdout.contains("PE 1 closed its connection"), "{r:?}");
+    assert!(r.stderr.contains("oshrun: PE 1 closed its PMI connection without finalizing (pid "), "{r:?}");
+    assert_eq!(r.stderr.matches("ending the job").count(), 1, "{r:?}");
+}
+
+/// A PE that closes its PMI connection without finalizing and runs on ends the job (before,
+/// the others waited in their barrier until the timeout).
+#[test]
+fn a_pe_that_closes_its_pmi_connection_ends_the_job() {
+    closed_connection(&[]);
+}
+
+#[test]
+fn a_pe_that_closes_its_pmi_port_connection_ends_the_job() {
+    closed_connection(&["--pmi-port"]);
+}
+
+/// Closing after finalize is fine, in both modes.
+#[test]
+fn a_pe_may_close_its_pmi_connection_after_finalize() {
+    for opts in [&[][..], &["--pmi-port"]] {
+        let r = run(&mut pe_job(2, "finalize_then_close", opts));
+        assert_ok(&r);
+        assert!(r.stdout.contains("PE 0: still fine") && r.stdout.contains("PE 1: still fine"), "{r:?}");
+    }
+}
+
+/// A program that never speaks PMI may close the inherited socket and run on.
+#[test]
+fn a_pe_that_never_spoke_pmi_may_close_its_socket() {
+    // Closed for longer than oshrun's grace for a closed connection.
+    let script = format!(r#"eval "exec $PMI_FD>&-"; sleep {}; echo done"#, CLOSE_GRACE.as_secs() + 1);
+    let r = run(oshrun().args(["--timeout", "30", "-n", "2", "sh", "-c", &script]));
+    assert_ok(&r);
+    assert_eq!(r.stdout, "done\ndone\n", "{r:?}");
 }

@@ -15,18 +15,21 @@ Usage: oshrun -n N [options] [--] PROGRAM [ARGS...]
 Start N copies of PROGRAM as one OpenSHMEM job and serve their PMI-1 connections.
 
 Options:
-  -n, -np, --np N       number of PEs to start (required, at least 1)
+  -n, -np, --np N       number of PEs to start (required, 1 to 1048576, and fewer than
+                        the user's process limit, ulimit -u)
   --timeout SECONDS     kill the job after SECONDS (exit status 124); also OSHRUN_TIMEOUT.
                         0 means no limit
   -l, --tag-output      prefix each output line with [PE n]
   --pmi-port            serve PMI over TCP on 127.0.0.1 (PMI_PORT/PMI_ID) instead of an
-                        inherited socket (PMI_FD)
+                        inherited socket (PMI_FD); a connection must present the job's
+                        random token (OXSHMEM_PMI_TOKEN, set in each PE) or is refused
   -x VAR[=VALUE]        export VAR (with VALUE, or oshrun's own value) to every PE
   -h, --help            print this help
   -V, --version         print the version
 
 Exit status: 0 when every PE exits 0; else the status of the first PE that failed (128+N
-for a signal), 124 on timeout, 130/143 when oshrun is interrupted, 2 for usage errors.
+for a signal), 124 on timeout, 130/143 when oshrun is interrupted, 2 for usage errors
+and when a PE cannot be started (the PEs already started are then ended).
 
 oshrun starts all N PEs on this one host. To run a job across several hosts, start it with
 a PMI launcher instead; the PEs find each other through PMI-1 or PMI-2, detected from the
@@ -35,6 +38,10 @@ with feature `ofi`):
   MPICH's Hydra:  mpiexec.hydra -n 8 -hosts a,b PROGRAM [ARGS...]
   Slurm:          srun --mpi=pmi2 -n 8 PROGRAM [ARGS...]
 ";
+
+/// The most PEs `oshrun` starts (`-n`): 2^20, more processes than a Linux host runs at once
+/// (`kernel.pid_max` is at most 2^22, and each PE costs the launcher descriptors too).
+pub const MAX_NPES: usize = 1 << 20;
 
 /// Every long option `oshrun` knows, for suggestions after a misspelling.
 const LONG_OPTIONS: &[&str] = &["--np", "--timeout", "--tag-output", "--pmi-port", "--help", "--version"];
@@ -88,11 +95,26 @@ fn err<T>(msg: impl Into<String>) -> Result<T, ArgsError> {
 }
 
 fn parse_npes(v: &OsStr) -> Result<usize, ArgsError> {
-    let s = v.to_str().unwrap_or("");
-    match s.trim().parse::<usize>() {
+    let s = v.to_str().unwrap_or("").trim();
+    let too_many = || err(format!("-n {s}: too many PEs; oshrun starts at most {MAX_NPES}"));
+    match s.parse::<usize>() {
         Ok(0) => err("the number of PEs (-n) must be at least 1"),
+        Ok(n) if n > MAX_NPES => too_many(),
         Ok(n) => Ok(n),
+        // All digits, yet no usize: far too many.
+        Err(_) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => too_many(),
         Err(_) => err(format!("-n needs a positive number of PEs, not {v:?}")),
+    }
+}
+
+/// `npes` PEs and `oshrun` itself must fit under the user's process limit `limit`
+/// (`RLIMIT_NPROC`, `ulimit -u`; `None` when it does not apply): more can never start.
+pub fn check_process_limit(npes: usize, limit: Option<u64>) -> Result<(), ArgsError> {
+    match limit {
+        Some(limit) if npes as u64 >= limit => {
+            err(format!("-n {npes}: more processes than this user may run (ulimit -u, RLIMIT_NPROC, is {limit})"))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -335,6 +357,22 @@ mod tests {
     }
 
     #[test]
+    fn absurd_npes_are_refused_before_anything_is_allocated() {
+        let e = |a: &[&str]| p(a).unwrap_err().0;
+        assert_eq!(run(&["-n", "1048576", "p"]).npes, MAX_NPES);
+        for n in ["1048577", "99999999999", "99999999999999999999999999"] {
+            assert_eq!(e(&["-n", n, "p"]), format!("-n {n}: too many PEs; oshrun starts at most 1048576"));
+        }
+        assert!(e(&["-n99999999999", "p"]).contains("at most 1048576"));
+        assert!(e(&["--np=99999999999", "p"]).contains("at most 1048576"));
+        assert_eq!(check_process_limit(4, None), Ok(()));
+        assert_eq!(check_process_limit(4, Some(5)), Ok(()));
+        let msg = check_process_limit(5, Some(5)).unwrap_err().0;
+        assert!(msg.contains("-n 5") && msg.contains("ulimit -u") && msg.contains("is 5"), "{msg}");
+        assert!(check_process_limit(MAX_NPES, Some(4096)).is_err());
+    }
+
+    #[test]
     fn edit_distances() {
         assert_eq!(edit_distance("", ""), 0);
         assert_eq!(edit_distance("timeout", "timeout"), 0);
@@ -382,6 +420,7 @@ mod tests {
         assert!(e(&["-n", "0", "p"]).contains("at least 1"));
         assert!(e(&["-n", "-3", "p"]).contains("positive number"));
         assert!(e(&["-n", "many", "p"]).contains("positive number"));
+        assert!(e(&["-n", "+", "p"]).contains("positive number"));
         assert!(e(&["-n"]).contains("-n needs"));
         assert!(e(&["--bogus", "-n", "1", "p"]).contains("unknown option --bogus"));
         assert!(e(&["-q", "-n", "1", "p"]).contains("unknown option -q"));

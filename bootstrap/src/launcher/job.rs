@@ -8,10 +8,24 @@
 //! fires when the thread that forked the PE exits).
 //!
 //! Each PE leads its own process group, so ending the job signals whatever the PE started as
-//! well, and a terminal's Ctrl-C reaches `oshrun` alone, which then ends the PEs in order.
+//! well, and a terminal's Ctrl-C reaches `oshrun` alone, which then ends the PEs in order. A
+//! PE that has exited stays an unreaped zombie until the job is over, so that its group id
+//! stays pinned: when the job fails, what a dead PE left behind in its group is killed too.
 //! This module never waits without a bound once the job is over: output still held open by
 //! an orphaned grandchild is drained for [`DRAIN`] at most. It creates nothing in `/dev/shm`
-//! or anywhere else on disk.
+//! or anywhere else on disk. While the PEs are being started, a signal or the job's timeout
+//! stops the start, and the PEs already started are ended like those of any failed job.
+//!
+//! With `--pmi-port` anyone on this host can connect to the PMI port, so each job has a
+//! random token ([`TOKEN_VAR`] in every PE's environment) that a connection must present in
+//! its first line (`cmd=initack pmiid=N token=T`) before it may speak for a PE; one without
+//! it is refused and logged, and the job goes on. The inherited socket of the default mode
+//! (`PMI_FD`) needs no token: it has no address, and only the PE (and what it forks) holds
+//! its end.
+//!
+//! A PE that spoke PMI and then closes its connection without `finalize` while it keeps
+//! running (still, [`CLOSE_GRACE`] later: one that is exiting is reported by its exit
+//! status) ends the job. A PE that never spoke PMI (`/bin/true`) may close it as it likes.
 
 use std::ffi::OsStr;
 use std::io::{self, Write};
@@ -29,6 +43,7 @@ use super::args::Options;
 use super::output::LineForwarder;
 use super::server::{Event, PmiServer};
 use super::sys::{self, Exit, SignalPipe};
+use crate::pmi1::TOKEN_VAR;
 use crate::wire::{Command, LineBuf};
 
 /// Time between SIGTERM and SIGKILL when the job is ended.
@@ -39,6 +54,14 @@ pub const DRAIN: Duration = Duration::from_millis(300);
 const GIVE_UP: Duration = Duration::from_secs(2);
 /// Longest sleep in `poll`, a safety net should a `SIGCHLD` wake-up ever be missed.
 const TICK: Duration = Duration::from_millis(250);
+/// How long a PE that closed its PMI connection without finalizing may take to exit before
+/// the close itself counts as its failure: a PE that closes and then exits (its last
+/// destructors, `exit()`) is reported by its exit status instead.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(3);
+/// Bytes of randomness in a `--pmi-port` job's token.
+const TOKEN_BYTES: usize = 32;
+/// Refused PMI connections reported one by one; after that, only once more.
+const REFUSALS_REPORTED: usize = 10;
 
 /// Run the job described by `opts` to its end; returns `oshrun`'s exit status. Messages go
 /// to stderr. Only one job may run in a process at a time (it owns the signal handlers).
@@ -47,6 +70,22 @@ pub fn run(opts: &Options) -> i32 {
         Ok(job) => job.run(),
         Err(code) => code,
     }
+}
+
+/// A fresh job token: [`TOKEN_BYTES`] random bytes from the kernel, in hex.
+fn new_token() -> io::Result<String> {
+    let mut bytes = [0u8; TOKEN_BYTES];
+    sys::random_bytes(&mut bytes)?;
+    Ok(crate::wire::hex_encode(&bytes))
+}
+
+/// Whether `given` equals `want`, in time that depends on their lengths only.
+fn token_matches(given: &[u8], want: &[u8]) -> bool {
+    if given.len() != want.len() {
+        return false;
+    }
+    let diff = given.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    std::hint::black_box(diff) == 0
 }
 
 /// Find `program` as `execvp` would: as given when it has a `/`, else in `PATH`.
@@ -139,10 +178,30 @@ struct Pipe {
 struct Pe {
     pid: libc::pid_t,
     running: bool,
+    /// It has exited but is not reaped yet: its pid and process group id are still ours.
+    zombie: bool,
     exited_ok: bool,
     conn: Option<Conn>,
+    /// It sent at least one PMI command (or claimed its id over `--pmi-port`).
+    spoke: bool,
+    /// When its PMI connection was seen closed without `finalize`, while it ran.
+    closed_at: Option<Instant>,
     /// stdout, stderr
     pipes: [Option<Pipe>; 2],
+}
+
+impl Pe {
+    /// Neither reaped nor lost: `kill_tree` may still signal it and its group.
+    fn unreaped(&self) -> bool {
+        self.running || self.zombie
+    }
+}
+
+/// A `--pmi-port` connection that has not yet said who it is.
+#[derive(Debug)]
+struct Pending {
+    conn: Conn,
+    peer: String,
 }
 
 /// The job is being ended: PEs got SIGTERM and will get SIGKILL at `kill_at`.
@@ -168,8 +227,12 @@ struct Job<'a> {
     pes: Vec<Pe>,
     server: PmiServer,
     listener: Option<TcpListener>,
+    /// The `--pmi-port` job's token, which a connection's `cmd=initack` must carry.
+    token: Option<String>,
     /// TCP connections that have not yet said `cmd=initack`.
-    pending: Vec<Conn>,
+    pending: Vec<Pending>,
+    /// Connections refused so far (for [`REFUSALS_REPORTED`]).
+    refused: usize,
     signals: SignalPipe,
     deadline: Option<Instant>,
     ending: Option<Ending>,
@@ -209,34 +272,75 @@ impl<'a> Job<'a> {
             },
             None => None,
         };
+        let token = if opts.pmi_port {
+            match new_token() {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    eprintln!("oshrun: cannot read random bytes for the PMI port's token: {e}");
+                    return Err(1);
+                }
+            }
+        } else {
+            None
+        };
         let deadline = opts.timeout.as_ref().map(|t| Instant::now() + t.duration);
         let mut job = Job {
             opts,
-            pes: Vec::with_capacity(opts.npes),
+            pes: Vec::new(),
             server: PmiServer::new(opts.npes, format!("oshrun_{}_0", std::process::id())),
             listener,
+            token,
             pending: Vec::new(),
+            refused: 0,
             signals,
             deadline,
             ending: None,
             drain_until: None,
         };
-        for rank in 0..opts.npes {
-            if let Err(e) = job.spawn(rank, &program, port.as_deref()) {
-                eprintln!("oshrun: cannot start PE {rank} ({:?}): {e}", opts.program.to_string_lossy());
-                for pe in &job.pes {
-                    sys::kill_tree(pe.pid, libc::SIGKILL);
+        job.start_pes(&program, port.as_deref());
+        Ok(job)
+    }
+
+    /// Start the PEs one by one. Between two starts, heed a signal and the job's timeout;
+    /// when one cannot be started (too many open files, too many processes), or on a signal
+    /// or the timeout, stop and end the job: [`Job::run`] then ends the PEs already started
+    /// like any failed job's, within the usual bounds.
+    fn start_pes(&mut self, program: &Path, port: Option<&str>) {
+        let n = self.opts.npes;
+        for rank in 0..n {
+            for sig in self.signals.drain() {
+                if sig != libc::SIGCHLD && self.ending.is_none() {
+                    let name = sys::signal_name(sig).unwrap_or("a signal");
+                    self.fail(
+                        format!("oshrun: caught {name} while starting PEs ({rank} of {n} started); killing {rank} PEs"),
+                        128 + sig,
+                    );
                 }
-                for pe in &job.pes {
-                    let deadline = Instant::now() + GIVE_UP;
-                    while Instant::now() < deadline && !matches!(sys::try_reap(pe.pid, true), Ok(Some(_)) | Err(_)) {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                }
-                return Err(2);
+            }
+            if self.ending.is_none()
+                && let (Some(d), Some(t)) = (self.deadline, self.opts.timeout.as_ref())
+                && Instant::now() >= d
+            {
+                self.fail(
+                    format!(
+                        "oshrun: job timed out after {} s while starting PEs ({rank} of {n} started); killing {rank} PEs",
+                        t.text
+                    ),
+                    124,
+                );
+            }
+            if self.ending.is_some() {
+                return;
+            }
+            if let Err(e) = self.spawn(rank, program, port) {
+                let shown = self.opts.program.to_string_lossy();
+                self.fail(
+                    format!("oshrun: cannot start PE {rank} ({shown:?}): {e}; killing the {rank} PEs already started"),
+                    2,
+                );
+                return;
             }
         }
-        Ok(job)
     }
 
     fn spawn(&mut self, rank: usize, program: &Path, port: Option<&str>) -> io::Result<()> {
@@ -266,7 +370,7 @@ impl<'a> Job<'a> {
         }
         cmd.env("OSHRUN_NPES", opts.npes.to_string());
         // The PMI variables are ours alone.
-        for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE"] {
+        for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", TOKEN_VAR] {
             cmd.env_remove(var);
         }
         let mut ours = None;
@@ -274,6 +378,9 @@ impl<'a> Job<'a> {
         match port {
             Some(port) => {
                 cmd.env("PMI_PORT", port).env("PMI_ID", rank.to_string());
+                if let Some(token) = &self.token {
+                    cmd.env(TOKEN_VAR, token);
+                }
             }
             None => {
                 let (a, b) = UnixStream::pair()?;
@@ -289,30 +396,32 @@ impl<'a> Job<'a> {
         // calls (prctl, getppid, fcntl), allocating nothing; its captures are plain integers.
         unsafe { cmd.pre_exec(move || sys::child_setup(launcher_pid, child_fd)) };
         let mut child = cmd.spawn()?;
-        let conn = match ours {
+        // Listed at once, so that it is ended with the job should the rest fail. `child` is
+        // dropped without waiting: we reap by pid (see `reap`).
+        self.pes.push(Pe {
+            pid: child.id() as libc::pid_t,
+            running: true,
+            zombie: false,
+            exited_ok: false,
+            conn: None,
+            spoke: false,
+            closed_at: None,
+            pipes: [None, None],
+        });
+        let pe = self.pes.last_mut().expect("just pushed");
+        if let Some((a, b)) = ours {
             // The child has its end now; ours must not keep it open, or EOF never comes.
-            Some((a, b)) => {
-                drop(b);
-                Some(Conn::new(OwnedFd::from(a))?)
-            }
-            None => None,
-        };
+            drop(b);
+            pe.conn = Some(Conn::new(OwnedFd::from(a))?);
+        }
         let pipe = |fd: Option<OwnedFd>| -> io::Result<Option<Pipe>> {
             let Some(fd) = fd else { return Ok(None) };
             sys::set_nonblocking(fd.as_raw_fd())?;
             let tag = opts.tag_output.then(|| format!("[PE {rank}] "));
             Ok(Some(Pipe { fd, fwd: LineForwarder::new(tag) }))
         };
-        let stdout = pipe(child.stdout.take().map(OwnedFd::from))?;
-        let stderr = pipe(child.stderr.take().map(OwnedFd::from))?;
-        // `child` is dropped without waiting: we reap by pid (see `reap`).
-        self.pes.push(Pe {
-            pid: child.id() as libc::pid_t,
-            running: true,
-            exited_ok: false,
-            conn,
-            pipes: [stdout, stderr],
-        });
+        pe.pipes[0] = pipe(child.stdout.take().map(OwnedFd::from))?;
+        pe.pipes[1] = pipe(child.stderr.take().map(OwnedFd::from))?;
         Ok(())
     }
 
@@ -341,10 +450,11 @@ impl<'a> Job<'a> {
             {
                 self.fail(format!("oshrun: job timed out after {} s; killing {live} PEs", t.text), 124);
             }
+            let close_deadline = self.check_closed(now);
             if let Some(e) = self.ending.as_mut() {
                 if !e.killed && now >= e.kill_at {
                     e.killed = true;
-                    for pe in self.pes.iter().filter(|p| p.running) {
+                    for pe in self.pes.iter().filter(|p| p.unreaped()) {
                         sys::kill_tree(pe.pid, libc::SIGKILL);
                     }
                 }
@@ -363,6 +473,9 @@ impl<'a> Job<'a> {
                 until(if e.killed { e.give_up_at } else { e.kill_at });
             }
             if let Some(d) = self.drain_until {
+                until(d);
+            }
+            if let Some(d) = close_deadline {
                 until(d);
             }
 
@@ -384,7 +497,7 @@ impl<'a> Job<'a> {
                 match slot {
                     Slot::Signals => reap_now |= self.on_signals(),
                     Slot::Listener => self.accept(),
-                    Slot::Pending(i) => self.pending[i].read_available(),
+                    Slot::Pending(i) => self.pending[i].conn.read_available(),
                     Slot::Conn(r) => self.on_conn(r, pfd.revents),
                     Slot::Pipe(r, k) => self.read_pipe(r, k),
                 }
@@ -400,7 +513,52 @@ impl<'a> Job<'a> {
                 }
             }
         }
+        // The dead PEs' groups: after a failure, nothing they started may outlive the job.
+        let failed = self.ending.is_some();
+        for pe in self.pes.iter_mut().filter(|p| p.zombie) {
+            if failed {
+                sys::kill_tree(pe.pid, libc::SIGKILL);
+            }
+            sys::reap(pe.pid);
+            pe.zombie = false;
+        }
         self.ending.map_or(0, |e| e.code)
+    }
+
+    /// Note the PEs whose PMI connection has closed without `finalize` while they run, and
+    /// end the job over one that still runs [`CLOSE_GRACE`] later. A PE that never spoke
+    /// PMI (a program that does not use it, such as `/bin/true`) may close it as it likes.
+    /// Returns when the next such grace ends, for `poll`'s timeout.
+    fn check_closed(&mut self, now: Instant) -> Option<Instant> {
+        if self.ending.is_some() {
+            return None;
+        }
+        let mut next: Option<Instant> = None;
+        for r in 0..self.pes.len() {
+            let pe = &mut self.pes[r];
+            if !pe.running || !pe.spoke || !pe.conn.as_ref().is_some_and(|c| c.closed) || self.server.is_finalized(r) {
+                continue;
+            }
+            let since = *pe.closed_at.get_or_insert(now);
+            let at = since + CLOSE_GRACE;
+            if now >= at {
+                // Its exit may be what closed the connection: if so, report that instead.
+                self.reap();
+                if self.ending.is_some() || !self.pes[r].running {
+                    return None;
+                }
+                let pid = self.pes[r].pid;
+                self.fail(
+                    format!(
+                        "oshrun: PE {r} closed its PMI connection without finalizing (pid {pid}, still running); ending the job"
+                    ),
+                    1,
+                );
+                return None;
+            }
+            next = Some(next.map_or(at, |n| n.min(at)));
+        }
+        next
     }
 
     fn poll_set(&self) -> (Vec<libc::pollfd>, Vec<Slot>) {
@@ -414,8 +572,8 @@ impl<'a> Job<'a> {
         if let (Some(l), None) = (&self.listener, self.ending) {
             add(l.as_raw_fd(), libc::POLLIN, Slot::Listener);
         }
-        for (i, c) in self.pending.iter().enumerate() {
-            add(c.fd.as_raw_fd(), libc::POLLIN, Slot::Pending(i));
+        for (i, p) in self.pending.iter().enumerate() {
+            add(p.conn.fd.as_raw_fd(), libc::POLLIN, Slot::Pending(i));
         }
         for (r, pe) in self.pes.iter().enumerate() {
             if let Some(c) = pe.conn.as_ref().filter(|c| !c.closed) {
@@ -446,7 +604,7 @@ impl<'a> Job<'a> {
             } else if let Some(e) = self.ending.as_mut().filter(|e| !e.killed) {
                 // Asked twice: do not wait for the grace period.
                 e.killed = true;
-                for pe in self.pes.iter().filter(|p| p.running) {
+                for pe in self.pes.iter().filter(|p| p.unreaped()) {
                     sys::kill_tree(pe.pid, libc::SIGKILL);
                 }
             }
@@ -458,10 +616,10 @@ impl<'a> Job<'a> {
         let Some(l) = &self.listener else { return };
         loop {
             match l.accept() {
-                Ok((s, _)) => {
+                Ok((s, peer)) => {
                     let _ = s.set_nodelay(true);
                     match Conn::new(OwnedFd::from(s)) {
-                        Ok(c) => self.pending.push(c),
+                        Ok(conn) => self.pending.push(Pending { conn, peer: peer.to_string() }),
                         Err(e) => eprintln!("oshrun: dropping a PMI connection: {e}"),
                     }
                 }
@@ -475,33 +633,61 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// Hand each TCP connection whose first line has arrived to its PE (`cmd=initack`).
+    /// Hand each TCP connection whose first line has arrived to its PE (`cmd=initack`), if
+    /// that line carries the job's token; refuse (close) it otherwise.
     fn promote_pending(&mut self) {
-        for mut conn in std::mem::take(&mut self.pending) {
-            let line = match conn.input.pop_line() {
+        for mut p in std::mem::take(&mut self.pending) {
+            let line = match p.conn.input.pop_line() {
                 Ok(Some(line)) => line,
-                Ok(None) if !conn.closed => {
-                    self.pending.push(conn);
+                Ok(None) if !p.conn.closed => {
+                    self.pending.push(p);
                     continue;
                 }
                 Ok(None) => continue,
                 Err(e) => {
-                    eprintln!("oshrun: refusing a PMI connection: {e}");
+                    self.refuse(&p.peer, &e.to_string());
                     continue;
                 }
             };
-            let claim = Command::parse(&line).map_err(|e| e.to_string()).and_then(|c| self.server.initack(&c));
+            let claim = Command::parse(&line).map_err(|e| e.to_string()).and_then(|c| {
+                // Before anything else: a connection without the token may not even learn
+                // whether its claim would have been good.
+                self.check_token(&c)?;
+                self.server.initack(&c)
+            });
             match claim {
                 Ok((pe, replies)) => {
+                    let mut conn = p.conn;
                     for r in &replies {
                         conn.send(r);
                     }
                     self.pes[pe].conn = Some(conn);
+                    self.pes[pe].spoke = true;
                     // Requests may have come in the same read as the initack.
                     self.process_lines(pe);
                 }
-                Err(e) => eprintln!("oshrun: refusing a PMI connection: {e}"),
+                Err(e) => self.refuse(&p.peer, &e),
             }
+        }
+    }
+
+    /// Whether the first line of a `--pmi-port` connection carries this job's token.
+    fn check_token(&self, cmd: &Command) -> Result<(), String> {
+        let Some(want) = &self.token else { return Ok(()) };
+        match cmd.get("token") {
+            None => Err("it did not present this job's token (only the PEs oshrun started may connect)".into()),
+            Some(given) if token_matches(given.as_bytes(), want.as_bytes()) => Ok(()),
+            Some(_) => Err("it presented a wrong token (only the PEs oshrun started may connect)".into()),
+        }
+    }
+
+    /// Log a refused connection (it is dropped, hence closed, by the caller); the job goes on.
+    fn refuse(&mut self, peer: &str, why: &str) {
+        self.refused += 1;
+        if self.refused <= REFUSALS_REPORTED {
+            eprintln!("oshrun: refusing a PMI connection from {peer}: {why}");
+        } else if self.refused == REFUSALS_REPORTED + 1 {
+            eprintln!("oshrun: refusing more PMI connections; no longer reporting each");
         }
     }
 
@@ -531,6 +717,7 @@ impl<'a> Job<'a> {
                     continue;
                 }
             };
+            self.pes[r].spoke = true;
             // Once the job is ending, nothing a PE asks for matters any more.
             if self.ending.is_some() {
                 continue;
@@ -591,14 +778,17 @@ impl<'a> Job<'a> {
         }
     }
 
+    /// Notice the PEs that have exited. They stay unreaped zombies until the job is over
+    /// (see the end of [`Job::run`]), so that their process groups can still be signalled.
     fn reap(&mut self) {
         for r in 0..self.pes.len() {
             if !self.pes[r].running {
                 continue;
             }
-            match sys::try_reap(self.pes[r].pid, self.ending.is_some()) {
+            match sys::exited(self.pes[r].pid) {
                 Ok(Some(exit)) => {
                     self.pes[r].running = false;
+                    self.pes[r].zombie = true;
                     self.on_exit(r, exit);
                 }
                 Ok(None) => {}
@@ -687,7 +877,8 @@ impl<'a> Job<'a> {
         let now = Instant::now();
         self.ending =
             Some(Ending { code, kill_at: now + KILL_GRACE, killed: false, give_up_at: now + KILL_GRACE + GIVE_UP });
-        for pe in self.pes.iter().filter(|p| p.running) {
+        // The PEs that already exited too: what they left in their groups ends with the job.
+        for pe in self.pes.iter().filter(|p| p.unreaped()) {
             sys::kill_tree(pe.pid, libc::SIGTERM);
         }
     }

@@ -17,7 +17,14 @@ use std::ffi::OsString;
 /// exit status (2 for usage errors).
 pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     let env_timeout = std::env::var_os("OSHRUN_TIMEOUT");
-    match args::parse(args, env_timeout.as_deref(), |k| std::env::var_os(k)) {
+    let parsed = args::parse(args, env_timeout.as_deref(), |k| std::env::var_os(k)).and_then(|action| {
+        if let args::Action::Run(opts) = &action {
+            // Before anything is allocated for the PEs.
+            args::check_process_limit(opts.npes, sys::process_limit())?;
+        }
+        Ok(action)
+    });
+    match parsed {
         Ok(args::Action::Help) => {
             print!("{}", args::USAGE);
             0

@@ -50,6 +50,7 @@ impl SignalPipe {
         for sig in HANDLED {
             set_handler(sig, on_signal as *const () as libc::sighandler_t)?;
         }
+        unblock_handled()?;
         Ok(SignalPipe { read, write })
     }
 
@@ -77,6 +78,22 @@ impl Drop for SignalPipe {
         }
         let _ = SIGNAL_PIPE.compare_exchange(self.write.as_raw_fd(), -1, Ordering::SeqCst, Ordering::SeqCst);
     }
+}
+
+/// Unblock [`HANDLED`] in this thread: a signal mask is inherited across exec, and a
+/// parent that started us with SIGTERM or SIGCHLD blocked must not leave them unheard.
+fn unblock_handled() -> io::Result<()> {
+    // SAFETY: a zeroed sigset_t is valid storage for sigemptyset to initialise.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t; pthread_sigmask only reads it.
+    let rc = unsafe {
+        libc::sigemptyset(&mut set);
+        for sig in HANDLED {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut())
+    };
+    if rc != 0 { Err(io::Error::from_raw_os_error(rc)) } else { Ok(()) }
 }
 
 fn set_handler(sig: libc::c_int, handler: libc::sighandler_t) -> io::Result<()> {
@@ -159,8 +176,10 @@ pub(super) fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<us
 }
 
 /// Send `sig` to process `pid` and to its process group (each PE leads its own group, so
-/// this reaches what it started too). Call only while `pid` is not yet reaped, so that
-/// neither number can have been reused.
+/// this reaches what it started too). Call only while `pid` is not yet reaped (running, or a
+/// zombie that [`exited`] left waitable), so that neither number can have been reused: a
+/// zombie leader still pins its group id, so the group of a PE that already died is reached
+/// too.
 pub(super) fn kill_tree(pid: libc::pid_t, sig: libc::c_int) {
     // SAFETY: kill(2) has no memory effects; `pid` is an unreaped child of ours.
     unsafe {
@@ -178,9 +197,9 @@ pub(super) enum Exit {
     Signal(i32),
 }
 
-/// If child `pid` has ended, kill what is left of its process group while the zombie still
-/// pins the group id (only when `kill_group`), then reap it. `None` while it runs.
-pub(super) fn try_reap(pid: libc::pid_t, kill_group: bool) -> io::Result<Option<Exit>> {
+/// How child `pid` ended, if it has, without reaping it: it stays a zombie, so its pid and
+/// its process group id stay ours (see [`kill_tree`]) until [`reap`]. `None` while it runs.
+pub(super) fn exited(pid: libc::pid_t) -> io::Result<Option<Exit>> {
     // SAFETY: a zeroed siginfo_t is valid; waitid fills it. WNOWAIT leaves the child waitable.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: `info` is a valid siginfo_t to fill.
@@ -190,25 +209,62 @@ pub(super) fn try_reap(pid: libc::pid_t, kill_group: bool) -> io::Result<Option<
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: waitid filled `info` (si_pid is 0 when nothing is waitable yet).
-    if unsafe { info.si_pid() } == 0 {
+    // SAFETY: waitid filled `info` (si_pid is 0 when nothing is waitable yet); for a child
+    // that ended, si_status holds its exit code or signal, as si_code says.
+    let (who, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if who == 0 {
         return Ok(None);
     }
-    if kill_group {
-        // SAFETY: the child is a zombie, so its pid and group id cannot have been reused.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    }
+    Ok(Some(if info.si_code == libc::CLD_EXITED { Exit::Code(status) } else { Exit::Signal(status) }))
+}
+
+/// Reap child `pid`, which [`exited`] found ended (so this does not block).
+pub(super) fn reap(pid: libc::pid_t) {
     let mut status = 0;
-    // SAFETY: `status` is a valid int to fill; the child is waitable, so this does not block.
-    let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
+    // SAFETY: `status` is a valid int to fill; the child is waitable.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+}
+
+/// The most processes this user may have (`ulimit -u`, `RLIMIT_NPROC`), when the limit
+/// applies to us: `None` when it is unlimited, unreadable, or we are root (whom the kernel
+/// does not hold to it).
+pub(super) fn process_limit() -> Option<u64> {
+    // SAFETY: getuid and geteuid cannot fail and touch no memory.
+    if unsafe { libc::getuid() == 0 || libc::geteuid() == 0 } {
+        return None;
     }
-    Ok(Some(if libc::WIFSIGNALED(status) {
-        Exit::Signal(libc::WTERMSIG(status))
-    } else {
-        Exit::Code(libc::WEXITSTATUS(status))
-    }))
+    // SAFETY: a zeroed rlimit is valid; getrlimit fills it.
+    let mut rl: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `rl` is a valid rlimit to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) } != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    Some(rl.rlim_cur as u64)
+}
+
+/// Fill `buf` from the kernel's random source: `getrandom(2)`, else `/dev/urandom`.
+pub(super) fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let rest = &mut buf[filled..];
+        // SAFETY: `rest` is valid for `rest.len()` writable bytes.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        if n > 0 {
+            filled += n as usize;
+            continue;
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => {}
+            // No getrandom (old kernel, seccomp): the device gives the same bytes.
+            Some(libc::ENOSYS) | Some(libc::EPERM) => {
+                use std::io::Read;
+                return std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(rest));
+            }
+            _ => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Child side, between fork and exec: die with the launcher (`PR_SET_PDEATHSIG`), and let
