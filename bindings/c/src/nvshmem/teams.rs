@@ -66,13 +66,33 @@ pub(crate) fn resolve(func: &'static str, team: NvTeam) -> Result<ShmemTeam> {
 }
 
 /// Runs `f` on the handle of `team`: its status, or -1 after printing why `team` is no team.
+/// The predefined teams take one load and a null check (the collectives' common case costs
+/// what its OpenSHMEM twin costs); everything else goes through [`resolve`].
 #[inline(always)]
 pub(crate) fn team_status(func: &'static str, team: NvTeam, f: impl FnOnce(ShmemTeam) -> c_int) -> c_int {
+    let h = match team {
+        0 => SHMEM_TEAM_WORLD.load(Ordering::Acquire),
+        1 | 2 => SHMEM_TEAM_SHARED.load(Ordering::Acquire),
+        _ => null_mut(),
+    };
+    if !h.is_null() {
+        return f(h);
+    }
+    match resolve_cold(func, team) {
+        Some(h) => f(h),
+        None => -1,
+    }
+}
+
+/// [`resolve`] off the hot path: `None` after printing the error.
+#[cold]
+#[inline(never)]
+fn resolve_cold(func: &'static str, team: NvTeam) -> Option<ShmemTeam> {
     match resolve(func, team) {
-        Ok(h) => f(h),
+        Ok(h) => Some(h),
         Err(e) => {
             report(func, e);
-            -1
+            None
         }
     }
 }
