@@ -22,8 +22,11 @@ pub(crate) fn fatal(func: &'static str, mut e: Error) -> ! {
 #[cold]
 #[inline(never)]
 pub(crate) fn report(func: &'static str, mut e: Error) {
+    use std::io::Write as _;
     e.func = func;
-    eprintln!("{e}");
+    // One write of the whole line: processes that share a stderr do not interleave mid-line.
+    let line = format!("{e}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// The value of `r`, or the end of the job.

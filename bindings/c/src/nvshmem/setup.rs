@@ -312,12 +312,21 @@ unsafe fn bootstrap_of(
 /// # Safety
 /// `attr` must be NULL or readable (see [`bootstrap_of`]).
 unsafe fn init_attr(func: &'static str, flags: c_uint, attr: *const NvInitAttr) -> c_int {
-    // With NVSHMEMX_INIT_WITH_SHMEM an OpenSHMEM init may have come first: that is the runtime.
-    if flags & INIT_WITH_SHMEM != 0 && oxshmem_rt::world::initialized() {
-        return match super::teams::init_nv_teams(func) {
-            Ok(()) => code::SUCCESS,
-            Err(e) => super::fail(func, code::INTERNAL, e),
-        };
+    if oxshmem_rt::world::initialized() {
+        // With NVSHMEMX_INIT_WITH_SHMEM an OpenSHMEM init may have come first: that is the
+        // runtime. Any other init of a running library is an error, found before a bootstrap
+        // (a unique-id rendezvous, an MPI duplicate) is built for nothing.
+        if flags & INIT_WITH_SHMEM != 0 {
+            return match super::teams::init_nv_teams(func) {
+                Ok(()) => code::SUCCESS,
+                Err(e) => super::fail(func, code::INTERNAL, e),
+            };
+        }
+        return super::fail(
+            func,
+            code::INVALID_VALUE,
+            Error::new(crate::error::me(), func, ErrorKind::AlreadyInitialized),
+        );
     }
     // SAFETY: forwarded.
     let r = unsafe { bootstrap_of(func, flags, attr) }.and_then(|boot| init(func, ThreadLevel::Serialized, boot));

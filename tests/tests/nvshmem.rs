@@ -1,0 +1,756 @@
+//! NVSHMEM programs, written as NVSHMEM users write them (`tests/nvshmem/*.c`, `mixed.cc`), built
+//! with plain `cc`/`c++` (MPICH's `mpicc` for `mpi.c`) against an installed prefix
+//! (`-lnvshmem_host`, `-Wall -Wextra -Werror`), and run under every way NVSHMEM's host library
+//! can be started here:
+//!
+//! - `oshrun -n 2` and `-n 4`: every program (`uid.c` too, with the ranks oshrun gives);
+//! - `mpiexec.hydra -n 2` and `-n 4` (MPICH's Hydra, PMI-1): `rma`, `coll`, `mixed`, and `mpi.c`
+//!   initialized with `NVSHMEMX_INIT_WITH_MPI_COMM` on three communicators;
+//! - `uid-launch -n 2` and `-n 4` (`tests/src/bin/uid-launch.rs`, no PMI at all):
+//!   `NVSHMEMX_INIT_WITH_UNIQUEID`, the id handed over in a file;
+//!
+//! and the ways it must fail: a non-zero CUDA stream, a cut, zeroed or corrupted unique id, a
+//! rank outside the job, ranks that disagree on its size, a second init, a root that vanished —
+//! each ends the whole job, in bounded time, with the library's message naming the routine. A
+//! stranger that connects to rank 0's port without the id does not disturb the job.
+//!
+//! The prefix is installed once per test process (`oxshmem-install --no-build` after a nested
+//! `cargo build` of the C library, the launchers and the tools, in this test's profile) under
+//! `target/tmp/`, and removed when the process exits. Every job runs in its own process group
+//! under a watchdog. A missing `mpiexec.hydra` or `mpicc` makes its test print why and pass,
+//! unless `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+const UID_LAUNCH: &str = env!("CARGO_BIN_EXE_uid-launch");
+/// The limit every launcher gets (`oshrun --timeout`, `uid-launch --timeout`, Hydra's
+/// `MPIEXEC_TIMEOUT`).
+const JOB_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long past its own limit a job may run before the watchdog kills its process group.
+const WATCHDOG_SLACK: Duration = Duration::from_secs(30);
+/// The bootstrap's waits in the jobs that should succeed.
+const BOOT_TIMEOUT: &str = "30";
+
+// ---------------------------------------------------------------- the installed prefix
+
+/// `target/<profile>`: the directory above the test executable's `deps/`.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut dir = exe.parent().expect("the test executable has a directory").to_path_buf();
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.pop();
+    }
+    dir
+}
+
+/// The cargo profile of `target/<profile>` (`debug` is `dev`).
+fn profile_name() -> String {
+    match profile_dir().file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev".to_string(),
+        Some(p) => p.to_string(),
+    }
+}
+
+/// This process's work directory under `target/tmp/`, removed at exit.
+static WORK: OnceLock<PathBuf> = OnceLock::new();
+
+extern "C" fn remove_work_dir() {
+    if let Some(d) = WORK.get() {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// `target/tmp/nvshmem/<pid>/`: made once, after removing the directories of earlier test
+/// processes that are gone.
+fn work_dir() -> &'static Path {
+    WORK.get_or_init(|| {
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nvshmem");
+        std::fs::create_dir_all(&base).expect("creating target/tmp/nvshmem");
+        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let stale = e
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+                .is_some_and(|pid| pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists());
+            if stale {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        let dir = base.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("creating the work directory");
+        // SAFETY: atexit with a plain extern "C" function that only removes a directory.
+        unsafe { libc::atexit(remove_work_dir) };
+        dir
+    })
+}
+
+/// The prefix: built with nested cargo (as the other tests build what they need), then
+/// installed with `oxshmem-install --no-build`, once per test process.
+fn prefix() -> &'static Path {
+    // A failure is kept: every test that needs the prefix reports it, none builds again.
+    static PREFIX: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let r = PREFIX.get_or_init(|| {
+        let profile = profile_name();
+        let target = profile_dir().parent().expect("target/<profile> has a parent").to_path_buf();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let t = Instant::now();
+        let out = Command::new(cargo)
+            .args(["build", "-p", "oxshmem-c", "-p", "oxshmem-bootstrap", "-p", "oxshmem-tools", "--profile", &profile])
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&target)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "cargo build of the C library, the launchers and the tools failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let p = work_dir().join("prefix");
+        let out = Command::new(profile_dir().join("oxshmem-install"))
+            .arg("--prefix")
+            .arg(&p)
+            .args(["--no-build", "--profile", &profile])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run oxshmem-install: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("oxshmem-install failed: {}", describe_output(&out)));
+        }
+        for f in [
+            "bin/oshrun",
+            "include/nvshmem.h",
+            "include/nvshmemx.h",
+            "lib/libnvshmem_host.so",
+            "lib/libnvshmem_host.so.3",
+        ] {
+            if !p.join(f).exists() {
+                return Err(format!("the prefix has no {f}: {}", describe_output(&out)));
+            }
+        }
+        eprintln!("prefix built and installed in {:.1?}: {}", t.elapsed(), p.display());
+        Ok(p)
+    });
+    match r {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn describe_output(out: &std::process::Output) -> String {
+    format!(
+        "status {}\n--- stdout\n{}--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+// ---------------------------------------------------------------- building the programs
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compiler {
+    Cc,
+    Cxx,
+    MpiCc,
+}
+
+/// `tests/nvshmem/<name>.c` (or `.cc`) compiled against the prefix, once per test process.
+fn program(name: &str, compiler: Compiler) -> PathBuf {
+    type Slot = Arc<OnceLock<Result<PathBuf, String>>>;
+    static BUILT: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    let slot = {
+        let mut map = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(name.to_string()).or_default().clone()
+    };
+    let r = slot.get_or_init(|| {
+        let p = prefix();
+        let (tool, src, std) = match compiler {
+            Compiler::Cc => ("cc", format!("{name}.c"), "-std=c11"),
+            Compiler::Cxx => ("c++", format!("{name}.cc"), "-std=c++17"),
+            Compiler::MpiCc => ("mpicc", format!("{name}.c"), "-std=c11"),
+        };
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("nvshmem").join(src);
+        let out_dir = work_dir().join("bin");
+        std::fs::create_dir_all(&out_dir).expect("creating the programs' directory");
+        let exe = out_dir.join(name);
+        let t = Instant::now();
+        let out = Command::new(tool)
+            .args([std, "-O1", "-Wall", "-Wextra", "-Werror"])
+            .arg(&src)
+            .arg(format!("-I{}", p.join("include").display()))
+            .arg(format!("-L{}", p.join("lib").display()))
+            .arg("-lnvshmem_host")
+            .arg(format!("-Wl,-rpath,{}", p.join("lib").display()))
+            .arg("-o")
+            .arg(&exe)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {tool}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("{tool} {} failed: {}", src.display(), describe_output(&out)));
+        }
+        eprintln!("built {name} with {tool} in {:.1?}", t.elapsed());
+        Ok(exe)
+    });
+    match r {
+        Ok(p) => p.clone(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn c_program(name: &str) -> PathBuf {
+    program(name, Compiler::Cc)
+}
+
+// ---------------------------------------------------------------- running jobs
+
+struct Out {
+    command: String,
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+    killed: bool,
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "job: {}\nstatus: {} after {:.2?}{}\n--- stdout\n{}--- stderr\n{}---",
+            self.command,
+            self.status,
+            self.elapsed,
+            if self.killed { ", KILLED BY THE WATCHDOG" } else { "" },
+            self.stdout,
+            self.stderr
+        )
+    }
+}
+
+/// A command with none of the runner's settings that could change how a job behaves (the
+/// library's, the launchers', the test programs'), and the bootstrap wait of a good job.
+fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut c = Command::new(program);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if ["OXSHMEM_", "OXS_", "PMI", "NVSHMEM_", "SHMEM_", "OSHRUN_", "MPIEXEC_", "HYDRA_", "SLURM_", "OMPI_"]
+            .iter()
+            .any(|p| k.starts_with(p))
+        {
+            c.env_remove(k);
+        }
+    }
+    c.env("OXSHMEM_TIMEOUT", BOOT_TIMEOUT);
+    c
+}
+
+fn reader(mut r: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+/// Runs `cmd` in a process group of its own; past `limit` the watchdog SIGKILLs the group.
+fn run(cmd: &mut Command, limit: Duration) -> Out {
+    let command = format!("{cmd:?}");
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+    let pgid = child.id() as libc::pid_t;
+    let out = reader(child.stdout.take().expect("piped stdout"));
+    let err = reader(child.stderr.take().expect("piped stderr"));
+    let mut killed = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for the job") {
+            break s;
+        }
+        if start.elapsed() > limit {
+            killed = true;
+            // SAFETY: kill(2) on the process group of our own child; no memory is involved.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            break child.wait().expect("reaping the job");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let elapsed = start.elapsed();
+    // Whatever the launcher left in its group goes too (nothing, when all is well).
+    // SAFETY: as above.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let stdout = out.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| "<stdout still open>\n".into());
+    let stderr = err.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| "<stderr still open>\n".into());
+    Out { command, status, stdout, stderr, elapsed, killed }
+}
+
+fn oshrun(n: usize, prog: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut c = command(prefix().join("bin/oshrun"));
+    c.args(["-n", &n.to_string(), "--timeout", &JOB_TIMEOUT.as_secs().to_string(), "--"]).arg(prog).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run(&mut c, JOB_TIMEOUT + WATCHDOG_SLACK)
+}
+
+fn hydra_job(h: &Path, n: usize, prog: &Path, args: &[&str]) -> Out {
+    let mut c = command(h);
+    c.env("MPIEXEC_TIMEOUT", JOB_TIMEOUT.as_secs().to_string()).args(["-n", &n.to_string()]).arg(prog).args(args);
+    run(&mut c, JOB_TIMEOUT + WATCHDOG_SLACK)
+}
+
+/// `uid-launch -n N [opts] -- prog args`; `opts` without `--timeout` get [`JOB_TIMEOUT`].
+fn uid_launch(n: usize, opts: &[&str], prog: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut c = command(UID_LAUNCH);
+    c.args(["-n", &n.to_string()]);
+    if !opts.contains(&"--timeout") {
+        c.args(["--timeout", &JOB_TIMEOUT.as_secs().to_string()]);
+    }
+    c.args(opts).arg("--").arg(prog).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run(&mut c, JOB_TIMEOUT + WATCHDOG_SLACK)
+}
+
+/// The job succeeded and each PE `0..n` said `PE i: OK` exactly `times` times.
+#[track_caller]
+fn assert_ok_times(out: &Out, n: usize, times: usize) {
+    assert!(out.status.success() && !out.killed, "the job failed\n{out:?}");
+    for pe in 0..n {
+        let want = format!("PE {pe}: OK");
+        let count = out.stdout.lines().filter(|l| l.trim_end() == want).count();
+        assert_eq!(count, times, "expected {want:?} {times} time(s) in stdout\n{out:?}");
+    }
+}
+
+#[track_caller]
+fn assert_all_ok(out: &Out, n: usize) {
+    assert_ok_times(out, n, 1)
+}
+
+/// The job failed by itself (not the watchdog's doing, nor a launcher's timeout), within
+/// `within`, and its standard error holds every one of `texts`.
+#[track_caller]
+fn assert_failed_saying(out: &Out, within: Duration, texts: &[&str]) {
+    assert!(!out.status.success(), "the job should have failed\n{out:?}");
+    assert!(!out.killed, "the job had to be killed by the watchdog\n{out:?}");
+    assert_ne!(out.status.code(), Some(124), "the launcher timed out instead of the job ending\n{out:?}");
+    assert!(out.elapsed < within, "the job took {:.1?}, more than {within:?}\n{out:?}", out.elapsed);
+    for t in texts {
+        assert!(out.stderr.contains(t), "expected {t:?} in stderr\n{out:?}");
+    }
+    assert!(!out.stdout.lines().any(|l| l.ends_with(": OK")), "a PE finished although the job failed\n{out:?}");
+}
+
+// ---------------------------------------------------------------- skipping
+
+fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
+}
+
+/// Says why a test does not run; a failure instead when `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set.
+fn skip(why: &str) {
+    if std::env::var_os("OXSHMEM_TEST_REQUIRE_LAUNCHERS").is_some() {
+        panic!("{why}, and OXSHMEM_TEST_REQUIRE_LAUNCHERS is set (run tests/ci-deps.sh)");
+    }
+    eprintln!("skipping: {why}");
+}
+
+fn hydra() -> Option<PathBuf> {
+    let h = which("mpiexec.hydra");
+    if h.is_none() {
+        skip("mpiexec.hydra not found (apt-get install mpich)");
+    }
+    h
+}
+
+/// MPICH's `mpicc` (the one whose programs Hydra starts), or a skip.
+fn mpich_mpicc() -> Option<PathBuf> {
+    let Some(m) = which("mpicc") else {
+        skip("mpicc not found (apt-get install libmpich-dev)");
+        return None;
+    };
+    let show = Command::new(&m).arg("-show").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    match show {
+        Ok(s) if s.contains("mpich") => Some(m),
+        Ok(s) => {
+            skip(&format!("{} is not MPICH's (mpicc -show: {})", m.display(), s.trim()));
+            None
+        }
+        Err(e) => {
+            skip(&format!("{} -show failed: {e}", m.display()));
+            None
+        }
+    }
+}
+
+// ---------------------------------------------------------------- oshrun
+
+fn under_oshrun(name: &str, compiler: Compiler) {
+    let prog = program(name, compiler);
+    for n in [2, 4] {
+        let out = oshrun(n, &prog, &[], &[]);
+        assert_all_ok(&out, n);
+        eprintln!("oshrun -n {n} {name}: {:.2?}", out.elapsed);
+    }
+}
+
+/// p/g/put/get/iput/iget/nbi for the 25 types, the sized forms, nvshmem_ptr, fence/quiet order.
+#[test]
+fn rma_under_oshrun() {
+    under_oshrun("rma", Compiler::Cc);
+}
+
+/// Every atomic family under contention, with exact totals.
+#[test]
+fn amo_under_oshrun() {
+    under_oshrun("amo", Compiler::Cc);
+}
+
+/// Barriers, broadcast/fcollect/alltoall, every reduction and reducescatter, on the world and
+/// on split teams.
+#[test]
+fn coll_under_oshrun() {
+    under_oshrun("coll", Compiler::Cc);
+}
+
+/// Every `*_on_stream` family with stream 0.
+#[test]
+fn stream_under_oshrun() {
+    under_oshrun("stream", Compiler::Cc);
+}
+
+/// NVSHMEM and OpenSHMEM calls on the same memory, from C++.
+#[test]
+fn mixed_under_oshrun() {
+    under_oshrun("mixed", Compiler::Cxx);
+}
+
+/// `NVSHMEMX_INIT_WITH_UNIQUEID` in processes that oshrun started (their ranks from PMI_RANK,
+/// the bootstrap from the id alone).
+#[test]
+fn uid_under_oshrun() {
+    let prog = c_program("uid");
+    for n in [2, 4] {
+        let dir = work_dir().join(format!("uid-oshrun-{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("id");
+        let out = oshrun(n, &prog, &[], &[("OXS_TEST_ID_FILE", file.to_str().unwrap())]);
+        assert_all_ok(&out, n);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A non-zero stream (there is no CUDA to run it) ends the whole job with an error naming the
+/// routine, whichever routine it is, while the other PEs wait in a collective or go on.
+#[test]
+fn a_nonzero_stream_ends_the_job_naming_the_routine() {
+    let prog = c_program("stream");
+    let cases = [
+        ("put", "nvshmemx_int_put_on_stream", 2),
+        ("g", "nvshmemx_int_g_on_stream", 2),
+        ("barrier", "nvshmemx_barrier_all_on_stream", 4),
+        ("reduce", "nvshmemx_int_sum_reduce_on_stream", 4),
+        ("signal_wait", "nvshmemx_signal_wait_until_on_stream", 2),
+        ("quiet", "nvshmemx_quiet_on_stream", 2),
+        ("wait_until", "nvshmemx_int_wait_until_on_stream", 2),
+    ];
+    for (case, routine, n) in cases {
+        let out = oshrun(n, &prog, &["badstream", case], &[]);
+        let msg = format!("PE {}: {routine}: invalid argument: stream 0x1000 is not the default stream (0)", n - 1);
+        assert_failed_saying(&out, Duration::from_secs(45), &[&msg, "no CUDA back end"]);
+        assert!(!out.stderr.contains("returned although"), "{out:?}");
+    }
+}
+
+// ---------------------------------------------------------------- Hydra
+
+fn under_hydra(name: &str, compiler: Compiler) {
+    let Some(h) = hydra() else { return };
+    let prog = program(name, compiler);
+    for n in [2, 4] {
+        let out = hydra_job(&h, n, &prog, &[]);
+        assert_all_ok(&out, n);
+        eprintln!("mpiexec.hydra -n {n} {name}: {:.2?}", out.elapsed);
+    }
+}
+
+#[test]
+fn rma_under_hydra() {
+    under_hydra("rma", Compiler::Cc);
+}
+
+#[test]
+fn coll_under_hydra() {
+    under_hydra("coll", Compiler::Cc);
+}
+
+#[test]
+fn mixed_under_hydra() {
+    under_hydra("mixed", Compiler::Cxx);
+}
+
+/// `NVSHMEMX_INIT_WITH_MPI_COMM` in a program built with MPICH's mpicc, on MPI_COMM_WORLD, on a
+/// split communicator that reverses the ranks, and on one that splits the job in two NVSHMEM
+/// jobs; the library itself links no MPI.
+#[test]
+fn mpi_comm_init_under_hydra() {
+    let Some(h) = hydra() else { return };
+    let Some(_) = mpich_mpicc() else { return };
+    let prog = program("mpi", Compiler::MpiCc);
+    for n in [2, 4] {
+        for mode in ["world", "reversed"] {
+            let out = hydra_job(&h, n, &prog, &[mode]);
+            assert_all_ok(&out, n);
+        }
+        // two halves of n / 2 PEs each: every PE number twice
+        let out = hydra_job(&h, n, &prog, &["halves"]);
+        assert_ok_times(&out, n / 2, 2);
+    }
+    if which("readelf").is_some() {
+        for lib in ["lib/libnvshmem_host.so.3", "lib/liboxshmem.so"] {
+            let o = Command::new("readelf").arg("-d").arg(prefix().join(lib)).output().expect("readelf");
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert!(o.status.success() && text.contains("(NEEDED)"), "readelf -d {lib}: {}", describe_output(&o));
+            let mpi: Vec<&str> =
+                text.lines().filter(|l| l.contains("(NEEDED)") && l.to_lowercase().contains("mpi")).collect();
+            assert!(mpi.is_empty(), "{lib} needs an MPI library at link time: {mpi:?}");
+        }
+    } else {
+        eprintln!("readelf not found: not checking that the library links no MPI");
+    }
+}
+
+// ---------------------------------------------------------------- unique id
+
+#[test]
+fn uid_init_under_uid_launch() {
+    let prog = c_program("uid");
+    for n in [2, 4] {
+        let out = uid_launch(n, &[], &prog, &[], &[]);
+        assert_all_ok(&out, n);
+        eprintln!("uid-launch -n {n} uid: {:.2?}", out.elapsed);
+    }
+}
+
+/// Bad input ends the whole job quickly, with the library's message naming
+/// `nvshmemx_init_attr` and the fault. The bootstrap's waits are 5 s (`OXSHMEM_TIMEOUT`), so a
+/// rank left waiting for a dead root gives up.
+#[test]
+fn uid_bad_input_ends_the_job_naming_nvshmemx_init_attr() {
+    let prog = c_program("uid");
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "truncated",
+            &[
+                "nvshmemx_init_attr: NVSHMEMX_INIT_WITH_UNIQUEID (rank ",
+                "the unique id is not valid: checksum mismatch",
+            ],
+        ),
+        ("zeroed", &["nvshmemx_init_attr: NVSHMEMX_INIT_WITH_UNIQUEID (rank ", "the unique id is not valid: all zero"]),
+        (
+            "corrupt",
+            &[
+                "nvshmemx_init_attr: NVSHMEMX_INIT_WITH_UNIQUEID (rank ",
+                "the unique id is not valid: checksum mismatch",
+            ],
+        ),
+        ("badrank", &["nvshmemx_init_attr: invalid argument: NVSHMEMX_INIT_WITH_UNIQUEID: rank 3 is outside 0..3"]),
+        ("negrank", &["nvshmemx_init_attr: invalid argument: NVSHMEMX_INIT_WITH_UNIQUEID: rank -1 is outside 0..3"]),
+        (
+            "nranks",
+            &["nvshmemx_init_attr: NVSHMEMX_INIT_WITH_UNIQUEID (rank ", "says the job has 4 ranks; rank 0 says 3"],
+        ),
+        ("twice", &["nvshmemx_init_attr: ", "already", "the second init returned"]),
+        (
+            "rootdies",
+            &[
+                "uid: rank 0 wrote the id and leaves",
+                "nvshmemx_init_attr: NVSHMEMX_INIT_WITH_UNIQUEID (rank ",
+                "timed out after 5 s: nothing accepts connections there",
+            ],
+        ),
+    ];
+    let outs: Vec<Out> = std::thread::scope(|s| {
+        let hs: Vec<_> = cases
+            .iter()
+            .map(|(mode, _)| {
+                let prog = &prog;
+                // The others come late to a vanished root: nothing listens any more (had they
+                // come at once, the kernel could have queued their connections to the root's
+                // socket before it closed, a different failure).
+                let late = if *mode == "rootdies" { "300" } else { "0" };
+                s.spawn(move || {
+                    uid_launch(
+                        3,
+                        &["--timeout", "30"],
+                        prog,
+                        &[mode],
+                        &[("OXSHMEM_TIMEOUT", "5"), ("OXS_TEST_LATE_MS", late)],
+                    )
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("a job thread panicked")).collect()
+    });
+    for ((mode, texts), out) in cases.iter().zip(&outs) {
+        eprintln!("uid {mode}: ended after {:.2?}", out.elapsed);
+        assert_failed_saying(out, Duration::from_secs(45), texts);
+        assert!(out.stderr.contains("uid-launch: rank "), "{mode}: uid-launch did not say which rank failed\n{out:?}");
+    }
+}
+
+/// A broken job ends without the launcher's help: with `uid-launch --no-kill` every rank must
+/// give up by itself (at the latest when `OXSHMEM_TIMEOUT` passes) and say why.
+#[test]
+fn uid_ranks_of_a_broken_job_give_up_on_their_own() {
+    let prog = c_program("uid");
+    let cases: &[(&str, &[&str])] = &[
+        // rank 1 and 2 fail at once; rank 0 waits for them, then gives up
+        ("zeroed", &["rank 0 of 3", "timed out after 3 s", "uid-launch: rank 0 exited with status 2"]),
+        // rank 2 fails at once; rank 0 gives up waiting for it, rank 1 with it
+        (
+            "badrank",
+            &[
+                "rank 3 is outside 0..3",
+                "uid-launch: rank 0 exited with status 2",
+                "uid-launch: rank 1 exited with status 2",
+            ],
+        ),
+        // every rank hears that they disagree
+        (
+            "nranks",
+            &[
+                "says the job has 4 ranks; rank 0 says 3",
+                "uid-launch: rank 0 exited",
+                "uid-launch: rank 1 exited",
+                "uid-launch: rank 2 exited",
+            ],
+        ),
+        // nobody listens at the root's address any more
+        (
+            "rootdies",
+            &[
+                "timed out after 3 s: nothing accepts connections there",
+                "uid-launch: rank 1 exited with status 2",
+                "uid-launch: rank 2 exited with status 2",
+            ],
+        ),
+    ];
+    let outs: Vec<Out> = std::thread::scope(|s| {
+        let hs: Vec<_> = cases
+            .iter()
+            .map(|(mode, _)| {
+                let prog = &prog;
+                let late = if *mode == "rootdies" { "300" } else { "0" };
+                s.spawn(move || {
+                    uid_launch(
+                        3,
+                        &["--no-kill", "--timeout", "40"],
+                        prog,
+                        &[mode],
+                        &[("OXSHMEM_TIMEOUT", "3"), ("OXS_TEST_LATE_MS", late)],
+                    )
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("a job thread panicked")).collect()
+    });
+    for ((mode, texts), out) in cases.iter().zip(&outs) {
+        eprintln!("uid {mode} (--no-kill): every rank ended after {:.2?}", out.elapsed);
+        assert_failed_saying(out, Duration::from_secs(45), texts);
+        assert!(!out.stderr.contains("timed out after 40"), "{mode}: uid-launch had to end ranks\n{out:?}");
+    }
+}
+
+/// A second init with a fresh unique id fails at once ("already initialized"), without first
+/// waiting for a rendezvous that cannot happen.
+#[test]
+fn uid_second_init_with_a_fresh_id_fails_at_once() {
+    let prog = c_program("uid");
+    // A rendezvous would wait OXSHMEM_TIMEOUT (90 s) for the second rank; the check answers at once.
+    let out = uid_launch(2, &["--no-kill", "--timeout", "120"], &prog, &["twicenew"], &[("OXSHMEM_TIMEOUT", "90")]);
+    assert_failed_saying(&out, Duration::from_secs(45), &["nvshmemx_init_attr: ", "already initialized"]);
+}
+
+/// Rank 0's address, from the `nvshmemx_uniqueid_t` in `file` (layout: `bootstrap/src/uid/id.rs`;
+/// the 124 `internal` bytes start at offset 4).
+fn root_addr(file: &Path) -> SocketAddr {
+    let b = std::fs::read(file).expect("reading the id file");
+    assert_eq!(b.len(), 128, "the id file holds {} bytes", b.len());
+    let i = &b[4..];
+    assert_eq!(&i[..4], b"OXSU", "not an oxshmem unique id: {:02x?}", &i[..8]);
+    let port = u16::from_le_bytes([i[6], i[7]]);
+    let ip = match i[5] {
+        4 => IpAddr::V4(Ipv4Addr::new(i[8], i[9], i[10], i[11])),
+        6 => IpAddr::V6(Ipv6Addr::from(<[u8; 16]>::try_from(&i[8..24]).unwrap())),
+        f => panic!("address family {f} in the id"),
+    };
+    SocketAddr::new(ip, port)
+}
+
+/// Strangers connect to rank 0's port while the real ranks initialize — one sends garbage, one
+/// sends nothing and stays, one sends a large blob, one hangs up at once — and the job still
+/// succeeds.
+#[test]
+fn uid_strangers_on_the_root_port_do_not_disturb_the_job() {
+    let prog = c_program("uid");
+    let dir = work_dir().join("uid-stranger");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("id");
+    let _ = std::fs::remove_file(&file);
+    let n = 4;
+    std::thread::scope(|s| {
+        // The other ranks start their init 1.5 s after reading the id: the strangers come first.
+        let job = s.spawn(|| {
+            uid_launch(n, &["--id-file", file.to_str().unwrap()], &prog, &[], &[("OXS_TEST_LATE_MS", "1500")])
+        });
+        let t = Instant::now();
+        while !file.exists() {
+            assert!(t.elapsed() < Duration::from_secs(30), "rank 0 wrote no id file");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let addr = root_addr(&file);
+        let connect = || {
+            let t = Instant::now();
+            loop {
+                match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+                    Ok(c) => return c,
+                    Err(e) if t.elapsed() > Duration::from_secs(10) => {
+                        panic!("cannot connect to rank 0 at {addr}: {e}")
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        };
+        let mut garbage = connect();
+        let _ = garbage.write_all(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n\x00\xff\xfe garbage \x01\x02");
+        let silent = connect();
+        let mut blob = connect();
+        let _ = blob.set_write_timeout(Some(Duration::from_secs(2)));
+        let _ = blob.write_all(&vec![0xA5u8; 256 * 1024]);
+        drop(connect());
+        let out = job.join().expect("the job thread panicked");
+        drop((garbage, silent, blob));
+        assert_all_ok(&out, n);
+        eprintln!("uid-launch -n {n} with strangers: {:.2?}\n{}", out.elapsed, out.stderr);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
