@@ -28,6 +28,20 @@
 #include <string.h>
 #include <time.h>
 
+/* half and bfloat16 as bit patterns, in C (where nvshmem.h declares them as 16-bit storage) and
+ * in CUDA C++ (where they are CUDA's classes): through memcpy, never a member name. */
+static inline half h16_make_half(unsigned short u) { half h; memcpy(&h, &u, 2); return h; }
+static inline __nv_bfloat16 h16_make___nv_bfloat16(unsigned short u) { __nv_bfloat16 h; memcpy(&h, &u, 2); return h; }
+static inline unsigned short h16_bits_h(half v) { unsigned short u; memcpy(&u, &v, 2); return u; }
+static inline unsigned short h16_bits_b(__nv_bfloat16 v) { unsigned short u; memcpy(&u, &v, 2); return u; }
+#ifdef __cplusplus
+static inline unsigned short h16_bits(half v) { return h16_bits_h(v); }
+static inline unsigned short h16_bits(__nv_bfloat16 v) { return h16_bits_b(v); }
+#else
+#define h16_bits(v) _Generic((v), half: h16_bits_h, __nv_bfloat16: h16_bits_b)(v)
+#endif
+
+
 /* ---------------------------------------------------------------- checks (same in every program) */
 
 static int me = -1, npes = 0;
@@ -68,11 +82,11 @@ static uint64_t mix(int p, long i, int k) {
 }
 
 #define MK_NUM(T, p, i, k) ((T)1.5 == (T)1 ? (T)mix(p, i, k) : (T)((double)(mix(p, i, k) % 100000) / 4.0))
-#define MK_H16(T, p, i, k) ((T){(unsigned short)mix(p, i, k)})
+#define MK_H16(T, p, i, k) (h16_make_##T((unsigned short)mix(p, i, k)))
 #define EQ_NUM(a, b) ((a) == (b))
-#define EQ_H16(a, b) ((a).x == (b).x)
+#define EQ_H16(a, b) (h16_bits(a) == h16_bits(b))
 #define SHOW_NUM(v) ((long double)(v))
-#define SHOW_H16(v) ((long double)(v).x)
+#define SHOW_H16(v) ((long double)h16_bits(v))
 #define CHECK_V(K, expected, got, ...)                                                         \
     do {                                                                                       \
         checks++;                                                                              \
@@ -505,8 +519,8 @@ static long long rv_xor(int p, long i) { return (long long)mix(p, i, 70); }
 #define CMB_or(a, b) ((a) | (b))
 #define CMB_xor(a, b) ((a) ^ (b))
 #define TO_NUM(T, v) ((T)(v))
-#define TO_HALF(T, v) ((T){half_bits((int)(v))})
-#define TO_BF16(T, v) ((T){bf16_bits((int)(v))})
+#define TO_HALF(T, v) (h16_make_##T(half_bits((int)(v))))
+#define TO_BF16(T, v) (h16_make_##T(bf16_bits((int)(v))))
 #define ACC_NUM(T) T
 #define ACC_HALF(T) int
 #define ACC_BF16(T) int

@@ -165,6 +165,9 @@ enum Compiler {
     Cc,
     Cxx,
     MpiCc,
+    /// NVIDIA's nvcc (`OXSHMEM_NVCC`, from `scripts/cuda-toolchain.sh`), compiling the C source
+    /// as CUDA C++: NVSHMEM's own build line.
+    Nvcc,
 }
 
 /// `tests/nvshmem/<name>.c` (or `.cc`) compiled against the prefix, once per test process.
@@ -173,32 +176,44 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
     static BUILT: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
     let slot = {
         let mut map = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(name.to_string()).or_default().clone()
+        map.entry(format!("{name}/{}", compiler as u8)).or_default().clone()
     };
     let r = slot.get_or_init(|| {
         let p = prefix();
+        let nvcc = std::env::var("OXSHMEM_NVCC").unwrap_or_default();
         let (tool, src, std) = match compiler {
             Compiler::Cc => ("cc", format!("{name}.c"), "-std=c11"),
             Compiler::Cxx => ("c++", format!("{name}.cc"), "-std=c++17"),
             Compiler::MpiCc => ("mpicc", format!("{name}.c"), "-std=c11"),
+            Compiler::Nvcc => (nvcc.as_str(), format!("{name}.c"), "-std=c++17"),
         };
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("nvshmem").join(src);
         let out_dir = work_dir().join("bin");
         std::fs::create_dir_all(&out_dir).expect("creating the programs' directory");
-        let exe = out_dir.join(name);
+        let exe = out_dir.join(if compiler == Compiler::Nvcc { format!("{name}-nvcc") } else { name.to_string() });
         let t = Instant::now();
-        let out = Command::new(tool)
-            .args([std, "-O1", "-Wall", "-Wextra", "-Werror"])
-            .arg(&src)
-            .arg(format!("-I{}", p.join("include").display()))
-            .arg(format!("-L{}", p.join("lib").display()))
-            .arg("-lnvshmem_host")
-            .arg(format!("-Wl,-rpath,{}", p.join("lib").display()))
-            .arg("-o")
-            .arg(&exe)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run {tool}: {e}"))?;
+        let mut cmd = Command::new(tool);
+        if compiler == Compiler::Nvcc {
+            // nvcc's host pass sees CUDA's headers (nvshmem.h includes them, as NVSHMEM's
+            // does) and CCCL; link flags go through -Xlinker.
+            let cuda = PathBuf::from(std::env::var_os("OXSHMEM_CUDA_INCLUDE").unwrap_or_default());
+            cmd.args(["-x", "cu", std, "-O1", "-Xcompiler", "-Wall,-Wextra"])
+                .arg(format!("-I{}", cuda.join("cccl").display()))
+                .arg(&src)
+                .arg(format!("-I{}", p.join("include").display()))
+                .arg(format!("-L{}", p.join("lib").display()))
+                .arg("-lnvshmem_host")
+                .arg(format!("-Xlinker=-rpath,{}", p.join("lib").display()));
+        } else {
+            cmd.args([std, "-O1", "-Wall", "-Wextra", "-Werror"])
+                .arg(&src)
+                .arg(format!("-I{}", p.join("include").display()))
+                .arg(format!("-L{}", p.join("lib").display()))
+                .arg("-lnvshmem_host")
+                .arg(format!("-Wl,-rpath,{}", p.join("lib").display()));
+        }
+        let out =
+            cmd.arg("-o").arg(&exe).stdin(Stdio::null()).output().map_err(|e| format!("cannot run {tool}: {e}"))?;
         if !out.status.success() {
             return Err(format!("{tool} {} failed: {}", src.display(), describe_output(&out)));
         }
@@ -416,6 +431,19 @@ fn under_oshrun(name: &str, compiler: Compiler) {
 #[test]
 fn rma_under_oshrun() {
     under_oshrun("rma", Compiler::Cc);
+}
+
+/// NVSHMEM's build line with nvcc (the pip toolchain of `scripts/cuda-toolchain.sh`; CI sets
+/// `OXSHMEM_NVCC`): the RMA and collectives programs compiled as CUDA C++ against the prefix,
+/// linked with `-lnvshmem_host`, run at 2 and 4 PEs (host code only: no GPU is needed).
+#[test]
+fn nvcc_built_programs_under_oshrun() {
+    if std::env::var_os("OXSHMEM_NVCC").is_none() {
+        eprintln!("SKIPPED: OXSHMEM_NVCC is not set (eval \"$(scripts/cuda-toolchain.sh --env)\")");
+        return;
+    }
+    under_oshrun("rma", Compiler::Nvcc);
+    under_oshrun("coll", Compiler::Nvcc);
 }
 
 /// Every atomic family under contention, with exact totals.
