@@ -249,9 +249,14 @@ impl Device {
     /// `OXSHMEM_DEVICE_CHANNEL=p2p|proxy|ibgda` forces one for every peer (forcing P2P to an
     /// unmapped peer is an error). Reads `OXSHMEM_DEVICE_BLOCKS` (blocks of a kernel that run
     /// at once, see [`Stream::launch`]) and `OXSHMEM_TIMEOUT` (how long a device-side wait may
-    /// last); a malformed value is an error naming the variable and the value.
+    /// last); a malformed value is an error naming the variable and the value. Where
+    /// `OXSHMEM_DEVICE_CHANNEL` and `OXSHMEM_DEVICE_REMOTE` are unset, NVSHMEM's
+    /// `NVSHMEM_DISABLE_P2P`, `NVSHMEM_IB_ENABLE_IBGDA` and `NVSHMEM_REMOTE_TRANSPORT` decide
+    /// (`oxshmem::config::device_channel`, `oxshmem::config::device_remote`).
     pub fn init(shmem: &oxshmem::Shmem) -> Result<Device, DeviceError> {
-        let (channel, _) = oxshmem::config::value_of("OXSHMEM_DEVICE_CHANNEL");
+        // OXSHMEM_DEVICE_CHANNEL, or NVSHMEM_DISABLE_P2P's "the remote channel for every peer".
+        let (channel, _) =
+            oxshmem::config::device_channel().map_err(|reason| DeviceError::Init { pe: shmem.my_pe(), reason })?;
         Self::init_with(shmem, Some(&channel))
     }
 
@@ -271,7 +276,9 @@ impl Device {
             }
         };
         // In automatic mode, what reaches a peer whose heap is not mapped here.
-        let (remote, remote_var) = oxshmem::config::value_of("OXSHMEM_DEVICE_REMOTE");
+        // OXSHMEM_DEVICE_REMOTE, or what NVSHMEM_IB_ENABLE_IBGDA / NVSHMEM_REMOTE_TRANSPORT ask for.
+        let (remote, remote_var) =
+            oxshmem::config::device_remote().map_err(|reason| DeviceError::Init { pe: me, reason })?;
         let remote = match remote.trim() {
             "" | "proxy" => ChannelKind::Proxy,
             "ibgda" => ChannelKind::Ibgda,

@@ -33,6 +33,7 @@ pub mod config;
 pub mod ctx;
 mod error;
 pub mod heap;
+mod ibrma;
 pub mod lock;
 mod order;
 mod rma;
@@ -106,13 +107,23 @@ pub fn info_get_name() -> &'static str {
 }
 
 /// The text `SHMEM_INFO`/`SHMEM_VERSION` print: the version and, with `full`, every
-/// configuration variable with its value and where the value came from.
+/// configuration variable with its value and where the value came from. Asked for with the
+/// NVSHMEM spelling (`NVSHMEM_INFO`, `NVSHMEM_VERSION`; [`config::nvshmem_style`]), the text is
+/// NVSHMEM's instead: its listing ([`config::nvshmem_info_text`]), or the version line with the
+/// NVSHMEM API version.
 ///
 /// ```
 /// assert!(oxshmem::info_text(true).contains("SHMEM_SYMMETRIC_SIZE"));
 /// ```
 pub fn info_text(full: bool) -> String {
     use std::fmt::Write;
+    if config::nvshmem_style(full) {
+        if full {
+            return config::nvshmem_info_text();
+        }
+        let (major, minor, _) = config::NVSHMEM_API_VERSION;
+        return format!("{VENDOR_STRING} (NVSHMEM {major}.{minor} API)\n");
+    }
     let mut s = format!("{VENDOR_STRING} (OpenSHMEM {}.{})\n", SPEC_VERSION.0, SPEC_VERSION.1);
     if full {
         let width = config::shown_vars().map(|v| v.name.len()).max().unwrap_or(0);
@@ -156,6 +167,7 @@ pub fn info_text(full: bool) -> String {
 /// [`Error`] values, which the C ABI prints as `PE n: function: reason` before ending the job.
 pub mod raw {
     pub use crate::amo::{atomic, atomic_nbi};
+    pub use crate::ibrma::{ibget, ibput};
     pub use crate::order::{fence_all as fence, quiet};
     pub use crate::rma::{
         addr_accessible, g, getmem, getmem_nbi, iget, iput, p, pe_accessible, ptr, putmem, putmem_nbi,

@@ -213,13 +213,16 @@ fn init_runtime(
     const F: &str = "shmem_init";
     let boot: Arc<dyn Bootstrap> = match given {
         Some(b) => b.into(),
-        None => {
-            oxshmem_bootstrap::from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e.to_string())))?.into()
-        }
+        // OXSHMEM_BOOTSTRAP and the launcher's variables, or NVSHMEM_BOOTSTRAP's choice.
+        None => crate::config::bootstrap_from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e)))?.into(),
     };
     *INIT_BOOT.lock().unwrap_or_else(|p| p.into_inner()) = Some(boot.clone());
     let (me, n) = (boot.rank(), boot.size());
     MY_PE.store(me as u64, Ordering::Relaxed);
+    if me == 0 {
+        // Unknown OXSHMEM_/SHMEM_/NVSHMEM_ variables, named once for the job.
+        crate::config::print_env_warnings();
+    }
     let berr = |e: oxshmem_bootstrap::BootstrapError| Error::new(me, F, ErrorKind::Bootstrap(e.to_string()));
     let oserr = |e: String| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() });
 
@@ -500,7 +503,7 @@ pub(crate) fn init_runtime_checked(
     PHASE.store(RUNNING, Ordering::Release);
     rt.barrier_all_internal(F)?;
     if rt.me == 0 && (rt.config.info || rt.config.print_version) {
-        eprint!("{}", crate::info_text(rt.config.info));
+        crate::config::print_info(rt.config.info);
     }
     Ok(rt.thread_level)
 }

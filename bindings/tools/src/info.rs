@@ -3,6 +3,10 @@
 //! of [`oxshmem::config::VARS`] with its value and where the value came from — the table the
 //! runtime itself reads, so the two cannot disagree. Like `ompi_info`, it has a human form and
 //! a `--parsable` one (`section:key:value`, one a line).
+//!
+//! The `nvshmem` section is the NVSHMEM view: the NVSHMEM version whose host API the library
+//! follows, where `nvshmem.h` and `libnvshmem_host.so` are, and every NVSHMEM variable oxshmem
+//! reads with what it maps to given the environment ([`oxshmem::config::nvshmem_settings`]).
 
 use std::path::{Path, PathBuf};
 
@@ -187,6 +191,8 @@ pub fn facts() -> Vec<Fact> {
         f.push(fact("compiler", lang.tool(), format!("{cmd}{found} [{source}]")));
     }
 
+    f.extend(nvshmem_facts());
+
     for v in config::shown_vars() {
         let (value, src) = config::lookup(v);
         let src = match src {
@@ -199,6 +205,82 @@ pub fn facts() -> Vec<Fact> {
         f.push(fact("config", format!("{}:aliases", v.name), v.aliases.join(",")));
         f.push(fact("config", format!("{}:help", v.name), v.help));
     }
+    f
+}
+
+/// The NVSHMEM version `nvshmem.h` in `include_dir` declares
+/// (`NVSHMEM_VENDOR_{MAJOR,MINOR,PATCH}_VERSION`), if it is there.
+pub fn header_nvshmem_version(include_dir: &Path) -> Option<(u32, u32, u32)> {
+    let text = std::fs::read_to_string(include_dir.join("nvshmem.h")).ok()?;
+    let field = |name: &str| {
+        text.lines().find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some("#define") && words.next() == Some(name)).then(|| words.next()?.parse().ok())?
+        })
+    };
+    Some((
+        field("NVSHMEM_VENDOR_MAJOR_VERSION")?,
+        field("NVSHMEM_VENDOR_MINOR_VERSION")?,
+        field("NVSHMEM_VENDOR_PATCH_VERSION")?,
+    ))
+}
+
+/// The NVSHMEM view (section `nvshmem`): the API version, `nvshmem.h`, `libnvshmem_host.so`,
+/// each NVSHMEM variable read (`"value" -> effect`, or `unset -> effect`), and those known to
+/// have no effect.
+pub fn nvshmem_facts() -> Vec<Fact> {
+    let mut f = Vec::new();
+    let layout = Layout::locate().ok();
+    let (major, minor, patch) = config::NVSHMEM_API_VERSION;
+    let api = match layout.as_ref().and_then(|l| header_nvshmem_version(&l.include_dir)) {
+        Some(v) if v != config::NVSHMEM_API_VERSION => format!(
+            "{major}.{minor}.{patch} (but the nvshmem.h found declares {}.{}.{}: a header of another version)",
+            v.0, v.1, v.2
+        ),
+        _ => format!("{major}.{minor}.{patch} (the host API of NVSHMEM {major}.{minor}: nvshmem.h, nvshmemx.h)"),
+    };
+    f.push(fact("nvshmem", "api", api));
+    match &layout {
+        Some(l) => {
+            let header = l.include_dir.join("nvshmem.h");
+            let h =
+                if header.is_file() { header.display().to_string() } else { format!("{} (missing)", header.display()) };
+            f.push(fact("nvshmem", "header", h));
+            let lib = l.lib_dir.join(crate::nvlib::LINK_NAME);
+            let so = l.lib_dir.join(crate::nvlib::SONAME);
+            let v = if so.exists() {
+                format!(
+                    "{} -> {} (the same code as {}; link with -lnvshmem_host)",
+                    lib.display(),
+                    crate::nvlib::SONAME,
+                    crate::layout::SHARED_LIB
+                )
+            } else if l.is_build_tree() {
+                format!(
+                    "not in this build tree ({}): oxshmem-install makes it, linking liboxshmem.a into {} \
+                     (`bindings/tools/install.sh --prefix DIR` puts it in DIR/lib)",
+                    l.lib_dir.display(),
+                    crate::nvlib::SONAME
+                )
+            } else {
+                format!("{} missing: the installation is incomplete, run the installer again", so.display())
+            };
+            f.push(fact("nvshmem", "library", v));
+        }
+        None => f.push(fact("nvshmem", "library", "no installation or build tree found")),
+    }
+    for s in config::nvshmem_settings() {
+        let value = s.value.map_or_else(|| "unset".to_string(), |v| format!("{v:?}"));
+        f.push(fact("nvshmem", s.name, format!("{value} -> {}", s.effect)));
+    }
+    let ignored: Vec<&str> = config::NVSHMEM_NO_EFFECT.iter().flat_map(|(_, n)| n.iter().copied()).collect();
+    let set: Vec<&str> = ignored.iter().copied().filter(|n| std::env::var_os(n).is_some()).collect();
+    let set = if set.is_empty() { "none set".to_string() } else { format!("set now: {}", set.join(", ")) };
+    f.push(fact(
+        "nvshmem",
+        "without effect",
+        format!("{} more NVSHMEM variables are known and ignored (docs/nvshmem.md); {set}", ignored.len()),
+    ));
     f
 }
 
@@ -223,11 +305,14 @@ pub fn pretty(facts: &[Fact]) -> String {
                 "transport" => "Transports",
                 "launcher" => "Launchers",
                 "compiler" => "Compiler wrappers",
+                "nvshmem" => "NVSHMEM (the same library under NVSHMEM's names)",
                 other => other,
             };
             let _ = writeln!(s, "{title}:");
         }
-        let _ = writeln!(s, "  {:>22}: {}", f.key, f.value);
+        // Keys right-aligned to 22 columns, or to the section's longest (the NVSHMEM names).
+        let width = facts.iter().filter(|g| g.section == f.section).map(|g| g.key.len()).max().unwrap_or(0).max(22);
+        let _ = writeln!(s, "  {:>width$}: {}", f.key, f.value);
     }
     let _ = writeln!(s, "Configuration (environment variables, as a PE started here would read them):");
     let get = |name: &str, what: &str| {

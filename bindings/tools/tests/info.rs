@@ -46,7 +46,7 @@ fn parsable_form_has_every_variable_with_its_source() {
         let value = &facts[&format!("config:{}:value", v.name)];
         let source = &facts[&format!("config:{}:source", v.name)];
         match v.name {
-            "SHMEM_DEBUG" => assert_eq!((value.as_str(), source.as_str()), ("1", "environment (NVSHMEM_DEBUG)")),
+            "NVSHMEM_DEBUG" => assert_eq!((value.as_str(), source.as_str()), ("1", "environment (NVSHMEM_DEBUG)")),
             "OXSHMEM_SPIN" => assert_eq!((value.as_str(), source.as_str()), ("7", "environment (OXSHMEM_SPIN)")),
             _ => assert_eq!((value.as_str(), source.as_str()), (v.default, "default"), "{}", v.name),
         }
@@ -91,4 +91,63 @@ fn arguments() {
     assert!(info(&["--help"], &[]).contains("--parsable"));
     let out = Command::new(tool("oxshmem-info")).arg("--bogus").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The NVSHMEM view: the API version (the one `nvshmem.h` declares), the header, where
+/// `libnvshmem_host.so` is (in a build tree: made by `oxshmem-install`), and every NVSHMEM
+/// variable with what it maps to here.
+#[test]
+fn nvshmem_view() {
+    let facts = parse(&info(&["-p"], &[]));
+    let (major, minor, patch) = oxshmem::config::NVSHMEM_API_VERSION;
+    assert!(
+        facts["nvshmem:api"].starts_with(&format!("{major}.{minor}.{patch} (the host API of NVSHMEM {major}.{minor}"))
+    );
+    let header = concat!(env!("CARGO_MANIFEST_DIR"), "/../c/include");
+    assert_eq!(
+        oxshmem_tools::info::header_nvshmem_version(std::path::Path::new(header)),
+        Some(oxshmem::config::NVSHMEM_API_VERSION),
+        "bindings/c/include/nvshmem.h and oxshmem::config::NVSHMEM_API_VERSION disagree"
+    );
+    assert!(facts["nvshmem:header"].ends_with("bindings/c/include/nvshmem.h"), "{}", facts["nvshmem:header"]);
+    let lib = &facts["nvshmem:library"];
+    assert!(lib.contains("libnvshmem_host.so") && (lib.contains("oxshmem-install") || lib.contains(" -> ")), "{lib}");
+    // Every NVSHMEM spelling oxshmem reads is listed, unset here, with its meaning.
+    for v in oxshmem::config::shown_vars() {
+        if let Some(name) = v.nvshmem_name() {
+            let value = &facts[&format!("nvshmem:{name}")];
+            assert!(value.starts_with("unset -> "), "{name}: {value}");
+        }
+    }
+    assert_eq!(facts["nvshmem:NVSHMEM_SYMMETRIC_SIZE"], "unset -> same as SHMEM_SYMMETRIC_SIZE");
+    assert!(facts["nvshmem:without effect"].ends_with("none set"), "{}", facts["nvshmem:without effect"]);
+
+    // What each maps to follows the environment; oxshmem's own variables win.
+    let facts = parse(&info(
+        &["-p"],
+        &[
+            ("NVSHMEM_BOOTSTRAP_PMI", "PMI-2"),
+            ("NVSHMEM_DISABLE_P2P", "1"),
+            ("NVSHMEM_IB_ENABLE_IBGDA", "1"),
+            ("NVSHMEM_DEBUG", "INFO"),
+            ("SHMEM_DEBUG", "0"),
+            ("NVSHMEM_HCA_LIST", "mlx5_0:1"),
+        ],
+    ));
+    assert_eq!(facts["nvshmem:NVSHMEM_BOOTSTRAP_PMI"], "\"PMI-2\" -> OXSHMEM_BOOTSTRAP=pmi2");
+    assert_eq!(facts["nvshmem:NVSHMEM_DISABLE_P2P"], "\"1\" -> OXSHMEM_DEVICE_CHANNEL=ibgda for every peer");
+    assert_eq!(facts["nvshmem:NVSHMEM_IB_ENABLE_IBGDA"], "\"1\" -> OXSHMEM_DEVICE_REMOTE=ibgda");
+    let debug = &facts["nvshmem:NVSHMEM_DEBUG"];
+    assert!(
+        debug.starts_with("\"INFO\" -> INFO: ") && debug.ends_with("(SHMEM_DEBUG is set and wins over it)"),
+        "{debug}"
+    );
+    assert!(facts["nvshmem:without effect"].ends_with("set now: NVSHMEM_HCA_LIST"));
+    let facts = parse(&info(&["-p"], &[("NVSHMEM_BOOTSTRAP", "MPI"), ("OXSHMEM_BOOTSTRAP", "pmi1")]));
+    assert_eq!(facts["nvshmem:NVSHMEM_BOOTSTRAP"], "\"MPI\" -> not read: OXSHMEM_BOOTSTRAP is set and wins");
+
+    let text = info(&[], &[]);
+    assert!(text.contains("NVSHMEM (the same library under NVSHMEM's names):\n"), "{text}");
+    assert!(text.contains(&format!("  api: {major}.{minor}.{patch} ")), "{text}");
+    assert!(text.contains("  NVSHMEM_BOOTSTRAP: unset -> the launcher's bootstrap, detected"), "{text}");
 }
