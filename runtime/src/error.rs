@@ -22,7 +22,7 @@ use std::fmt;
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct Error {
-    /// The PE that detected the error (0 before init knows better).
+    /// The PE that detected the error ([`UNKNOWN_PE`] before this process knows it).
     pub pe: usize,
     /// The OpenSHMEM routine in which it was detected (e.g. `shmem_putmem`).
     pub func: &'static str,
@@ -37,9 +37,17 @@ impl Error {
     }
 }
 
+/// The `pe` of an error raised before this process knew its PE number (and no launcher said
+/// it): displayed as `PE ?`.
+pub const UNKNOWN_PE: usize = usize::MAX;
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PE {}: {}: {}", self.pe, self.func, self.kind)
+        if self.pe == UNKNOWN_PE {
+            write!(f, "PE ?: {}: {}", self.func, self.kind)
+        } else {
+            write!(f, "PE {}: {}: {}", self.pe, self.func, self.kind)
+        }
     }
 }
 
@@ -183,8 +191,8 @@ pub enum ErrorKind {
     /// The bootstrap (launcher connection) failed.
     #[error("{0}")]
     Bootstrap(String),
-    /// An operating-system call failed.
-    #[error("{call} failed: {errno}")]
+    /// An operating-system call failed (`errno` empty: `call` says it all).
+    #[error("{}", os_text(call, errno))]
     Os {
         /// The call, with its subject (`mmap of PE 2's heap`).
         call: String,
@@ -195,3 +203,7 @@ pub enum ErrorKind {
 
 /// Result alias of the runtime.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn os_text(call: &str, errno: &str) -> String {
+    if errno.is_empty() { call.to_string() } else { format!("{call} failed: {errno}") }
+}

@@ -72,7 +72,7 @@ pub use bytemuck;
 pub use bytemuck::{Pod, Zeroable};
 pub use coll::reduce::{ArithReducible, BitwiseReducible, Complex, MinMaxReducible, ReduceOp, Reducible};
 pub use ctx::Ctx;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, UNKNOWN_PE};
 /// IEEE binary16 and bfloat16, the element types of NVSHMEM's `half` and `bfloat16` routines
 /// (reductions combine them in `f32`).
 pub use half::{bf16, f16};

@@ -150,7 +150,7 @@ impl SymSlice<u64> {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn signal_fetch(&self, at: usize) -> Result<u64> {
-        let (rt, me, a) = self.target(crate::world::my_pe_or_zero(), at, 1, "shmem_signal_fetch")?;
+        let (rt, me, a) = self.target(crate::world::pe_for_errors(), at, 1, "shmem_signal_fetch")?;
         rt.atomic_sym(me, a, Width::W64, AmoOp::Fetch, "shmem_signal_fetch")
     }
 

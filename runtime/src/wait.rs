@@ -351,7 +351,7 @@ pub unsafe fn test_some<T: SyncType>(
     check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
     if out.len() < n {
-        let me = crate::world::my_pe_or_zero();
+        let me = crate::world::pe_for_errors();
         return Err(Error::new(
             me,
             F,

@@ -102,7 +102,8 @@ static PHASE: AtomicU8 = AtomicU8::new(UNINIT);
 static RT: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 static EVER: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 /// This PE's number, readable for error messages even before init finishes.
-static MY_PE: AtomicU64 = AtomicU64::new(0);
+/// This PE's number once the bootstrap said it; `u64::MAX` before.
+static MY_PE: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// The running runtime, or the error `func` must report.
 #[inline(always)]
@@ -129,12 +130,21 @@ fn not_running(func: &'static str) -> Error {
         FINALIZED => ErrorKind::Finalized,
         _ => ErrorKind::NotInitialized,
     };
-    Error::new(my_pe_or_zero(), func, kind)
+    Error::new(pe_for_errors(), func, kind)
 }
 
-/// This PE's number if known, else 0 (for error messages).
-pub(crate) fn my_pe_or_zero() -> usize {
-    MY_PE.load(Ordering::Relaxed) as usize
+/// The PE number to put in an error message: this PE's once the bootstrap said it, else the
+/// rank the launcher put in the environment (`PMI_RANK`, `PMIX_RANK`, `OXSHMEM_UID_RANK`),
+/// else [`crate::error::UNKNOWN_PE`] (`PE ?`): a process that fails before it knows its rank
+/// must not claim to be PE 0.
+pub fn pe_for_errors() -> usize {
+    match MY_PE.load(Ordering::Relaxed) {
+        u64::MAX => ["PMI_RANK", "PMIX_RANK", "OXSHMEM_UID_RANK"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok())
+            .unwrap_or(crate::error::UNKNOWN_PE),
+        pe => pe as usize,
+    }
 }
 
 /// Whether the runtime is initialized and not finalized.
@@ -214,7 +224,9 @@ fn init_runtime(
     let boot: Arc<dyn Bootstrap> = match given {
         Some(b) => b.into(),
         // OXSHMEM_BOOTSTRAP and the launcher's variables, or NVSHMEM_BOOTSTRAP's choice.
-        None => crate::config::bootstrap_from_env().map_err(|e| Error::new(0, F, ErrorKind::Bootstrap(e)))?.into(),
+        None => crate::config::bootstrap_from_env()
+            .map_err(|e| Error::new(pe_for_errors(), F, ErrorKind::Bootstrap(e)))?
+            .into(),
     };
     *INIT_BOOT.lock().unwrap_or_else(|p| p.into_inner()) = Some(boot.clone());
     let (me, n) = (boot.rank(), boot.size());
@@ -473,17 +485,17 @@ pub(crate) fn init_runtime_checked(
         Ok(_) => {}
         Err(INITIALIZING) => {
             return Err(Error::new(
-                my_pe_or_zero(),
+                pe_for_errors(),
                 F,
                 ErrorKind::InvalidArgument("shmem_init called while another thread is initializing".into()),
             ));
         }
         Err(RUNNING) => {
-            return Err(Error::new(my_pe_or_zero(), F, ErrorKind::AlreadyInitialized));
+            return Err(Error::new(pe_for_errors(), F, ErrorKind::AlreadyInitialized));
         }
         Err(_) => {
             return Err(Error::new(
-                my_pe_or_zero(),
+                pe_for_errors(),
                 F,
                 ErrorKind::InvalidArgument("cannot initialize again after shmem_finalize".into()),
             ));

@@ -129,7 +129,8 @@ fn misaligned_atomic_target() {
     }
 }
 
-/// `raw::putmem` (and anything else) before `raw::init` is `NotInitialized`; init works after.
+/// `raw::putmem` (and anything else) before `raw::init` is `NotInitialized`, labelled with the
+/// launcher's rank; init works after.
 #[test]
 fn use_before_init() {
     for n in [1, 2] {
@@ -139,6 +140,12 @@ fn use_before_init() {
             "ERR raw putmem before init: PE 0: shmem_putmem: oxshmem is not initialized (call shmem_init first)",
         );
         assert_stdout_has(&r, "ERR raw barrier_all before init: PE 0: shmem_barrier_all: oxshmem is not initialized");
+        if n == 2 {
+            assert_stdout_has(
+                &r,
+                "ERR raw barrier_all before init: PE 1: shmem_barrier_all: oxshmem is not initialized",
+            );
+        }
     }
 }
 

@@ -87,3 +87,38 @@ fn shmem_info_prints_the_whole_table_aligned() {
         r.stderr.lines().filter(|l| l.contains(" = ")).map(|l| l.find(" = ").unwrap()).collect();
     assert_eq!(columns.len(), 1, "the = signs are not aligned:\n{}", r.stderr);
 }
+
+/// An error raised before the process knows its PE number does not claim to be PE 0: it
+/// carries the rank the launcher put in the environment, or `PE ?` without one.
+#[test]
+fn errors_before_the_rank_is_known_do_not_say_pe_0() {
+    const PE_HEAP: &str = env!("CARGO_BIN_EXE_pe-heap");
+    let r = Job::direct(PE_HEAP).args(&["init-fails"]).env("OXSHMEM_BOOTSTRAP", "bogus").run();
+    assert_eq!(r.code(), Some(3), "{}", r.report());
+    assert!(r.stderr.contains("PE ?: shmem_init: "), "{}", r.report());
+    assert!(!r.stderr.contains("PE 0:"), "{}", r.report());
+    let r = Job::direct(PE_HEAP).args(&["init-fails"]).env("OXSHMEM_BOOTSTRAP", "bogus").env("PMI_RANK", "5").run();
+    assert_eq!(r.code(), Some(3), "{}", r.report());
+    assert!(r.stderr.contains("PE 5: shmem_init: "), "{}", r.report());
+}
+
+/// An OS error that carries its own text does not end in a stray "failed: " (it read
+/// `memfd_create(...): Cannot allocate memory (os error 12) failed: `).
+#[test]
+fn os_errors_read_as_one_sentence() {
+    let e = oxshmem::Error::new(
+        1,
+        "shmem_init",
+        oxshmem::ErrorKind::Os {
+            call: "memfd_create(heap): Cannot allocate memory (os error 12)".into(),
+            errno: String::new(),
+        },
+    );
+    assert_eq!(e.to_string(), "PE 1: shmem_init: memfd_create(heap): Cannot allocate memory (os error 12)");
+    let e = oxshmem::Error::new(
+        oxshmem::UNKNOWN_PE,
+        "shmem_init",
+        oxshmem::ErrorKind::Os { call: "mmap of PE 2's heap".into(), errno: "Permission denied (os error 13)".into() },
+    );
+    assert_eq!(e.to_string(), "PE ?: shmem_init: mmap of PE 2's heap failed: Permission denied (os error 13)");
+}

@@ -50,9 +50,9 @@ pub(crate) fn status(func: &'static str, r: Result<()>) -> c_int {
     }
 }
 
-/// This PE's number for an error message (0 before init).
+/// This PE's number for an error message (before init: the launcher's rank, else `PE ?`).
 pub(crate) fn me() -> usize {
-    oxshmem_rt::raw::my_pe().unwrap_or(0)
+    oxshmem_rt::world::pe_for_errors()
 }
 
 /// An invalid-argument error of `func`.

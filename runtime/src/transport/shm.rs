@@ -185,7 +185,7 @@ pub unsafe fn atomic_at(p: *mut u8, width: Width, op: AmoOp) -> u64 {
 impl ShmTransport {
     fn unmapped(&self, pe: usize, a: SymAddr, len: usize, func: &'static str) -> crate::Error {
         crate::Error::new(
-            crate::world::my_pe_or_zero(),
+            crate::world::pe_for_errors(),
             func,
             crate::ErrorKind::InvalidArgument(format!(
                 "shm transport: PE {pe} segment {} offset {:#x} (+{len}) is not mapped here",
@@ -224,7 +224,7 @@ impl Transport for ShmTransport {
         let p = self.ptr(pe, dst, width.bytes()).ok_or_else(|| self.unmapped(pe, dst, width.bytes(), func))?;
         if !(p as usize).is_multiple_of(width.bytes()) {
             return Err(crate::Error::new(
-                crate::world::my_pe_or_zero(),
+                crate::world::pe_for_errors(),
                 func,
                 crate::ErrorKind::Misaligned { addr: p as usize, width: width.bytes() },
             ));

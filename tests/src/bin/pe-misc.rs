@@ -532,11 +532,14 @@ fn before_init(_: &[String]) {
     let not = "oxshmem is not initialized (call shmem_init first)";
     let mut local = [0u8; 8];
     let src = [1u8; 8];
+    // Before init a PE knows its number only from the launcher (PMI_RANK): errors carry that.
+    let rank = std::env::var("PMI_RANK").map_or_else(|_| "?".to_string(), |r| r.trim().to_string());
+    let label = format!("PE {rank}: shmem_putmem: ");
     // SAFETY: refused before any access.
     expect_err(
         "raw putmem before init",
         unsafe { raw::putmem(local.as_mut_ptr(), src.as_ptr(), 8, 0) },
-        &["PE 0: shmem_putmem: ", not],
+        &[label.as_str(), not],
     );
     let e = expect_err("raw my_pe before init", raw::my_pe(), &["shmem_my_pe", not]);
     check_eq("error kind before init", ErrorKind::NotInitialized, e.kind);
