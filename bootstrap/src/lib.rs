@@ -20,6 +20,7 @@
 //! | `OXSHMEM_UNIQUEID`, `OXSHMEM_UID_RANK`, `OXSHMEM_UID_SIZE` | the unique-id job to join |
 //! | `OXSHMEM_UID_ADDR` | address (IP or IP:port) [`uid::create_unique_id`] listens on |
 //! | `OXSHMEM_TIMEOUT` | seconds each unique-id wait may take (default 120) |
+//! | `OXSHMEM_STATUS_FD` | set by `oshrun`: the hang report's status table ([`status`]) |
 
 #![warn(missing_docs)]
 
@@ -32,6 +33,7 @@ pub mod pmi2;
 pub mod pmix;
 pub mod single;
 mod sock;
+pub mod status;
 pub mod uid;
 pub mod wire;
 

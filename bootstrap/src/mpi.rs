@@ -778,7 +778,7 @@ impl Bootstrap for Mpi {
     /// process of `MPI_COMM_WORLD` with the common implementations), after printing `msg`.
     fn abort(&self, code: i32, msg: &str) -> ! {
         eprintln!("{msg}");
-        self.ops.abort(if code == 0 { 1 } else { code })
+        self.ops.abort(code)
     }
 
     /// Frees the duplicate communicator (`MPI_Comm_free`, collective), unless MPI is

@@ -508,7 +508,6 @@ impl Bootstrap for Pmi1 {
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
-        let code = if code == 0 { 1 } else { code };
         eprintln!("{msg}");
         // MPICH 4 sends the message along (`PMIU_msg_set_query_abort`); older launchers
         // ignore it. No reply comes.

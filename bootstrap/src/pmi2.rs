@@ -586,7 +586,6 @@ impl Bootstrap for Pmi2 {
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
-        let code = if code == 0 { 1 } else { code };
         eprintln!("{msg}");
         // PMI-2 `abort` carries no exit code (`isworld`, `msg`); the launcher ends the job and
         // we exit with ours. No reply comes.

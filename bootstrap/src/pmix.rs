@@ -419,7 +419,6 @@ impl Bootstrap for Pmix {
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
-        let code = if code == 0 { 1 } else { code };
         eprintln!("{msg}");
         let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
         // SAFETY: `c` is NUL-terminated; NULL procs with 0 count means "my whole namespace".

@@ -34,7 +34,7 @@ impl Bootstrap for Singleton {
     }
     fn abort(&self, code: i32, msg: &str) -> ! {
         eprintln!("{msg}");
-        std::process::exit(if code == 0 { 1 } else { code })
+        std::process::exit(code)
     }
     fn finalize(&self) -> Result<()> {
         Ok(())

@@ -187,6 +187,32 @@ fn pe_main(scenario: &str) -> i32 {
                 std::thread::sleep(Duration::from_secs(1));
             }
         }
+        "status" => {
+            // What a runtime writes into oshrun's status table: PE 0 waits in a barrier for
+            // PE 1, PE 1 in a wait, PE 2 left its last barrier and runs; PE 3 writes nothing.
+            use oxshmem_bootstrap::status::{self, Arg, Routine, code};
+            assert!(std::env::var(status::FD_VAR).is_ok(), "oshrun names its status table");
+            assert!(status::attach(rank, size, false), "PE {rank}: the table is this job's");
+            match rank {
+                0 => {
+                    status::enter(Routine::of(code::BARRIER_ALL), Some(0), 7, Arg::None);
+                    status::wait_begin(None, Some(1));
+                }
+                1 => status::wait_begin(Some((Routine::of(code::WAIT_UNTIL), Arg::Addr(0x1000))), None),
+                2 => {
+                    let r = Routine { code: code::REDUCE, op: 6, ty: 7 };
+                    status::enter(r, Some(0), 6, Arg::None);
+                    status::wait_begin(None, Some(0));
+                    status::wait_end();
+                }
+                _ => {}
+            }
+            pmi.barrier().unwrap();
+            println!("PE {rank} ready pid {}", std::process::id());
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
         "stranger_abort" | "stranger_claim" => {
             let all = pmi.allgather(&blob(rank, 1)).unwrap();
             assert_eq!(all, (0..size).map(|r| blob(r, 1)).collect::<Vec<_>>());
@@ -445,6 +471,85 @@ fn start_hung_job(n: usize) -> (Child, Vec<i32>, Instant, std::thread::JoinHandl
         }
     }
     (child, pids, start, reader(out))
+}
+
+/// Start a job of `scenario` (as [`start_hung_job`]).
+fn start_job_until_ready(
+    n: usize,
+    scenario: &str,
+    opts: &[&str],
+) -> (Child, Vec<i32>, Instant, std::thread::JoinHandle<String>) {
+    let start = Instant::now();
+    let mut child = spawn_piped(&mut pe_job(n, scenario, opts));
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut pids = vec![0; n];
+    let mut line = String::new();
+    while pids.contains(&0) {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "oshrun closed its stdout early");
+        assert!(start.elapsed() < WATCHDOG);
+        if let Some((head, pid)) = line.split_once(" ready pid ") {
+            // libtest may have written `test pe_child ... ` before it on the same line.
+            let rank: usize = head.rsplit("PE ").next().unwrap().parse().unwrap();
+            pids[rank] = pid.trim().parse().unwrap();
+        }
+    }
+    (child, pids, start, reader(out))
+}
+
+/// The hang report's lines (after `oshrun:   PE n: `) that follow the heading for `why`.
+fn report_lines(stderr: &str, why: &str, n: usize) -> Vec<String> {
+    let head = format!("oshrun: hang report ({why}, ");
+    let at = stderr.find(&head).unwrap_or_else(|| panic!("no hang report ({why}) in {stderr:?}"));
+    stderr[at..]
+        .lines()
+        .skip(1)
+        .take(n)
+        .enumerate()
+        .map(|(pe, l)| {
+            let p = format!("oshrun:   PE {pe}: ");
+            l.strip_prefix(&p).unwrap_or_else(|| panic!("{l:?} is not PE {pe}'s line in {stderr:?}")).to_string()
+        })
+        .collect()
+}
+
+/// What the PEs wrote into the status table, and the state of a stopped one, on SIGQUIT (the
+/// job goes on) and on the timeout (before the PEs are killed).
+#[test]
+fn hang_report_on_sigquit_and_on_timeout() {
+    let (child, pids, start, out) = start_job_until_ready(5, "status", &["--timeout", "4"]);
+    // SAFETY: stopping one of our job's PEs; no memory is involved.
+    unsafe { libc::kill(pids[4], libc::SIGSTOP) };
+    while std::fs::read_to_string(format!("/proc/{}/stat", pids[4])).is_ok_and(|s| !s.contains(") T")) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: signalling the oshrun we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGQUIT) };
+    let r = finish(child, start, out);
+    assert_eq!(r.code(), Some(124), "the job went on to its timeout: {r:?}");
+    for why in ["SIGQUIT", "timeout"] {
+        let l = report_lines(&r.stderr, why, 5);
+        assert!(l[0].starts_with("in shmem_barrier_all (world, collective #7) for "), "{r:?}");
+        assert!(l[0].ends_with(" s, waiting for PE 1"), "{r:?}");
+        assert!(l[1].starts_with("in shmem_wait_until (on 0x1000) for "), "{r:?}");
+        assert!(l[2].starts_with("running (last: shmem_long_sum_reduce (world, collective #6), left "), "{r:?}");
+        assert!(l[2].ends_with(" s ago)"), "{r:?}");
+        assert_eq!(l[3], "running (no blocking oxshmem call seen)", "{r:?}");
+        assert!(l[4].starts_with("stopped (SIGSTOP)"), "{r:?}");
+    }
+    let quit = r.stderr.find("hang report (SIGQUIT").unwrap();
+    let timeout = r.stderr.find("oshrun: job timed out after 4 s").expect("timed out");
+    assert!(quit < timeout && timeout < r.stderr.find("hang report (timeout").unwrap(), "{r:?}");
+    assert!(pids.iter().all(|&p| gone(p)), "PEs {pids:?} survived");
+}
+
+/// A program that is not an oxshmem program, under oshrun: the report says what it can.
+#[test]
+fn hang_report_without_status() {
+    let r = run(oshrun().args(["--timeout", "0.5", "-n", "2", "sleep", "30"]));
+    assert_eq!(r.code(), Some(124), "{r:?}");
+    let l = report_lines(&r.stderr, "timeout", 2);
+    assert_eq!(l, ["running (not initialized: no PMI init yet)"; 2], "{r:?}");
 }
 
 fn gone(pid: i32) -> bool {

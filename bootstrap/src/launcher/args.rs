@@ -27,6 +27,12 @@ Options:
   -h, --help            print this help
   -V, --version         print the version
 
+Hang report: on --timeout (before the PEs are killed), and whenever oshrun gets SIGQUIT
+(Ctrl-\\, kill -QUIT; the job then goes on), oshrun prints where each PE is: the routine,
+team and collective number it waits in and for how long, or that it runs, is stopped
+(SIGSTOP) or has exited. The PEs write it into a table oshrun passes them
+(OXSHMEM_STATUS_FD).
+
 Exit status: 0 when every PE exits 0; else the status of the first PE that failed (128+N
 for a signal), 124 on timeout, 130/143 when oshrun is interrupted, 2 for usage errors
 and when a PE cannot be started (the PEs already started are then ended).

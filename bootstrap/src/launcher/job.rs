@@ -3,9 +3,9 @@
 //!
 //! Everything runs on one thread around one `poll`: the PMI sockets, the PEs' stdout and
 //! stderr pipes, a self-pipe fed by the signal handlers (`SIGCHLD`, `SIGINT`, `SIGTERM`,
-//! `SIGHUP`), and the timers (job timeout, the SIGTERM→SIGKILL grace, the output drain). One
-//! thread means no locks around the job state, and it keeps `PR_SET_PDEATHSIG` meaningful (it
-//! fires when the thread that forked the PE exits).
+//! `SIGHUP`, `SIGQUIT`), and the timers (job timeout, the SIGTERM→SIGKILL grace, the output
+//! drain). One thread means no locks around the job state, and it keeps `PR_SET_PDEATHSIG`
+//! meaningful (it fires when the thread that forked the PE exits).
 //!
 //! Each PE leads its own process group, so ending the job signals whatever the PE started as
 //! well, and a terminal's Ctrl-C reaches `oshrun` alone, which then ends the PEs in order. A
@@ -15,6 +15,12 @@
 //! an orphaned grandchild is drained for [`DRAIN`] at most. It creates nothing in `/dev/shm`
 //! or anywhere else on disk. While the PEs are being started, a signal or the job's timeout
 //! stops the start, and the PEs already started are ended like those of any failed job.
+//!
+//! Every PE also gets the status table of [`crate::status`] (a memfd, named by
+//! `OXSHMEM_STATUS_FD`), where its runtime notes which blocking routine it is in. On the job's
+//! timeout, before killing, and on `SIGQUIT` (which ends nothing) `oshrun` prints the hang
+//! report: a line per PE saying where it waits, and for whom, or that it runs, is stopped (from
+//! `/proc`), or has exited.
 //!
 //! With `--pmi-port` anyone on this host can connect to the PMI port, so each job has a
 //! random token ([`TOKEN_VAR`] in every PE's environment) that a connection must present in
@@ -44,6 +50,7 @@ use super::output::LineForwarder;
 use super::server::{Event, PmiServer};
 use super::sys::{self, Exit, SignalPipe};
 use crate::pmi1::TOKEN_VAR;
+use crate::status::{self, Table};
 use crate::wire::{Command, LineBuf};
 
 /// Time between SIGTERM and SIGKILL when the job is ended.
@@ -188,6 +195,8 @@ struct Pe {
     closed_at: Option<Instant>,
     /// stdout, stderr
     pipes: [Option<Pipe>; 2],
+    /// How it ended, once it has.
+    exit: Option<Exit>,
 }
 
 impl Pe {
@@ -237,6 +246,9 @@ struct Job<'a> {
     deadline: Option<Instant>,
     ending: Option<Ending>,
     drain_until: Option<Instant>,
+    /// The status table the PEs write where they are (`None` if it could not be made).
+    status: Option<Table>,
+    started: Instant,
 }
 
 impl<'a> Job<'a> {
@@ -284,6 +296,15 @@ impl<'a> Job<'a> {
             None
         };
         let deadline = opts.timeout.as_ref().map(|t| Instant::now() + t.duration);
+        // The hang report's table. Without it the job runs all the same, only the report
+        // cannot say where the PEs are.
+        let status = match Table::create(opts.npes) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("oshrun: cannot create the PEs' status table ({e}); hang reports will lack it");
+                None
+            }
+        };
         let mut job = Job {
             opts,
             pes: Vec::new(),
@@ -296,6 +317,8 @@ impl<'a> Job<'a> {
             deadline,
             ending: None,
             drain_until: None,
+            status,
+            started: Instant::now(),
         };
         job.start_pes(&program, port.as_deref());
         Ok(job)
@@ -309,7 +332,9 @@ impl<'a> Job<'a> {
         let n = self.opts.npes;
         for rank in 0..n {
             for sig in self.signals.drain() {
-                if sig != libc::SIGCHLD && self.ending.is_none() {
+                if sig == libc::SIGQUIT {
+                    self.hang_report("SIGQUIT");
+                } else if sig != libc::SIGCHLD && self.ending.is_none() {
                     let name = sys::signal_name(sig).unwrap_or("a signal");
                     self.fail(
                         format!("oshrun: caught {name} while starting PEs ({rank} of {n} started); killing {rank} PEs"),
@@ -369,9 +394,13 @@ impl<'a> Job<'a> {
             cmd.env(k, v);
         }
         cmd.env("OSHRUN_NPES", opts.npes.to_string());
-        // The PMI variables are ours alone.
-        for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", TOKEN_VAR] {
+        // The PMI variables and the status table are ours alone.
+        for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", TOKEN_VAR, status::FD_VAR] {
             cmd.env_remove(var);
+        }
+        let status_fd = self.status.as_ref().map(Table::fd);
+        if let Some(fd) = status_fd {
+            cmd.env(status::FD_VAR, fd.to_string());
         }
         let mut ours = None;
         let mut child_fd = None;
@@ -394,7 +423,7 @@ impl<'a> Job<'a> {
         let launcher_pid = std::process::id() as libc::pid_t;
         // SAFETY: child_setup runs between fork and exec and only makes async-signal-safe
         // calls (prctl, getppid, fcntl), allocating nothing; its captures are plain integers.
-        unsafe { cmd.pre_exec(move || sys::child_setup(launcher_pid, child_fd)) };
+        unsafe { cmd.pre_exec(move || sys::child_setup(launcher_pid, child_fd, status_fd)) };
         let mut child = cmd.spawn()?;
         // Listed at once, so that it is ended with the job should the rest fail. `child` is
         // dropped without waiting: we reap by pid (see `reap`).
@@ -407,6 +436,7 @@ impl<'a> Job<'a> {
             spoke: false,
             closed_at: None,
             pipes: [None, None],
+            exit: None,
         });
         let pe = self.pes.last_mut().expect("just pushed");
         if let Some((a, b)) = ours {
@@ -448,7 +478,8 @@ impl<'a> Job<'a> {
                 && let (Some(d), Some(t)) = (self.deadline, self.opts.timeout.as_ref())
                 && now >= d
             {
-                self.fail(format!("oshrun: job timed out after {} s; killing {live} PEs", t.text), 124);
+                let msg = format!("oshrun: job timed out after {} s; killing {live} PEs", t.text);
+                self.fail_reporting(msg, 124, true);
             }
             let close_deadline = self.check_closed(now);
             if let Some(e) = self.ending.as_mut() {
@@ -597,6 +628,13 @@ impl<'a> Job<'a> {
                 child = true;
                 continue;
             }
+            if sig == libc::SIGQUIT {
+                // Report where every PE is, and let the job go on.
+                if self.ending.is_none() {
+                    self.hang_report("SIGQUIT");
+                }
+                continue;
+            }
             let name = sys::signal_name(sig).unwrap_or("a signal");
             if self.ending.is_none() {
                 let live = self.live();
@@ -739,10 +777,7 @@ impl<'a> Job<'a> {
             match outcome.event {
                 Some(Event::Abort { code, message }) => {
                     let message = if message.is_empty() { "(no message)".to_string() } else { message };
-                    self.fail(
-                        format!("oshrun: PE {r} called abort (exit code {code}): {message}"),
-                        if code == 0 { 1 } else { code },
-                    );
+                    self.fail(format!("oshrun: PE {r} called abort (exit code {code}): {message}"), code);
                 }
                 Some(Event::ProtocolError(e)) => {
                     self.fail(format!("oshrun: PE {r}: PMI protocol error: {e}; ending the job"), 1)
@@ -789,6 +824,7 @@ impl<'a> Job<'a> {
                 Ok(Some(exit)) => {
                     self.pes[r].running = false;
                     self.pes[r].zombie = true;
+                    self.pes[r].exit = Some(exit);
                     self.on_exit(r, exit);
                 }
                 Ok(None) => {}
@@ -858,6 +894,12 @@ impl<'a> Job<'a> {
     /// End the job: print `msg` (after the output the PEs already wrote), SIGTERM every PE,
     /// SIGKILL after [`KILL_GRACE`], and exit with `code`. Only the first failure counts.
     fn fail(&mut self, msg: String, code: i32) {
+        self.fail_reporting(msg, code, false);
+    }
+
+    /// [`fail`](Self::fail), with the hang report after `msg` when `report` (the job timed out:
+    /// where each PE is, before they are killed).
+    fn fail_reporting(&mut self, msg: String, code: i32, report: bool) {
         if self.ending.is_some() {
             return;
         }
@@ -867,7 +909,70 @@ impl<'a> Job<'a> {
             }
         }
         let _ = io::stderr().lock().write_all(format!("{msg}\n").as_bytes());
+        if report {
+            self.hang_report("timeout");
+        }
         self.begin_end(code);
+    }
+
+    /// Prints where each PE is, from the status table the PEs write and from `/proc`, under a
+    /// heading that gives `why` (`timeout`, `SIGQUIT`): one line per PE, in one write.
+    fn hang_report(&mut self, why: &str) {
+        // What the PEs printed so far comes first, so that the report follows it.
+        for r in 0..self.pes.len() {
+            for k in 0..2 {
+                self.read_pipe(r, k);
+            }
+        }
+        let now = status::now_ns();
+        let mut out = format!(
+            "oshrun: hang report ({why}, {:.1} s after the start): where each of the {} PEs is\n",
+            self.started.elapsed().as_secs_f64(),
+            self.opts.npes
+        );
+        for (r, pe) in self.pes.iter().enumerate() {
+            out += &format!("oshrun:   PE {r}: {}\n", self.pe_line(r, pe, now));
+        }
+        for r in self.pes.len()..self.opts.npes {
+            out += &format!("oshrun:   PE {r}: not started\n");
+        }
+        let _ = io::stderr().lock().write_all(out.as_bytes());
+    }
+
+    /// The hang report's line for PE `r`.
+    fn pe_line(&self, r: usize, pe: &Pe, now: u64) -> String {
+        let snap = self.status.as_ref().map(|t| t.read(r));
+        let (finalized, inited) = (self.server.is_finalized(r), self.server.is_inited(r));
+        let what = || match snap {
+            None => "status unknown (no status table)".to_string(),
+            Some(None) => "status unreadable (it stopped while writing it)".to_string(),
+            Some(Some(s)) if s.state == status::State::Unknown && !inited => {
+                "running (not initialized: no PMI init yet)".to_string()
+            }
+            Some(Some(s)) => s.describe(now),
+        };
+        if !pe.running {
+            let how = match pe.exit {
+                Some(Exit::Code(c)) => format!("exited with status {c}"),
+                Some(Exit::Signal(sig)) => {
+                    format!(
+                        "killed by signal {sig}{}",
+                        sys::signal_name(sig).map(|n| format!(" ({n})")).unwrap_or_default()
+                    )
+                }
+                None => "gone".to_string(),
+            };
+            return if finalized { format!("{how}, after finalizing") } else { how };
+        }
+        if finalized {
+            return "finalized, still running".to_string();
+        }
+        match sys::proc_state(pe.pid) {
+            Some('T') => format!("stopped (SIGSTOP); {}", what().replacen("running (", "was running (", 1)),
+            Some('t') => format!("stopped by a debugger; {}", what()),
+            Some('Z') => "exited (not yet noticed)".to_string(),
+            _ => what(),
+        }
     }
 
     fn begin_end(&mut self, code: i32) {

@@ -10,8 +10,8 @@ use std::time::Duration;
 /// Write end of the self-pipe that the signal handler writes signal numbers into.
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
 
-/// Signals `oshrun` handles.
-pub(super) const HANDLED: [libc::c_int; 4] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// Signals `oshrun` handles (`SIGQUIT`: print the hang report and go on).
+pub(super) const HANDLED: [libc::c_int; 5] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 extern "C" fn on_signal(sig: libc::c_int) {
     let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
@@ -268,11 +268,15 @@ pub(super) fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
 }
 
 /// Child side, between fork and exec: die with the launcher (`PR_SET_PDEATHSIG`), and let
-/// `pmi_fd` (if any) survive exec.
+/// `pmi_fd` and `status_fd` (those given) survive exec.
 ///
 /// # Safety
 /// Must run in the child after fork: it only makes async-signal-safe calls.
-pub(super) unsafe fn child_setup(launcher_pid: libc::pid_t, pmi_fd: Option<RawFd>) -> io::Result<()> {
+pub(super) unsafe fn child_setup(
+    launcher_pid: libc::pid_t,
+    pmi_fd: Option<RawFd>,
+    status_fd: Option<RawFd>,
+) -> io::Result<()> {
     // SAFETY: prctl, getppid and fcntl are async-signal-safe and touch no memory of ours.
     unsafe {
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
@@ -283,13 +287,22 @@ pub(super) unsafe fn child_setup(launcher_pid: libc::pid_t, pmi_fd: Option<RawFd
             // No allocation between fork and exec: a plain errno value.
             return Err(io::Error::from_raw_os_error(libc::ESRCH));
         }
-        if let Some(fd) = pmi_fd
-            && libc::fcntl(fd, libc::F_SETFD, 0) != 0
-        {
-            return Err(io::Error::last_os_error());
+        for fd in [pmi_fd, status_fd].into_iter().flatten() {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
         }
     }
     Ok(())
+}
+
+/// What `/proc` says process `pid` is doing: the state letter of `/proc/PID/stat` (`R`
+/// running, `S` sleeping, `T` stopped by a signal, `t` stopped by a debugger, `Z` zombie, ...),
+/// `None` when it cannot be read.
+pub(super) fn proc_state(pid: libc::pid_t) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name, in parentheses, may hold anything: the state follows the last ')'.
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 /// The name of a signal for messages (`SIGKILL`), if it is a common one.

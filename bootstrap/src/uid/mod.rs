@@ -349,7 +349,6 @@ impl Uid {
 
 fn exit_on_abort(from: u32, code: u32, msg: &[u8]) -> ! {
     let code = code as i32;
-    let code = if code == 0 { 1 } else { code };
     log(&format!("rank {from} aborted the job (exit code {code}): {}", String::from_utf8_lossy(msg)));
     std::process::exit(code)
 }
@@ -398,7 +397,6 @@ impl Bootstrap for Uid {
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
-        let code = if code == 0 { 1 } else { code };
         eprintln!("{msg}");
         let frame = encode_frame(&Frame {
             op: Op::Abort,
