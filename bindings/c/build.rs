@@ -18,7 +18,9 @@ fn write(path: &Path, text: &str) {
 fn main() {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
-    for f in ["types.tsv", "gen/mod.rs", "gen/ops.rs", "gen/nvshmem.rs", "csrc/longdouble.c", "build.rs"] {
+    for f in
+        ["types.tsv", "gen/mod.rs", "gen/ops.rs", "gen/nvshmem.rs", "gen/fortran.rs", "csrc/longdouble.c", "build.rs"]
+    {
         println!("cargo:rerun-if-changed={f}");
     }
     let text = std::fs::read_to_string(dir.join("types.tsv")).expect("reading types.tsv");
@@ -39,6 +41,9 @@ fn main() {
     write(&out.join("generic_check.c"), &g.generic_check_c);
     write(&out.join("generic_check.cc"), &g.generic_check_cc);
     write(&out.join("api.tsv"), &g.api_list);
+    std::fs::create_dir_all(out.join("fortran")).expect("creating $OUT_DIR/fortran");
+    write(&out.join("fortran.rs"), &g.fortran_rust);
+    write(&out.join("fortran/shmem.fh"), &g.shmem_fh);
 
     cc::Build::new()
         .file(out.join("c_impl.c"))

@@ -893,6 +893,7 @@ pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
     ("OXSHMEM_UID_SIZE", "the unique-id bootstrap: the number of ranks", true),
     ("OXSHMEM_UID_ADDR", "the unique-id bootstrap: the address rank 0 listens on", true),
     ("OXSHMEM_PMI_TOKEN", "oshrun --pmi-port sets it in every PE: the token its PMI-1 client presents", false),
+    ("OXSHMEM_STATUS_FD", "oshrun sets it in every PE: the status table of its hang report", false),
     ("OXSHMEM_TEST_*", "the project's tests and their harness (tests/src/lib.rs)", false),
     ("OXSHMEM_TESTS_*", "the test harness: a job's token, the launcher under test", false),
     ("OXSHMEM_BLESS", "tests that regenerate generated files", false),

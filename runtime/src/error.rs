@@ -188,6 +188,12 @@ pub enum ErrorKind {
     /// A collective was called with arguments that differ between PEs.
     #[error("collective arguments differ between PEs: {0}")]
     CollectiveMismatch(String),
+    /// PEs of a team are in different collectives: another routine (a barrier against a
+    /// reduction, a sync against a barrier), or another collective of the team's sequence (a
+    /// PE skipped one). The text names the team and both calls with their numbers on it;
+    /// the team takes no collective any more on this PE.
+    #[error("collective mismatch on {0}")]
+    CollectiveSequence(String),
     /// The bootstrap (launcher connection) failed.
     #[error("{0}")]
     Bootstrap(String),

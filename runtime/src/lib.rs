@@ -278,19 +278,10 @@ pub mod raw {
         rt("shmem_align")?.sym_alloc("shmem_align", size, alignment).map(|a| a as *mut u8)
     }
 
-    /// `shmem_malloc_with_hints`: collective; hints are checked and otherwise advisory.
+    /// `shmem_malloc_with_hints`: collective; hints only advise (unknown bits are ignored, with
+    /// one warning per PE under `SHMEM_DEBUG`). See [`crate::heap::malloc_with_hints`].
     pub fn malloc_with_hints(size: usize, hints: u64) -> Result<*mut u8> {
-        const F: &str = "shmem_malloc_with_hints";
-        let rt = rt(F)?;
-        let known = crate::heap::SHMEM_MALLOC_ATOMICS_REMOTE | crate::heap::SHMEM_MALLOC_SIGNAL_REMOTE;
-        if hints & !known != 0 {
-            return Err(crate::Error::new(
-                rt.me,
-                F,
-                crate::ErrorKind::InvalidArgument(format!("unknown hint bits {:#x}", hints & !known)),
-            ));
-        }
-        rt.sym_alloc(F, size, 1).map(|a| a as *mut u8)
+        crate::heap::malloc_with_hints(size, hints)
     }
 
     /// `shmem_realloc`: collective.

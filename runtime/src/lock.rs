@@ -15,8 +15,12 @@
 //! A waiter spins on its *own* copy only, so waiting costs no remote traffic, and yields
 //! after a short spin: with more PEs than cores the holder gets the CPU back. Threads of one PE
 //! first take a process-local lock for the same variable, since the queue node is per PE.
+//!
+//! The process-local table also records which locks this PE holds, so that `shmem_clear_lock`
+//! of a lock it does not hold is refused at once: the queue would otherwise wait forever for
+//! a successor to link behind a node that was never in it.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 
@@ -32,14 +36,33 @@ const GO: u64 = 1 << 48;
 /// Largest job the lock's 24-bit PE fields can name.
 pub(crate) const MAX_LOCK_PES: usize = (1 << 24) - 2;
 
-static LOCAL: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// Where this PE is with a lock, in the process-local table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Local {
+    /// A thread of this PE is queueing for it (or testing it).
+    Taking,
+    /// This PE holds it.
+    Held,
+    /// A thread of this PE is handing it over.
+    Clearing,
+}
+
+/// The locks this PE is busy with, by address; absent ones it neither holds nor wants.
+static LOCAL: Mutex<Option<HashMap<usize, Local>>> = Mutex::new(None);
 static LOCAL_CV: Condvar = Condvar::new();
 
+fn local_table() -> std::sync::MutexGuard<'static, Option<HashMap<usize, Local>>> {
+    LOCAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Claims the lock at `addr` for one thread of this PE (waiting while another thread has it,
+/// when `block`); returns whether it did.
 fn local_acquire(addr: usize, block: bool) -> bool {
-    let mut g = LOCAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut g = local_table();
     loop {
-        let set = g.get_or_insert_with(HashSet::new);
-        if set.insert(addr) {
+        let map = g.get_or_insert_with(HashMap::new);
+        if let std::collections::hash_map::Entry::Vacant(e) = map.entry(addr) {
+            e.insert(Local::Taking);
             return true;
         }
         if !block {
@@ -49,10 +72,23 @@ fn local_acquire(addr: usize, block: bool) -> bool {
     }
 }
 
+/// Moves the lock at `addr` from `from` to `to` in the table; returns whether it was `from`.
+fn local_move(addr: usize, from: Local, to: Local) -> bool {
+    let mut g = local_table();
+    match g.as_mut().and_then(|m| m.get_mut(&addr)) {
+        Some(state) if *state == from => {
+            *state = to;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Forgets the lock at `addr`: another thread of this PE may take it.
 fn local_release(addr: usize) {
-    let mut g = LOCAL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(set) = g.as_mut() {
-        set.remove(&addr);
+    let mut g = local_table();
+    if let Some(map) = g.as_mut() {
+        map.remove(&addr);
     }
     LOCAL_CV.notify_all();
 }
@@ -155,7 +191,16 @@ pub unsafe fn set_lock(lock: *mut i64) -> Result<()> {
     let rt = rt(F)?;
     let a = rt.lock_word(lock, F)?;
     local_acquire(lock as usize, true);
-    rt.mcs_acquire(a, F).inspect_err(|_| local_release(lock as usize))
+    match rt.mcs_acquire(a, F) {
+        Ok(()) => {
+            local_move(lock as usize, Local::Taking, Local::Held);
+            Ok(())
+        }
+        Err(e) => {
+            local_release(lock as usize);
+            Err(e)
+        }
+    }
 }
 
 /// `shmem_test_lock`: takes the lock if it is free; returns whether it did (the C routine
@@ -171,7 +216,10 @@ pub unsafe fn test_lock(lock: *mut i64) -> Result<bool> {
         return Ok(false);
     }
     match rt.mcs_try(a, F) {
-        Ok(true) => Ok(true),
+        Ok(true) => {
+            local_move(lock as usize, Local::Taking, Local::Held);
+            Ok(true)
+        }
         other => {
             local_release(lock as usize);
             other
@@ -180,16 +228,28 @@ pub unsafe fn test_lock(lock: *mut i64) -> Result<bool> {
 }
 
 /// `shmem_clear_lock`: releases the lock this PE holds (after a quiet, as the specification
-/// requires, so that updates made under the lock are visible to the next holder).
+/// requires, so that updates made under the lock are visible to the next holder). A lock this
+/// PE does not hold (never taken, held by another PE, already cleared) is an error, at once.
 ///
 /// # Safety
-/// As [`set_lock`]; this PE must hold the lock.
+/// As [`set_lock`].
 pub unsafe fn clear_lock(lock: *mut i64) -> Result<()> {
     const F: &str = "shmem_clear_lock";
     let rt = rt(F)?;
     let a = rt.lock_word(lock, F)?;
-    rt.quiet_internal()?;
-    let r = rt.mcs_release(a, F);
+    if !local_move(lock as usize, Local::Held, Local::Clearing) {
+        return Err(Error::new(
+            rt.me,
+            F,
+            ErrorKind::InvalidArgument(format!(
+                "lock {:#x} is not held by this PE (clear only a lock that shmem_set_lock or a successful shmem_test_lock took)",
+                lock as usize
+            )),
+        ));
+    }
+    // Until the hand-over is done no other thread of this PE may queue: the queue node is
+    // the PE's.
+    let r = rt.quiet_internal().and_then(|()| rt.mcs_release(a, F));
     local_release(lock as usize);
     r
 }

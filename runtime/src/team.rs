@@ -41,10 +41,12 @@ pub(crate) fn box_bytes(n: usize) -> usize {
 /// message before last, which has long been granted in a steady stream.
 pub(crate) const BOXES: usize = 2;
 
-/// The flags of a slot. Indexed by world PE, so that any subset of PEs can use a slot.
+/// The flags of a slot. Indexed by world PE, so that any subset of PEs can use a slot. Each
+/// flag has a cache line to itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Chan {
-    /// A signal has arrived from that PE (one flag per PE).
+    /// A signal has arrived from that PE (one flag per PE). The rest of the flag's line holds
+    /// what a signal carries besides its count (`Runtime::sig_send_tagged`), in two slots.
     Arrive,
     /// How many of that PE's messages this PE is done with (written by this PE in its own
     /// copy; read by that PE only when the count carried by our own messages is not enough).
@@ -87,6 +89,15 @@ impl SlotLayout {
         SymAddr { seg: 0, offset: self.slot(slot) + 2 * self.n * LINE + member * XCHG }
     }
 
+    /// This PE's record of a collective allocation call that failed its check (see `heap`),
+    /// which peers read to name the mismatch: exchange record 1 of the world's slot, which
+    /// splits of the world do not use (they exchange through record 0). It exists for 2 PEs
+    /// and more, and nothing is checked with 1.
+    pub(crate) fn alloc_record(&self) -> SymAddr {
+        debug_assert!(self.n >= 2);
+        self.xchg(WORLD_SLOT, 1)
+    }
+
     /// Mailbox `b` in which PE `from` leaves messages (in every PE's copy of the slot).
     pub(crate) fn mailbox(&self, slot: usize, from: usize, b: usize) -> SymAddr {
         let boxes = self.slot(slot) + 2 * self.n * LINE + self.n * XCHG;
@@ -115,8 +126,11 @@ pub struct TeamConfig {
 #[derive(Debug)]
 pub(crate) struct TeamInner {
     pub(crate) slot: usize,
-    /// World PE of each member, ascending by team PE number.
+    /// World PE of each member, by team PE number (in the parent's order, or reversed by a
+    /// negative stride: not necessarily ascending).
     pub(crate) members: Vec<usize>,
+    /// Whether `members` ascends (then `index_of` searches it by halves).
+    pub(crate) ascending: bool,
     /// This PE's number in the team.
     pub(crate) me: usize,
     pub(crate) config: TeamConfig,
@@ -133,7 +147,7 @@ impl TeamInner {
 
     /// Team PE number of world PE `w`.
     pub(crate) fn index_of(&self, w: usize) -> Option<usize> {
-        self.members.binary_search(&w).ok()
+        if self.ascending { self.members.binary_search(&w).ok() } else { self.members.iter().position(|&m| m == w) }
     }
 }
 
@@ -204,6 +218,7 @@ impl Teams {
             Team(Arc::new(TeamInner {
                 slot,
                 members,
+                ascending: true,
                 me: idx,
                 config: TeamConfig::default(),
                 config_mask: 0,
@@ -331,7 +346,8 @@ impl Team {
     /// Splits this team into a new team of the members `start, start+stride, …` (`size` of
     /// them, numbered in parent order; `shmem_team_split_strided`). Collective over this team:
     /// every member must pass the same arguments, or all get a `CollectiveMismatch` error.
-    /// Returns `None` on PEs that are not in the new team.
+    /// Returns `None` on PEs that are not in the new team. For negative strides see
+    /// [`split_strided_signed`](Self::split_strided_signed).
     ///
     /// ```
     /// # let shmem = oxshmem::init()?;
@@ -341,10 +357,34 @@ impl Team {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn split_strided(&self, start: usize, stride: usize, size: usize, config: TeamConfig) -> Result<Option<Team>> {
-        self.split_strided_masked(start, stride, size, config, 1)
+        self.split_strided_masked(start, stride, size, config, SHMEM_TEAM_NUM_CONTEXTS)
     }
 
-    /// [`split_strided`](Self::split_strided) with the C API's `config_mask`.
+    /// [`split_strided`](Self::split_strided) with a stride of either sign, as OpenSHMEM 1.6
+    /// states and Sandia OpenSHMEM does: team PE `i` is parent PE `start + i*stride`, so a
+    /// negative stride makes a team in reverse parent order (`start` is then its highest parent
+    /// PE). Every member must lie inside the parent; a zero stride allows only `size` 1.
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// let n = shmem.n_pes();
+    /// let rev = shmem.team_world().split_strided_signed(n - 1, -1, n, Default::default())?.unwrap();
+    /// assert_eq!(rev.my_pe()?, n - 1 - shmem.my_pe());
+    /// assert_eq!(rev.members()?, (0..n).rev().collect::<Vec<_>>());
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn split_strided_signed(
+        &self,
+        start: usize,
+        stride: isize,
+        size: usize,
+        config: TeamConfig,
+    ) -> Result<Option<Team>> {
+        self.split_strided_signed_masked(start, stride, size, config, SHMEM_TEAM_NUM_CONTEXTS)
+    }
+
+    /// [`split_strided`](Self::split_strided) with the C API's `config_mask`: only the options
+    /// whose bit is set are taken from `config`, the others keep their defaults.
     #[doc(hidden)]
     pub fn split_strided_masked(
         &self,
@@ -354,16 +394,32 @@ impl Team {
         config: TeamConfig,
         config_mask: i64,
     ) -> Result<Option<Team>> {
+        // A stride past isize::MAX cannot reach a second member; it is refused below like any
+        // other stride that leaves the parent.
+        let stride = isize::try_from(stride).unwrap_or(isize::MAX);
+        self.split_strided_signed_masked(start, stride, size, config, config_mask)
+    }
+
+    /// [`split_strided_signed`](Self::split_strided_signed) with the C API's `config_mask`.
+    #[doc(hidden)]
+    pub fn split_strided_signed_masked(
+        &self,
+        start: usize,
+        stride: isize,
+        size: usize,
+        config: TeamConfig,
+        config_mask: i64,
+    ) -> Result<Option<Team>> {
         const F: &str = "shmem_team_split_strided";
         let (rt, t) = self.live(F)?;
-        let args = [start as u64, stride as u64, size as u64, config.num_contexts as u64];
+        let config = masked(config, config_mask);
+        let args = [start as u64, stride as i64 as u64, size as u64, config.num_contexts as u64];
         let recs = rt.team_exchange(t, F, &args)?;
         let mask = agree(rt, F, &recs, &args, |i| {
-            format!("split_strided(start {}, stride {}, size {})", recs[i][1], recs[i][2], recs[i][3])
+            format!("split_strided(start {}, stride {}, size {})", recs[i][1], recs[i][2] as i64, recs[i][3])
         })?;
         let n = t.n();
-        let last = size.checked_sub(1).and_then(|s| s.checked_mul(stride)).and_then(|x| x.checked_add(start));
-        if size == 0 || (stride == 0 && size > 1) || last.is_none_or(|l| l >= n) {
+        let Some(parent_idx) = strided_indices(start, stride, size, n) else {
             return Err(Error::new(
                 rt.me,
                 F,
@@ -371,9 +427,8 @@ impl Team {
                     "start {start}, stride {stride}, size {size} do not fit in the parent team of {n} PEs"
                 )),
             ));
-        }
+        };
         let slot = pick_slot(rt, F, mask, 0)?;
-        let parent_idx: Vec<usize> = (0..size).map(|i| start + i * stride).collect();
         Ok(self.make_child(rt, slot, &parent_idx, config, config_mask))
     }
 
@@ -386,12 +441,14 @@ impl Team {
         config_mask: i64,
     ) -> Option<Team> {
         let t = &self.0;
-        let mut members: Vec<usize> = parent_idx.iter().map(|&i| t.members[i]).collect();
-        members.sort_unstable();
-        let me = members.binary_search(&t.members[t.me]).ok()?;
+        // Team PE i is parent PE parent_idx[i]: the parent's order, reversed by a negative
+        // stride (OpenSHMEM 1.6), never re-sorted by world PE.
+        let members: Vec<usize> = parent_idx.iter().map(|&i| t.members[i]).collect();
+        let me = parent_idx.iter().position(|&i| i == t.me)?;
         rt.teams.take(slot);
         Some(Team(Arc::new(TeamInner {
             slot,
+            ascending: members.is_sorted(),
             members,
             me,
             config,
@@ -418,7 +475,7 @@ impl Team {
         xconfig: TeamConfig,
         yconfig: TeamConfig,
     ) -> Result<(Option<Team>, Option<Team>)> {
-        self.split_2d_masked(xrange, xconfig, 1, yconfig, 1)
+        self.split_2d_masked(xrange, xconfig, SHMEM_TEAM_NUM_CONTEXTS, yconfig, SHMEM_TEAM_NUM_CONTEXTS)
     }
 
     /// [`split_2d`](Self::split_2d) with the C API's config masks.
@@ -433,6 +490,7 @@ impl Team {
     ) -> Result<(Option<Team>, Option<Team>)> {
         const F: &str = "shmem_team_split_2d";
         let (rt, t) = self.live(F)?;
+        let (xconfig, yconfig) = (masked(xconfig, xmask), masked(yconfig, ymask));
         let args = [xrange as u64, xconfig.num_contexts as u64, yconfig.num_contexts as u64, 0];
         let recs = rt.team_exchange(t, F, &args)?;
         let mask = agree(rt, F, &recs, &args, |i| format!("split_2d(xrange {})", recs[i][1]))?;
@@ -480,6 +538,28 @@ impl Team {
         rt.teams.give_back(t.slot);
         Ok(())
     }
+}
+
+/// `config` with every option whose bit is not in `mask` at its default (OpenSHMEM 1.5
+/// §9.4.3: "A config_mask value of 0 indicates that the team should be created with the
+/// default values for all configuration parameters").
+fn masked(config: TeamConfig, mask: i64) -> TeamConfig {
+    let d = TeamConfig::default();
+    TeamConfig { num_contexts: if mask & SHMEM_TEAM_NUM_CONTEXTS != 0 { config.num_contexts } else { d.num_contexts } }
+}
+
+/// The parent indices `start + i*stride`, `i < size`, when they all lie in `0..n` (a zero
+/// stride only for `size` 1); `None` otherwise.
+fn strided_indices(start: usize, stride: isize, size: usize, n: usize) -> Option<Vec<usize>> {
+    if size == 0 || start >= n || (stride == 0 && size > 1) {
+        return None;
+    }
+    // The indices are monotonic: the first and the last bound them all.
+    let last = i128::try_from(size - 1).ok()?.checked_mul(stride as i128)?.checked_add(start as i128)?;
+    if last < 0 || last >= n as i128 {
+        return None;
+    }
+    Some((0..size).map(|i| (start as i128 + i as i128 * stride as i128) as usize).collect())
 }
 
 /// Checks that every member passed `args`; returns the AND of their free-slot masks.
@@ -569,5 +649,39 @@ impl crate::Shmem {
     /// ```
     pub fn team_shared(&self) -> Team {
         crate::world::rt_any().expect("a Shmem handle exists only after init").teams.shared.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_indices_of_either_sign() {
+        assert_eq!(strided_indices(0, 2, 3, 6), Some(vec![0, 2, 4]));
+        assert_eq!(strided_indices(5, -2, 3, 6), Some(vec![5, 3, 1]));
+        assert_eq!(strided_indices(5, -1, 6, 6), Some(vec![5, 4, 3, 2, 1, 0]));
+        assert_eq!(strided_indices(3, 0, 1, 6), Some(vec![3]));
+        assert_eq!(strided_indices(3, -7, 1, 6), Some(vec![3]), "one member: the stride is never used");
+        // Leaving the parent at either end, or nothing at all, is refused.
+        assert_eq!(strided_indices(5, -2, 4, 6), None);
+        assert_eq!(strided_indices(0, -1, 2, 6), None);
+        assert_eq!(strided_indices(4, 1, 3, 6), None);
+        assert_eq!(strided_indices(6, -1, 1, 6), None);
+        assert_eq!(strided_indices(0, 1, 0, 6), None);
+        assert_eq!(strided_indices(0, 0, 2, 6), None);
+        // Extremes overflow nothing.
+        assert_eq!(strided_indices(5, isize::MIN, 2, 6), None);
+        assert_eq!(strided_indices(5, isize::MAX, 2, 6), None);
+        assert_eq!(strided_indices(usize::MAX, -1, usize::MAX, 6), None);
+        assert_eq!(strided_indices(5, -1, usize::MAX, 6), None);
+    }
+
+    #[test]
+    fn config_outside_the_mask_is_the_default() {
+        let c = TeamConfig { num_contexts: 3 };
+        assert_eq!(masked(c, 0), TeamConfig::default());
+        assert_eq!(masked(c, SHMEM_TEAM_NUM_CONTEXTS), c);
+        assert_eq!(masked(c, 2), TeamConfig::default(), "bits without an option select nothing");
     }
 }

@@ -4,10 +4,18 @@
 //! A waiter spins briefly (a remote store usually lands within a microsecond), then yields
 //! the CPU on every poll: jobs run with more PEs than cores, and a PE that spins on a shared
 //! core would hold up the very PE it waits for for a whole scheduler tick.
+//!
+//! A wait that stops spinning is a wait that may last: it notes in `oshrun`'s status table
+//! (`oxshmem_bootstrap::status`) that this PE waits, in which routine, for whom and since
+//! when, and notes the end of the wait when it is over, so that the hang report can say who
+//! waits for whom. Waits that end while spinning write nothing.
 
+use std::panic::Location;
 use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
+
+use oxshmem_bootstrap::status::{self, Arg, Routine, code};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -15,12 +23,60 @@ use crate::error::{Error, ErrorKind, Result};
 #[derive(Debug)]
 pub(crate) struct Backoff {
     spins_left: u32,
+    /// It yields, and said so in the status table.
+    blocked: bool,
+    /// The PE it waits for (`usize::MAX`: none in particular).
+    peer: usize,
+    /// The routine it waits in, when the caller said; else the caller's file tells.
+    what: Option<(Routine, Arg)>,
+    at: &'static Location<'static>,
 }
 
 impl Backoff {
     #[inline(always)]
+    #[track_caller]
     pub(crate) fn new(spin: u32) -> Self {
-        Backoff { spins_left: spin }
+        Backoff { spins_left: spin, blocked: false, peer: usize::MAX, what: None, at: Location::caller() }
+    }
+
+    /// The wait waits for world PE `pe` (for the hang report).
+    #[inline(always)]
+    pub(crate) fn waiting_for(mut self, pe: usize) -> Self {
+        self.peer = pe;
+        self
+    }
+
+    /// The wait is routine `r` with argument `arg` (for the hang report).
+    #[inline(always)]
+    pub(crate) fn routine(mut self, r: Routine, arg: Arg) -> Self {
+        self.what = Some((r, arg));
+        self
+    }
+
+    /// The wait starts to block: say where.
+    #[cold]
+    #[inline(never)]
+    fn block(&mut self) {
+        self.blocked = true;
+        let f = self.at.file();
+        // A collective's waits are part of it: its own entry says where. Other waits are
+        // named by their caller, or by the file they are in.
+        let what = self.what.or_else(|| {
+            if f.contains("coll/") || f.contains("coll\\") {
+                return None;
+            }
+            let c = if f.ends_with("lock.rs") {
+                code::SET_LOCK
+            } else if f.ends_with("signal.rs") {
+                code::SIGNAL_WAIT_UNTIL
+            } else if f.ends_with("sym.rs") || f.ends_with("wait.rs") {
+                code::WAIT_UNTIL
+            } else {
+                code::OTHER
+            };
+            Some((Routine::of(c), Arg::None))
+        });
+        status::wait_begin(what, (self.peer != usize::MAX).then_some(self.peer));
     }
 
     /// Waits a little before the next poll. A network transport that needs this PE to make
@@ -34,7 +90,19 @@ impl Backoff {
             self.spins_left -= 1;
             std::hint::spin_loop();
         } else {
+            if !self.blocked {
+                self.block();
+            }
             std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for Backoff {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.blocked {
+            status::wait_end();
         }
     }
 }
@@ -146,7 +214,7 @@ pub unsafe fn test<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<bo
 /// `ivar` must point to a live `T` (checked to be symmetric).
 pub unsafe fn wait_until<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<()> {
     check_ivars("shmem_wait_until", ivar, 1)?;
-    let mut b = Backoff::new(spin());
+    let mut b = Backoff::new(spin()).routine(Routine::of(code::WAIT_UNTIL), Arg::Addr(ivar as u64));
     // SAFETY: checked symmetric and aligned above.
     while !cmp.holds(unsafe { T::load_acquire(ivar) }, value) {
         b.snooze();
@@ -245,7 +313,7 @@ pub unsafe fn wait_until_all<T: SyncType>(
     const F: &str = "shmem_wait_until_all";
     check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
-    let mut b = Backoff::new(spin());
+    let mut b = Backoff::new(spin()).routine(Routine::of(code::WAIT_UNTIL_ALL), Arg::Addr(ivars as u64));
     for i in 0..n {
         if !active(status, i) {
             continue;
@@ -324,7 +392,7 @@ pub unsafe fn wait_until_any<T: SyncType>(
     if !(0..n).any(|i| active(status, i)) {
         return Ok(None);
     }
-    let mut b = Backoff::new(spin());
+    let mut b = Backoff::new(spin()).routine(Routine::of(code::WAIT_UNTIL_ANY), Arg::Addr(ivars as u64));
     loop {
         // SAFETY: checked above.
         if let Some(i) = unsafe { scan_any(ivars, n, status, cmp, &v) } {
@@ -386,7 +454,7 @@ pub unsafe fn wait_until_some<T: SyncType>(
         check_ivars("shmem_wait_until_some", ivars, n)?;
         return Ok(0);
     }
-    let mut b = Backoff::new(spin());
+    let mut b = Backoff::new(spin()).routine(Routine::of(code::WAIT_UNTIL_SOME), Arg::Addr(ivars as u64));
     loop {
         // SAFETY: forwarded from the caller.
         let k = unsafe { test_some(ivars, n, out, status, cmp, v) }?;

@@ -231,6 +231,8 @@ fn init_runtime(
     *INIT_BOOT.lock().unwrap_or_else(|p| p.into_inner()) = Some(boot.clone());
     let (me, n) = (boot.rank(), boot.size());
     MY_PE.store(me as u64, Ordering::Relaxed);
+    // oshrun's status table for its hang report, where there is one.
+    oxshmem_bootstrap::status::attach(me, n, requested == ThreadLevel::Multiple);
     if me == 0 {
         // Unknown OXSHMEM_/SHMEM_/NVSHMEM_ variables, named once for the job.
         crate::config::print_env_warnings();
@@ -577,12 +579,24 @@ impl Runtime {
 
     /// Aborts the job with a message, through the launcher.
     pub(crate) fn abort(&self, code: i32, msg: &str) -> ! {
+        ABORTING.store(true, Ordering::Release);
         self.boot.abort(code, msg)
     }
 }
 
+/// Set once this process is ending the job (`shmem_global_exit`, a fatal error).
+static ABORTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process is ending the job: exit handlers must then do nothing collective (an
+/// implicit `shmem_finalize` at exit would wait in a barrier for PEs that are being killed,
+/// and could let them past a barrier of their own first).
+pub fn aborting() -> bool {
+    ABORTING.load(Ordering::Acquire)
+}
+
 /// Ends the job from any PE with `status` (`shmem_global_exit`).
 pub fn global_exit(status: i32) -> ! {
+    ABORTING.store(true, Ordering::Release);
     match rt("shmem_global_exit") {
         Ok(rt) => {
             let msg = format!("PE {}: shmem_global_exit({status})", rt.me);

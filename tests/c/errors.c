@@ -9,6 +9,9 @@
  *   stack_amo    shmem_int_atomic_fetch_add on a stack variable -> ... not symmetric
  *   pe_range     shmem_int_p to PE n_pes                        -> shmem_int_p ... out of range
  *   global_exit  shmem_global_exit(7) on PE 0                   -> the job's status is 7
+ *   global_exit0 shmem_global_exit(0) on PE 0                   -> the job's status is 0
+ *   clear_lock   shmem_clear_lock on a lock nobody holds        -> shmem_clear_lock ... not held
+ *   invalid_ctx  shmem_ctx_int_p on SHMEM_CTX_INVALID           -> ... SHMEM_CTX_INVALID
  *   ok           no mistake: exits 0
  */
 #include <shmem.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 static int g_target;
+static long g_lock;
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "ok";
@@ -43,6 +47,14 @@ int main(int argc, char **argv) {
             shmem_int_p(&g_target, 1, npes);
         } else if (strcmp(mode, "global_exit") == 0) {
             shmem_global_exit(7);
+        } else if (strcmp(mode, "global_exit0") == 0) {
+            shmem_global_exit(0);
+        } else if (strcmp(mode, "clear_lock") == 0) {
+            fprintf(stderr, "PE 0: the lock is at %p\n", (void *)&g_lock);
+            fflush(stderr);
+            shmem_clear_lock(&g_lock);
+        } else if (strcmp(mode, "invalid_ctx") == 0) {
+            shmem_ctx_int_p(SHMEM_CTX_INVALID, &g_target, 1, peer);
         }
         if (strcmp(mode, "ok") != 0) {
             printf("PE 0: survived '%s'\n", mode);

@@ -516,6 +516,16 @@ int main(void) {
     }
     nvshmem_barrier_all();
 
+    /* every PE in reverse order: a negative PE_stride (as NVSHMEM and OpenSHMEM 1.6 allow) */
+    nvshmem_team_t rev = NVSHMEM_TEAM_INVALID;
+    CHECK_EQ(0, nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, npes - 1, -1, npes, NULL, 0, &rev),
+             "nvshmem_team_split_strided(WORLD, %d, -1, %d) return", npes - 1, npes);
+    CHECK_EQ(npes - 1 - me, nvshmem_team_my_pe(rev), "nvshmem_team_my_pe(reversed world)");
+    CHECK_EQ(me, nvshmem_team_translate_pe(rev, npes - 1 - me, NVSHMEM_TEAM_WORLD),
+             "nvshmem_team_translate_pe(reversed -> world)");
+    nvshmem_team_destroy(rev);
+    nvshmem_barrier_all();
+
     /* a 2-D split: rows of 2 (x) and columns (y), both run at once on different PEs */
     nvshmem_team_t xt = NVSHMEM_TEAM_INVALID, yt = NVSHMEM_TEAM_INVALID;
     CHECK_EQ(0, nvshmem_team_split_2d(NVSHMEM_TEAM_WORLD, 2, NULL, 0, &xt, NULL, 0, &yt),

@@ -193,3 +193,24 @@ fn collect_short_destination_fails_on_every_member() {
         }
     }
 }
+
+/// Zero-length collectives whose buffers are NULL (or not symmetric: nothing is touched) are
+/// silent successes in the team forms and in the deprecated active-set forms, on every team
+/// and PE count; they stay matched between members, so real collectives around them work.
+#[test]
+fn zero_length_collectives_with_null_buffers() {
+    for n in COUNTS {
+        for team in teams(n) {
+            let r = job_ok(n, PE_COLL, &["zero-null", team]);
+            for pe in 0..n {
+                let line = format!("PE {pe}: zero-length collectives with NULL buffers ok");
+                assert!(r.stdout.lines().any(|l| l == line), "{line:?} missing\n{}", r.report());
+            }
+            assert!(!r.stderr.contains("not symmetric"), "a zero-length collective complained\n{}", r.report());
+            // Only the deliberate collect into NULL with a non-zero total is an error.
+            let errs: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("ERR ")).collect();
+            let members = members(team, n).len();
+            assert_eq!(errs.len(), usize::from(members > 1), "unexpected errors: {errs:?}\n{}", r.report());
+        }
+    }
+}

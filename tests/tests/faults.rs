@@ -183,3 +183,28 @@ fn global_exit_ends_the_job_with_its_status() {
         );
     }
 }
+
+/// `shmem_global_exit(status)` ends the job with `status` itself, 0 included (OpenSHMEM 1.5
+/// §9.1.5: "status: the exit status from the main program"): a program that ends early and
+/// successfully from one PE must not be reported as failed. The other PEs wait forever, so
+/// only the launcher ending the job lets it end at all.
+#[test]
+fn global_exit_passes_every_status_through_zero_included() {
+    for (n, status) in [(1, 0), (2, 0), (4, 0), (2, 3), (4, 99)] {
+        let victim = n / 2;
+        let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let r = Job::new(n, PE_MISC)
+            .args(&["global-exit", &status.to_string(), &victim.to_string()])
+            .timeout(Duration::from_secs(30))
+            .run();
+        assert!(!r.hard_killed && r.code() != Some(124), "the job did not end\n{}", r.report());
+        assert_eq!(r.code(), Some(status), "exit status after shmem_global_exit({status}) on {n} PEs\n{}", r.report());
+        assert!(
+            r.stderr.contains(&format!("PE {victim}: shmem_global_exit({status})")),
+            "the reason was not passed on\n{}",
+            r.report()
+        );
+        let left = survivors(&r.token, Duration::from_secs(3));
+        assert!(left.is_empty(), "processes of the job still alive after it ended: {left:?}\n{}", r.report());
+    }
+}

@@ -132,3 +132,25 @@ fn debug_mode_catches_mismatched_collective_allocations() {
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: CollectiveMismatch caught"));
     }
 }
+
+/// Without `SHMEM_DEBUG` too (the check is on by default, riding in the allocation's own
+/// barrier): PEs that call shmem_malloc with different sizes all get `CollectiveMismatch`
+/// naming both PEs and both sizes, instead of heaps silently out of step; the refused calls
+/// leave every heap as it was, and the job goes on.
+#[test]
+fn mismatched_collective_allocations_are_caught_by_default() {
+    for n in [2, 3, 4, 8] {
+        let r = Job::new(n, PE_HEAP).args(&["mismatch"]).run();
+        assert_job_ok(&r);
+        assert_stdout_has(
+            &r,
+            "PE 0: shmem_malloc: collective arguments differ between PEs: this PE called shmem_malloc with size 1024, PE 1 called shmem_malloc with size 2048",
+        );
+        assert_stdout_has(
+            &r,
+            "PE 1: shmem_malloc: collective arguments differ between PEs: this PE called shmem_malloc with size 2048, PE 0 called shmem_malloc with size 1024",
+        );
+        assert_stdout_has(&r, "called shmem_free with offset");
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: CollectiveMismatch caught"));
+    }
+}

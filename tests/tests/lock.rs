@@ -62,3 +62,16 @@ fn lock_on_a_bad_address_is_refused() {
         assert_stdout_has(&r, "ERR set_lock on a stack variable: PE 0: shmem_set_lock: lock 0x");
     }
 }
+
+/// `clear_lock` on a lock this PE does not hold — never taken, held by another PE, cleared
+/// twice — is an error naming the routine and the lock's address, at once (it used to wait
+/// forever for a successor that would never come); the lock keeps working.
+#[test]
+fn clear_lock_of_a_lock_not_held_is_an_error() {
+    for n in COUNTS {
+        let r = Job::new(n, PE_SYNC).args(&["lock-clear-unheld"]).timeout(Duration::from_secs(30)).run();
+        assert_job_ok(&r);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: clear_lock of a lock not held refused"));
+        assert_stdout_has(&r, "ERR clear_lock of a lock never taken: PE 0: shmem_clear_lock: ");
+    }
+}

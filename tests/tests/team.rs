@@ -151,3 +151,35 @@ fn too_many_live_teams_is_a_clear_error() {
         each_pe_erred(&r, n, "too many teams");
     }
 }
+
+/// Negative strides (OpenSHMEM 1.6, as Sandia OpenSHMEM does): team PE `i` is parent PE
+/// `start + i*stride`; membership, numbering, translation and collectives follow that order,
+/// splits of a reversed team are relative to it, and leaving the parent is refused everywhere.
+#[test]
+fn split_strided_with_negative_strides() {
+    for n in COUNTS {
+        let r = job_ok(n, PE_TEAM, &["negative"]);
+        for pe in 0..n {
+            assert!(
+                r.stdout
+                    .lines()
+                    .any(|l| l.starts_with(&format!("PE {pe}: ")) && l.ends_with("negative-stride splits ok")),
+                "PE {pe} did not finish\n{}",
+                r.report()
+            );
+        }
+        for label in ["negative one past the start", "negative from 0 with 2 PEs", "negative huge stride"] {
+            each_pe_erred(&r, n, &format!("split_strided {label}"));
+        }
+    }
+}
+
+/// Only the options selected by `config_mask` apply: with mask 0 the team has the defaults,
+/// whatever `config` holds (and PEs may disagree on the ignored values).
+#[test]
+fn config_applies_only_under_its_mask() {
+    for n in [1, 2, 3] {
+        let r = job_ok(n, PE_TEAM, &["config-mask"]);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: config masks ok"));
+    }
+}

@@ -42,6 +42,11 @@ pub(crate) struct Op {
     pub(crate) body: &'static str,
     /// The C body, for types that Rust cannot pass by value (`c_by_value`).
     pub(crate) c_body: Option<&'static str>,
+    /// Header the prototypes go to (`shmemx.h` for the extensions and the OpenSHMEM 1.6 names).
+    pub(crate) header: Header,
+    /// What the names begin with instead of `shmem_` (`shmemx_`: `shmemx_TYPE_ibput`,
+    /// `shmemx_ctx_TYPE_ibput`, `shmemx_ibput8`).
+    pub(crate) prefix: &'static str,
 }
 
 const D: Op = Op {
@@ -59,6 +64,8 @@ const D: Op = Op {
     op: "",
     body: "",
     c_body: None,
+    header: Header::Shmem,
+    prefix: "shmem_",
 };
 
 const RMA_PUT: &str = "TYPE *dest, const TYPE *source, size_t nelems, int pe";
@@ -78,6 +85,21 @@ const REDUCE_BODY: &str = "ops::reduce({F}, team, ReduceOp::{OP}, dest, source, 
 const TO_ALL_BODY: &str =
     "ops::to_all({F}, ReduceOp::{OP}, dest, source, nreduce, PE_start, logPE_stride, PE_size, pWrk, pSync)";
 
+const RMA_BLOCKED: &str =
+    "TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe";
+const IBPUT_BODY: &str =
+    "crate::ext::ibput({F}, {CTX}, dest.cast(), source.cast(), dst, sst, bsize, nblocks, {ES}, pe)";
+const IBGET_BODY: &str =
+    "crate::ext::ibget({F}, {CTX}, dest.cast(), source.cast(), dst, sst, bsize, nblocks, {ES}, pe)";
+const SCAN: &str = "shmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems";
+const INSCAN_BODY: &str = "crate::ext::scan({F}, team, dest, source, nelems, false)";
+const EXSCAN_BODY: &str = "crate::ext::scan({F}, team, dest, source, nelems, true)";
+/// Sandia OpenSHMEM's extensions, in `shmemx.h` under the `shmemx_` prefix.
+const SX: Op = Op { header: Header::Shmemx, prefix: "shmemx_", ..D };
+/// The same routines under their OpenSHMEM 1.6 names, in `shmemx.h` (after the extensions):
+/// `shmem.h` holds the OpenSHMEM 1.5 API exactly.
+const S16: Op = Op { header: Header::Shmemx, prefix: "shmem_", ..D };
+
 /// Every typed routine, in header order.
 pub(crate) const OPS: &[Op] = &[
     // RMA
@@ -87,7 +109,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "TYPE *dest, TYPE value, int pe",
         ctx: true,
         generic: Some("shmem_p"),
-        body: "ops::p({F}, {CTX}, dest, value, pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::p({F}, {CTX}, dest, value, pe))",
         c_body: Some("oxshmem_ld_rma(0, {CTX}, dest, &value, sizeof value, pe, {F});"),
         ..D
     },
@@ -98,7 +120,7 @@ pub(crate) const OPS: &[Op] = &[
         params: RMA_PUT,
         ctx: true,
         generic: Some("shmem_put"),
-        body: "ops::put({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::put({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, pe))",
         ..D
     },
     Op {
@@ -108,7 +130,7 @@ pub(crate) const OPS: &[Op] = &[
         params: RMA_STRIDED,
         ctx: true,
         generic: Some("shmem_iput"),
-        body: "ops::iput({F}, {CTX}, dest.cast(), source.cast(), dst, sst, nelems, {ES}, pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::iput({F}, {CTX}, dest.cast(), source.cast(), dst, sst, nelems, {ES}, pe))",
         ..D
     },
     Op {
@@ -118,7 +140,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "const TYPE *source, int pe",
         ctx: true,
         generic: Some("shmem_g"),
-        body: "ops::g({F}, {CTX}, source, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::g({F}, {CTX}, source, pe))",
         c_body: Some("TYPE value; oxshmem_ld_rma(1, {CTX}, &value, source, sizeof value, pe, {F}); return value;"),
         ..D
     },
@@ -129,7 +151,7 @@ pub(crate) const OPS: &[Op] = &[
         params: RMA_PUT,
         ctx: true,
         generic: Some("shmem_get"),
-        body: "ops::get({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::get({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, pe))",
         ..D
     },
     Op {
@@ -139,7 +161,7 @@ pub(crate) const OPS: &[Op] = &[
         params: RMA_STRIDED,
         ctx: true,
         generic: Some("shmem_iget"),
-        body: "ops::iget({F}, {CTX}, dest.cast(), source.cast(), dst, sst, nelems, {ES}, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::iget({F}, {CTX}, dest.cast(), source.cast(), dst, sst, nelems, {ES}, pe))",
         ..D
     },
     Op {
@@ -149,7 +171,7 @@ pub(crate) const OPS: &[Op] = &[
         params: RMA_PUT,
         ctx: true,
         generic: Some("shmem_put_nbi"),
-        body: "ops::put_nbi({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::put_nbi({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, pe))",
         ..D
     },
     Op {
@@ -159,7 +181,7 @@ pub(crate) const OPS: &[Op] = &[
         params: RMA_PUT,
         ctx: true,
         generic: Some("shmem_get_nbi"),
-        body: "ops::get_nbi({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::get_nbi({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, pe))",
         ..D
     },
     Op {
@@ -169,7 +191,7 @@ pub(crate) const OPS: &[Op] = &[
         params: PUT_SIGNAL,
         ctx: true,
         generic: Some("shmem_put_signal"),
-        body: "ops::put_signal({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, sig_addr, signal, sig_op, pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::put_signal({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, sig_addr, signal, sig_op, pe))",
         ..D
     },
     Op {
@@ -179,7 +201,7 @@ pub(crate) const OPS: &[Op] = &[
         params: PUT_SIGNAL,
         ctx: true,
         generic: Some("shmem_put_signal_nbi"),
-        body: "ops::put_signal({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, sig_addr, signal, sig_op, pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::put_signal({F}, {CTX}, dest.cast(), source.cast(), nelems, {ES}, sig_addr, signal, sig_op, pe))",
         ..D
     },
     // AMO
@@ -191,7 +213,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "const TYPE *source, int pe",
         ctx: true,
         generic: Some("shmem_atomic_fetch"),
-        body: "ops::amo({F}, {CTX}, source.cast_mut(), Amo::Fetch, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, source.cast_mut(), Amo::Fetch, pe))",
         ..D
     },
     Op {
@@ -201,7 +223,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_set"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Set(value), pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Set(value), pe))",
         ..D
     },
     Op {
@@ -212,7 +234,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_swap"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Swap(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Swap(value), pe))",
         ..D
     },
     Op {
@@ -223,7 +245,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "TYPE *dest, TYPE cond, TYPE value, int pe",
         ctx: true,
         generic: Some("shmem_atomic_compare_swap"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::CompareSwap(cond, value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::CompareSwap(cond, value), pe))",
         ..D
     },
     Op {
@@ -234,7 +256,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "TYPE *dest, int pe",
         ctx: true,
         generic: Some("shmem_atomic_fetch_inc"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Inc, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Inc, pe))",
         ..D
     },
     Op {
@@ -244,7 +266,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "TYPE *dest, int pe",
         ctx: true,
         generic: Some("shmem_atomic_inc"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Inc, pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Inc, pe))",
         ..D
     },
     Op {
@@ -255,7 +277,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_fetch_add"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Add(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Add(value), pe))",
         ..D
     },
     Op {
@@ -265,7 +287,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_add"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Add(value), pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Add(value), pe))",
         ..D
     },
     Op {
@@ -276,7 +298,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_fetch_and"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::And(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::And(value), pe))",
         ..D
     },
     Op {
@@ -286,7 +308,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_and"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::And(value), pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::And(value), pe))",
         ..D
     },
     Op {
@@ -297,7 +319,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_fetch_or"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Or(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Or(value), pe))",
         ..D
     },
     Op {
@@ -307,7 +329,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_or"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Or(value), pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Or(value), pe))",
         ..D
     },
     Op {
@@ -318,7 +340,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_fetch_xor"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Xor(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Xor(value), pe))",
         ..D
     },
     Op {
@@ -328,7 +350,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_xor"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Xor(value), pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Xor(value), pe))",
         ..D
     },
     // Nonblocking AMO
@@ -339,7 +361,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "TYPE *fetch, const TYPE *source, int pe",
         ctx: true,
         generic: Some("shmem_atomic_fetch_nbi"),
-        body: "ops::amo_nbi({F}, {CTX}, fetch, source.cast_mut(), Amo::Fetch, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo_nbi({F}, {CTX}, fetch, source.cast_mut(), Amo::Fetch, pe))",
         ..D
     },
     Op {
@@ -349,7 +371,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_NBI_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_swap_nbi"),
-        body: "ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Swap(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Swap(value), pe))",
         ..D
     },
     Op {
@@ -359,7 +381,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "TYPE *fetch, TYPE *dest, TYPE cond, TYPE value, int pe",
         ctx: true,
         generic: Some("shmem_atomic_compare_swap_nbi"),
-        body: "ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::CompareSwap(cond, value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::CompareSwap(cond, value), pe))",
         ..D
     },
     Op {
@@ -369,7 +391,7 @@ pub(crate) const OPS: &[Op] = &[
         params: "TYPE *fetch, TYPE *dest, int pe",
         ctx: true,
         generic: Some("shmem_atomic_fetch_inc_nbi"),
-        body: "ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Inc, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Inc, pe))",
         ..D
     },
     Op {
@@ -379,7 +401,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_NBI_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_fetch_add_nbi"),
-        body: "ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Add(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Add(value), pe))",
         ..D
     },
     Op {
@@ -389,7 +411,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_NBI_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_fetch_and_nbi"),
-        body: "ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::And(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::And(value), pe))",
         ..D
     },
     Op {
@@ -399,7 +421,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_NBI_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_fetch_or_nbi"),
-        body: "ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Or(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Or(value), pe))",
         ..D
     },
     Op {
@@ -409,7 +431,7 @@ pub(crate) const OPS: &[Op] = &[
         params: AMO_NBI_VALUE,
         ctx: true,
         generic: Some("shmem_atomic_fetch_xor_nbi"),
-        body: "ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Xor(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo_nbi({F}, {CTX}, fetch, dest, Amo::Xor(value), pe))",
         ..D
     },
     // Deprecated AMO names (OpenSHMEM 1.4 and before)
@@ -422,7 +444,7 @@ pub(crate) const OPS: &[Op] = &[
         deprecated: true,
         generic: Some("shmem_fetch"),
         alias: Some("{T}_atomic_fetch"),
-        body: "ops::amo({F}, {CTX}, source.cast_mut(), Amo::Fetch, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, source.cast_mut(), Amo::Fetch, pe))",
         ..D
     },
     Op {
@@ -433,7 +455,7 @@ pub(crate) const OPS: &[Op] = &[
         deprecated: true,
         generic: Some("shmem_set"),
         alias: Some("{T}_atomic_set"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Set(value), pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Set(value), pe))",
         ..D
     },
     Op {
@@ -445,7 +467,7 @@ pub(crate) const OPS: &[Op] = &[
         deprecated: true,
         generic: Some("shmem_swap"),
         alias: Some("{T}_atomic_swap"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Swap(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Swap(value), pe))",
         ..D
     },
     Op {
@@ -457,7 +479,7 @@ pub(crate) const OPS: &[Op] = &[
         deprecated: true,
         generic: Some("shmem_cswap"),
         alias: Some("{T}_atomic_compare_swap"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::CompareSwap(cond, value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::CompareSwap(cond, value), pe))",
         ..D
     },
     Op {
@@ -469,7 +491,7 @@ pub(crate) const OPS: &[Op] = &[
         deprecated: true,
         generic: Some("shmem_finc"),
         alias: Some("{T}_atomic_fetch_inc"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Inc, pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Inc, pe))",
         ..D
     },
     Op {
@@ -480,7 +502,7 @@ pub(crate) const OPS: &[Op] = &[
         deprecated: true,
         generic: Some("shmem_inc"),
         alias: Some("{T}_atomic_inc"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Inc, pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Inc, pe))",
         ..D
     },
     Op {
@@ -492,7 +514,7 @@ pub(crate) const OPS: &[Op] = &[
         deprecated: true,
         generic: Some("shmem_fadd"),
         alias: Some("{T}_atomic_fetch_add"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Add(value), pe)",
+        body: "crate::ext::counted_read({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Add(value), pe))",
         ..D
     },
     Op {
@@ -503,7 +525,7 @@ pub(crate) const OPS: &[Op] = &[
         deprecated: true,
         generic: Some("shmem_add"),
         alias: Some("{T}_atomic_add"),
-        body: "ops::amo({F}, {CTX}, dest, Amo::Add(value), pe)",
+        body: "crate::ext::counted_write({CTX}, move || ops::amo({F}, {CTX}, dest, Amo::Add(value), pe))",
         ..D
     },
     // Point-to-point synchronization
@@ -864,6 +886,80 @@ pub(crate) const OPS: &[Op] = &[
         body: TO_ALL_BODY,
         ..D
     },
+    // Sandia OpenSHMEM's extensions (shmemx.h)
+    Op {
+        group: "Blocked strided put (shmemx)",
+        typed: "{T}_ibput",
+        sized: Some(("ibput{S}", "bits")),
+        params: RMA_BLOCKED,
+        ctx: true,
+        body: IBPUT_BODY,
+        ..SX
+    },
+    Op {
+        group: "Blocked strided get (shmemx)",
+        typed: "{T}_ibget",
+        sized: Some(("ibget{S}", "bits")),
+        params: RMA_BLOCKED,
+        ctx: true,
+        body: IBGET_BODY,
+        ..SX
+    },
+    Op {
+        group: "Prefix sums over a team (shmemx)",
+        typed: "{T}_sum_inscan",
+        fam: "red_arith",
+        ret: "int",
+        params: SCAN,
+        body: INSCAN_BODY,
+        ..SX
+    },
+    Op {
+        group: "Prefix sums over a team (shmemx)",
+        typed: "{T}_sum_exscan",
+        fam: "red_arith",
+        ret: "int",
+        params: SCAN,
+        body: EXSCAN_BODY,
+        ..SX
+    },
+    // Their OpenSHMEM 1.6 names (shmemx.h)
+    Op {
+        group: "Blocked strided put (OpenSHMEM 1.6)",
+        typed: "{T}_ibput",
+        sized: Some(("ibput{S}", "bits")),
+        params: RMA_BLOCKED,
+        ctx: true,
+        body: IBPUT_BODY,
+        ..S16
+    },
+    Op {
+        group: "Blocked strided get (OpenSHMEM 1.6)",
+        typed: "{T}_ibget",
+        sized: Some(("ibget{S}", "bits")),
+        params: RMA_BLOCKED,
+        ctx: true,
+        body: IBGET_BODY,
+        ..S16
+    },
+    Op {
+        group: "Prefix sums over a team (OpenSHMEM 1.6)",
+        typed: "{T}_sum_inscan",
+        fam: "red_arith",
+        ret: "int",
+        params: SCAN,
+        body: INSCAN_BODY,
+        ..S16
+    },
+    Op {
+        group: "Prefix sums over a team (OpenSHMEM 1.6)",
+        typed: "{T}_sum_exscan",
+        fam: "red_arith",
+        ret: "int",
+        params: SCAN,
+        body: EXSCAN_BODY,
+        ..S16
+    },
 ];
 
 /// Which header a prototype belongs to.
@@ -935,6 +1031,14 @@ const CACHE: &str = "Cache management (deprecated)";
 const OLD: &str = "Deprecated API";
 const OLD_COLL: &str = "Collectives over active sets (deprecated)";
 const PSYNC: &str = "int PE_start, int logPE_stride, int PE_size, long *pSync";
+/// A routine of `shmemx.h`.
+const AX: Api = Api { header: Header::Shmemx, ..A };
+const SIGNAL_X: &str = "Signals (shmemx)";
+const SIGNAL_16: &str = "Signals (OpenSHMEM 1.6)";
+const PCNTR: &str = "Performance counters (shmemx)";
+const SIG: &str = "uint64_t *sig_addr, uint64_t signal, int pe";
+const CTX_SIG: &str = "shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe";
+const CNTR: &str = "shmem_ctx_t ctx, uint64_t *cntr_value";
 
 /// Every routine that is not typed.
 pub(crate) const API: &[Api] = &[
@@ -1133,6 +1237,26 @@ pub(crate) const API: &[Api] = &[
     },
     Api { group: "Symmetric heap", name: "shmemx_heap_free", ret: "size_t", header: Header::Shmemx, ..A },
     Api { group: "Symmetric heap", name: "shmemx_heap_size", ret: "size_t", header: Header::Shmemx, ..A },
+    Api { group: SIGNAL_X, name: "shmemx_signal_add", params: SIG, ..AX },
+    Api { group: SIGNAL_X, name: "shmemx_signal_set", params: SIG, ..AX },
+    Api { group: SIGNAL_X, name: "shmemx_ctx_signal_add", params: CTX_SIG, ..AX },
+    Api { group: SIGNAL_X, name: "shmemx_ctx_signal_set", params: CTX_SIG, ..AX },
+    Api { group: PCNTR, name: "shmemx_pcntr_get_issued_write", params: CNTR, ..AX },
+    Api { group: PCNTR, name: "shmemx_pcntr_get_issued_read", params: CNTR, ..AX },
+    Api { group: PCNTR, name: "shmemx_pcntr_get_completed_write", params: CNTR, ..AX },
+    Api { group: PCNTR, name: "shmemx_pcntr_get_completed_read", params: CNTR, ..AX },
+    Api { group: PCNTR, name: "shmemx_pcntr_get_completed_target", params: "uint64_t *cntr_value", ..AX },
+    Api { group: PCNTR, name: "shmemx_pcntr_get_all", params: "shmem_ctx_t ctx, shmemx_pcntr_t *pcntr", ..AX },
+    Api {
+        group: "Thread identification (shmemx)",
+        name: "shmemx_register_gettid",
+        params: "shmemx_gettid_fn_t gettid_fn",
+        ..AX
+    },
+    Api { group: SIGNAL_16, name: "shmem_signal_add", params: SIG, ..AX },
+    Api { group: SIGNAL_16, name: "shmem_signal_set", params: SIG, ..AX },
+    Api { group: SIGNAL_16, name: "shmem_ctx_signal_add", params: CTX_SIG, ..AX },
+    Api { group: SIGNAL_16, name: "shmem_ctx_signal_set", params: CTX_SIG, ..AX },
 ];
 
 /// The constants of `shmem.h`: (name, value, comment). Each is also defined with the legacy
@@ -1196,3 +1320,91 @@ pub(crate) const LEGACY: &[&str] = &[
     "SHMEM_COLLECT_SYNC_SIZE",
     "SHMEM_REDUCE_MIN_WRKDATA_SIZE",
 ];
+
+/// What `shmemx.h` declares before its prototypes, inside its `extern "C"` block: the constants,
+/// types and variables of Sandia OpenSHMEM's extensions (its names and values).
+pub(crate) const SHMEMX_PREAMBLE: &str = r#"
+/* A hint of shmem_malloc_with_hints (Sandia OpenSHMEM's value): the call need not end with a
+ * barrier, and the program synchronizes (shmem_sync_all, a barrier) before any PE accesses the
+ * new object remotely. oxshmem accepts it; its allocations still end with the barrier that
+ * checks every PE made the same call, which such a program cannot tell from none. */
+#define SHMEMX_MALLOC_NO_BARRIER (1L << 2)
+
+/* The PEs of this node, set by shmem_init: here the PEs that share memory, the team of
+ * SHMEM_TEAM_SHARED (the same handle) */
+extern shmem_team_t SHMEMX_TEAM_NODE;
+
+/* Performance counters (shmemx_pcntr_get_all), with Sandia OpenSHMEM's layout and names:
+ * pending_put and pending_get hold the writes and reads *issued* on the context by every thread
+ * of this PE (puts, non-fetching AMOs, signals; gets, fetching AMOs), completed_put and
+ * completed_get those completed — the same counts here, where an operation is complete when
+ * its call returns — and target the operations of other PEs completed on this one (always 0:
+ * they do not involve this PE). */
+typedef struct {
+    uint64_t pending_put;
+    uint64_t pending_get;
+    uint64_t completed_put;
+    uint64_t completed_get;
+    uint64_t target;
+} shmemx_pcntr_t;
+
+/* What shmemx_register_gettid takes: a function naming the calling thread */
+typedef uint64_t (*shmemx_gettid_fn_t)(void);
+"#;
+
+/// Between the extensions and their OpenSHMEM 1.6 names in `shmemx.h`.
+pub(crate) const SHMEM_1_6_BANNER: &str = r#"
+/* ------------------------------------------------------------------------------------------
+ * OpenSHMEM 1.6 names of the extensions above (shmem_signal_add/_set, shmem_ibput/_ibget,
+ * shmem_TYPE_sum_inscan/_exscan): the same routines, declared here because shmem.h declares
+ * exactly the OpenSHMEM 1.5 API.
+ * ------------------------------------------------------------------------------------------ */
+"#;
+
+/// The end of `shmemx.h`: its `extern "C"` block closes, then the signal routines' forms with a
+/// context under the names without one, as OpenSHMEM 1.6's C11 interface spells them (C++
+/// overloads; C11 `_Generic` over the first argument, as for `shmem_sync`).
+pub(crate) const SHMEMX_POSTAMBLE: &str = r#"
+#ifdef __cplusplus
+} /* extern "C" */
+
+static inline void shmemx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
+    shmemx_ctx_signal_add(ctx, sig_addr, signal, pe);
+}
+static inline void shmemx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
+    shmemx_ctx_signal_set(ctx, sig_addr, signal, pe);
+}
+static inline void shmem_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
+    shmem_ctx_signal_add(ctx, sig_addr, signal, pe);
+}
+static inline void shmem_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
+    shmem_ctx_signal_set(ctx, sig_addr, signal, pe);
+}
+
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+
+#define shmemx_signal_add(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: shmemx_ctx_signal_add, \
+        uint64_t *: shmemx_signal_add \
+    )(__VA_ARGS__)
+#define shmemx_signal_set(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: shmemx_ctx_signal_set, \
+        uint64_t *: shmemx_signal_set \
+    )(__VA_ARGS__)
+#define shmem_signal_add(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: shmem_ctx_signal_add, \
+        uint64_t *: shmem_signal_add \
+    )(__VA_ARGS__)
+#define shmem_signal_set(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: shmem_ctx_signal_set, \
+        uint64_t *: shmem_signal_set \
+    )(__VA_ARGS__)
+
+#endif /* C11 */
+
+#endif /* OXSHMEM_SHMEMX_H */
+"#;

@@ -14,12 +14,453 @@
 extern "C" {
 #endif
 
+/* A hint of shmem_malloc_with_hints (Sandia OpenSHMEM's value): the call need not end with a
+ * barrier, and the program synchronizes (shmem_sync_all, a barrier) before any PE accesses the
+ * new object remotely. oxshmem accepts it; its allocations still end with the barrier that
+ * checks every PE made the same call, which such a program cannot tell from none. */
+#define SHMEMX_MALLOC_NO_BARRIER (1L << 2)
+
+/* The PEs of this node, set by shmem_init: here the PEs that share memory, the team of
+ * SHMEM_TEAM_SHARED (the same handle) */
+extern shmem_team_t SHMEMX_TEAM_NODE;
+
+/* Performance counters (shmemx_pcntr_get_all), with Sandia OpenSHMEM's layout and names:
+ * pending_put and pending_get hold the writes and reads *issued* on the context by every thread
+ * of this PE (puts, non-fetching AMOs, signals; gets, fetching AMOs), completed_put and
+ * completed_get those completed — the same counts here, where an operation is complete when
+ * its call returns — and target the operations of other PEs completed on this one (always 0:
+ * they do not involve this PE). */
+typedef struct {
+    uint64_t pending_put;
+    uint64_t pending_get;
+    uint64_t completed_put;
+    uint64_t completed_get;
+    uint64_t target;
+} shmemx_pcntr_t;
+
+/* What shmemx_register_gettid takes: a function naming the calling thread */
+typedef uint64_t (*shmemx_gettid_fn_t)(void);
+
 /* Symmetric heap */
 SHMEM_FUNCTION_ATTRIBUTES size_t shmemx_heap_free(void);
 SHMEM_FUNCTION_ATTRIBUTES size_t shmemx_heap_size(void);
 
+/* Signals (shmemx) */
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+
+/* Performance counters (shmemx) */
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_pcntr_get_issued_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_pcntr_get_issued_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_pcntr_get_completed_target(uint64_t *cntr_value);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
+
+/* Thread identification (shmemx) */
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_register_gettid(shmemx_gettid_fn_t gettid_fn);
+
+/* Blocked strided put (shmemx) */
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_double_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_longdouble_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_char_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_schar_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_short_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_long_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_longlong_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uchar_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ushort_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ulong_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ulonglong_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int8_ibput(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int16_ibput(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int32_ibput(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int64_ibput(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint8_ibput(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint16_ibput(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint32_ibput(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint64_ibput(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_size_ibput(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ptrdiff_ibput(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_long_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_longlong_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_size_ibput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibput8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+
+/* Blocked strided get (shmemx) */
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_float_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_double_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_longdouble_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_char_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_schar_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_short_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_long_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_longlong_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uchar_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ushort_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ulong_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ulonglong_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int8_ibget(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int16_ibget(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int32_ibget(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_int64_ibget(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint8_ibget(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint16_ibget(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint32_ibget(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_uint64_ibget(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_size_ibget(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ptrdiff_ibget(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_long_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_longlong_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_size_ibget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibget8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmemx_ctx_ibget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+
+/* Prefix sums over a team (shmemx) */
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_short_sum_inscan(shmem_team_t team, short *dest, const short *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int_sum_inscan(shmem_team_t team, int *dest, const int *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_long_sum_inscan(shmem_team_t team, long *dest, const long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_longlong_sum_inscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uchar_sum_inscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_ushort_sum_inscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint_sum_inscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_ulong_sum_inscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_ulonglong_sum_inscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int8_sum_inscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int16_sum_inscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int32_sum_inscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int64_sum_inscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint8_sum_inscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint16_sum_inscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint32_sum_inscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_ptrdiff_sum_inscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_schar_sum_exscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_short_sum_exscan(shmem_team_t team, short *dest, const short *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int_sum_exscan(shmem_team_t team, int *dest, const int *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_long_sum_exscan(shmem_team_t team, long *dest, const long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_longlong_sum_exscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uchar_sum_exscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_ushort_sum_exscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint_sum_exscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_ulong_sum_exscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_ulonglong_sum_exscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int8_sum_exscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int16_sum_exscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int32_sum_exscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_int64_sum_exscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint8_sum_exscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint16_sum_exscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint32_sum_exscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_ptrdiff_sum_exscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmemx_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
+
+/* ------------------------------------------------------------------------------------------
+ * OpenSHMEM 1.6 names of the extensions above (shmem_signal_add/_set, shmem_ibput/_ibget,
+ * shmem_TYPE_sum_inscan/_exscan): the same routines, declared here because shmem.h declares
+ * exactly the OpenSHMEM 1.5 API.
+ * ------------------------------------------------------------------------------------------ */
+
+/* Signals (OpenSHMEM 1.6) */
+SHMEM_FUNCTION_ATTRIBUTES void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+
+/* Blocked strided put (OpenSHMEM 1.6) */
+SHMEM_FUNCTION_ATTRIBUTES void shmem_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_double_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_longdouble_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_char_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_schar_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_short_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_long_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_longlong_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uchar_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ushort_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ulong_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ulonglong_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int8_ibput(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int16_ibput(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int32_ibput(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int64_ibput(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint8_ibput(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint16_ibput(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint32_ibput(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint64_ibput(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_size_ibput(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ptrdiff_ibput(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_long_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_longlong_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_size_ibput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibput8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+
+/* Blocked strided get (OpenSHMEM 1.6) */
+SHMEM_FUNCTION_ATTRIBUTES void shmem_float_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_double_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_longdouble_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_char_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_schar_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_short_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_long_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_longlong_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uchar_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ushort_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ulong_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ulonglong_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int8_ibget(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int16_ibget(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int32_ibget(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_int64_ibget(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint8_ibget(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint16_ibget(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint32_ibget(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_uint64_ibget(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_size_ibget(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ptrdiff_ibget(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_long_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_longlong_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_size_ibget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibget8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+SHMEM_FUNCTION_ATTRIBUTES void shmem_ctx_ibget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+
+/* Prefix sums over a team (OpenSHMEM 1.6) */
+SHMEM_FUNCTION_ATTRIBUTES int shmem_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_short_sum_inscan(shmem_team_t team, short *dest, const short *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int_sum_inscan(shmem_team_t team, int *dest, const int *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_long_sum_inscan(shmem_team_t team, long *dest, const long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_longlong_sum_inscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uchar_sum_inscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_ushort_sum_inscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint_sum_inscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_ulong_sum_inscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_ulonglong_sum_inscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int8_sum_inscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int16_sum_inscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int32_sum_inscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int64_sum_inscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint8_sum_inscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint16_sum_inscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint32_sum_inscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_ptrdiff_sum_inscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_schar_sum_exscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_short_sum_exscan(shmem_team_t team, short *dest, const short *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int_sum_exscan(shmem_team_t team, int *dest, const int *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_long_sum_exscan(shmem_team_t team, long *dest, const long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_longlong_sum_exscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uchar_sum_exscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_ushort_sum_exscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint_sum_exscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_ulong_sum_exscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_ulonglong_sum_exscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int8_sum_exscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int16_sum_exscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int32_sum_exscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_int64_sum_exscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint8_sum_exscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint16_sum_exscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint32_sum_exscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_ptrdiff_sum_exscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems);
+SHMEM_FUNCTION_ATTRIBUTES int shmem_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems);
+
 #ifdef __cplusplus
 } /* extern "C" */
-#endif
+
+static inline void shmemx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
+    shmemx_ctx_signal_add(ctx, sig_addr, signal, pe);
+}
+static inline void shmemx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
+    shmemx_ctx_signal_set(ctx, sig_addr, signal, pe);
+}
+static inline void shmem_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
+    shmem_ctx_signal_add(ctx, sig_addr, signal, pe);
+}
+static inline void shmem_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
+    shmem_ctx_signal_set(ctx, sig_addr, signal, pe);
+}
+
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+
+#define shmemx_signal_add(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: shmemx_ctx_signal_add, \
+        uint64_t *: shmemx_signal_add \
+    )(__VA_ARGS__)
+#define shmemx_signal_set(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: shmemx_ctx_signal_set, \
+        uint64_t *: shmemx_signal_set \
+    )(__VA_ARGS__)
+#define shmem_signal_add(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: shmem_ctx_signal_add, \
+        uint64_t *: shmem_signal_add \
+    )(__VA_ARGS__)
+#define shmem_signal_set(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: shmem_ctx_signal_set, \
+        uint64_t *: shmem_signal_set \
+    )(__VA_ARGS__)
+
+#endif /* C11 */
 
 #endif /* OXSHMEM_SHMEMX_H */

@@ -168,7 +168,11 @@ static CTXS: Arena<CtxRec> = Arena::new();
 fn handle_error(func: &'static str, what: &str, p: usize, state: Option<u8>) -> Error {
     match state {
         Some(DESTROYED) => invalid(func, format!("{what} was destroyed")),
-        _ if p == 0 => invalid(func, format!("the {what} is SHMEM_{}_INVALID", what.to_uppercase())),
+        // The macros are spelled SHMEM_TEAM_INVALID and SHMEM_CTX_INVALID.
+        _ if p == 0 => {
+            let name = if what == "context" { "CTX" } else { "TEAM" };
+            invalid(func, format!("the {what} is SHMEM_{name}_INVALID"))
+        }
         _ => invalid(func, format!("{p:#x} is not a {what} handle (never returned by this library)")),
     }
 }
@@ -238,7 +242,8 @@ pub(crate) fn ctx_slot(func: &'static str, p: ShmemCtx) -> Result<&'static Slot<
 
 /// A handle for a new context.
 pub(crate) fn new_ctx(func: &'static str, rec: CtxRec) -> Result<ShmemCtx> {
-    CTXS.alloc(rec).map(|s| (s as *const Slot<CtxRec>).cast_mut().cast()).ok_or_else(|| {
+    let slot = CTXS.alloc(rec).inspect(|s| crate::ext::ctx_created(s.get()));
+    slot.map(|s| (s as *const Slot<CtxRec>).cast_mut().cast()).ok_or_else(|| {
         invalid(func, format!("too many contexts: at most {} can be created over a program's life", CHUNK * MAX_CHUNKS))
     })
 }
@@ -250,8 +255,9 @@ thread_local! {
 impl CtxRec {
     /// The world PE number of this context's team PE `pe`.
     fn world_pe(&self, func: &'static str, pe: c_int) -> Result<c_int> {
+        // A registered gettid function names the owner (see `ext`); else the system thread.
         if let Some(owner) = self.owner
-            && THREAD.with(|t| *t) != owner
+            && !crate::ext::gettid_owner(self).unwrap_or_else(|| THREAD.with(|t| *t) == owner)
         {
             return Err(invalid(func, "a SHMEM_CTX_PRIVATE context is used by a thread other than its creator"));
         }
@@ -284,6 +290,7 @@ pub(crate) fn init_teams(func: &'static str) -> Result<()> {
     let shmem = shmem_handle(func)?;
     SHMEM_TEAM_WORLD.store(new_team(func, shmem.team_world())?, Ordering::Release);
     SHMEM_TEAM_SHARED.store(new_team(func, shmem.team_shared())?, Ordering::Release);
+    crate::ext::init_team_node(SHMEM_TEAM_SHARED.load(Ordering::Acquire));
     Ok(())
 }
 

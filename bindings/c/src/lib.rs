@@ -36,6 +36,8 @@ pub mod longdouble;
 mod ops;
 
 mod deprecated;
+mod ext;
+pub mod fortran_legacy;
 mod memory;
 pub mod nvshmem;
 mod setup;
@@ -43,6 +45,7 @@ mod sync;
 mod teams;
 
 pub use deprecated::*;
+pub use ext::*;
 pub use memory::*;
 pub use nvshmem::{
     nvshmem_align, nvshmem_barrier, nvshmem_barrier_all, nvshmem_calloc, nvshmem_fence, nvshmem_finalize, nvshmem_free,

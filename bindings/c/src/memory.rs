@@ -77,11 +77,12 @@ pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
     align("shmem_align", alignment, size)
 }
 
-/// `shmem_malloc_with_hints`: collective; the hints are checked and otherwise advisory.
+/// `shmem_malloc_with_hints`: collective; the hints only advise, and bits this library does
+/// not know are ignored like the others (under `SHMEM_DEBUG` a PE says so once).
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: c_long) -> *mut c_void {
     const F: &str = "shmem_malloc_with_hints";
-    if size == 0 { null_mut() } else { alloc(F, raw::malloc_with_hints(size, hints as u64)) }
+    if size == 0 { null_mut() } else { alloc(F, oxshmem_rt::heap::malloc_with_hints(size, hints as u64)) }
 }
 
 /// `shmem_realloc`: collective. A NULL `ptr` allocates; a zero `size` frees.

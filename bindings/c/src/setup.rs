@@ -92,7 +92,9 @@ unsafe extern "C" {
 
 /// The implicit `shmem_finalize` of `start_pes` programs (collective, like an explicit one).
 extern "C" fn implicit_finalize() {
-    if oxshmem_rt::world::initialized() {
+    // Not while the job is being ended (shmem_global_exit, a fatal error): the exit that runs
+    // this handler is the abort's own.
+    if oxshmem_rt::world::initialized() && !oxshmem_rt::world::aborting() {
         let _ = raw::finalize();
     }
 }

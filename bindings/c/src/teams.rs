@@ -85,16 +85,18 @@ pub extern "C" fn shmem_team_translate_pe(src_team: ShmemTeam, src_pe: c_int, de
     }
 }
 
+/// The options `config_mask` selects from `config`; the others keep their defaults, and
+/// `config` is not read at all when the mask selects nothing (it may then be anything).
 fn config(func: &'static str, c: *const TeamConfig, mask: c_long) -> Result<(oxshmem_rt::TeamConfig, i64)> {
-    if c.is_null() {
-        if mask != 0 {
+    let mut out = oxshmem_rt::TeamConfig::default();
+    if mask & SHMEM_TEAM_NUM_CONTEXTS != 0 {
+        if c.is_null() {
             return Err(invalid(func, format!("config is NULL but config_mask is {mask:#x}")));
         }
-        return Ok((oxshmem_rt::TeamConfig::default(), 0));
+        // SAFETY: the caller's contract (a readable shmem_team_config_t); checked non-null.
+        out.num_contexts = unsafe { (*c).num_contexts };
     }
-    // SAFETY: the caller's contract (a readable shmem_team_config_t); checked non-null.
-    let num_contexts = unsafe { (*c).num_contexts };
-    Ok((oxshmem_rt::TeamConfig { num_contexts }, mask))
+    Ok((out, mask))
 }
 
 /// Stores the handle of `team` (or `SHMEM_TEAM_INVALID`) to `out`.
@@ -112,7 +114,8 @@ unsafe fn store_team(func: &'static str, team: Option<oxshmem_rt::Team>, out: *m
 }
 
 /// `shmem_team_split_strided`: collective over `parent_team`. `*new_team` is the new team on
-/// its members and `SHMEM_TEAM_INVALID` elsewhere.
+/// its members and `SHMEM_TEAM_INVALID` elsewhere. `PE_stride` may be negative (OpenSHMEM
+/// 1.6; Sandia OpenSHMEM accepts it): the team then runs in reverse parent order.
 ///
 /// # Safety
 /// `config` must be NULL or readable; `new_team` must be valid for a write.
@@ -138,10 +141,11 @@ pub unsafe extern "C" fn shmem_team_split_strided(
     }
     let r = handles::team(F, parent_team).and_then(|p| {
         let start = count(F, "PE_start", pe_start)?;
-        let stride = count(F, "PE_stride", pe_stride)?;
+        // Any sign (OpenSHMEM 1.6): team PE i is parent PE PE_start + i * PE_stride.
+        let stride = pe_stride as isize;
         let size = count(F, "PE_size", pe_size)?;
         let (cfg, mask) = self::config(F, config, config_mask)?;
-        let t = p.get().team.split_strided_masked(start, stride, size, cfg, mask)?;
+        let t = p.get().team.split_strided_signed_masked(start, stride, size, cfg, mask)?;
         // SAFETY: checked non-null above.
         unsafe { store_team(F, t, new_team) }
     });
@@ -316,20 +320,29 @@ pub unsafe extern "C" fn shmem_ctx_get_team(ctx: ShmemCtx, team: *mut ShmemTeam)
     if h.is_null() { -1 } else { 0 }
 }
 
-/// `shmem_ctx_fence`.
+/// `shmem_ctx_fence`; nothing for `SHMEM_CTX_INVALID`, which has no operations to order (in
+/// the specification's own example, PEs outside a team fence and quiet the invalid context
+/// they got for it).
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_ctx_fence(ctx: ShmemCtx) {
     const F: &str = "shmem_ctx_fence";
+    if ctx.is_null() {
+        return;
+    }
     match ok(F, handles::ctx(F, ctx)) {
         None => ok(F, raw::fence()),
         Some(rec) => ok(F, rec.ctx.fence()),
     }
 }
 
-/// `shmem_ctx_quiet`.
+/// `shmem_ctx_quiet`; nothing for `SHMEM_CTX_INVALID`, which has no operations to complete
+/// (see [`shmem_ctx_fence`]).
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_ctx_quiet(ctx: ShmemCtx) {
     const F: &str = "shmem_ctx_quiet";
+    if ctx.is_null() {
+        return;
+    }
     match ok(F, handles::ctx(F, ctx)) {
         None => ok(F, raw::quiet()),
         Some(rec) => ok(F, rec.ctx.quiet()),

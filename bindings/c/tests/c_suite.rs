@@ -17,7 +17,10 @@
 //! | cxx_overloads  | the C++ overloads, from templates |
 //! | cxx_app        | C++ application style: RAII, global constructors, a Jacobi halo exchange |
 //! | memory         | version/name/thread queries, shmem_malloc/calloc/align/realloc/free/with_hints, a 256 MiB block |
-//! | errors         | non-symmetric addresses, PE out of range, shmem_global_exit |
+//! | errors         | non-symmetric addresses, PE out of range, shmem_global_exit, clear_lock not held, SHMEM_CTX_INVALID |
+//! | edge_cases     | config_mask 0, quiet/fence on SHMEM_CTX_INVALID, unknown malloc hints, zero-length collectives on NULL, negative strides |
+//! | ext            | shmemx.h: signal_add/set, ibput/ibget, sum_inscan/exscan (and their OpenSHMEM 1.6 names), SHMEMX_TEAM_NODE, SHMEMX_MALLOC_NO_BARRIER, pcntr, register_gettid |
+//! | ext_c11        | the C11 interfaces of shmemx.h's signal routines (with and without a context) |
 
 mod common;
 #[path = "common/suite.rs"]
@@ -64,6 +67,16 @@ const PROGRAMS: &[Program] = &[
     Program { name: "cxx_app", sources: &["cxx_app.cc"], cxx: true, flags: &["-std=c++17", "-O2"] },
     Program { name: "memory", sources: &["memory.c"], cxx: false, flags: C11_O2 },
     Program { name: "errors", sources: &["errors.c"], cxx: false, flags: C11_O2 },
+    Program {
+        name: "edge_cases",
+        sources: &["edge_cases.c"],
+        cxx: false,
+        flags: &["-std=c11", "-O2", "-Wno-deprecated-declarations"],
+    },
+    // C99 with GNU extensions (thread-locals): the signal routines by name, not through the
+    // C11 interfaces that ext_c11 tests.
+    Program { name: "ext", sources: &["ext.c"], cxx: false, flags: &["-std=gnu99", "-O2", "-lpthread"] },
+    Program { name: "ext_c11", sources: &["ext_c11.c"], cxx: false, flags: C11 },
 ];
 
 static BUILT: [OnceLock<Result<std::path::PathBuf, String>>; PROGRAMS.len()] =
@@ -107,6 +120,38 @@ on_2_and_4_pes! {
     cxx_overloads_on_2_pes, cxx_overloads_on_4_pes => "cxx_overloads";
     cxx_application_on_2_pes, cxx_application_on_4_pes => "cxx_app";
     setup_and_memory_management_on_2_pes, setup_and_memory_management_on_4_pes => "memory";
+    shmemx_extensions_on_2_pes, shmemx_extensions_on_4_pes => "ext";
+    shmemx_c11_signal_interfaces_on_2_pes, shmemx_c11_signal_interfaces_on_4_pes => "ext_c11";
+}
+
+/// A scan whose kind differs between PEs (exclusive on PE 0, inclusive elsewhere) fails on
+/// every PE with a message naming both, and the team's next scan works.
+#[test]
+fn scans_that_disagree_fail_everywhere() {
+    for n in [2, 4] {
+        let job = run_job(&exe("ext"), n, &["scan_mismatch"], &[]);
+        assert_all_ok("ext", n, &job);
+        for w in ["PE 0: shmemx_int_sum_exscan: ", "PE 1: shmemx_int_sum_inscan: ", "called inclusive scan of 16 bytes"]
+        {
+            assert!(job.stderr.contains(w), "no '{w}' on stderr on {n} PEs\n{}", job.report());
+        }
+    }
+}
+
+/// With a gettid function registered, a private context belongs to the thread the function
+/// names: used under another name on the very same system thread, it ends the job.
+#[test]
+fn a_private_context_used_under_another_gettid_name_ends_the_job() {
+    let job = run_job(&exe("ext"), 2, &["gettid_foreign"], &[]);
+    assert!(job.code.is_some_and(|c| c != 0 && c != 124), "the job should end\n{}", job.report());
+    assert!(
+        job.stderr.contains(
+            "shmem_ctx_int_p: invalid argument: a SHMEM_CTX_PRIVATE context is used by a thread other than its creator"
+        ),
+        "{}",
+        job.report()
+    );
+    assert!(!job.stdout.contains("survived"), "a PE went on\n{}", job.report());
 }
 
 /// OpenSHMEM 1.5, start_pes: "Unlike shmem_init and shmem_init_thread, start_pes does not
@@ -164,6 +209,120 @@ fn a_pe_out_of_range_ends_the_job() {
 fn shmem_global_exit_ends_the_job_with_its_status() {
     fails_with("global_exit", 2, &[], Some(7), &[]);
     fails_with("global_exit", 4, &[], Some(7), &[]);
+}
+
+/// `shmem_global_exit(0)` ends the job with status 0: the status is the program's, whatever
+/// it is, and 0 is no error.
+#[test]
+fn shmem_global_exit_with_status_zero_ends_the_job_with_zero() {
+    for n in [1, 2, 4] {
+        let job = run_job(&exe("errors"), n, &["global_exit0"], &[]);
+        assert_eq!(job.code, Some(0), "shmem_global_exit(0) on {n} PEs\n{}", job.report());
+        assert!(!job.stdout.contains("survived"), "a PE went on after shmem_global_exit(0)\n{}", job.report());
+    }
+}
+
+/// `shmem_clear_lock` on a lock nobody holds ends the job with an error naming the routine
+/// and the lock's address, at once — with one PE and `SHMEM_DEBUG` too — instead of spinning
+/// forever.
+#[test]
+fn shmem_clear_lock_of_a_lock_not_held_ends_the_job() {
+    for (n, env) in [(1, &[("SHMEM_DEBUG", "1")][..]), (1, &[][..]), (2, &[][..]), (4, &[("SHMEM_DEBUG", "1")][..])] {
+        let job = run_job(&exe("errors"), n, &["clear_lock"], env);
+        let addr = job
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("PE 0: the lock is at "))
+            .unwrap_or_else(|| panic!("the program did not print the lock's address\n{}", job.report()))
+            .trim()
+            .to_string();
+        assert!(
+            job.code.is_some_and(|c| c != 0 && c != 124),
+            "clear_lock on {n} PEs should end the job\n{}",
+            job.report()
+        );
+        for w in ["PE 0: shmem_clear_lock: ", &format!("lock {addr} "), "not held by this PE"] {
+            assert!(job.stderr.contains(w), "no '{w}' on stderr after clear_lock on {n} PEs\n{}", job.report());
+        }
+        assert!(!job.stdout.contains("survived"), "a PE went on after clear_lock\n{}", job.report());
+    }
+}
+
+/// An operation on `SHMEM_CTX_INVALID` is refused with a message that names the macro as the
+/// specification spells it.
+#[test]
+fn an_operation_on_shmem_ctx_invalid_names_it() {
+    fails_with("invalid_ctx", 2, &[], None, &["PE 0: shmem_ctx_int_p: ", "SHMEM_CTX_INVALID"]);
+    let job = run_job(&exe("errors"), 2, &["invalid_ctx"], &[]);
+    assert!(!job.stderr.contains("SHMEM_CONTEXT_INVALID"), "a macro that does not exist\n{}", job.report());
+}
+
+/// Runs the `edge_cases` program's `part` on `n` PEs and asserts that every PE passed every
+/// check and that the library printed nothing that names a problem these calls do not have.
+fn edge(part: &str, n: usize, env: &[(&str, &str)]) -> suite::Job {
+    let job = run_job(&exe("edge_cases"), n, &[part], env);
+    assert_all_ok("edge_cases", n, &job);
+    for bad in ["not symmetric", "SHMEM_CONTEXT_INVALID", "SHMEM_CTX_INVALID", "hint"] {
+        if bad == "hint" && env.iter().any(|(k, _)| *k == "SHMEM_DEBUG") {
+            continue;
+        }
+        assert!(!job.stderr.contains(bad), "'{part}' on {n} PEs printed '{bad}'\n{}", job.report());
+    }
+    job
+}
+
+/// `shmem_team_split_strided` and `shmem_team_split_2d` apply `config` only under
+/// `config_mask`: with 0 the team has the default `num_contexts`, 0.
+#[test]
+fn team_config_applies_only_under_config_mask() {
+    edge("config_mask", 1, &[]);
+    edge("config_mask", 2, &[]);
+    edge("config_mask", 4, &[]);
+}
+
+/// The specification's team/context example: PEs outside the team quiet and fence their
+/// `SHMEM_CTX_INVALID` context; both are no-ops.
+#[test]
+fn quiet_and_fence_on_shmem_ctx_invalid_are_no_ops() {
+    edge("invalid_ctx", 1, &[]);
+    edge("invalid_ctx", 2, &[]);
+    edge("invalid_ctx", 3, &[]);
+}
+
+/// `shmem_malloc_with_hints` allocates whatever the hints (an implementation may ignore
+/// them); under `SHMEM_DEBUG` it says once per PE that it ignored unknown bits.
+#[test]
+fn malloc_with_unknown_hints_allocates() {
+    edge("hints", 2, &[]);
+    let job = edge("hints", 2, &[("SHMEM_DEBUG", "1")]);
+    for pe in 0..2 {
+        let warned = job
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with(&format!("PE {pe}: shmem_malloc_with_hints: ")) && l.contains("ignored"))
+            .count();
+        assert_eq!(warned, 1, "PE {pe} should warn once about unknown hints\n{}", job.report());
+    }
+}
+
+/// Every collective with zero elements and NULL buffers — team forms and the deprecated
+/// active-set forms, `_to_all` included — succeeds silently, and later collectives work.
+#[test]
+fn zero_length_collectives_with_null_buffers_are_silent() {
+    for n in [1, 2, 4] {
+        let job = edge("zero_length", n, &[]);
+        assert!(!job.stderr.contains("shmem_"), "a zero-length collective printed something\n{}", job.report());
+    }
+}
+
+/// Negative strides in `shmem_team_split_strided`: team PE i is `start + i*stride`;
+/// `translate_pe`, reductions, fcollect order and broadcast on the new teams; a split of a
+/// reversed team; splits that leave the parent fail on every PE.
+#[test]
+fn split_strided_with_negative_strides() {
+    for n in [1, 2, 3, 4] {
+        edge("negative", n, &[]);
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oxshmem-info`, `oxshmem-api-coverage` |
 //! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a`; `libnvshmem_host.so.3` (NVSHMEM's library name, the same code) and its link `libnvshmem_host.so` |
 //! | `lib/pkgconfig/` | `oxshmem.pc` |
-//! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h`, `nvshmem.h`, `nvshmemx.h` |
+//! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h`, `nvshmem.h`, `nvshmemx.h`; `shmem.fh`, the include file of the deprecated Fortran API |
 //! | `share/oxshmem/fortran/` | `shmem.f90`, the Fortran module source |
 //! | `lib/oxshmem/fortran/<compiler>/` | `shmem.mod` compiled with the Fortran compiler found now, if any |
 //!
@@ -98,6 +98,9 @@ fn profile_dir_name(profile: &str) -> &str {
 pub const BINARIES: &[&str] = &["oshrun", "oshcc", "oshcxx", "oshfort", "oxshmem-info", "oxshmem-api-coverage"];
 /// The links installed into `bin/`, to `oshcxx`.
 pub const CXX_ALIASES: &[&str] = &["oshc++", "oshCC"];
+/// The include file of the deprecated Fortran API (`include 'shmem.fh'`), beside the module
+/// source in a build tree and in `include/` once installed, where `oshfort`'s `-I` finds it.
+pub const FORTRAN_INCLUDE: &str = "shmem.fh";
 
 /// Copies `from` to `to` through a temporary file beside `to`, keeping the permissions.
 fn install_file(from: &Path, to: &Path) -> Result<(), String> {
@@ -232,6 +235,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let fdir = dest.fortran_source.parent().ok_or("no Fortran folder")?;
     mkdir(fdir)?;
     install_file(&tree.fortran_source, &dest.fortran_source)?;
+    install_file(&tree.fortran_source.with_file_name(FORTRAN_INCLUDE), &dest.include_dir.join(FORTRAN_INCLUDE))?;
     write_file(&dest.lib_dir.join("pkgconfig/oxshmem.pc"), &crate::pkgconfig::pc_text(&prefix, &extra))?;
 
     // A module compiled now with the compiler the user will most likely use; oshfort compiles

@@ -129,19 +129,61 @@ pub struct Flags {
     pub libdirs: Vec<OsString>,
     /// Libraries (`-l`).
     pub libs: Vec<OsString>,
+    /// Compiler options beyond the paths (`-fallow-argument-mismatch` for gfortran >= 10).
+    pub options: Vec<OsString>,
+}
+
+/// The major version of a gfortran compiler command (`None`: not gfortran, or it did not say).
+fn gfortran_major(compiler: &[OsString]) -> Option<u32> {
+    let name = std::path::Path::new(compiler.first()?).file_name()?.to_string_lossy().into_owned();
+    if !name.contains("gfortran") {
+        return None;
+    }
+    let out = Command::new(&compiler[0]).args(&compiler[1..]).arg("-dumpversion").output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().split('.').next()?.parse().ok()
+}
+
+/// What a Fortran compiler needs for the legacy API: gfortran 10 and later reject a file that
+/// calls one external routine with arguments of different types or ranks (`SHMEM_PUT` of an
+/// integer array, then of a real one) — what every `include 'shmem.fh'` program does — unless
+/// told `-fallow-argument-mismatch`, as MPICH's and Open MPI's wrappers do for `mpif.h`. A user's
+/// own `-fno-allow-argument-mismatch` wins.
+pub fn fortran_options(compiler: &[OsString], args: &[OsString]) -> Vec<OsString> {
+    if args.iter().any(|a| a == "-fno-allow-argument-mismatch") {
+        return Vec::new();
+    }
+    match gfortran_major(compiler) {
+        Some(m) if m >= 10 => vec!["-fallow-argument-mismatch".into()],
+        _ => Vec::new(),
+    }
 }
 
 impl Flags {
     /// The flags for `layout`; `fortran_modules` is the directory of compiled Fortran modules.
+    /// Fortran also finds `shmem.fh` (`include 'shmem.fh'`): an installation has it in its
+    /// include directory, a build tree beside the module source (`bindings/fortran/`).
     pub fn new(layout: &Layout, fortran_modules: Option<&std::path::Path>) -> Flags {
         let mut incdirs = vec![layout.include_dir.clone().into_os_string()];
         incdirs.extend(fortran_modules.map(|d| d.to_path_buf().into_os_string()));
-        Flags { incdirs, libdirs: vec![layout.lib_dir.clone().into_os_string()], libs: vec!["oxshmem".into()] }
+        if fortran_modules.is_some()
+            && layout.is_build_tree()
+            && let Some(dir) = layout.fortran_source.parent()
+        {
+            incdirs.push(dir.to_path_buf().into_os_string());
+        }
+        Flags {
+            incdirs,
+            libdirs: vec![layout.lib_dir.clone().into_os_string()],
+            libs: vec!["oxshmem".into()],
+            options: Vec::new(),
+        }
     }
 
-    /// `-I<dir>` for each include directory.
+    /// `-I<dir>` for each include directory, and the options.
     pub fn compile(&self) -> Vec<OsString> {
-        self.incdirs.iter().map(|d| cat("-I", d)).collect()
+        let mut v: Vec<OsString> = self.options.clone();
+        v.extend(self.incdirs.iter().map(|d| cat("-I", d)));
+        v
     }
 
     /// `-L<dir> -Wl,-rpath,<dir>` for each library directory, then `-l<lib>`.
@@ -241,7 +283,10 @@ pub fn main(lang: Lang, args: Vec<OsString>) -> ExitCode {
     } else {
         None
     };
-    let flags = Flags::new(&layout, modules.as_deref());
+    let mut flags = Flags::new(&layout, modules.as_deref());
+    if lang == Lang::Fortran {
+        flags.options = fortran_options(&compiler, &args);
+    }
     let print = |words: Vec<OsString>| {
         println!("{}", shell_line(&words));
         ExitCode::SUCCESS
@@ -297,7 +342,8 @@ mod tests {
 
     #[test]
     fn command_order() {
-        let f = Flags { incdirs: os(&["/p/include"]), libdirs: os(&["/p/lib"]), libs: os(&["oxshmem"]) };
+        let f =
+            Flags { incdirs: os(&["/p/include"]), libdirs: os(&["/p/lib"]), libs: os(&["oxshmem"]), options: vec![] };
         assert_eq!(
             f.command(&os(&["cc"]), &os(&["a.c", "-o", "a"])),
             os(&["cc", "-I/p/include", "a.c", "-o", "a", "-L/p/lib", "-Wl,-rpath,/p/lib", "-loxshmem"])
@@ -311,5 +357,20 @@ mod tests {
         assert_eq!(shell_quote(OsStr::new("a b")), "'a b'");
         assert_eq!(shell_quote(OsStr::new("it's")), r"'it'\''s'");
         assert_eq!(shell_quote(OsStr::new("")), "''");
+    }
+
+    #[test]
+    fn gfortran_10_and_later_allow_argument_mismatch() {
+        let gf = vec![OsString::from("gfortran")];
+        let have = Command::new("gfortran").arg("-dumpversion").output().ok();
+        let major: Option<u32> =
+            have.and_then(|o| String::from_utf8_lossy(&o.stdout).trim().split('.').next()?.parse().ok());
+        let opts = fortran_options(&gf, &os(&["a.f"]));
+        match major {
+            Some(m) if m >= 10 => assert_eq!(opts, os(&["-fallow-argument-mismatch"])),
+            _ => assert!(opts.is_empty()),
+        }
+        assert!(fortran_options(&gf, &os(&["-fno-allow-argument-mismatch", "a.f"])).is_empty());
+        assert!(fortran_options(&[OsString::from("ifx")], &os(&["a.f"])).is_empty());
     }
 }

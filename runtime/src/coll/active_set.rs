@@ -89,11 +89,10 @@ pub unsafe fn sync(start: i32, log_stride: i32, size: i32, psync: *mut i64) -> R
     rt.dissemination(ACTIVE_SLOT, &s.members, s.me, F)
 }
 
+/// The destination and source of `len` bytes each (zero-length ones are not looked at: see
+/// [`NOWHERE`](crate::coll::NOWHERE)).
 fn syms(rt: &Runtime, dest: *const u8, src: *const u8, len: usize, func: &'static str) -> Result<(SymAddr, SymAddr)> {
-    Ok((
-        rt.translate(dest as usize, len.max(1), "dest", func)?,
-        rt.translate(src as usize, len.max(1), "source", func)?,
-    ))
+    Ok((rt.coll_buf(dest, len, "dest", func)?, rt.coll_buf(src, len, "source", func)?))
 }
 
 /// `shmem_broadcast32/64`: `nelems` elements of `esize` bytes from active-set member `root`
@@ -149,8 +148,10 @@ pub unsafe fn collect(
     let rt = rt(func)?;
     let s = resolve(rt, start, log_stride, size, psync, func)?;
     let nbytes = nelems * esize;
-    match syms(rt, dest, source, nbytes, func) {
-        Ok((d, src)) => rt.collect(s.group(), d, src, nbytes, fixed, None, esize as u32, func).map(drop),
+    let checked = crate::coll::api::raw::collect_dest(rt, dest, nbytes, func)
+        .and_then(|d| Ok((d, rt.coll_buf(source, nbytes, "source", func)?)));
+    match checked {
+        Ok(((d, room), src)) => rt.collect(s.group(), d, src, nbytes, fixed, room, esize as u32, func).map(drop),
         Err(e) => rt.reject(s.group(), if fixed { kind::FCOLLECT } else { kind::COLLECT }, e, func),
     }
 }
@@ -189,9 +190,9 @@ pub unsafe fn alltoalls(
         crate::coll::api::alltoalls_extent(s.members.len(), nelems, sst as usize, esize),
     );
     let checked = match extents {
-        (Some(de), Some(se)) => rt
-            .translate(dest as usize, de, "dest", func)
-            .and_then(|d| Ok((d, rt.translate(source as usize, se, "source", func)?))),
+        (Some(de), Some(se)) => {
+            rt.coll_buf(dest, de, "dest", func).and_then(|d| Ok((d, rt.coll_buf(source, se, "source", func)?)))
+        }
         _ => Err(Error::new(rt.me, func, ErrorKind::InvalidSize { what: "alltoalls extent overflows".into() })),
     };
     match checked {

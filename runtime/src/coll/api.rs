@@ -7,6 +7,7 @@
 
 use bytemuck::Pod;
 
+use crate::coll::collect::Room;
 use crate::coll::header::{Group, kind};
 use crate::coll::reduce::{ArithReducible, BitwiseReducible, MinMaxReducible, ReduceOp, Reducible};
 use crate::error::{Error, ErrorKind, Result};
@@ -96,7 +97,7 @@ impl Team {
             return rt.reject(g, kind::FCOLLECT, e, F);
         }
         let es = size_of::<T>();
-        rt.collect(g, dest.sym(), source.sym(), nelems * es, true, Some(dest.len() * es), es as u32, F).map(drop)
+        rt.collect(g, dest.sym(), source.sym(), nelems * es, true, Room::Holds(dest.len() * es), es as u32, F).map(drop)
     }
 
     /// `shmem_collect`: concatenates every member's first `nelems` elements of `source` (which
@@ -120,7 +121,8 @@ impl Team {
             return rt.reject(g, kind::COLLECT, e, F).map(|_| 0);
         }
         let es = size_of::<T>().max(1);
-        rt.collect(g, dest.sym(), source.sym(), nelems * es, false, Some(dest.len() * es), es as u32, F).map(|b| b / es)
+        rt.collect(g, dest.sym(), source.sym(), nelems * es, false, Room::Holds(dest.len() * es), es as u32, F)
+            .map(|b| b / es)
     }
 
     /// `shmem_alltoall`: block `j` (of `nelems` elements) of every member's `source` goes to
@@ -359,10 +361,10 @@ impl Team {
 }
 
 /// Bytes an alltoalls over `n` members touches in one array: `n * nelems` elements of
-/// `esize` bytes at `stride`.
+/// `esize` bytes at `stride` (none for zero elements).
 pub(crate) fn alltoalls_extent(n: usize, nelems: usize, stride: usize, esize: usize) -> Option<usize> {
     if nelems == 0 {
-        return Some(esize);
+        return Some(0);
     }
     n.checked_mul(nelems)?.checked_sub(1)?.checked_mul(stride)?.checked_add(1)?.checked_mul(esize)
 }
@@ -371,8 +373,29 @@ pub(crate) fn alltoalls_extent(n: usize, nelems: usize, stride: usize, esize: us
 pub mod raw {
     use super::*;
 
+    /// A buffer of `len` bytes (zero-length ones are not looked at: see [`NOWHERE`]).
+    ///
+    /// [`NOWHERE`]: crate::coll::NOWHERE
     fn sym(rt: &Runtime, p: *const u8, len: usize, what: &'static str, func: &'static str) -> Result<SymAddr> {
-        rt.translate(p as usize, len.max(1), what, func)
+        rt.coll_buf(p, len, what, func)
+    }
+
+    /// The destination of a collect that contributes `nbytes` (the total, which the others'
+    /// counts decide, is checked once known): a member that contributes nothing may pass any
+    /// pointer, and gets an error only if the others contribute something.
+    pub(crate) fn collect_dest(
+        rt: &Runtime,
+        dest: *mut u8,
+        nbytes: usize,
+        func: &'static str,
+    ) -> Result<(SymAddr, Room)> {
+        if nbytes > 0 {
+            return Ok((rt.translate(dest as usize, nbytes, "dest", func)?, Room::Check));
+        }
+        Ok(match rt.translate(dest as usize, 1, "dest", func) {
+            Ok(d) => (d, Room::Check),
+            Err(_) => (crate::coll::NOWHERE, Room::Absent(dest as usize)),
+        })
     }
 
     /// `shmem_broadcastmem` / `shmem_TYPE_broadcast`: `nbytes` from `source` on team PE `root`.
@@ -419,9 +442,9 @@ pub mod raw {
         let func = if fixed { "shmem_fcollect" } else { "shmem_collect" };
         let (rt, t) = team.live(func)?;
         let g = group(t);
-        let args = (|| Ok((sym(rt, dest, nbytes, "dest", func)?, sym(rt, source, nbytes, "source", func)?)))();
+        let args = (|| Ok((collect_dest(rt, dest, nbytes, func)?, sym(rt, source, nbytes, "source", func)?)))();
         match args {
-            Ok((d, s)) => rt.collect(g, d, s, nbytes, fixed, None, esize as u32, func),
+            Ok(((d, room), s)) => rt.collect(g, d, s, nbytes, fixed, room, esize as u32, func),
             Err(e) => rt.reject(g, if fixed { kind::FCOLLECT } else { kind::COLLECT }, e, func).map(|_| 0),
         }
     }

@@ -2,42 +2,115 @@
 //!
 //! Round `k`: signal member `me + 2^k`, then consume the signal of member `me - 2^k`. Two PEs
 //! take one round — one cache-line transfer each way, overlapped; n PEs take ceil(log2 n).
+//!
+//! Each signal carries the tag of the barrier (routine and number on the team, in the cache
+//! line the signal writes anyway), and each round checks the tag it receives, and that what
+//! came is a signal at all and not another collective's message (`sequence.rs`): a PE in a
+//! barrier while another is in a reduction, a sync, another barrier or `shmem_finalize` fails,
+//! and so does every other member.
 
+use oxshmem_bootstrap::status::Routine;
+
+use crate::coll::mailbox::Item;
+use crate::coll::sequence::{Seen, same_collective};
 use crate::error::Result;
-use crate::team::TeamInner;
+use crate::team::{TeamInner, WORLD_SLOT};
 use crate::world::Runtime;
 
 impl Runtime {
     /// The dissemination rounds of a barrier among `members` (world PEs, this PE at `me`)
-    /// through `slot`.
+    /// through `slot`, as routine `func` (whose name says which barrier it is: see
+    /// `Routine::from_name`).
+    #[inline(always)]
     pub(crate) fn dissemination(&self, slot: usize, members: &[usize], me: usize, func: &'static str) -> Result<()> {
+        self.disseminate(slot, members, me, Routine::from_name(func), None, func).map(drop)
+    }
+
+    /// The dissemination rounds as routine `r`. With `key`, every PE also learns the smallest
+    /// and the largest of the PEs' keys (equal exactly when every PE passed the same key): the
+    /// dissemination pattern spreads a minimum and a maximum to every PE in the same rounds,
+    /// in two words beside each signal's tag. Without, returns `(0, 0)`.
+    #[inline(always)]
+    fn disseminate(
+        &self,
+        slot: usize,
+        members: &[usize],
+        me: usize,
+        r: Routine,
+        key: Option<u64>,
+        func: &'static str,
+    ) -> Result<(u64, u64)> {
+        let c = self.coll_begin(slot, r, members, func)?;
         let n = members.len();
+        let (mut lo, mut hi) = key.map_or((0, 0), |k| (k, k));
         let mut dist = 1;
         while dist < n {
-            self.sig_send(slot, members[(me + dist) % n], func)?;
-            self.sig_wait(slot, members[(me + n - dist) % n]);
+            self.sig_send_tagged(slot, members[(me + dist) % n], c.tag, key.map(|_| (lo, hi)), func)?;
+            let from = members[(me + n - dist) % n];
+            match self.recv_item(slot, from, true) {
+                Item::Signal(t) if same_collective(t, c.tag) => {
+                    if key.is_some() {
+                        let (l, h) = self.signal_words(slot, from);
+                        (lo, hi) = (lo.min(l), hi.max(h));
+                    }
+                }
+                item => {
+                    let seen = match item {
+                        Item::Signal(t) => Seen::Signal(t, self.signal_words(slot, from)),
+                        Item::Mail(mail) => {
+                            // SAFETY: a message begins with its header (HDR bytes).
+                            let h = unsafe { mail.ptr.cast::<crate::coll::header::Header>().read_unaligned() };
+                            self.mb_release(slot, from, mail, func)?;
+                            Seen::Message(h)
+                        }
+                    };
+                    // Members this PE has not signalled in this barrier: those at distances
+                    // beyond this round's.
+                    let unsent = (1..n).filter(|&d| d > dist || !d.is_power_of_two()).map(|d| members[(me + d) % n]);
+                    return Err(self.coll_mismatch(&c, members, unsent, from, seen, func));
+                }
+            }
             dist <<= 1;
         }
-        Ok(())
+        Ok((lo, hi))
     }
 
     /// `shmem_team_sync`: every member has arrived; outstanding operations are not completed.
+    #[inline(always)]
     pub(crate) fn team_sync(&self, t: &TeamInner, func: &'static str) -> Result<()> {
         self.dissemination(t.slot, &t.members, t.me, func)
     }
 
     /// Quiet, then sync: `shmem_barrier_all` on a team.
+    #[inline(always)]
     pub(crate) fn team_barrier(&self, t: &TeamInner, func: &'static str) -> Result<()> {
         self.quiet_internal()?;
         self.team_sync(t, func)
     }
 
+    /// `shmem_barrier_all` that also tells every PE the smallest and the largest of the PEs'
+    /// `key`s (equal exactly when every PE passed the same key). The keys ride in the
+    /// barrier's own signals, so the check costs two stores into a cache line the signal
+    /// writes anyway, and no message of its own.
+    ///
+    /// Every PE must call it at the same point (it is the barrier of a collective routine);
+    /// a PE that meets a plain barrier of another collective allocation routine there reads
+    /// stale words, which differ from its own key but for a 2^-64 chance, and so reports the
+    /// mismatch; one that meets any other collective fails as every barrier does.
+    pub(crate) fn barrier_all_checked(&self, func: &'static str, key: u64) -> Result<(u64, u64)> {
+        self.quiet_internal()?;
+        let t = &self.teams.world.0;
+        self.disseminate(WORLD_SLOT, &t.members, t.me, Routine::from_name(func), Some(key), func)
+    }
+
     /// `shmem_sync_all`.
+    #[inline(always)]
     pub(crate) fn sync_all_internal(&self, func: &'static str) -> Result<()> {
         self.team_sync(&self.teams.world.0, func)
     }
 
     /// `shmem_barrier_all`.
+    #[inline(always)]
     pub(crate) fn barrier_all_internal(&self, func: &'static str) -> Result<()> {
         self.team_barrier(&self.teams.world.0, func)
     }

@@ -10,9 +10,21 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
 use crate::world::Runtime;
 
+/// What a collect knows of its destination's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Room {
+    /// It holds this many bytes (the safe API's slices): every member learns every member's.
+    Holds(usize),
+    /// Unknown (the pointer forms): the total must be a symmetric range from `dest`.
+    Check,
+    /// There is none: this member contributes nothing and passed a pointer that is not
+    /// symmetric (NULL, typically), given here for the message. Only a total of 0 fits.
+    Absent(usize),
+}
+
 impl Runtime {
     /// Concatenates every member's `nbytes` (which may differ between members) from `src`
-    /// into `dest`; `dest_cap` bounds the total when known. Returns the total bytes.
+    /// into `dest`; `room` says what bounds the total. Returns the total bytes.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn collect(
         &self,
@@ -21,7 +33,7 @@ impl Runtime {
         src: SymAddr,
         nbytes: usize,
         fixed: bool,
-        dest_cap: Option<usize>,
+        room: Room,
         type_id: u32,
         func: &'static str,
     ) -> Result<usize> {
@@ -32,7 +44,10 @@ impl Runtime {
         hdr.type_id = type_id;
         // The destination's capacity travels in the header, so that members whose
         // destinations differ all learn it before any data moves.
-        let cap = dest_cap.unwrap_or(0) as u64;
+        let cap = match room {
+            Room::Holds(c) => c as u64,
+            Room::Check | Room::Absent(_) => 0,
+        };
         (hdr.a, hdr.b) = (cap as u32, (cap >> 32) as u32);
         let fits = nbytes <= self.inline_max();
         let src_ptr = self.local_addr(src) as *const u8;
@@ -65,7 +80,7 @@ impl Runtime {
             if j == g.me { cap } else { recv[j].as_ref().map_or(0, |r| u64::from(r.0.a) | u64::from(r.0.b) << 32) }
         };
         let short = (0..n).find(|&j| cap_of(j) != 0 && (total as u64) > cap_of(j));
-        let room = match short {
+        let fits_room = match short {
             Some(j) if j == g.me => Err(ErrorKind::SizeMismatch {
                 what: format!("the team contributes {total} bytes but the destination holds {cap}"),
             }),
@@ -74,15 +89,25 @@ impl Runtime {
                 g.members[j],
                 cap_of(j)
             ))),
-            None if dest_cap.is_none() => self.extent_ok(dest, total).map_err(|_| ErrorKind::NotSymmetric {
-                what: "dest",
-                addr: self.local_addr(dest),
-                len: total,
-            }),
-            None => Ok(()),
+            None => match room {
+                Room::Holds(_) => Ok(()),
+                Room::Check => self.extent_ok(dest, total).map_err(|_| ErrorKind::NotSymmetric {
+                    what: "dest",
+                    addr: self.local_addr(dest),
+                    len: total,
+                }),
+                Room::Absent(addr) if total > 0 => Err(ErrorKind::NotSymmetric { what: "dest", addr, len: total }),
+                Room::Absent(_) => Ok(()),
+            },
         };
-        if let Err(kind) = room {
+        if let Err(kind) = fits_room {
             self.release_all(g, &recv, func)?;
+            if matches!(room, Room::Absent(_)) {
+                // Only this member knows it has no destination: the others put their large
+                // contributions (into this PE's copy of their own, valid, destination) and
+                // signal as usual. Take those signals, so that the streams stay in step.
+                self.wait_direct(g, &recv);
+            }
             return Err(Error::new(self.me, func, kind));
         }
         for (j, r) in recv.iter().enumerate() {
@@ -107,6 +132,13 @@ impl Runtime {
                 self.sig_send(g.slot, g.members[j], func)?;
             }
         }
+        self.wait_direct(g, &recv);
+        Ok(total)
+    }
+
+    /// Takes the signal of every member whose contribution came directly (too large for its
+    /// message): it has been put into this PE's destination.
+    fn wait_direct(&self, g: Group<'_>, recv: &crate::coll::header::Received) {
         for (j, r) in recv.iter().enumerate() {
             if let Some((h, _)) = r
                 && h.payload == 0
@@ -115,6 +147,5 @@ impl Runtime {
                 self.sig_wait(g.slot, g.members[j]);
             }
         }
-        Ok(total)
     }
 }

@@ -7,15 +7,20 @@
 //! `CollectiveMismatch` error, and none waits for data that will never come. The exchange
 //! also proves that every member has entered the collective, i.e. that its destination buffer
 //! is ready, which is what lets large collectives put straight into peers' destinations.
+//!
+//! The header also carries the collective's number on its team, and each member takes from
+//! each other member whatever comes next, message or signal (see `sequence.rs`): a member in
+//! another collective (a barrier, the next one) makes every member fail naming both calls.
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::coll::mailbox::Mail;
+use crate::coll::mailbox::{Item, Mail};
+use crate::coll::sequence::Seen;
 use crate::error::{Error, ErrorKind, Result};
 use crate::world::Runtime;
 
-/// Bytes of the header at the start of a message (the mailbox's sequence word precedes it,
-/// so a header and 16 bytes of payload share one cache line).
+/// Bytes of the header at the start of a message (the mailbox's 16 bytes of sequence words
+/// precede it, so a header and 8 bytes of payload share one 64-byte cache line).
 pub(crate) const HDR: usize = 40;
 
 /// What a collective call looked like on its caller.
@@ -30,8 +35,10 @@ pub(crate) struct Header {
     pub(crate) count_varies: u8,
     pub(crate) type_id: u32,
     pub(crate) root: u32,
-    /// Payload bytes that follow the header in this message.
-    pub(crate) payload: u32,
+    /// Payload bytes that follow the header in this message (at most a mailbox, < 64 KiB).
+    pub(crate) payload: u16,
+    /// The low 16 bits of the collective's number on its team (see `sequence.rs`).
+    pub(crate) seq: u16,
     pub(crate) count: u64,
     /// Strides of alltoalls (saturated to 32 bits).
     pub(crate) a: u32,
@@ -51,6 +58,22 @@ pub(crate) mod kind {
     pub(crate) const ALLTOALL: u8 = 4;
     pub(crate) const ALLTOALLS: u8 = 5;
     pub(crate) const REDUCE: u8 = 6;
+    /// Prefix sums (`coll/scan.rs`): inclusive and exclusive.
+    pub(crate) const INSCAN: u8 = 7;
+    pub(crate) const EXSCAN: u8 = 8;
+
+    // The kinds are the status table's routine codes of the same collectives.
+    use oxshmem_bootstrap::status::code;
+    const _: () = assert!(
+        BCAST as u16 == code::BROADCAST
+            && COLLECT as u16 == code::COLLECT
+            && FCOLLECT as u16 == code::FCOLLECT
+            && ALLTOALL as u16 == code::ALLTOALL
+            && ALLTOALLS as u16 == code::ALLTOALLS
+            && REDUCE as u16 == code::REDUCE
+            && INSCAN as u16 == code::INSCAN
+            && EXSCAN as u16 == code::EXSCAN
+    );
 }
 
 impl Header {
@@ -79,13 +102,16 @@ impl Header {
             kind::ALLTOALL => "alltoall",
             kind::ALLTOALLS => "alltoalls",
             kind::REDUCE => "reduction",
+            kind::INSCAN => "inclusive scan",
+            kind::EXSCAN => "exclusive scan",
             _ => "unknown collective",
         };
         let mut s = format!("{name} of {} bytes", self.count);
         if self.kind == kind::BCAST {
             s += &format!(", root {}", self.root);
         }
-        if self.kind == kind::REDUCE {
+        let reduction = matches!(self.kind, kind::REDUCE | kind::INSCAN | kind::EXSCAN);
+        if reduction {
             s += &format!(
                 ", operation {}, element type {}",
                 crate::coll::reduce::op_name(u32::from(self.op)),
@@ -106,7 +132,7 @@ impl Header {
                 self.set >> 32
             );
         }
-        if self.type_id != 0 && self.kind != kind::REDUCE {
+        if self.type_id != 0 && !reduction {
             s += &format!(", element size {}", self.type_id);
         }
         s
@@ -151,30 +177,47 @@ impl Runtime {
         func: &'static str,
         payload: impl Fn(usize) -> (*const u8, usize),
     ) -> Result<Received> {
+        let c = self.coll_begin(g.slot, crate::coll::sequence::header_routine(&hdr), g.members, func)?;
         let n = g.n();
+        let mut mine = hdr;
+        mine.set = g.set;
+        mine.seq = c.seq as u16;
         for k in 1..n {
             let j = (g.me + k) % n;
             let (p, len) = payload(j);
             debug_assert!(len <= self.mb_capacity() - HDR);
-            let mut h = hdr;
-            h.payload = len as u32;
-            h.set = g.set;
+            let mut h = mine;
+            h.payload = len as u16;
             // SAFETY: h is a local of HDR bytes; the payload is valid per the caller.
             unsafe { self.mb_send_parts(g.slot, g.members[j], &[((&raw const h).cast(), HDR), (p, len)], func)? };
         }
         let mut out: Received = (0..n).map(|_| None).collect();
         let mut bad = None;
+        // A member in another collective altogether: whatever it sent, and who.
+        let mut other: Option<(usize, Seen)> = None;
         for k in 1..n {
             let j = (g.me + n - k) % n;
-            let mail = self.mb_recv(g.slot, g.members[j]);
+            let mail = match self.recv_item(g.slot, g.members[j], false) {
+                Item::Mail(mail) => mail,
+                Item::Signal(tag) => {
+                    let words = self.signal_words(g.slot, g.members[j]);
+                    other.get_or_insert((j, Seen::Signal(tag, words)));
+                    continue;
+                }
+            };
             // SAFETY: the mailbox holds a header written by member j (aligned, HDR bytes).
             let h: Header = unsafe { mail.ptr.cast::<Header>().read_unaligned() };
-            let mut mine = hdr;
-            mine.set = g.set;
-            if bad.is_none() && !mine.agrees(&h) {
+            if h.seq != mine.seq && g.slot != crate::team::ACTIVE_SLOT {
+                other.get_or_insert((j, Seen::Message(h)));
+            } else if bad.is_none() && !mine.agrees(&h) {
                 bad = Some((j, h));
             }
             out[j] = Some((h, mail));
+        }
+        if let Some((j, seen)) = other {
+            self.release_all(g, &out, func)?;
+            // Every member has had this PE's message: nobody is left to tell.
+            return Err(self.coll_mismatch(&c, g.members, std::iter::empty(), g.members[j], seen, func));
         }
         if let Some((j, h)) = bad {
             self.release_all(g, &out, func)?;

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
 use crate::team::{BOXES, Chan};
+use crate::wait::Backoff;
 use crate::world::Runtime;
 
 /// Bytes of the sequence and acknowledgement words at the start of a mailbox.
@@ -23,6 +24,14 @@ const SEQ: usize = 16;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Mail {
     pub(crate) ptr: *const u8,
+}
+
+/// The next item of a peer's stream: a message, or a signal (see `Runtime::sig_send_tagged`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Item {
+    Mail(Mail),
+    /// A signal with this tag (its words: `Runtime::signal_words`).
+    Signal(u64),
 }
 
 impl Runtime {
@@ -58,7 +67,7 @@ impl Runtime {
         let need = (m + 1).saturating_sub(BOXES as u64);
         if st.acked[to].load(Ordering::Relaxed) < need {
             let a = self.slots.flag(slot, Chan::Consumed, self.me);
-            let mut b = crate::wait::Backoff::new(self.config.spin);
+            let mut b = Backoff::new(self.config.spin).waiting_for(to);
             loop {
                 let c = self.load_flag(to, a, func)?;
                 if c >= need {
@@ -106,10 +115,65 @@ impl Runtime {
     pub(crate) fn mb_recv(&self, slot: usize, from: usize) -> Mail {
         let st = &self.teams.streams[slot];
         let m = st.mails_recvd[from].load(Ordering::Relaxed);
-        let b = (m % BOXES as u64) as usize;
         let c = st.recvd[from].load(Ordering::Relaxed) + 1;
-        let boxa = self.slots.mailbox(slot, from, b);
-        self.flag_wait(boxa, c);
+        let boxa = self.slots.mailbox(slot, from, (m % BOXES as u64) as usize);
+        self.flag_wait(boxa, c, from);
+        self.take_mail(slot, from, c, boxa)
+    }
+
+    /// Waits for the next item from world PE `from` through `slot`, message or signal,
+    /// whichever `from` sent; `signal` says which one this PE expects (it looks for the other
+    /// only while it waits, so an expected item costs what it did before).
+    #[inline(always)]
+    pub(crate) fn recv_item(&self, slot: usize, from: usize, signal: bool) -> Item {
+        let st = &self.teams.streams[slot];
+        let c = st.recvd[from].load(Ordering::Relaxed) + 1;
+        let want = if signal { self.slots.flag(slot, Chan::Arrive, from) } else { self.mailbox_next(slot, from) };
+        // SAFETY: a live, aligned u64 in our own copy of the slot, which peers write atomically.
+        let w = unsafe { AtomicU64::from_ptr(self.local_addr(want) as *mut u64) };
+        let expected = w.load(Ordering::Acquire) >= c || self.wait_either(slot, from, signal, w, c);
+        if expected == signal {
+            st.recvd[from].store(c, Ordering::Relaxed);
+            Item::Signal(self.signal_word_of(slot, from, c, 0))
+        } else {
+            // The mailbox is `want` when a message was expected.
+            let boxa = if signal { self.mailbox_next(slot, from) } else { want };
+            Item::Mail(self.take_mail(slot, from, c, boxa))
+        }
+    }
+
+    /// The mailbox in which `from`'s next message to this PE arrives.
+    fn mailbox_next(&self, slot: usize, from: usize) -> crate::transport::SymAddr {
+        let m = self.teams.streams[slot].mails_recvd[from].load(Ordering::Relaxed);
+        self.slots.mailbox(slot, from, (m % BOXES as u64) as usize)
+    }
+
+    /// Waits until `want` or the other place item `c` of `from` may arrive at (the mailbox
+    /// when `signal`, else the arrival flag) is at least `c`; returns whether it was `want`.
+    /// A peer writes item `c` into one of them only; `want` is read again after the other,
+    /// since a later item there (seen with acquire) may follow item `c` in `want`.
+    #[inline(never)]
+    fn wait_either(&self, slot: usize, from: usize, signal: bool, want: &AtomicU64, c: u64) -> bool {
+        let other = if signal { self.mailbox_next(slot, from) } else { self.slots.flag(slot, Chan::Arrive, from) };
+        // SAFETY: as `want`.
+        let other = unsafe { AtomicU64::from_ptr(self.local_addr(other) as *mut u64) };
+        let mut b = Backoff::new(self.config.spin).waiting_for(from);
+        loop {
+            if want.load(Ordering::Acquire) >= c {
+                return true;
+            }
+            if other.load(Ordering::Acquire) >= c {
+                return want.load(Ordering::Acquire) >= c;
+            }
+            b.snooze();
+        }
+    }
+
+    /// Takes message `c` of `from`'s stream, which has arrived in its mailbox `boxa`.
+    #[inline(always)]
+    fn take_mail(&self, slot: usize, from: usize, c: u64, boxa: crate::transport::SymAddr) -> Mail {
+        let st = &self.teams.streams[slot];
+        let m = st.mails_recvd[from].load(Ordering::Relaxed);
         let base = self.local_addr(boxa) as *const u64;
         // SAFETY: the acknowledgement word follows the sequence word in our own mailbox.
         let ack = unsafe { AtomicU64::from_ptr(base.add(1).cast_mut()) }.load(Ordering::Relaxed);

@@ -24,6 +24,11 @@
 //!   every member's count.
 //! - `active START LOGSTRIDE SIZE`: the deprecated active-set routines on that set, back to
 //!   back on one `pSync`; PEs outside the set get an error.
+//! - `zero-null TEAM`: every collective with zero elements and NULL (or stack) buffers, in the
+//!   team forms of `coll::api::raw` and the deprecated active-set forms: each succeeds with
+//!   nothing written and nothing printed, still matched on every member (a collect where only
+//!   some members contribute nothing works, and a collect whose total is not zero still needs
+//!   a destination); real collectives before and after prove the streams stay in step.
 
 use std::fmt::Debug;
 
@@ -48,6 +53,7 @@ fn main() {
             ("short-dest", short_dest),
             ("collect-short-dest", collect_short_dest),
             ("active", active),
+            ("zero-null", zero_null),
         ],
     );
 }
@@ -1251,5 +1257,124 @@ fn active(args: &[String]) {
         as_to_all::<i64>(&world, me, &src, &dst, &pwrk, ps, 3);
         println!("PE {me}: not in the active set: refused");
     }
+    finish(shmem);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Zero-length collectives with NULL buffers.
+
+fn zero_null(args: &[String]) {
+    use oxshmem::coll::api::raw as craw;
+    let spec = args.first().map_or("world", String::as_str);
+    let shmem = init();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let on = join(&shmem, spec);
+    let null = std::ptr::null_mut::<u8>();
+    let on_stack = [0u8; 8];
+    let stack = on_stack.as_ptr().cast_mut();
+    let src = shmem.alloc_slice(1, 0u64).or_die("alloc");
+    let dst = shmem.alloc_slice(n, 0u64).or_die("alloc");
+    let psync = shmem.alloc_slice(64, 0i64).or_die("alloc pSync");
+    let pwrk = shmem.alloc_slice(64, 0i64).or_die("alloc pWrk");
+    let ps = psync.as_ptr();
+    // A real collective on the team, checked: the streams are in step before and after.
+    let real = |on: &On, round: u64| {
+        src.write(0, round * 1000 + me as u64);
+        dst.fill(u64::MAX);
+        on.team.fcollect(&dst, &src, 1).or_die(format!("fcollect round {round}"));
+        let expect: Vec<u64> = on.members.iter().map(|&w| round * 1000 + w as u64).collect();
+        check_slice(format!("fcollect round {round}"), &expect, &dst.to_vec()[..on.n()]);
+    };
+    if let Some(on) = &on {
+        let t = &on.team;
+        real(on, 1);
+        for (label, p) in [("NULL", null), ("a stack address", stack)] {
+            for root in 0..on.n() as i32 {
+                // SAFETY: zero bytes: neither address is read or written.
+                unsafe { craw::broadcast(t, p, p, 0, root, 1) }.or_die(format!("broadcastmem of 0 bytes, {label}"));
+            }
+            // SAFETY: as above.
+            let got = unsafe { craw::collect(t, p, p, 0, true, 4) }.or_die(format!("fcollect of 0, {label}"));
+            check_eq(format!("fcollect of 0, {label}: bytes"), 0, got);
+            // SAFETY: as above.
+            let got = unsafe { craw::collect(t, p, p, 0, false, 8) }.or_die(format!("collect of 0, {label}"));
+            check_eq(format!("collect of 0, {label}: bytes"), 0, got);
+            for (ds, ss) in [(1, 1), (3, 2)] {
+                // SAFETY: as above.
+                unsafe { craw::alltoalls(t, p, p, ds, ss, 0, 8) }
+                    .or_die(format!("alltoalls({ds}, {ss}) of 0, {label}"));
+            }
+            // SAFETY: as above.
+            unsafe { craw::reduce::<i64>(t, ReduceOp::Sum, p.cast(), p.cast(), 0) }
+                .or_die(format!("sum_reduce of 0, {label}"));
+            // SAFETY: as above.
+            unsafe { craw::reduce::<f64>(t, ReduceOp::Max, p.cast(), p.cast(), 0) }
+                .or_die(format!("max_reduce of 0, {label}"));
+        }
+        real(on, 2);
+        // collect where only the last member contributes: the others pass a NULL source.
+        let last = on.n() - 1;
+        src.write(0, 77);
+        dst.fill(u64::MAX);
+        let (s, len) = if on.me == last { (src.as_ptr().cast::<u8>(), 8) } else { (null, 0) };
+        // SAFETY: src holds 8 bytes on the last member; nothing is read elsewhere.
+        let got =
+            unsafe { craw::collect(t, dst.as_ptr().cast(), s, len, false, 8) }.or_die("collect with NULL sources");
+        check_eq("collect with NULL sources: bytes", 8, got);
+        check_eq("collect with NULL sources: the one element", 77, dst.read(0));
+        if n > 1 {
+            check_eq("collect with NULL sources: the next element untouched", u64::MAX, dst.read(1));
+        }
+        // ... and a member that contributes nothing still needs a destination for the others'.
+        if on.n() > 1 {
+            let d = if on.me == 0 { null } else { dst.as_ptr().cast() };
+            // SAFETY: as above; PE 0's NULL destination is refused, never written.
+            let r = unsafe { craw::collect(t, d, s, len, false, 8) };
+            if on.me == 0 {
+                expect_err("collect of 0 into NULL while the team contributes 8 bytes", r, &["dest", "not symmetric"]);
+            } else {
+                check_eq("collect while member 0 has no destination: bytes", 8, r.or_die("collect"));
+            }
+        }
+        real(on, 3);
+    }
+    // The deprecated active-set forms, on the world.
+    let (start, log, size) = (0, 0, n as i32);
+    for (label, p) in [("NULL", null), ("a stack address", stack)] {
+        for root in 0..n as i32 {
+            for es in [4, 8] {
+                // SAFETY: zero elements: neither address is read or written; pSync is symmetric.
+                unsafe { active_set::broadcast(p, p, 0, es, root, start, log, size, ps) }
+                    .or_die(format!("shmem_broadcast{} of 0, {label}", es * 8));
+            }
+        }
+        for es in [4, 8] {
+            for fixed in [true, false] {
+                // SAFETY: as above.
+                unsafe { active_set::collect(p, p, 0, es, fixed, start, log, size, ps) }.or_die(format!(
+                    "shmem_{}collect{} of 0, {label}",
+                    if fixed { "f" } else { "" },
+                    es * 8
+                ));
+            }
+            for (ds, ss) in [(1, 1), (2, 3)] {
+                // SAFETY: as above.
+                unsafe { active_set::alltoalls(p, p, ds, ss, 0, es, start, log, size, ps) }
+                    .or_die(format!("shmem_alltoalls{} of 0, {label}", es * 8));
+            }
+        }
+        // SAFETY: as above; pWrk is symmetric.
+        unsafe { active_set::to_all::<i64>(ReduceOp::Sum, p.cast(), p.cast(), 0, start, log, size, pwrk.as_ptr(), ps) }
+            .or_die(format!("shmem_long_sum_to_all of 0, {label}"));
+        // SAFETY: as above.
+        unsafe {
+            active_set::to_all::<f64>(ReduceOp::Min, p.cast(), p.cast(), 0, start, log, size, pwrk.as_ptr().cast(), ps)
+        }
+        .or_die(format!("shmem_double_min_to_all of 0, {label}"));
+    }
+    let world = On { team: shmem.team_world(), members: (0..n).collect(), me, split: false };
+    real(&world, 4);
+    leave(on);
+    println!("PE {me}: zero-length collectives with NULL buffers ok");
     finish(shmem);
 }

@@ -24,6 +24,9 @@
 //! - `lock-test`: `test_lock` fails while another PE holds the lock, succeeds once it is free.
 //! - `try-lock-held`: `SymLock::try_lock` on a lock another PE holds returns `None`.
 //! - `lock-bad`: a lock that is not symmetric, or misaligned, is refused.
+//! - `lock-clear-unheld`: `clear_lock` on a lock this PE does not hold (never taken, taken by
+//!   another PE, already cleared) is an error naming the routine and the lock's address, at
+//!   once; the lock still works afterwards.
 //!
 //! Threads:
 //! - `threads T ITERS`: `init_thread(MULTIPLE)`; T threads per PE put, get, fetch_add, take
@@ -55,6 +58,7 @@ fn main() {
             ("lock-test", lock_test),
             ("try-lock-held", try_lock_held),
             ("lock-bad", lock_bad),
+            ("lock-clear-unheld", lock_clear_unheld),
             ("threads", threads),
         ],
     );
@@ -748,6 +752,69 @@ fn lock_bad(_: &[String]) {
     // SAFETY: held.
     unsafe { oxshmem::lock::clear_lock(heap.as_ptr()) }.or_die("clear_lock");
     println!("PE {me}: bad locks refused");
+    finish(shmem);
+}
+
+fn lock_clear_unheld(_: &[String]) {
+    let shmem = init();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let locks = shmem.alloc_slice(2, 0i64).or_die("alloc");
+    let (lock, other) = (locks.as_ptr(), locks.as_ptr().wrapping_add(1));
+    let addr = format!("{:#x}", lock as usize);
+    let not_held = |label: &str, r: oxshmem::Result<()>| {
+        let e = expect_err(label, r, &["shmem_clear_lock", &addr, "not held by this PE"]);
+        check(
+            matches!(e.kind, ErrorKind::InvalidArgument(_)),
+            format!("{label}: expected InvalidArgument, got {:?}", e.kind),
+        );
+    };
+    // SAFETY: a symmetric long used only through the lock routines.
+    not_held("clear_lock of a lock never taken", unsafe { oxshmem::lock::clear_lock(lock) });
+    // Held by the last PE: clearing it from another PE is refused, and the holder keeps it.
+    if me == n - 1 {
+        // SAFETY: as above.
+        unsafe { oxshmem::lock::set_lock(lock) }.or_die("set_lock on the last PE");
+    }
+    shmem.barrier_all().or_die("barrier");
+    if me != n - 1 {
+        // SAFETY: as above.
+        not_held("clear_lock of a lock another PE holds", unsafe { oxshmem::lock::clear_lock(lock) });
+        // SAFETY: as above.
+        check_eq(
+            "test_lock while the last PE holds it",
+            false,
+            unsafe { oxshmem::lock::test_lock(lock) }.or_die("test_lock"),
+        );
+    }
+    shmem.barrier_all().or_die("barrier");
+    if me == n - 1 {
+        // SAFETY: held by this PE.
+        unsafe { oxshmem::lock::clear_lock(lock) }.or_die("clear_lock by its holder");
+        // SAFETY: as above.
+        not_held("clear_lock twice", unsafe { oxshmem::lock::clear_lock(lock) });
+    }
+    // Holding one lock does not make another clearable.
+    // SAFETY: as above.
+    unsafe { oxshmem::lock::set_lock(other) }.or_die("set_lock(other)");
+    // SAFETY: as above.
+    not_held("clear_lock of a lock while holding another", unsafe { oxshmem::lock::clear_lock(lock) });
+    // SAFETY: held.
+    unsafe { oxshmem::lock::clear_lock(other) }.or_die("clear_lock(other)");
+    // The refusals left the lock working for everyone: a count under it is exact.
+    let count = shmem.alloc(0u64).or_die("alloc");
+    for _ in 0..20 {
+        // SAFETY: as above.
+        unsafe { oxshmem::lock::set_lock(lock) }.or_die("set_lock");
+        let v = count.get_value(0).or_die("get");
+        count.put_value(v + 1, 0).or_die("put");
+        // SAFETY: held.
+        unsafe { oxshmem::lock::clear_lock(lock) }.or_die("clear_lock");
+    }
+    shmem.barrier_all().or_die("barrier");
+    if me == 0 {
+        check_eq("count under the lock after the refusals", 20 * n as u64, count.value());
+    }
+    println!("PE {me}: clear_lock of a lock not held refused");
     finish(shmem);
 }
 

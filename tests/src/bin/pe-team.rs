@@ -18,6 +18,14 @@
 //! - `mismatch`: split arguments that differ between PEs give every PE `CollectiveMismatch`.
 //! - `too-big`: splits that do not fit the parent give every PE an error.
 //! - `too-many`: live teams until the slots run out: a clear error on every PE.
+//! - `negative`: `split_strided_signed` with negative strides (OpenSHMEM 1.6; Sandia OpenSHMEM
+//!   accepts them): team PE `i` is parent PE `start + i*stride`, so the team runs in reverse
+//!   parent order; membership, numbering, `translate_pe`, a broadcast, an fcollect (whose
+//!   order shows the team order) and a reduction; splits of a reversed team, with positive and
+//!   negative strides, keep numbering relative to it; negative strides that leave the parent
+//!   are refused on every PE.
+//! - `config-mask`: only the options whose bit is in `config_mask` apply: a config of 3
+//!   contexts with mask 0 gives the default (0), with `SHMEM_TEAM_NUM_CONTEXTS` gives 3.
 
 use std::fmt::Debug;
 
@@ -38,6 +46,8 @@ fn main() {
             ("mismatch", mismatch),
             ("too-big", too_big),
             ("too-many", too_many),
+            ("negative", negative),
+            ("config-mask", config_mask),
         ],
     );
 }
@@ -558,5 +568,154 @@ fn too_many(_: &[String]) {
         t.destroy().or_die("destroy");
     }
     println!("PE {me}: {count} live teams, then a clear error");
+    finish(shmem);
+}
+
+/// The parent indices `start + i*stride` (any sign of stride) mapped through `parent`.
+fn signed_members(parent: &[usize], start: usize, stride: isize, size: usize) -> Vec<usize> {
+    (0..size).map(|i| parent[start.checked_add_signed(stride * i as isize).expect("inside the parent")]).collect()
+}
+
+/// The (start, stride, size) triples with negative strides that fit a parent of `n` PEs.
+fn negative_specs(n: usize) -> Vec<(usize, isize, usize)> {
+    let mut v = vec![(n - 1, -1, n), (n - 1, -1, 1), (0, -1, 1), (n - 1, -5, 1)];
+    if n >= 2 {
+        v.extend([(n - 1, -2, n.div_ceil(2)), (n - 2, -1, n - 1), (n - 1, -(n as isize - 1), 2)]);
+    }
+    if n >= 3 {
+        v.extend([(n - 1, -3, n.div_ceil(3)), (n - 2, -2, (n - 1).div_ceil(2)), (2, -1, 3)]);
+    }
+    if n >= 5 {
+        v.extend([(n - 2, -3, (n - 1).div_ceil(3)), (4, -2, 3)]);
+    }
+    v.dedup();
+    v
+}
+
+/// Checks a team in reverse (or any) order beyond `check_team`: a broadcast from team PE 0,
+/// an fcollect of world PE numbers, which must come back in team order.
+fn check_order(
+    what: &str,
+    t: &Team,
+    members: &[usize],
+    me: usize,
+    src: &oxshmem::SymSlice<u64>,
+    dst: &oxshmem::SymSlice<u64>,
+) {
+    let tn = members.len();
+    src.write(0, 1000 + me as u64);
+    t.broadcast(dst, src, 1, 0).or_die(format!("{what}: broadcast"));
+    check_eq(
+        format!("{what}: broadcast from team PE 0 (world PE {})", members[0]),
+        1000 + members[0] as u64,
+        dst.read(0),
+    );
+    t.fcollect(dst, src, 1).or_die(format!("{what}: fcollect"));
+    let expect: Vec<u64> = members.iter().map(|&w| 1000 + w as u64).collect();
+    check_eq(format!("{what}: fcollect in team order"), expect, dst.to_vec()[..tn].to_vec());
+}
+
+fn negative(_: &[String]) {
+    let shmem = init();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let world = shmem.team_world();
+    let all: Vec<usize> = (0..n).collect();
+    let d = TeamConfig::default();
+    let sum = shmem.alloc_slice(1, 0u64).or_die("alloc");
+    let src = shmem.alloc_slice(1, 0u64).or_die("alloc");
+    let dst = shmem.alloc_slice(n, 0u64).or_die("alloc");
+    let specs = negative_specs(n);
+    for &(start, stride, size) in &specs {
+        let what = format!("split_strided(start {start}, stride {stride}, size {size})");
+        let members = signed_members(&all, start, stride, size);
+        let t = world.split_strided_signed(start, stride, size, d).or_die(&what);
+        check_eq(format!("{what}: whether this PE got a team"), members.contains(&me), t.is_some());
+        if let Some(t) = t {
+            check_team(&shmem, &what, &t, &members, &world, &all, &sum);
+            check_order(&what, &t, &members, me, &src, &dst);
+            t.destroy().or_die(format!("{what}: destroy"));
+        }
+    }
+    // Splits of the reversed world, relative to its numbering.
+    let rev = world.split_strided_signed(n - 1, -1, n, d).or_die("reverse the world").expect("every PE");
+    let rev_members: Vec<usize> = all.iter().rev().copied().collect();
+    let mut subs: Vec<(usize, isize, usize)> = vec![(n - 1, -1, n), (0, 1, n)];
+    if n >= 2 {
+        subs.extend([(0, 2, n.div_ceil(2)), (n - 1, -2, n.div_ceil(2)), (1, 1, n - 1)]);
+    }
+    for &(start, stride, size) in &subs {
+        let what = format!("split_strided(start {start}, stride {stride}, size {size}) of the reversed world");
+        let members = signed_members(&rev_members, start, stride, size);
+        let t = rev.split_strided_signed(start, stride, size, d).or_die(&what);
+        check_eq(format!("{what}: whether this PE got a team"), members.contains(&me), t.is_some());
+        if let Some(t) = t {
+            check_team(&shmem, &what, &t, &members, &rev, &rev_members, &sum);
+            check_order(&what, &t, &members, me, &src, &dst);
+            t.destroy().or_die(format!("{what}: destroy"));
+        }
+    }
+    // split_2d of the reversed world: rows and columns in its order.
+    let (x, y) = rev.split_2d(2, d, d).or_die("split_2d of the reversed world");
+    let rme = rev_members.iter().position(|&w| w == me).expect("member");
+    let xr = 2.min(n);
+    let xm: Vec<usize> = (rme / xr * xr..((rme / xr + 1) * xr).min(n)).map(|i| rev_members[i]).collect();
+    let ym: Vec<usize> = (rme % xr..n).step_by(xr).map(|i| rev_members[i]).collect();
+    let (x, y) = (x.expect("x team"), y.expect("y team"));
+    check_team(&shmem, "split_2d of the reversed world: x", &x, &xm, &rev, &rev_members, &sum);
+    check_team(&shmem, "split_2d of the reversed world: y", &y, &ym, &rev, &rev_members, &sum);
+    x.destroy().or_die("destroy x");
+    y.destroy().or_die("destroy y");
+    // Leaving the parent is refused on every PE, whichever end it leaves by.
+    let fit = format!("do not fit in the parent team of {n} PEs");
+    for (label, (start, stride, size)) in [
+        ("negative one past the start", (n - 1, -1, n + 1)),
+        ("negative from 0 with 2 PEs", (0, -1, 2)),
+        ("negative stride past the start", (n - 1, -(n as isize), 2)),
+        ("negative start n", (n, -1, 1)),
+        ("negative size 0", (n - 1, -1, 0)),
+        ("negative huge stride", (n - 1, isize::MIN, 2)),
+    ] {
+        let e =
+            expect_err(&format!("split_strided {label}"), world.split_strided_signed(start, stride, size, d), &[&fit]);
+        check(
+            matches!(e.kind, ErrorKind::InvalidArgument(_)),
+            format!("{label}: expected InvalidArgument, got {:?}", e.kind),
+        );
+    }
+    check_team(&shmem, "the reversed world after refusals", &rev, &rev_members, &world, &all, &sum);
+    check_order("the reversed world after refusals", &rev, &rev_members, me, &src, &dst);
+    rev.destroy().or_die("destroy the reversed world");
+    println!("PE {me}: {} negative-stride splits ok", specs.len() + subs.len() + 2);
+    finish(shmem);
+}
+
+fn config_mask(_: &[String]) {
+    let shmem = init();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let world = shmem.team_world();
+    for (mask, want) in [(0i64, 0), (oxshmem::team::SHMEM_TEAM_NUM_CONTEXTS, 3)] {
+        let what = format!("split_strided with num_contexts 3 and config_mask {mask}");
+        let t = world.split_strided_masked(0, 1, n, cfg(3), mask).or_die(&what).expect("every PE");
+        check_eq(format!("{what}: get_config().num_contexts"), want, t.get_config().or_die("get_config").num_contexts);
+        check_eq(format!("{what}: config_mask"), mask, t.config_mask().or_die("config_mask"));
+        t.destroy().or_die("destroy");
+        let what = format!("split_2d with num_contexts 3 and 4 and config_mask {mask}");
+        let (x, y) = world.split_2d_masked(1, cfg(3), mask, cfg(4), mask).or_die(&what);
+        let (x, y) = (x.expect("x team"), y.expect("y team"));
+        check_eq(format!("{what}: x num_contexts"), want, x.get_config().or_die("get_config").num_contexts);
+        check_eq(
+            format!("{what}: y num_contexts"),
+            if mask == 0 { 0 } else { 4 },
+            y.get_config().or_die("get_config").num_contexts,
+        );
+        x.destroy().or_die("destroy");
+        y.destroy().or_die("destroy");
+    }
+    // PEs may pass different ignored values: only what the mask selects must agree.
+    let t = world.split_strided_masked(0, 1, n, cfg(me as i32 + 7), 0).or_die("split with differing ignored configs");
+    let t = t.expect("every PE");
+    check_eq("num_contexts with differing ignored configs", 0, t.get_config().or_die("get_config").num_contexts);
+    t.destroy().or_die("destroy");
+    println!("PE {me}: config masks ok");
     finish(shmem);
 }

@@ -255,10 +255,11 @@ pub unsafe extern "C" fn nvshmem_team_split_strided(
     let r = resolve(F, parent_team).and_then(|p| {
         let p = handles::team(F, p)?;
         let start = count(F, "PE_start", pe_start)?;
-        let stride = count(F, "PE_stride", pe_stride)?;
+        // Any sign, as OpenSHMEM 1.6 and NVSHMEM: team PE i is parent PE PE_start + i * PE_stride.
+        let stride = pe_stride as isize;
         let size = count(F, "PE_size", pe_size)?;
         let (cfg, mask) = self::config(F, config, config_mask)?;
-        let t = p.get().team.split_strided_masked(start, stride, size, cfg, mask)?;
+        let t = p.get().team.split_strided_signed_masked(start, stride, size, cfg, mask)?;
         // SAFETY: checked non-null above.
         unsafe { store(F, t, new_team) }
     });

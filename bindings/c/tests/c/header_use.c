@@ -50,6 +50,27 @@ int use_shmem(void) {
     shmem_sync(0, 0, shmem_n_pes(), psync);
     (void) pwrk;
     (void) shmemx_heap_free();
+    {
+        /* The extensions of shmemx.h and their OpenSHMEM 1.6 names */
+        shmemx_pcntr_t counters;
+        uint64_t issued;
+        shmem_team_t node = SHMEMX_TEAM_NODE;
+        shmemx_register_gettid((shmemx_gettid_fn_t) 0);
+        shmemx_int_ibput(ivar, ivar, 2, 2, 1, 2, 0);
+        shmemx_ctx_ibget64(SHMEM_CTX_DEFAULT, heap, heap, 2, 2, 1, 2, 0);
+        shmem_longdouble_ibget(&ldvar, &ldvar, 1, 1, 1, 1, 0);
+        (void) shmemx_long_sum_inscan(node, heap, heap, 1);
+        (void) shmem_complexd_sum_exscan(SHMEM_TEAM_WORLD, (double _Complex *) heap, (const double _Complex *) heap, 1);
+        shmemx_pcntr_get_all(SHMEM_CTX_DEFAULT, &counters);
+        shmemx_pcntr_get_issued_write(SHMEM_CTX_DEFAULT, &issued);
+        heap = (long *) shmem_malloc_with_hints(8, SHMEMX_MALLOC_NO_BARRIER);
+        shmemx_signal_add(&sig, 1, 0);
+        shmem_signal_set(&sig, counters.pending_put + issued, 0);
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+        shmemx_signal_set(SHMEM_CTX_DEFAULT, &sig, 1, 0);
+        shmem_signal_add(SHMEM_CTX_DEFAULT, &sig, 1, 0);
+#endif
+    }
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
     shmem_put(heap, &lvar, 1, 0);
     shmem_put(SHMEM_CTX_DEFAULT, heap, &lvar, 1, 0);

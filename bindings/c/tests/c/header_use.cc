@@ -31,6 +31,14 @@ int use_shmem() {
     (void) shmem_broadcast(SHMEM_TEAM_WORLD, ivar, ivar, 4, 0);
     (void) shmem_sync(SHMEM_TEAM_WORLD);
     (void) shmemx_heap_size();
+    shmemx_pcntr_t counters;
+    shmemx_pcntr_get_all(SHMEM_CTX_DEFAULT, &counters);
+    shmemx_long_ibput(heap, heap, 2, 2, 1, 2, 0);
+    (void) shmem_long_sum_inscan(SHMEMX_TEAM_NODE, heap, heap, 1);
+    shmemx_signal_add(&sig, counters.pending_put, 0);
+    shmemx_signal_set(SHMEM_CTX_DEFAULT, &sig, 1, 0);
+    shmem_signal_add(SHMEM_CTX_DEFAULT, &sig, 1, 0);
+    shmem_ctx_signal_set(SHMEM_CTX_DEFAULT, &sig, 1, 0);
     shmem_free(heap);
     shmem_finalize();
     return 0;
