@@ -153,15 +153,15 @@ fn other_providers() {
     }
 }
 
-/// A peer whose exchanged address leads nowhere: the first operation to it (init's barrier)
-/// fails after `OXSHMEM_TIMEOUT`, and the error names the routine, the libfabric call, the
-/// peer and the provider.
+/// A peer whose exchanged address leads nowhere: the first operation to it (init's barrier: a
+/// tagged signal, written with `fi_write`, or an atomic) fails after `OXSHMEM_TIMEOUT`, and the
+/// error names the routine, the libfabric call, the peer and the provider.
 #[test]
 fn unreachable_peer_is_named() {
     let r = ofi(2, PE_RMA, &["raw"]).env("OXSHMEM_OFI_TEST_BAD_PEER", "1").env("OXSHMEM_TIMEOUT", "3").run();
     failed_saying(
         &r,
-        &["PE 0: shmem_init: fi_atomic to PE 1 (", "(OXSHMEM_TIMEOUT): PE 1 is unreachable", "tcp;ofi_rxm"],
+        &["PE 0: shmem_init: fi_", " to PE 1 (", "(OXSHMEM_TIMEOUT): PE 1 is unreachable", "tcp;ofi_rxm"],
     );
 }
 
