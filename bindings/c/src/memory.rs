@@ -60,15 +60,19 @@ pub extern "C" fn shmem_malloc(size: usize) -> *mut c_void {
     malloc("shmem_malloc", size)
 }
 
+/// `count` zeroed elements of `size` bytes (NULL for zero bytes), naming `func`.
+pub(crate) fn calloc(func: &'static str, count: usize, size: usize) -> *mut c_void {
+    match bytes(func, count, size) {
+        Ok(0) => null_mut(),
+        Ok(_) => alloc(func, raw::calloc(count, size)),
+        Err(e) => alloc(func, Err(e)),
+    }
+}
+
 /// `shmem_calloc`: collective; zeroed.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
-    const F: &str = "shmem_calloc";
-    match bytes(F, count, size) {
-        Ok(0) => null_mut(),
-        Ok(_) => alloc(F, raw::calloc(count, size)),
-        Err(e) => alloc(F, Err(e)),
-    }
+    calloc("shmem_calloc", count, size)
 }
 
 /// `shmem_align`: collective.

@@ -235,15 +235,24 @@ pub unsafe extern "C" fn shmem_info_get_version(major: *mut c_int, minor: *mut c
 /// `name` must be valid for `SHMEM_MAX_NAME_LEN` bytes of writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shmem_info_get_name(name: *mut c_char) {
-    const F: &str = "shmem_info_get_name";
+    // SAFETY: forwarded.
+    unsafe { write_name("shmem_info_get_name", name, oxshmem_rt::info_get_name()) }
+}
+
+/// Writes `text` to `name`, NUL-terminated, at most `SHMEM_MAX_NAME_LEN` (= NVSHMEM's
+/// `NVSHMEM_MAX_NAME_LEN`, 256) bytes with the NUL; a NULL `name` ends the job naming `func`.
+///
+/// # Safety
+/// `name` must be NULL or valid for 256 bytes of writes.
+pub(crate) unsafe fn write_name(func: &'static str, name: *mut c_char, text: &str) {
     /// `SHMEM_MAX_NAME_LEN` (checked against the header by the unit tests).
     const MAX_NAME_LEN: usize = 256;
     if name.is_null() {
-        fatal(F, invalid(F, "name is NULL"));
+        fatal(func, invalid(func, "name is NULL"));
     }
-    let s = oxshmem_rt::info_get_name().as_bytes();
+    let s = text.as_bytes();
     let n = s.len().min(MAX_NAME_LEN - 1);
-    // SAFETY: the caller's contract: name holds SHMEM_MAX_NAME_LEN bytes; n + 1 <= that.
+    // SAFETY: the caller's contract: name holds MAX_NAME_LEN bytes; n + 1 <= that.
     unsafe {
         std::ptr::copy_nonoverlapping(s.as_ptr(), name.cast::<u8>(), n);
         name.add(n).write(0);

@@ -65,6 +65,12 @@ pub fn rows(api: Api) -> Vec<(&'static str, String)> {
 
 /// The function names `lib` exports (defined, dynamic, text or weak or indirect symbols).
 pub fn exported(lib: &Path) -> Result<BTreeSet<String>, String> {
+    dynamic_symbols(lib, "TtWiV")
+}
+
+/// The defined dynamic symbols of `lib` whose `nm` type letter is one of `kinds` (`TtWiV`:
+/// functions; add `DBR` for variables), without their version suffix.
+pub fn dynamic_symbols(lib: &Path, kinds: &str) -> Result<BTreeSet<String>, String> {
     let out = Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(lib)
@@ -77,7 +83,7 @@ pub fn exported(lib: &Path) -> Result<BTreeSet<String>, String> {
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 3 && "TtWiV".contains(f[1])).then(|| f[2].split('@').next().unwrap_or(f[2]).to_string())
+            (f.len() >= 3 && kinds.contains(f[1])).then(|| f[2].split('@').next().unwrap_or(f[2]).to_string())
         })
         .collect())
 }

@@ -82,23 +82,7 @@ pub fn link(dir: &Path, extra: &[String]) -> Result<PathBuf, String> {
 
 /// The defined dynamic symbols of `lib` (functions and variables), sorted.
 fn exported(lib: &Path) -> Result<Vec<String>, String> {
-    let o = Command::new("nm")
-        .args(["-D", "--defined-only"])
-        .arg(lib)
-        .output()
-        .map_err(|e| format!("running nm on {}: {e}", lib.display()))?;
-    if !o.status.success() {
-        return Err(format!("nm cannot read {}: {}", lib.display(), String::from_utf8_lossy(&o.stderr).trim()));
-    }
-    let mut v: Vec<String> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 3 && "TtWiVDBR".contains(f[1])).then(|| f[2].split('@').next().unwrap_or(f[2]).to_string())
-        })
-        .collect();
-    v.sort();
-    v.dedup();
+    let v: Vec<String> = crate::coverage::dynamic_symbols(lib, "TtWiVDBR")?.into_iter().collect();
     if v.len() < 1000 {
         return Err(format!("{} exports only {} names: not the C library", lib.display(), v.len()));
     }

@@ -27,12 +27,7 @@ pub extern "C" fn nvshmem_malloc(size: usize) -> *mut c_void {
 /// `nvshmem_calloc`: collective; zeroed.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
-    const F: &str = "nvshmem_calloc";
-    match crate::error::bytes(F, count, size) {
-        Ok(0) => null_mut(),
-        Ok(_) => memory::alloc(F, oxshmem_rt::raw::calloc(count, size)),
-        Err(e) => memory::alloc(F, Err(e)),
-    }
+    memory::calloc("nvshmem_calloc", count, size)
 }
 
 /// `nvshmem_align`: collective.

@@ -141,17 +141,8 @@ pub(crate) const VENDOR_STRING: &str = concat!("oxshmem ", env!("CARGO_PKG_VERSI
 /// `name` must be valid for `NVSHMEM_MAX_NAME_LEN` (256) bytes of writes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvshmem_info_get_name(name: *mut c_char) {
-    const F: &str = "nvshmem_info_get_name";
-    if name.is_null() {
-        fatal(F, invalid(F, "name is NULL"));
-    }
-    let s = VENDOR_STRING.as_bytes();
-    let n = s.len().min(255);
-    // SAFETY: the caller's contract: 256 bytes; n + 1 <= 256.
-    unsafe {
-        std::ptr::copy_nonoverlapping(s.as_ptr(), name.cast::<u8>(), n);
-        name.add(n).write(0);
-    }
+    // SAFETY: forwarded.
+    unsafe { crate::setup::write_name("nvshmem_info_get_name", name, VENDOR_STRING) }
 }
 
 /// `nvshmemx_vendor_get_version_info`: the NVSHMEM version whose API this library follows.
