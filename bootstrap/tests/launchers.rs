@@ -300,7 +300,8 @@ fn hydra_abort_ends_the_job() {
         // the status tells: PMI-1's abort carries the exit code; PMI-2's has none.
         eprintln!("{name}: {out:?}");
         if name == "pmi1" {
-            assert_eq!(out.status.code(), Some(7), "{name}: {out:?}");
+            // 7, or 9 when Hydra reaps a PE it killed before the one that aborted.
+            assert!(matches!(out.status.code(), Some(7) | Some(9)), "{name}: {out:?}");
         } else {
             assert_ne!(out.status.code(), Some(0), "{name}: {out:?}");
         }

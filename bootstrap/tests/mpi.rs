@@ -519,8 +519,9 @@ fn mpich_finalize_after_mpi_finalize() {
 fn mpich_abort_ends_the_job() {
     let Some((h, lib)) = hydra_and_mpich() else { return };
     let out = run(&mut hydra_job(&h, &lib, 3, "abort"));
-    // Hydra passes on MPI_Abort's error code.
-    assert_eq!(out.status.code(), Some(7), "{out:?}");
+    // Hydra passes on MPI_Abort's error code (7) or, when it reaps one of the PEs it killed
+    // first, that PE's signal (9: seen in CI); either way the job ended, nonzero, promptly.
+    assert!(matches!(out.status.code(), Some(7) | Some(9)), "{out:?}");
     assert!(out.stderr.contains("PE 1 gives up: test abort"), "{out:?}");
     assert!(!out.stderr.contains("completed although"), "{out:?}");
     assert!(out.elapsed < Duration::from_secs(20), "{out:?}");
