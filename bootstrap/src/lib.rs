@@ -31,6 +31,7 @@ pub mod pmi1;
 pub mod pmi2;
 #[cfg(feature = "pmix")]
 pub mod pmix;
+mod shmgather;
 pub mod single;
 mod sock;
 pub mod status;

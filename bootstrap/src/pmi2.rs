@@ -555,13 +555,43 @@ impl Bootstrap for Pmi2 {
     }
 
     fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>> {
+        // One host: through a shared file (`shmgather`), O(n) per rank instead of n gets.
+        let one_node = self.size > 1 && crate::shmgather::one_node(self.node_mapping().as_deref());
         let mut conn = self.lock()?;
         conn.epoch += 1;
         let epoch = conn.epoch;
+        // The key-value space gets every blob as before (one put per rank): a slot that is
+        // missing in the file (a mapping that put ranks of two hosts on one node) or too small
+        // falls back to a get.
         self.put_blob(&mut conn, epoch, data)?;
+        let file = if one_node {
+            let f =
+                crate::shmgather::ShmGather::open(&self.jobid, epoch, self.size).map_err(|e| BootstrapError::Io {
+                    protocol: PROTOCOL,
+                    step: "allgather through /dev/shm".to_string(),
+                    source: std::io::Error::other(e),
+                })?;
+            f.write(self.rank, crate::shmgather::ShmGather::fits(data.len()).then_some(data));
+            Some(f)
+        } else {
+            None
+        };
         Self::fence_locked(&mut conn)?;
+        if let Some(f) = &file
+            && self.rank == 0
+        {
+            f.unlink();
+        }
         (0..self.size)
-            .map(|r| if r == self.rank { Ok(data.to_vec()) } else { self.get_blob(&mut conn, epoch, r) })
+            .map(|r| {
+                if r == self.rank {
+                    return Ok(data.to_vec());
+                }
+                match file.as_ref().and_then(|f| f.read(r).ok().flatten()) {
+                    Some(b) => Ok(b),
+                    None => self.get_blob(&mut conn, epoch, r),
+                }
+            })
             .collect()
     }
 

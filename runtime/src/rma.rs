@@ -152,6 +152,9 @@ impl Runtime {
         if pe >= self.n {
             return self.pe_error(pe as i128, func);
         }
+        if let Some(e) = self.shm.map_error(pe, a.seg) {
+            return Error::new(self.me, func, ErrorKind::Os { call: e, errno: String::new() });
+        }
         if self.shm.base(pe, a.seg) != 0 {
             return Error::new(
                 self.me,

@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::heap::Heap;
 use crate::heap::segment::Mapping;
 use crate::transport::SymAddr;
-use crate::transport::shm::ShmTransport;
+use crate::transport::shm::{PeerSegment, ShmTransport};
 
 /// Thread support levels (OpenSHMEM 1.5 §9.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -323,7 +323,8 @@ fn init_runtime(
         config.spin = 0;
     }
 
-    // The peer table: map every node peer's heap.
+    // The peer table: every node peer's heap, mapped on first use (see transport/shm.rs);
+    // the next PE of the node now, so that a host where mapping fails says so at init.
     let mut shm = ShmTransport::new(n);
     let heap_base = heap_map.addr();
     let heap_len = heap_map.len();
@@ -335,13 +336,16 @@ fn init_runtime(
             shm.set(pe, 0, heap_base, heap_len);
         } else {
             let c = &cards[pe];
-            let m = Mapping::open_peer(c.pid, c.heap_fd, c.heap_len, &format!("heap of PE {pe}"))
-                .map_err(|e| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() }))?;
-            shm.set(pe, 0, m.addr(), m.len());
-            shm.keep(m);
+            let what = format!("heap of PE {pe}");
+            shm.set_lazy(pe, 0, c.heap_len, PeerSegment { pid: c.pid, fd: c.heap_fd, what });
         }
     }
     shm.keep(heap_map);
+    if map_peers && local_pes.len() > 1 {
+        let at = local_pes.iter().position(|&p| p == me).expect("this PE is on its node");
+        let next = local_pes[(at + 1) % local_pes.len()];
+        shm.map_now(next, 0).map_err(|e| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() }))?;
+    }
     if let Some((_, sbase, slen)) = &stat {
         if let Some((pe, c)) = cards.iter().enumerate().find(|(_, c)| c.static_len != *slen) {
             return Err(Error::new(
@@ -358,10 +362,8 @@ fn init_runtime(
                 shm.set(pe, 1, *sbase, *slen);
             } else {
                 let c = &cards[pe];
-                let m = Mapping::open_peer(c.pid, c.static_fd, c.static_len, &format!("static data of PE {pe}"))
-                    .map_err(|e| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() }))?;
-                shm.set(pe, 1, m.addr(), m.len());
-                shm.keep(m);
+                let what = format!("static data of PE {pe}");
+                shm.set_lazy(pe, 1, c.static_len, PeerSegment { pid: c.pid, fd: c.static_fd, what });
             }
         }
     }

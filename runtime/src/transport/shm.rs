@@ -1,65 +1,151 @@
 //! The shared-memory transport: peers on this host, reached through their mapped segments.
 //!
-//! Every PE maps every node peer's segments once at init. A put is a `memcpy` into the
-//! mapping, a get a `memcpy` out of it, an atomic is the CPU's own atomic instruction on the
-//! shared mapping — atomic against every other PE on the host, with no syscall anywhere.
+//! A put is a `memcpy` into the peer's mapping, a get a `memcpy` out of it, an atomic is the
+//! CPU's own atomic instruction on the shared mapping — atomic against every other PE on the
+//! host, with no syscall anywhere.
+//!
+//! Peers' segments are mapped on first use, not at init: mapping every node peer's heap at
+//! init costs each PE an `open` of `/proc/PID/fd/N`, an `fstat`, an `mmap` and a `close` per
+//! peer — n² system calls for the job, which made start-up grow with n² (8.9 s for 256 PEs on
+//! two cores, 154 s for 1,000). A PE that never touches a peer never maps it; the first access
+//! maps it under a lock and publishes the base address, and every later access is the same
+//! one load and compare as before. Init still maps one peer (the next PE of the node), so that
+//! a host where mapping cannot work (another user's PE, a ptrace policy) fails at init.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 
 use super::{AmoOp, MAX_SEGMENTS, SymAddr, Transport, Width};
 use crate::error::Result;
 use crate::heap::segment::Mapping;
 
+/// Where a peer's segment can be mapped from: its process and the descriptor there.
+#[derive(Debug, Clone)]
+pub(crate) struct PeerSegment {
+    /// The peer's process.
+    pub(crate) pid: u32,
+    /// The descriptor of the segment in the peer's process.
+    pub(crate) fd: i32,
+    /// What it is, for messages (`heap of PE 3`).
+    pub(crate) what: String,
+}
+
 /// The mapped segments of every PE on this host.
 #[derive(Debug)]
 pub struct ShmTransport {
     n_pes: usize,
-    /// `bases[pe * MAX_SEGMENTS + seg]`: where `pe`'s segment `seg` is mapped here; 0 if not.
-    bases: Box<[usize]>,
-    /// Lengths of each segment, same layout.
+    /// `bases[pe * MAX_SEGMENTS + seg]`: where `pe`'s segment `seg` is mapped here; 0 if not
+    /// (yet).
+    bases: Box<[AtomicUsize]>,
+    /// Lengths of each segment, same layout (known at init, mapped or not).
     lens: Box<[usize]>,
-    /// Keeps the peers' mappings alive.
-    _maps: Vec<Mapping>,
+    /// Same layout: where a segment not mapped yet can be mapped from.
+    sources: Box<[Option<PeerSegment>]>,
+    /// The mappings made so far (kept alive as long as the transport), and the first failure
+    /// to map each segment, for the error of the operation that needed it.
+    maps: Mutex<(Vec<Mapping>, Vec<(usize, String)>)>,
 }
 
 impl ShmTransport {
     pub(crate) fn new(n_pes: usize) -> Self {
         ShmTransport {
             n_pes,
-            bases: vec![0; n_pes * MAX_SEGMENTS].into_boxed_slice(),
+            bases: (0..n_pes * MAX_SEGMENTS).map(|_| AtomicUsize::new(0)).collect(),
             lens: vec![0; n_pes * MAX_SEGMENTS].into_boxed_slice(),
-            _maps: Vec::new(),
+            sources: vec![None; n_pes * MAX_SEGMENTS].into_boxed_slice(),
+            maps: Mutex::new((Vec::new(), Vec::new())),
         }
     }
 
     /// Records that `pe`'s segment `seg` is at `base..base+len` in this process.
     pub(crate) fn set(&mut self, pe: usize, seg: usize, base: usize, len: usize) {
-        self.bases[pe * MAX_SEGMENTS + seg] = base;
+        *self.bases[pe * MAX_SEGMENTS + seg].get_mut() = base;
         self.lens[pe * MAX_SEGMENTS + seg] = len;
+    }
+
+    /// Records that `pe`'s segment `seg` (`len` bytes) is mapped from `src` when first used.
+    pub(crate) fn set_lazy(&mut self, pe: usize, seg: usize, len: usize, src: PeerSegment) {
+        self.lens[pe * MAX_SEGMENTS + seg] = len;
+        self.sources[pe * MAX_SEGMENTS + seg] = Some(src);
     }
 
     /// Keeps a mapping alive as long as the transport.
     pub(crate) fn keep(&mut self, m: Mapping) {
-        self._maps.push(m);
+        self.maps.get_mut().unwrap_or_else(|p| p.into_inner()).0.push(m);
     }
 
-    /// Where `pe`'s segment `seg` is mapped in this process (0 when it is not).
+    /// Maps `pe`'s segment `seg` now if it is mappable and not mapped yet; the error says why
+    /// it could not be.
+    pub(crate) fn map_now(&self, pe: usize, seg: usize) -> std::result::Result<usize, String> {
+        let i = pe * MAX_SEGMENTS + seg;
+        match self.bases.get(i).map(|b| b.load(Ordering::Acquire)) {
+            None => Err(format!("PE {pe} is out of range")),
+            Some(b) if b != 0 => Ok(b),
+            Some(_) => self.map_slow(i).ok_or_else(|| {
+                self.map_error(pe, seg).unwrap_or_else(|| format!("PE {pe}'s segment {seg} is not on this host"))
+            }),
+        }
+    }
+
+    /// Why mapping `pe`'s segment `seg` failed, if it did.
+    pub(crate) fn map_error(&self, pe: usize, seg: usize) -> Option<String> {
+        let i = pe * MAX_SEGMENTS + seg;
+        let g = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        g.1.iter().find(|(j, _)| *j == i).map(|(_, e)| e.clone())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn map_slow(&self, i: usize) -> Option<usize> {
+        // Peers on other hosts have no source: their operations go on to the network
+        // transport from here, without a lock or an allocation.
+        let src = self.sources[i].as_ref()?;
+        let mut g = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        // Another thread may have mapped it while this one waited for the lock.
+        let b = self.bases[i].load(Ordering::Acquire);
+        if b != 0 {
+            return Some(b);
+        }
+        if g.1.iter().any(|(j, _)| *j == i) {
+            return None;
+        }
+        match Mapping::open_peer(src.pid, src.fd, self.lens[i], &src.what) {
+            Ok(m) => {
+                let b = m.addr();
+                g.0.push(m);
+                self.bases[i].store(b, Ordering::Release);
+                Some(b)
+            }
+            Err(e) => {
+                g.1.push((i, e));
+                None
+            }
+        }
+    }
+
+    /// Where `pe`'s segment `seg` is mapped in this process (0 when it cannot be: not on this
+    /// host, or mapping it failed). Maps it if it was not yet.
     #[inline(always)]
     pub fn base(&self, pe: usize, seg: usize) -> usize {
-        self.bases[pe * MAX_SEGMENTS + seg]
+        let b = self.bases[pe * MAX_SEGMENTS + seg].load(Ordering::Acquire);
+        if b != 0 { b } else { self.map_slow(pe * MAX_SEGMENTS + seg).unwrap_or(0) }
     }
 
-    /// Length of `pe`'s segment `seg` as mapped here (0 when not mapped).
+    /// Length of `pe`'s segment `seg` (0 when it is not on this host).
     pub fn len(&self, pe: usize, seg: usize) -> usize {
         self.lens.get(pe * MAX_SEGMENTS + seg).copied().unwrap_or(0)
     }
 
-    /// The address of `a` on `pe` in this process, if mapped and `len` bytes fit.
+    /// The address of `a` on `pe` in this process, if mapped (or mappable) and `len` bytes
+    /// fit.
     #[inline(always)]
     pub fn ptr(&self, pe: usize, a: SymAddr, len: usize) -> Option<*mut u8> {
         let i = pe * MAX_SEGMENTS + a.seg;
-        let base = *self.bases.get(i)?;
-        if base == 0 || a.offset.checked_add(len)? > self.lens[i] {
+        let mut base = self.bases.get(i)?.load(Ordering::Acquire);
+        if base == 0 {
+            base = self.map_slow(i)?;
+        }
+        if a.offset.checked_add(len)? > self.lens[i] {
             return None;
         }
         Some((base + a.offset) as *mut u8)
@@ -281,5 +367,34 @@ mod tests {
             unsafe { copy_to_peer(buf.as_mut_ptr(), buf.as_ptr().add(shift), len) };
             assert_eq!(&buf[..len], &orig[shift..shift + len], "backward shift {shift}");
         }
+    }
+
+    /// Peers are mapped on first use, once, from their process's descriptor; a peer that
+    /// cannot be mapped gives its reason to whoever needs it, and peers of other hosts (no
+    /// source) are simply not mapped.
+    #[test]
+    fn peers_are_mapped_lazily_and_failures_are_kept() {
+        use std::os::fd::AsRawFd;
+        let (fd, m) = Mapping::create(8192, "lazy-test", 4096).unwrap();
+        // SAFETY: the mapping is 8192 bytes long and writable.
+        unsafe { (m.addr() as *mut u64).write(0x1234_5678) };
+        let mut t = ShmTransport::new(3);
+        let me = std::process::id();
+        t.set_lazy(0, 0, 8192, PeerSegment { pid: me, fd: fd.as_raw_fd(), what: "heap of PE 0".into() });
+        t.set_lazy(1, 0, 8192, PeerSegment { pid: me, fd: 1_000_000, what: "heap of PE 1".into() });
+        let a = SymAddr { seg: 0, offset: 0 };
+        let p = t.ptr(0, a, 8).expect("mapped on first use");
+        // SAFETY: a fresh mapping of the same file, 8192 bytes.
+        assert_eq!(unsafe { (p as *const u64).read() }, 0x1234_5678);
+        assert_eq!(t.ptr(0, a, 8), Some(p), "mapped once");
+        assert_eq!(t.base(0, 0), p as usize);
+        assert!(t.ptr(0, a, 8193).is_none(), "the length is the peer's");
+        assert!(t.ptr(1, a, 8).is_none());
+        let e = t.map_error(1, 0).expect("the failure is kept");
+        assert!(e.contains("heap of PE 1"), "{e}");
+        assert_eq!(t.map_now(1, 0).unwrap_err(), e);
+        assert!(t.ptr(2, a, 8).is_none() && t.map_error(2, 0).is_none(), "not on this host");
+        assert!(t.map_now(2, 0).unwrap_err().contains("not on this host"));
+        drop(m);
     }
 }
