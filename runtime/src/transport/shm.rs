@@ -43,8 +43,11 @@ pub struct ShmTransport {
     sources: Box<[Option<PeerSegment>]>,
     /// The mappings made so far (kept alive as long as the transport), and the first failure
     /// to map each segment, for the error of the operation that needed it.
-    maps: Mutex<(Vec<Mapping>, Vec<(usize, String)>)>,
+    maps: Mutex<Mapped>,
 }
+
+/// The mappings made so far, and the failures as (`bases` index, reason).
+type Mapped = (Vec<Mapping>, Vec<(usize, String)>);
 
 impl ShmTransport {
     pub(crate) fn new(n_pes: usize) -> Self {
