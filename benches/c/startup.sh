@@ -58,7 +58,7 @@ one() {
         echo fail
         return
     } ;;
-    hydra) SHMEM_SYMMETRIC_SIZE=16M timeout "$limit" "$hydra" -n "$n" "$work/startup" >/dev/null 2>"$work/err" || {
+    hydra) timeout "$limit" "$hydra" -n "$n" "$work/startup" >/dev/null 2>"$work/err" || {
         echo fail
         return
     } ;;
