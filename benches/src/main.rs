@@ -4,13 +4,27 @@
 //! `put-lat get-lat put-bw msg-rate fadd-lat barrier`). Every figure is measured in rounds that
 //! alternate the reference and the subject (A B A B …), because on a shared 2-vCPU guest the
 //! placement of the two processes flips every few seconds; each line gives min and median of
-//! both and the ratio of the medians, under a header line naming the columns. References:
-//! - `memcpy`: a single-process copy of the same size;
-//! - `raw-pp`: a raw cross-process store/flag ping-pong through the same shared mapping, with
-//!   no runtime call on the path (its one-way time is what one cache-line transfer costs);
-//! - `raw-bar`: a raw two-flag barrier through the same mapping.
+//! both and the ratio of the medians, under a header line naming the columns. Each reference
+//! does the same work as its subject, with no runtime call on the path:
+//! - `memcpy`: a single-process copy of the same size (data moved);
+//! - `raw-store`: an 8-byte store into the peer's line through the shared mapping, then a
+//!   store fence — what `put` + `quiet` of 8 bytes must do (it completes locally: no trip);
+//! - `raw-load`: an 8-byte load of the peer's line through the mapping (what an 8-byte `get`
+//!   must do);
+//! - `raw-store rate`: back-to-back 8-byte stores into the peer's mapping over the same 64
+//!   words, one fence at the end (what the `put_nbi` message rate must do);
+//! - `raw-fadd`: a `lock xadd` on the peer's counter through the mapping;
+//! - `raw-pp`: a raw cross-process store/flag ping-pong (its one-way time is what one
+//!   cache-line transfer costs: the reference of operations that wait for another PE);
+//! - `raw-barrier`: a raw dissemination barrier on plain stores through the mapping.
+//!
+//! `--csv FILE` (after the benchmark's name) also appends every line to FILE as CSV
+//! (`table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio`);
+//! `benches/plot.py FILE` draws one SVG per table from it.
 
 use std::hint::black_box;
+use std::io::Write as _;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -32,17 +46,43 @@ fn min(v: &[f64]) -> f64 {
 /// ratio of the medians.
 fn header() {
     println!(
-        "{:<28} {:>10} {:>10} {:<6} | {:<12} {:>10} {:>10} {:<6} | ratio of medians (subject / reference)",
+        "{:<28} {:>10} {:>10} {:<6} | {:<14} {:>10} {:>10} {:<6} | ratio of medians (subject / reference)",
         "operation", "min", "median", "unit", "reference", "min", "median", "unit"
     );
+}
+
+/// `--csv FILE`: where every [`report`] line also goes, and the current table's name.
+static CSV: Mutex<Option<(std::fs::File, String)>> = Mutex::new(None);
+
+/// Starts a table: prints its title line (`# ...`) and names it for the CSV.
+fn table(title: &str) {
+    println!("# {title}");
+    if let Some((_, t)) = CSV.lock().unwrap().as_mut() {
+        *t = title.split(';').next().unwrap_or(title).trim().replace(',', "");
+    }
 }
 
 /// Prints one line: subject and reference, min/median, ratio of medians.
 fn report(what: &str, unit: &str, subj: &mut [f64], refname: &str, refv: &mut [f64], lower_is_better: bool) {
     let (sm, rm) = (median(subj), median(refv));
     let ratio = sm / rm;
+    if let Some((f, t)) = CSV.lock().unwrap().as_mut() {
+        // The size is the operation's last number followed by " B", if any.
+        let bytes = what
+            .strip_suffix(" B")
+            .and_then(|w| w.rsplit(' ').next())
+            .and_then(|b| b.parse::<usize>().ok())
+            .map_or(String::new(), |b| b.to_string());
+        let line = format!(
+            "{},{what},{bytes},{unit},{:.6},{sm:.6},{refname},{:.6},{rm:.6},{ratio:.4}\n",
+            t.replace(',', ";"),
+            min(subj),
+            min(refv)
+        );
+        f.write_all(line.as_bytes()).expect("writing the CSV file");
+    }
     println!(
-        "{what:<28} {:>10.3} {:>10.3} {unit:<6} | {refname:<12} {:>10.3} {:>10.3} {unit:<6} | ratio {:>6.2}{}",
+        "{what:<28} {:>10.4} {:>10.4} {unit:<6} | {refname:<14} {:>10.4} {:>10.4} {unit:<6} | ratio {:>6.2}{}",
         min(subj),
         sm,
         min(refv),
@@ -107,6 +147,67 @@ fn raw_pingpong(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
     s
 }
 
+/// The peer's flag word 1 (not the ping-pong's word 0) through the mapping, as an atomic.
+fn peer_word(flags: &SymSlice<u64>, peer: usize) -> &AtomicU64 {
+    let p = flags.remote_ptr(peer).unwrap();
+    // SAFETY: element 1 of a live symmetric slice of 264 u64 (aligned), accessed only
+    // atomically, and only by these raw references.
+    unsafe { AtomicU64::from_ptr(p.add(1)) }
+}
+
+/// `raw-store`: PE 0 stores 8 bytes into PE 1's line through the mapping and fences, as
+/// `put` + `quiet` of 8 bytes must. Seconds per store (NaN on other PEs).
+fn raw_store(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
+    let me = shmem.my_pe();
+    let w = peer_word(flags, 1 - me.min(1));
+    timed(shmem, iters, |i| {
+        if me == 0 {
+            w.store(i as u64, Ordering::Relaxed);
+            std::sync::atomic::fence(Ordering::SeqCst);
+        }
+    })
+}
+
+/// `raw-load`: PE 0 loads 8 bytes of PE 1's line through the mapping, as an 8-byte `get` must.
+fn raw_load(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
+    let me = shmem.my_pe();
+    let w = peer_word(flags, 1 - me.min(1));
+    timed(shmem, iters, |_| {
+        if me == 0 {
+            black_box(w.load(Ordering::Acquire));
+        }
+    })
+}
+
+/// `raw-store rate`: PE 0's back-to-back 8-byte stores over 64 words of PE 1's mapping, one
+/// fence at the end; stores per second.
+fn raw_store_rate(shmem: &Shmem, words: &SymSlice<u64>, iters: usize) -> f64 {
+    let me = shmem.my_pe();
+    let base = words.remote_ptr(1 - me.min(1)).unwrap();
+    let s = timed(shmem, 1, |_| {
+        if me == 0 {
+            for i in 0..iters {
+                // SAFETY: element i % 64 of a live symmetric slice of 64 u64 (aligned),
+                // written only by this PE during the measurement.
+                unsafe { base.add(i & 63).write_volatile(i as u64) };
+            }
+            std::sync::atomic::fence(Ordering::SeqCst);
+        }
+    });
+    iters as f64 / s
+}
+
+/// `raw-fadd`: PE 0's `fetch_add` on PE 1's counter through the mapping.
+fn raw_fadd(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
+    let me = shmem.my_pe();
+    let w = peer_word(flags, 1 - me.min(1));
+    timed(shmem, iters, |_| {
+        if me == 0 {
+            black_box(w.fetch_add(1, Ordering::AcqRel));
+        }
+    })
+}
+
 /// A single-process copy of `size` bytes: the reference for data moved between PEs. Source
 /// and destination are placed half a page apart modulo 4 KiB: buffers that sit a few bytes past
 /// a 4 KiB multiple from each other make every load wait on a store to an aliasing address, and
@@ -144,8 +245,8 @@ fn put_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     let buf = shmem.alloc_slice(1 << 20, 0u8).unwrap();
     let src = vec![7u8; 1 << 20];
     if me == 0 {
-        println!(
-            "# put latency (put + quiet, PE 0 -> PE 1), us; reference: raw one-way ping-pong (8 B) and memcpy (other sizes)"
+        table(
+            "put latency (put + quiet, PE 0 -> PE 1), us; reference: raw-store = an 8 B store into the peer's mapping + fence (8 B), memcpy of the size (others)",
         );
         header();
     }
@@ -153,7 +254,7 @@ fn put_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
         let iters = iters_for(size);
         let (mut s, mut r) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
-            let rv = if size == 8 { raw_pingpong(shmem, flags, 20000) } else { memcpy_time(size, iters) };
+            let rv = if size == 8 { raw_store(shmem, flags, iters) } else { memcpy_time(size, iters) };
             r.push(rv * 1e6);
             let sv = timed(shmem, iters, |_| {
                 if me == 0 {
@@ -168,7 +269,7 @@ fn put_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
                 &format!("put {size} B"),
                 "us",
                 &mut s,
-                if size == 8 { "raw-pp 1-way" } else { "memcpy" },
+                if size == 8 { "raw-store" } else { "memcpy" },
                 &mut r,
                 true,
             );
@@ -181,14 +282,16 @@ fn get_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     let buf = shmem.alloc_slice(1 << 20, 3u8).unwrap();
     let mut dst = vec![0u8; 1 << 20];
     if me == 0 {
-        println!("# get latency (PE 0 <- PE 1), us; reference: raw one-way ping-pong (8 B) and memcpy (other sizes)");
+        table(
+            "get latency (PE 0 <- PE 1), us; reference: raw-load = an 8 B load from the peer's mapping (8 B), memcpy of the size (others)",
+        );
         header();
     }
     for &size in SIZES {
         let iters = iters_for(size);
         let (mut s, mut r) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
-            let rv = if size == 8 { raw_pingpong(shmem, flags, 20000) } else { memcpy_time(size, iters) };
+            let rv = if size == 8 { raw_load(shmem, flags, iters) } else { memcpy_time(size, iters) };
             r.push(rv * 1e6);
             let sv = timed(shmem, iters, |_| {
                 if me == 0 {
@@ -199,14 +302,7 @@ fn get_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
             s.push(sv * 1e6);
         }
         if me == 0 {
-            report(
-                &format!("get {size} B"),
-                "us",
-                &mut s,
-                if size == 8 { "raw-pp 1-way" } else { "memcpy" },
-                &mut r,
-                true,
-            );
+            report(&format!("get {size} B"), "us", &mut s, if size == 8 { "raw-load" } else { "memcpy" }, &mut r, true);
         }
     }
 }
@@ -216,7 +312,7 @@ fn put_bw(shmem: &Shmem) {
     let buf = shmem.alloc_slice(1 << 20, 0u8).unwrap();
     let src = vec![7u8; 1 << 20];
     if me == 0 {
-        println!("# put bandwidth (put_nbi x N + quiet, PE 0 -> PE 1), GB/s; reference: memcpy of the same size");
+        table("put bandwidth (put_nbi x N + quiet, PE 0 -> PE 1), GB/s; reference: memcpy of the same size");
         header();
     }
     for &size in SIZES {
@@ -240,17 +336,19 @@ fn put_bw(shmem: &Shmem) {
     }
 }
 
-fn msg_rate(shmem: &Shmem, flags: &SymSlice<u64>) {
+fn msg_rate(shmem: &Shmem) {
     let me = shmem.my_pe();
     let buf = shmem.alloc_slice(64, 0u64).unwrap();
     if me == 0 {
-        println!("# message rate (8 B put_nbi, PE 0 -> PE 1), Mmsg/s; reference: 1 / raw one-way ping-pong");
+        table(
+            "message rate (8 B put_nbi over 64 words + one quiet, PE 0 -> PE 1), Mmsg/s; reference: raw-store rate = the same stores through the mapping, one fence",
+        );
         header();
     }
     let iters = 1_000_000;
     let (mut s, mut r) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
-        r.push(1.0 / raw_pingpong(shmem, flags, 20000) / 1e6);
+        r.push(raw_store_rate(shmem, &buf, iters) / 1e6);
         let sv = timed(shmem, 1, |_| {
             if me == 0 {
                 for i in 0..iters {
@@ -262,7 +360,7 @@ fn msg_rate(shmem: &Shmem, flags: &SymSlice<u64>) {
         s.push(iters as f64 / sv / 1e6);
     }
     if me == 0 {
-        report("put_nbi 8 B rate", "Mmsg/s", &mut s, "raw-pp rate", &mut r, false);
+        report("put_nbi 8 B rate", "Mmsg/s", &mut s, "raw-store rate", &mut r, false);
     }
 }
 
@@ -270,13 +368,15 @@ fn fadd_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     let me = shmem.my_pe();
     let ctr = shmem.alloc(0u64).unwrap();
     if me == 0 {
-        println!("# fetch-add latency (PE 0 on PE 1's counter), us; reference: raw one-way ping-pong");
+        table(
+            "fetch-add latency (PE 0 on PE 1's counter), us; reference: raw-fadd = lock xadd on the peer's counter through the mapping",
+        );
         header();
     }
     let iters = 200_000;
     let (mut s, mut r) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
-        r.push(raw_pingpong(shmem, flags, 20000) * 1e6);
+        r.push(raw_fadd(shmem, flags, iters) * 1e6);
         let sv = timed(shmem, iters, |_| {
             if me == 0 {
                 black_box(ctr.fetch_add(1, 1).unwrap());
@@ -285,7 +385,7 @@ fn fadd_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
         s.push(sv * 1e6);
     }
     if me == 0 {
-        report("fetch_add u64", "us", &mut s, "raw-pp 1-way", &mut r, true);
+        report("fetch_add u64", "us", &mut s, "raw-fadd", &mut r, true);
     }
 }
 
@@ -329,7 +429,7 @@ fn raw_barrier(shmem: &Shmem, flags: &SymSlice<u64>, iters: usize) -> f64 {
 fn barrier(shmem: &Shmem, flags: &SymSlice<u64>) {
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     if me == 0 {
-        println!("# barrier_all latency, {n} PEs, us; reference: raw dissemination barrier on plain stores");
+        table(&format!("barrier_all latency, {n} PEs, us; reference: raw dissemination barrier on plain stores"));
         header();
     }
     let iters = if n <= 2 { 200_000 } else { 5_000 };
@@ -362,9 +462,9 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
     let src = shmem.alloc_slice(max * n / 8, 1u64).unwrap();
     let dst = shmem.alloc_slice(max * n / 8, 0u64).unwrap();
     if me == 0 {
-        println!(
-            "# collectives on {n} PEs, us per call (PE 0's view); reference: raw one-way trip (<= 4 KiB) or memcpy of the size"
-        );
+        table(&format!(
+            "collectives on {n} PEs, us per call (PE 0's view); reference: raw one-way cache-line trip (<= 4 KiB: a collective waits for its peers) or memcpy of the size"
+        ));
         header();
     }
     let sizes: &[usize] = &[8, 64, 512, 4096, 32768, 262144, 1 << 20];
@@ -403,7 +503,22 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
 
 fn main() {
     let shmem = oxshmem::init().expect("init");
-    let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let which = args.first().cloned().unwrap_or_else(|| "all".into());
+    if let Some(i) = args.iter().position(|a| a == "--csv") {
+        let Some(path) = args.get(i + 1) else {
+            eprintln!("--csv needs a file name");
+            std::process::exit(2);
+        };
+        if shmem.my_pe() == 0 {
+            let new = !std::path::Path::new(path).exists();
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("opening the CSV file");
+            if new {
+                f.write_all(b"table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio\n").unwrap();
+            }
+            *CSV.lock().unwrap() = Some((f, String::new()));
+        }
+    }
     // flags[0]: ping-pong flag; flags[8..]: raw barrier rounds (one cache line each).
     let flags = shmem.alloc_slice(8 + 8 * 32, 0u64).unwrap();
     let n = shmem.n_pes();
@@ -430,7 +545,7 @@ fn main() {
         }
         "msg-rate" => {
             two("msg-rate");
-            msg_rate(&shmem, &flags)
+            msg_rate(&shmem)
         }
         "fadd-lat" => {
             two("fadd-lat");
@@ -443,7 +558,7 @@ fn main() {
             put_lat(&shmem, &flags);
             get_lat(&shmem, &flags);
             put_bw(&shmem);
-            msg_rate(&shmem, &flags);
+            msg_rate(&shmem);
             fadd_lat(&shmem, &flags);
             barrier(&shmem, &flags);
         }
