@@ -71,7 +71,11 @@
 
 mod api;
 pub mod channel;
+pub mod cheader;
 mod cpu;
+/// The CUDA driver layer (feature `cuda`): the GPU, its symmetric heap, fd passing on a node.
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod ibgda;
 pub mod moe;
 pub mod state;
@@ -82,7 +86,7 @@ use bytemuck::Pod;
 
 pub use api::DevPtr;
 pub use channel::ChannelKind;
-use channel::proxy::{Proxy, ProxyRing};
+use channel::proxy::{Proxy, ProxyRing, ProxyRingBox};
 use cpu::LaunchInfo;
 pub use cpu::{Grid, Stream, Thread, WARP_SIZE};
 use state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op, op_name, wait_cmp};
@@ -157,7 +161,7 @@ struct Inner {
     state: Box<DeviceState>,
     _peer_base: Box<[u64]>,
     _channel: Box<[u8]>,
-    ring: Option<Box<ProxyRing>>,
+    ring: Option<ProxyRingBox>,
     proxy: Mutex<Option<Proxy>>,
     ibgda: Option<Box<ibgda::Ibgda>>,
     softnic: Mutex<Option<ibgda::softnic::SoftNic>>,
@@ -310,7 +314,13 @@ impl Device {
             channel[pe] = kind as u8;
         }
         let needs_proxy = channel.contains(&(ChannelKind::Proxy as u8));
-        let ring = needs_proxy.then(|| Box::new(ProxyRing::new(PROXY_RING_SLOTS)));
+        let ring = match needs_proxy {
+            true => Some(
+                ProxyRingBox::new_in(PROXY_RING_SLOTS, &channel::devmem::host())
+                    .map_err(|reason| DeviceError::Init { pe: me, reason })?,
+            ),
+            false => None,
+        };
         // Every PE takes part in the IBGDA set-up (it exchanges keys) when any PE may use it:
         // the choice comes from the environment, the same everywhere.
         let ibgda = if force == Some(ChannelKind::Ibgda) || (force.is_none() && remote == ChannelKind::Ibgda) {
@@ -327,8 +337,8 @@ impl Device {
             heap_size: size as u64,
             peer_base: peer_base.as_ptr(),
             channel: channel.as_ptr(),
-            ring: ring.as_deref().map_or(std::ptr::null(), |r| (r as *const ProxyRing).cast()),
-            ibgda: ibgda.as_deref().map_or(std::ptr::null(), |r| (r as *const ibgda::Ibgda).cast()),
+            ring: ring.as_ref().map_or(std::ptr::null_mut(), |r| r.as_ptr()),
+            ibgda: ibgda.as_deref().map_or(std::ptr::null_mut(), |r| r.device_table()),
             barrier_flags: flags.as_ptr() as u64,
             barrier_epoch: Default::default(),
             timeout_ns: env_timeout(),

@@ -6,6 +6,17 @@
 //! or host-pinned memory and read it from device code unchanged. Errors found on the device
 //! path are recorded in an error slot (first error wins) instead of unwinding: device code
 //! cannot return errors through a kernel, so the host reads the slot when it synchronizes.
+//!
+//! The layout is shared with CUDA (and C) through the generated header
+//! `device/include/oxshmem/device_state.h`: [`DeviceState`] is `oxshmem_device_state_t`,
+//! [`ErrorSlot`] `oxshmem_error_slot_t`; the ring it points to is `oxshmem_ring_t`
+//! ([`ProxyRing`](crate::channel::proxy::ProxyRing)), the IBGDA table `oxshmem_ibgda_t`
+//! ([`IbgdaDevice`](crate::ibgda::IbgdaDevice)); the error, operation and channel codes are
+//! `OXSHMEM_ERR_*`, `OXSHMEM_OP_*`, `OXSHMEM_CHANNEL_*`. The header is written from these types
+//! by [`cheader`](crate::cheader), and `tests/c_layout.rs` checks that it is current and that a
+//! C compiler agrees with Rust on every size, alignment and offset: change a field here, then
+//! run `OXSHMEM_BLESS=1 cargo test -p oxshmem-device --test c_layout` and the table in
+//! `cheader.rs` (it does not compile until every field is listed).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -268,10 +279,10 @@ pub struct DeviceState {
     pub peer_base: *const u64,
     /// `n_pes` entries: the [`ChannelKind`](crate::ChannelKind) byte of each PE.
     pub channel: *const u8,
-    /// The proxy request ring (null when no peer uses the proxy).
-    pub ring: *const core::ffi::c_void,
-    /// The IBGDA queues (null when no peer uses IBGDA).
-    pub ibgda: *const core::ffi::c_void,
+    /// The proxy request ring's header (null when no peer uses the proxy).
+    pub ring: *mut crate::channel::proxy::ProxyRing,
+    /// The IBGDA channel's table: its queues and key tables (null when no peer uses IBGDA).
+    pub ibgda: *mut crate::ibgda::IbgdaDevice,
     /// Symmetric address of the device barrier's flags (`BARRIER_ROUNDS` lines).
     pub barrier_flags: u64,
     /// Device barriers this PE has entered.

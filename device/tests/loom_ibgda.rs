@@ -20,11 +20,11 @@
 //! unexecuted); and the crate's own queue (std atomics) under eight real threads, for the
 //! interleavings beyond loom's bounds.
 
-/// The queue code's atomics: loom's, with one economy. `Qp::new` allocates every word of a
+/// The queue code's atomics: loom's, with one economy. `QpBox::new` allocates every word of a
 /// queue as an atomic, among them a 2,048-word scratch buffer the model never touches, and a
 /// loom atomic costs about 20 µs to create in a debug build — in each of thousands of
 /// executions. So a 64-bit word here is a handle whose loom atomic is created on demand, and
-/// [`sync::materialize`] creates them on the model's main thread right after `Qp::new`, before
+/// [`sync::materialize`] creates them on the model's main thread right after `QpBox::new`, before
 /// any other thread exists — all but the scratch words — so every word the model uses is a
 /// loom atomic created before every access to it, exactly as with eager creation.
 #[allow(dead_code, unused_imports)]
@@ -189,13 +189,17 @@ mod mlx5;
 mod layout;
 
 #[allow(dead_code, unreachable_pub, missing_docs)]
+#[path = "../src/channel/devmem.rs"]
+mod devmem;
+
+#[allow(dead_code, unreachable_pub, missing_docs)]
 #[path = "../src/ibgda/qp.rs"]
 mod qp;
 
 use layout::{Completion, Decoded, Mlx5, NicLayout, Remote, Sge, WorkRequest};
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::{Arc, Notify};
-use qp::{CqMode, Qp};
+use qp::{CqMode, Qp, QpBox};
 
 const QPN: u32 = 0x42;
 
@@ -320,7 +324,7 @@ fn explore(what: String, preemptions: usize, body: impl Fn() + Send + Sync + 'st
 fn model(cfg: Cfg) {
     explore(format!("{cfg:?}"), cfg.preemptions, move || {
         TRACE.lock().unwrap().clear();
-        let q = Arc::new(Qp::<Mlx5>::new(cfg.nwqes, cfg.mode, cfg.ncqes, 32, QPN, 0));
+        let q = Arc::new(QpBox::<Mlx5>::new(cfg.nwqes, cfg.mode, cfg.ncqes, 32, QPN, 0));
         skip_scratch(&q);
         sync::materialize();
         // executed[p - 1]: how many of producer p's requests the NIC ran.
@@ -504,13 +508,13 @@ fn larger_models() {
 fn many_producers_on_a_tiny_queue_with_real_threads() {
     use oxshmem_device::ibgda as real;
     use oxshmem_device::ibgda::layout::{Completion as C, Decoded as D, Mlx5 as M, NicLayout as _, WorkRequest as W};
-    use oxshmem_device::ibgda::qp::{CqMode as Mode, Qp as RealQp};
+    use oxshmem_device::ibgda::qp::{CqMode as Mode, QpBox as RealQpBox};
     use std::sync::atomic::{AtomicBool, AtomicU64 as A64, Ordering as O};
 
     const PRODUCERS: u64 = 8;
     const POSTS: u64 = 10_000;
     for mode in [Mode::Collapsed, Mode::Normal] {
-        let q = std::sync::Arc::new(RealQp::<M>::new(16, mode, 2, 2, QPN, 0));
+        let q = std::sync::Arc::new(RealQpBox::<M>::new(16, mode, 2, 2, QPN, 0));
         let executed: std::sync::Arc<Vec<A64>> = std::sync::Arc::new((0..PRODUCERS).map(|_| A64::new(0)).collect());
         let done = std::sync::Arc::new(AtomicBool::new(false));
         let total = PRODUCERS * POSTS;
@@ -594,7 +598,7 @@ fn many_producers_on_a_tiny_queue_with_real_threads() {
 /// and every slot must hold its request.
 fn publish_model(posts: &'static [u64], nwqes: usize, preemptions: usize) {
     explore(format!("publish {posts:?}"), preemptions, move || {
-        let q = Arc::new(Qp::<Mlx5>::new(nwqes, CqMode::Collapsed, 1, 32, QPN, 0));
+        let q = Arc::new(QpBox::<Mlx5>::new(nwqes, CqMode::Collapsed, 1, 32, QPN, 0));
         skip_scratch(&q);
         sync::materialize();
         let total: u64 = posts.iter().sum();
@@ -644,7 +648,7 @@ fn four_producers_publish_in_order() {
 fn drive_model(producers: u64, posts: u64, preemptions: usize) {
     explore(format!("drive {producers}x{posts}"), preemptions, move || {
         let total = producers * posts;
-        let q = Arc::new(Qp::<Mlx5>::new(4, CqMode::Collapsed, 1, 32, QPN, 0));
+        let q = Arc::new(QpBox::<Mlx5>::new(4, CqMode::Collapsed, 1, 32, QPN, 0));
         skip_scratch(&q);
         sync::materialize();
         let executed: Arc<Vec<AtomicU64>> = Arc::new((0..producers).map(|_| AtomicU64::new(0)).collect());

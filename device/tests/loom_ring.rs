@@ -8,6 +8,7 @@ mod sync {
     pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
 
     #[derive(Debug)]
+    #[repr(transparent)]
     pub(crate) struct UnsafeCell<T>(loom::cell::UnsafeCell<T>);
     impl<T> UnsafeCell<T> {
         pub(crate) fn new(v: T) -> Self {
@@ -23,12 +24,16 @@ mod sync {
 }
 
 #[allow(dead_code, unreachable_pub)]
+#[path = "../src/channel/devmem.rs"]
+mod devmem;
+
+#[allow(dead_code, unreachable_pub)]
 #[path = "../src/channel/ring.rs"]
 mod ring;
 
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicU64, Ordering};
-use ring::Ring;
+use ring::RingBox;
 
 /// A request: (producer, sequence number within that producer); (0, 0) is "empty".
 type Req = (u64, u64);
@@ -38,7 +43,7 @@ fn model(producers: u64, per_producer: u64, capacity: usize, preemptions: usize,
     builder.preemption_bound = Some(preemptions);
     builder.max_branches = 100_000;
     builder.check(move || {
-        let ring = Arc::new(Ring::<Req>::new(capacity));
+        let ring = Arc::new(RingBox::<Req>::new(capacity));
         // The "memory" requests act on: executed[p] = how many of p's requests ran.
         let executed: Arc<Vec<AtomicU64>> = Arc::new((0..producers).map(|_| AtomicU64::new(0)).collect());
         let total = producers * per_producer;

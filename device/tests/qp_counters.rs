@@ -4,13 +4,13 @@
 //! completions the NIC saw the CQ full forever.)
 
 use oxshmem_device::ibgda::layout::{Completion, Mlx5, WorkRequest};
-use oxshmem_device::ibgda::qp::{CqMode, Qp};
+use oxshmem_device::ibgda::qp::{CqMode, QpBox};
 
 #[test]
 fn normal_cq_past_two_to_the_32_completions() {
     for skipped in [(1u64 << 32) - 3, 1 << 32, (1 << 32) + 5, 3 << 33] {
         let ncqes = 8u64;
-        let q: Qp<Mlx5> = Qp::new(16, CqMode::Normal, ncqes as usize, 4, 0x77, 1);
+        let q: QpBox<Mlx5> = QpBox::new(16, CqMode::Normal, ncqes as usize, 4, 0x77, 1);
         q.nic_test_consumed_cqes(skipped);
         for k in 0..3 * ncqes {
             let pcqe = skipped + k;

@@ -4,13 +4,16 @@
 //! - `proxy.rs` — a request ring in memory the device writes, drained by a host proxy thread
 //!   that calls the runtime's transport (NVSHMEM's IBRC path).
 //! - `crate::ibgda` — NIC work queues the device thread writes and rings itself (IBGDA).
+//! - [`devmem`] — where the memory of the shared structures comes from (the allocator seam a
+//!   CUDA back end fills with host-pinned memory).
 //!
 //! The channel of each peer is chosen once at init and stored as one byte per PE in the
 //! device state, so the device path dispatches with one load and one branch.
 
+pub mod devmem;
 pub(crate) mod p2p;
-pub(crate) mod proxy;
-pub(crate) mod ring;
+pub mod proxy;
+pub mod ring;
 pub(crate) mod sync;
 
 /// The channel that serves a peer (stored as one byte per PE in the device state).

@@ -11,71 +11,110 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::ring::{Ring, Stalled};
+use super::ring::{Ring, RingBox, Stalled};
 use crate::state::{DeviceState, ErrorCode, op};
 use oxshmem::transport::AmoOp;
 
-/// Request kinds.
-pub(crate) mod kind {
-    pub(crate) const PUT: u16 = 1;
-    pub(crate) const GET: u16 = 2;
-    pub(crate) const P: u16 = 3;
-    pub(crate) const AMO: u16 = 4;
-    pub(crate) const PUT_SIGNAL: u16 = 5;
-    pub(crate) const SIGNAL_OP: u16 = 6;
+/// Request kinds ([`Request::kind`]).
+pub mod kind {
+    /// A put: `len` bytes from `local` to `dest` on `pe`.
+    pub const PUT: u16 = 1;
+    /// A get: `len` bytes from `dest` on `pe` to `local`.
+    pub const GET: u16 = 2;
+    /// A single store of `len` bytes of `value` at `dest` on `pe`.
+    pub const P: u16 = 3;
+    /// An atomic on `dest` on `pe` ([`amo`](super::amo) flags; the old value to `local`).
+    pub const AMO: u16 = 4;
+    /// A put followed by a signal update (`sig`, `value`; `flags`: the signal op).
+    pub const PUT_SIGNAL: u16 = 5;
+    /// A signal update alone (`flags`: 0 set, else add).
+    pub const SIGNAL_OP: u16 = 6;
 }
 
-/// A request: 56 bytes, so that with its sequence word a slot is one 64-byte line.
+/// How an AMO request's `flags` encode the operation: the operation in the low 4 bits
+/// ([`OP_MASK`](amo::OP_MASK)), [`W64`](amo::W64) set for a 64-bit word (else 32-bit).
+pub mod amo {
+    /// Fetch (atomic read).
+    pub const FETCH: u16 = 0;
+    /// Set (`value`).
+    pub const SET: u16 = 1;
+    /// Swap (`value`).
+    pub const SWAP: u16 = 2;
+    /// Compare-and-swap (`cond`, `value`).
+    pub const COMPARE_SWAP: u16 = 3;
+    /// Fetch-and-add (`value`).
+    pub const FETCH_ADD: u16 = 4;
+    /// Fetch-and-and (`value`).
+    pub const FETCH_AND: u16 = 5;
+    /// Fetch-and-or (`value`).
+    pub const FETCH_OR: u16 = 6;
+    /// Fetch-and-xor (`value`).
+    pub const FETCH_XOR: u16 = 7;
+    /// The bits that hold the operation.
+    pub const OP_MASK: u16 = 0xf;
+    /// Set for a 64-bit target word.
+    pub const W64: u16 = 0x10;
+}
+
+/// A request: 56 bytes, so that with its sequence word a slot is one 64-byte line
+/// (C: `oxshmem_proxy_request_t`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Request {
-    pub(crate) kind: u16,
-    /// AMO: operation (low 4 bits) and 64-bit width (bit 4); signals: the signal op.
-    pub(crate) flags: u16,
-    pub(crate) pe: u32,
-    pub(crate) len: u64,
+pub struct Request {
+    /// A [`kind`] constant.
+    pub kind: u16,
+    /// AMO: operation (low 4 bits) and 64-bit width (bit 4), see [`amo`]; signals: the
+    /// signal op.
+    pub flags: u16,
+    /// Target PE.
+    pub pe: u32,
+    /// Bytes.
+    pub len: u64,
     /// Symmetric address on the target (local address of the same object).
-    pub(crate) dest: u64,
+    pub dest: u64,
     /// Local address: put source, get destination, fetched-value destination (0: none).
-    pub(crate) local: u64,
+    pub local: u64,
     /// Inline value (p), AMO operand, signal value.
-    pub(crate) value: u64,
+    pub value: u64,
     /// Compare operand.
-    pub(crate) cond: u64,
+    pub cond: u64,
     /// Symmetric address of the signal word.
-    pub(crate) sig: u64,
+    pub sig: u64,
 }
 
 /// AMO operations as request flags.
 pub(crate) fn amo_flags(op: AmoOp, w64: bool) -> (u16, u64, u64) {
     let (k, v, c) = match op {
-        AmoOp::Fetch => (0, 0, 0),
-        AmoOp::Set(v) => (1, v, 0),
-        AmoOp::Swap(v) => (2, v, 0),
-        AmoOp::CompareSwap { cond, value } => (3, value, cond),
-        AmoOp::FetchAdd(v) => (4, v, 0),
-        AmoOp::FetchAnd(v) => (5, v, 0),
-        AmoOp::FetchOr(v) => (6, v, 0),
-        AmoOp::FetchXor(v) => (7, v, 0),
+        AmoOp::Fetch => (amo::FETCH, 0, 0),
+        AmoOp::Set(v) => (amo::SET, v, 0),
+        AmoOp::Swap(v) => (amo::SWAP, v, 0),
+        AmoOp::CompareSwap { cond, value } => (amo::COMPARE_SWAP, value, cond),
+        AmoOp::FetchAdd(v) => (amo::FETCH_ADD, v, 0),
+        AmoOp::FetchAnd(v) => (amo::FETCH_AND, v, 0),
+        AmoOp::FetchOr(v) => (amo::FETCH_OR, v, 0),
+        AmoOp::FetchXor(v) => (amo::FETCH_XOR, v, 0),
     };
-    (k | if w64 { 0x10 } else { 0 }, v, c)
+    (k | if w64 { amo::W64 } else { 0 }, v, c)
 }
 
 fn amo_of(r: &Request) -> AmoOp {
-    match r.flags & 0xf {
-        0 => AmoOp::Fetch,
-        1 => AmoOp::Set(r.value),
-        2 => AmoOp::Swap(r.value),
-        3 => AmoOp::CompareSwap { cond: r.cond, value: r.value },
-        4 => AmoOp::FetchAdd(r.value),
-        5 => AmoOp::FetchAnd(r.value),
-        6 => AmoOp::FetchOr(r.value),
+    match r.flags & amo::OP_MASK {
+        amo::FETCH => AmoOp::Fetch,
+        amo::SET => AmoOp::Set(r.value),
+        amo::SWAP => AmoOp::Swap(r.value),
+        amo::COMPARE_SWAP => AmoOp::CompareSwap { cond: r.cond, value: r.value },
+        amo::FETCH_ADD => AmoOp::FetchAdd(r.value),
+        amo::FETCH_AND => AmoOp::FetchAnd(r.value),
+        amo::FETCH_OR => AmoOp::FetchOr(r.value),
         _ => AmoOp::FetchXor(r.value),
     }
 }
 
-/// The ring type.
-pub(crate) type ProxyRing = Ring<Request>;
+/// The proxy ring's header, as device code sees it (C: `oxshmem_ring_t`).
+pub type ProxyRing = Ring<Request>;
+
+/// The owner of a proxy ring (header and slots in one allocation).
+pub type ProxyRingBox = RingBox<Request>;
 
 /// Submits a request, waiting while the ring is full; gives up (recording a stall) after
 /// the device timeout.
@@ -156,7 +195,7 @@ fn execute(state: &DeviceState, r: &Request) {
                 kind::P => oxshmem::raw::putmem(r.dest as *mut u8, (&raw const r.value).cast(), r.len as usize, pe),
                 kind::AMO => {
                     let op = amo_of(r);
-                    let old = if r.flags & 0x10 != 0 {
+                    let old = if r.flags & amo::W64 != 0 {
                         oxshmem::raw::atomic(r.dest as *mut u64, op, pe, "nvshmem_atomic (proxy)")?
                     } else {
                         u64::from(oxshmem::raw::atomic(r.dest as *mut u32, op, pe, "nvshmem_atomic (proxy)")?)

@@ -10,29 +10,49 @@
 //! `quiet` a single comparison: everything a thread issued up to ticket `t` is done once
 //! `completed > t`. (NVSHMEM's ring uses a lap-parity bit; a full 64-bit ticket cannot alias.)
 //!
-//! This file has no dependency on the rest of the crate, so `tests/loom_ring.rs` model-checks
-//! it with loom's atomics.
+//! Layout: the ring is plain `#[repr(C)]` data — a header ([`Ring`]: `issue`, `completed`,
+//! `capacity`, `slots`) and `capacity` slots of 64 bytes ([`Slot`]: `seq`, `body`), all in ONE
+//! allocation from a [`DeviceAlloc`] ([`RingBox`] owns it) — shared with CUDA device code
+//! through the generated header `device/include/oxshmem/device_state.h` (`oxshmem_ring_t`,
+//! `oxshmem_ring_slot_t`); `tests/c_layout.rs` checks that both compilers agree on it.
+//!
+//! This file depends only on `super::sync` and `super::devmem`, so `tests/loom_ring.rs`
+//! model-checks it with loom's atomics.
 
+use std::sync::Arc;
+
+use super::devmem::{Carve, DeviceAlloc, DeviceMem, host};
 use super::sync::{AtomicU64, Ordering, UnsafeCell};
 
-/// One slot: the sequence word and the request.
+/// One slot: the sequence word and the request (C: `oxshmem_ring_slot_t`).
+#[repr(C)]
 #[derive(Debug)]
-pub(crate) struct Slot<T> {
-    seq: AtomicU64,
-    body: UnsafeCell<T>,
+pub struct Slot<T> {
+    /// `t + 1` once ticket `t`'s request is published in this slot.
+    pub seq: AtomicU64,
+    /// The request.
+    pub(crate) body: UnsafeCell<T>,
 }
 
-/// The ring. `T` is the request body (plain data).
+/// The ring's header (C: `oxshmem_ring_t`). `T` is the request body (plain data). It lives in
+/// the allocation its [`RingBox`] owns, with its slots.
+#[repr(C)]
 #[derive(Debug)]
-pub(crate) struct Ring<T> {
-    issue: AtomicU64,
-    completed: AtomicU64,
-    slots: Box<[Slot<T>]>,
+pub struct Ring<T> {
+    /// Tickets handed out.
+    pub issue: AtomicU64,
+    /// Tickets completed (a prefix count).
+    pub completed: AtomicU64,
+    /// Slots (at least 1).
+    pub capacity: u64,
+    /// `capacity` slots.
+    pub slots: *mut Slot<T>,
 }
 
 // SAFETY: a slot's body is written by the one producer that owns its ticket, before it is
 // published, and read by the consumer only after it is published and before it is completed;
-// the ticket protocol makes those accesses exclusive.
+// the ticket protocol makes those accesses exclusive. `slots` points into memory the owning
+// `RingBox` keeps alive as long as the header.
 unsafe impl<T: Send> Sync for Ring<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Send for Ring<T> {}
@@ -46,17 +66,89 @@ pub(crate) struct Stalled {
     pub(crate) completed: u64,
 }
 
-impl<T: Copy + Default> Ring<T> {
-    /// A ring of `capacity` slots (at least 1).
-    pub(crate) fn new(capacity: usize) -> Self {
-        let slots = (0..capacity.max(1))
-            .map(|_| Slot { seq: AtomicU64::new(0), body: UnsafeCell::new(T::default()) })
-            .collect();
-        Ring { issue: AtomicU64::new(0), completed: AtomicU64::new(0), slots }
+/// Owns a ring: its header and slots in one allocation. Dereferences to the header.
+#[derive(Debug)]
+pub struct RingBox<T> {
+    ring: *mut Ring<T>,
+    mem: DeviceMem,
+}
+
+// SAFETY: as for `Ring`.
+unsafe impl<T: Send> Sync for RingBox<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Send for RingBox<T> {}
+
+impl<T: Copy + Default> RingBox<T> {
+    /// A ring of `capacity` slots (at least 1) on the Rust heap (for tests and models; the
+    /// device uses [`new_in`](Self::new_in)).
+    ///
+    /// # Panics
+    /// When the heap cannot supply the memory (as `Box::new` would fail).
+    pub fn new(capacity: usize) -> Self {
+        Self::new_in(capacity, &host()).unwrap_or_else(|e| panic!("RingBox::new: {e}"))
     }
 
+    /// A ring of `capacity` slots (at least 1) in memory from `from`.
+    pub fn new_in(capacity: usize, from: &Arc<dyn DeviceAlloc>) -> Result<Self, String> {
+        let cap = capacity.max(1);
+        let mut c = Carve::default();
+        let h = c.take::<Ring<T>>(1);
+        let s = c.take::<Slot<T>>(cap);
+        let mem = DeviceMem::new(c.bytes(), from)
+            .map_err(|e| format!("the proxy ring ({cap} slots, {} bytes): {e}", c.bytes()))?;
+        // SAFETY: both parts lie inside the allocation, aligned for their types; every value
+        // is written before the ring is used.
+        unsafe {
+            let ring = mem.as_ptr().add(h).cast::<Ring<T>>();
+            let slots = mem.as_ptr().add(s).cast::<Slot<T>>();
+            for i in 0..cap {
+                slots.add(i).write(Slot { seq: AtomicU64::new(0), body: UnsafeCell::new(T::default()) });
+            }
+            ring.write(Ring { issue: AtomicU64::new(0), completed: AtomicU64::new(0), capacity: cap as u64, slots });
+            Ok(RingBox { ring, mem })
+        }
+    }
+}
+
+impl<T> RingBox<T> {
+    /// The header, for device code (`DeviceState::ring`).
+    pub fn as_ptr(&self) -> *mut Ring<T> {
+        self.ring
+    }
+
+    /// The allocation the ring lives in.
+    pub fn memory(&self) -> &DeviceMem {
+        &self.mem
+    }
+}
+
+impl<T> std::ops::Deref for RingBox<T> {
+    type Target = Ring<T>;
+    fn deref(&self) -> &Ring<T> {
+        // SAFETY: written in `new_in`, alive as long as `mem`.
+        unsafe { &*self.ring }
+    }
+}
+
+impl<T> Drop for RingBox<T> {
+    fn drop(&mut self) {
+        // SAFETY: the values placed in `new_in`, dropped once, before `mem` is freed.
+        unsafe {
+            let cap = (*self.ring).capacity as usize;
+            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut((*self.ring).slots, cap));
+            std::ptr::drop_in_place(self.ring);
+        }
+    }
+}
+
+impl<T: Copy> Ring<T> {
     pub(crate) fn capacity(&self) -> u64 {
-        self.slots.len() as u64
+        self.capacity
+    }
+
+    fn slot(&self, t: u64) -> &Slot<T> {
+        // SAFETY: `t % capacity` is in bounds; the slots live as long as the header.
+        unsafe { &*self.slots.add((t % self.capacity) as usize) }
     }
 
     /// Reserves a ticket and publishes `body` under it, waiting while the ring is full.
@@ -76,7 +168,7 @@ impl<T: Copy + Default> Ring<T> {
         if gave_up {
             return Err(Stalled { ticket: t, completed: self.completed.load(Ordering::Acquire) });
         }
-        let slot = &self.slots[(t % cap) as usize];
+        let slot = self.slot(t);
         // SAFETY: ticket t owns the slot: the consumer completed t - cap, and no other
         // producer holds t.
         slot.body.with_mut(|p| unsafe { p.write(body) });
@@ -86,7 +178,7 @@ impl<T: Copy + Default> Ring<T> {
 
     /// Consumer: the request of ticket `t` if it has been published.
     pub(crate) fn poll(&self, t: u64) -> Option<T> {
-        let slot = &self.slots[(t % self.capacity()) as usize];
+        let slot = self.slot(t);
         if slot.seq.load(Ordering::Acquire) != t + 1 {
             return None;
         }

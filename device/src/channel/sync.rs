@@ -5,6 +5,7 @@ pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// An `UnsafeCell` with loom's closure API, so that the same ring code runs under loom.
 #[derive(Debug, Default)]
+#[repr(transparent)]
 pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
 
 impl<T> UnsafeCell<T> {

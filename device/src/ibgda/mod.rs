@@ -16,6 +16,12 @@
 //! implicit on-demand-paging region for the rest of the process (what mlx5's implicit ODP MR
 //! gives: the blocking put/get of a local, unregistered buffer); each PE's heap has one remote
 //! key, exchanged at init.
+//!
+//! Layout: what a device thread reads is the plain `#[repr(C)]` table [`IbgdaDevice`] (C:
+//! `oxshmem_ibgda_t`, in the generated header `device/include/oxshmem/device_state.h`) — sizes,
+//! keys, and pointers to the queues ([`Qp`]) and the per-PE key, base and mapping arrays — all
+//! carved out of ONE allocation from a [`DeviceAlloc`], which [`Ibgda`]
+//! owns beside the host-only parts (configuration, software NIC).
 
 pub(crate) mod device;
 pub mod layout;
@@ -23,8 +29,9 @@ pub mod mlx5;
 pub mod qp;
 pub mod softnic;
 
-pub(crate) use crate::channel::sync;
+pub(crate) use crate::channel::{devmem, sync};
 
+use devmem::{Carve, DeviceAlloc, DeviceMem};
 use layout::Mlx5;
 use qp::{CqMode, Qp};
 
@@ -96,27 +103,109 @@ impl IbgdaConfig {
     }
 }
 
+/// The IBGDA channel as device code reads it (C: `oxshmem_ibgda_t`): plain data, pointing
+/// into the allocation the [`Ibgda`] owns.
+#[repr(C)]
+#[derive(Debug)]
+pub struct IbgdaDevice {
+    /// PEs in the job.
+    pub n_pes: u32,
+    /// Queues per peer; a thread uses queue group `warp % num_rc`.
+    pub num_rc: u32,
+    /// Slots per send queue (a power of two).
+    pub nwqes: u32,
+    /// Entries per CQ (1 in collapsed mode).
+    pub ncqes: u32,
+    /// Ring at least every this many slots.
+    pub batch: u32,
+    /// A [`CqMode`] (`OXSHMEM_CQ_MODE_*`).
+    pub cq_mode: u32,
+    /// Local key of this PE's heap ([`keys::HEAP_LKEY`]).
+    pub heap_lkey: u32,
+    /// Local key of any other local address ([`keys::IMPLICIT_LKEY`]).
+    pub implicit_lkey: u32,
+    /// Queue `i`'s scratch buffer has local key `ibuf_lkey_base + i`.
+    pub ibuf_lkey_base: u32,
+    /// Queues in `qps` (`num_rc * n_pes`).
+    pub nqps: u32,
+    /// This PE's heap base address.
+    pub heap_base: u64,
+    /// Bytes of this PE's heap.
+    pub heap_size: u64,
+    /// `nqps` queues: queue `rc` to `pe` is `qps[(rc % num_rc) * n_pes + pe]`.
+    pub qps: *mut Qp<Mlx5>,
+    /// `n_pes` entries: remote key of each PE's heap.
+    pub rkeys: *mut u32,
+    /// `n_pes` entries: heap base address of each PE (remote addresses are virtual addresses
+    /// there).
+    pub rbases: *mut u64,
+    /// `n_pes` entries: where each PE's heap is mapped in this process (0: not mapped).
+    pub mapped: *mut u64,
+}
+
+/// A slice in an allocation someone else owns (the [`Ibgda`]'s).
+pub(crate) struct DevSlice<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T> std::ops::Deref for DevSlice<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` values placed at `ptr` by `Ibgda::new_in`, alive as long as its memory.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for DevSlice<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// The IBGDA channel of one PE: its queues, the key tables and the software NIC.
 #[derive(Debug)]
 pub struct Ibgda {
-    pub(crate) qps: Box<[Qp<Mlx5>]>,
+    pub(crate) qps: DevSlice<Qp<Mlx5>>,
     pub(crate) num_rc: usize,
     pub(crate) n_pes: usize,
     /// Remote key of each PE's heap.
-    pub(crate) rkeys: Box<[u32]>,
+    pub(crate) rkeys: DevSlice<u32>,
     /// Heap base address of each PE (remote addresses are virtual addresses there).
-    pub(crate) rbases: Box<[u64]>,
+    pub(crate) rbases: DevSlice<u64>,
     pub(crate) heap_base: u64,
     pub(crate) heap_size: u64,
     /// Where each PE's heap is mapped in this process (0: not mapped: through the transport).
-    pub(crate) mapped: Box<[u64]>,
+    pub(crate) mapped: DevSlice<u64>,
     pub(crate) config: IbgdaConfig,
     pub(crate) nic: softnic::NicShared,
+    /// The device table, in `mem`.
+    table: *mut IbgdaDevice,
+    /// Everything above that device code reads (dropped last).
+    mem: DeviceMem,
 }
+
+// SAFETY: the raw pointers name `mem`, which the channel owns; shared mutation is atomic.
+unsafe impl Send for Ibgda {}
+// SAFETY: as above.
+unsafe impl Sync for Ibgda {}
+
+// Nothing placed in the channel's memory needs dropping (std atomics and plain data), so
+// freeing the memory is enough.
+const _: () = assert!(!std::mem::needs_drop::<Qp<Mlx5>>() && !std::mem::needs_drop::<IbgdaDevice>());
 
 impl Ibgda {
     /// Builds the queues to every PE (collective: exchanges remote keys and heap bases).
     pub(crate) fn new(shmem: &oxshmem::Shmem, config: IbgdaConfig) -> oxshmem::Result<Ibgda> {
+        Self::new_in(shmem, config, &devmem::host())
+    }
+
+    /// As [`new`](Self::new), with every structure device code reads in memory from `from`.
+    pub(crate) fn new_in(
+        shmem: &oxshmem::Shmem,
+        config: IbgdaConfig,
+        from: &std::sync::Arc<dyn DeviceAlloc>,
+    ) -> oxshmem::Result<Ibgda> {
         let (me, n) = (shmem.my_pe(), shmem.n_pes());
         let (base, size) = oxshmem::raw::heap_range()?;
         // A remote key per heap registration: unpredictable, never 0.
@@ -139,26 +228,96 @@ impl Ibgda {
         shmem.barrier_all()?;
         let all = table.to_vec();
         table.free()?;
-        let rkeys: Box<[u32]> = (0..n).map(|p| all[2 * p] as u32).collect();
-        let rbases: Box<[u64]> = (0..n).map(|p| all[2 * p + 1]).collect();
-        let qps: Box<[Qp<Mlx5>]> = (0..config.num_rc * n)
-            .map(|i| {
+
+        // One allocation: the table, the per-PE arrays, the queues, each queue's arrays.
+        let nq = config.num_rc * n;
+        let mut c = Carve::default();
+        let t_off = c.take::<IbgdaDevice>(1);
+        let rk_off = c.take::<u32>(n);
+        let rb_off = c.take::<u64>(n);
+        let mp_off = c.take::<u64>(n);
+        let q_off = c.take::<Qp<Mlx5>>(nq);
+        let parts: Vec<qp::QpParts> =
+            (0..nq).map(|_| Qp::<Mlx5>::carve(&mut c, config.nwqes, config.cq_mode, config.ncqes)).collect();
+        let mem = DeviceMem::new(c.bytes(), from).map_err(|e| {
+            oxshmem::Error::new(
+                me,
+                "nvshmem_init",
+                oxshmem::ErrorKind::Layer { layer: "device", reason: format!("the IBGDA queues: {e}") },
+            )
+        })?;
+        let m = mem.as_ptr();
+        // SAFETY: every part lies inside `mem`, aligned for its type (Carve); each value is
+        // written once before anything reads it, and `mem` outlives the slices (it is the
+        // channel's last field).
+        unsafe {
+            let rkeys = m.add(rk_off).cast::<u32>();
+            let rbases = m.add(rb_off).cast::<u64>();
+            let mapped = m.add(mp_off).cast::<u64>();
+            for pe in 0..n {
+                rkeys.add(pe).write(all[2 * pe] as u32);
+                rbases.add(pe).write(all[2 * pe + 1]);
+                mapped.add(pe).write(oxshmem::raw::ptr(base as *const u8, pe as i32) as u64);
+            }
+            let qps = m.add(q_off).cast::<Qp<Mlx5>>();
+            for (i, p) in parts.iter().enumerate() {
                 let pe = i % n;
-                Qp::new(config.nwqes, config.cq_mode, config.ncqes, config.batch, 0x0001_0000 | i as u32, pe as u32)
+                Qp::init_at(
+                    qps.add(i),
+                    m,
+                    *p,
+                    config.nwqes,
+                    config.cq_mode,
+                    config.ncqes,
+                    config.batch,
+                    0x0001_0000 | i as u32,
+                    pe as u32,
+                );
+            }
+            let table = m.add(t_off).cast::<IbgdaDevice>();
+            table.write(IbgdaDevice {
+                n_pes: n as u32,
+                num_rc: config.num_rc as u32,
+                nwqes: config.nwqes as u32,
+                ncqes: qp::cq_entries(config.cq_mode, config.ncqes).min(u32::MAX as usize) as u32,
+                batch: config.batch.min(u32::MAX as usize) as u32,
+                cq_mode: config.cq_mode as u32,
+                heap_lkey: keys::HEAP_LKEY,
+                implicit_lkey: keys::IMPLICIT_LKEY,
+                ibuf_lkey_base: keys::IBUF_LKEY_BASE,
+                nqps: nq as u32,
+                heap_base: base as u64,
+                heap_size: size as u64,
+                qps,
+                rkeys,
+                rbases,
+                mapped,
+            });
+            Ok(Ibgda {
+                qps: DevSlice { ptr: qps, len: nq },
+                num_rc: config.num_rc,
+                n_pes: n,
+                rkeys: DevSlice { ptr: rkeys, len: n },
+                rbases: DevSlice { ptr: rbases, len: n },
+                heap_base: base as u64,
+                heap_size: size as u64,
+                mapped: DevSlice { ptr: mapped, len: n },
+                config,
+                nic: softnic::NicShared::default(),
+                table,
+                mem,
             })
-            .collect();
-        Ok(Ibgda {
-            qps,
-            num_rc: config.num_rc,
-            n_pes: n,
-            rkeys,
-            rbases,
-            heap_base: base as u64,
-            heap_size: size as u64,
-            mapped: (0..n).map(|pe| oxshmem::raw::ptr(base as *const u8, pe as i32) as u64).collect(),
-            config,
-            nic: softnic::NicShared::default(),
-        })
+        }
+    }
+
+    /// The table device code reads (`DeviceState::ibgda`).
+    pub fn device_table(&self) -> *mut IbgdaDevice {
+        self.table
+    }
+
+    /// The allocation every structure of the channel lives in.
+    pub fn memory(&self) -> &DeviceMem {
+        &self.mem
     }
 
     /// Queue `rc` to `pe`.
@@ -178,7 +337,7 @@ impl Ibgda {
 
     /// Every queue.
     pub fn queues(&self) -> &[Qp<Mlx5>] {
-        &self.qps
+        &self.qps[..]
     }
 
     /// After a doorbell on queue `qi`: if the software NIC's thread sleeps, does the queue's

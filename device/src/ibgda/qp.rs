@@ -37,31 +37,46 @@
 //! flips each lap; one poller at a time consumes them and writes the CQ's consumer index, which
 //! the NIC reads so it never overwrites an entry not yet consumed.
 //!
-//! This file uses only `super::sync` atomics and the [`NicLayout`] trait, so
+//! Layout: [`Qp`] is plain `#[repr(C)]` data — counters and doorbell on their own cache lines,
+//! raw pointers to the send queue, marks, CQ and scratch buffer, sizes and modes — shared with
+//! CUDA device code through the generated header `device/include/oxshmem/device_state.h`
+//! (`oxshmem_qp_t`, `oxshmem_qp_counters_t`, `oxshmem_qp_doorbell_t`); `tests/c_layout.rs`
+//! checks that both compilers agree on it. A queue's arrays are carved out of one allocation
+//! from a [`DeviceAlloc`] ([`QpBox`] owns a queue alone; the IBGDA channel carves all its
+//! queues out of one allocation).
+//!
+//! This file uses only `super::sync` atomics, `super::devmem` and the [`NicLayout`] trait, so
 //! `tests/loom_ibgda.rs` model-checks it with loom.
 
 use std::marker::PhantomData;
 
+use std::sync::Arc;
+
+use super::devmem::{Carve, DeviceAlloc, DeviceMem, host};
 use super::layout::{Completion, NicLayout, WorkRequest, WqeFlags, Wqebb};
 use super::sync::{AtomicU32, AtomicU64, Ordering};
 
-/// A value on its own cache line.
-#[repr(align(64))]
+/// A value on its own cache line (C: `oxshmem_qp_line_t`).
+#[repr(C, align(64))]
 #[derive(Debug, Default)]
-pub(crate) struct Line<T>(pub(crate) T);
+pub struct Line<T> {
+    /// The value.
+    pub(crate) value: T,
+}
 
 /// Producers' and pollers' words: reservation, publication, completion (and in normal CQ mode
 /// the CQ's consumer index, read by the NIC — 64-bit like the NIC's own CQE count, so that
 /// `pcqe - cq_ci` stays right past 2^32 completions — and the lock of the one poller that
 /// consumes entries). One line: a device thread's post and its quiet touch all of them.
+/// (C: `oxshmem_qp_counters_t`.)
 #[repr(C, align(64))]
 #[derive(Debug, Default)]
-struct Counters {
-    resv_head: AtomicU64,
-    ready_head: AtomicU64,
-    cons_idx: AtomicU64,
-    cq_ci: AtomicU64,
-    poll_lock: AtomicU32,
+pub struct Counters {
+    pub(crate) resv_head: AtomicU64,
+    pub(crate) ready_head: AtomicU64,
+    pub(crate) cons_idx: AtomicU64,
+    pub(crate) cq_ci: AtomicU64,
+    pub(crate) poll_lock: AtomicU32,
 }
 
 /// The doorbell's words: the ringers' lock, producer index and pending ring requests; the
@@ -69,30 +84,32 @@ struct Counters {
 /// first 8 bytes of a control segment); and the software NIC's view of the queue. One line: a
 /// ringer writes the record the NIC reads anyway, and the thread that rings is often the one
 /// that then consumes the queue.
+/// (C: `oxshmem_qp_doorbell_t`.)
 #[repr(C, align(64))]
 #[derive(Debug, Default)]
-struct Doorbell {
-    db_lock: AtomicU32,
+pub struct Doorbell {
+    pub(crate) db_lock: AtomicU32,
     /// The software NIC's lock on this queue (not part of the mlx5 queue): whoever holds it
     /// consumes the queue.
-    drive: AtomicU32,
-    prod_idx: AtomicU64,
+    pub(crate) drive: AtomicU32,
+    pub(crate) prod_idx: AtomicU64,
     /// The highest index some thread asked to ring (see [`Qp::ring`]).
-    ring_req: AtomicU64,
-    dbr: [AtomicU32; 2],
-    db: AtomicU64,
+    pub(crate) ring_req: AtomicU64,
+    pub(crate) dbr: [AtomicU32; 2],
+    pub(crate) db: AtomicU64,
     /// The NIC's consumed index (`u64::MAX` once the queue failed) and its completions
     /// written, as of its last pass — what a thread reads to see whether work is pending.
-    seen: [AtomicU64; 2],
+    pub(crate) seen: [AtomicU64; 2],
 }
 
-/// Completion-queue mode.
+/// Completion-queue mode (stored as a `u32` in [`Qp`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
 pub enum CqMode {
     /// One entry, always overwritten (what NVSHMEM's IBGDA creates).
-    Collapsed,
+    Collapsed = 0,
     /// A ring of entries with an owner bit and a consumer index.
-    Normal,
+    Normal = 1,
 }
 
 /// Why a producer or poller gave up.
@@ -121,64 +138,235 @@ pub const IBUF_SLOTS: usize = 64;
 /// Bytes of one scratch slot (32 lanes × 8 bytes).
 pub const IBUF_SLOT_BYTES: usize = 256;
 
-/// One queue pair. `L` is the NIC's format.
+/// Words of a queue's scratch buffer.
+pub const IBUF_WORDS: usize = IBUF_SLOTS * IBUF_SLOT_BYTES / 8;
+
+/// One queue pair (C: `oxshmem_qp_t`). `L` is the NIC's format. Plain data: the arrays it
+/// points to live in memory its owner ([`QpBox`], or the IBGDA channel) keeps alive.
+#[repr(C)]
 #[derive(Debug)]
 pub struct Qp<L: NicLayout> {
     // The counters in two cache lines: a device thread's post and quiet touch few lines
     // (they are cold whenever the scheduler has moved it to another core since its last one).
-    prod: Counters,
-    nic: Doorbell,
+    pub(crate) prod: Counters,
+    pub(crate) nic: Doorbell,
     /// The error latched from an error CQE (0: none; else 1 << 63 | counter << 16 | syndrome << 8 | opcode).
-    error: Line<AtomicU64>,
-    sq: Box<[AtomicU64]>,
-    /// Per slot: the end index of the written batch that starts there (stale values from an
-    /// earlier lap are ≤ the slot's index).
-    marks: Box<[AtomicU64]>,
-    cq: Box<[AtomicU64]>,
-    ibuf: Box<[AtomicU64]>,
+    pub(crate) error: Line<AtomicU64>,
     /// Scratch slots in use (bit 0, the sink, always).
-    ibuf_busy: Line<AtomicU64>,
-    nwqes: u64,
-    ncqes: u64,
-    mode: CqMode,
-    batch: u64,
-    qpn: u32,
-    peer: u32,
-    _l: PhantomData<L>,
+    pub(crate) ibuf_busy: Line<AtomicU64>,
+    /// `nwqes * 8` words: the send queue's 64-byte slots.
+    pub(crate) sq: *mut AtomicU64,
+    /// `nwqes` words. Per slot: the end index of the written batch that starts there (stale
+    /// values from an earlier lap are ≤ the slot's index).
+    pub(crate) marks: *mut AtomicU64,
+    /// `ncqes * 8` words: the CQ's 64-byte entries.
+    pub(crate) cq: *mut AtomicU64,
+    /// [`IBUF_WORDS`] words: the scratch buffer.
+    pub(crate) ibuf: *mut AtomicU64,
+    pub(crate) nwqes: u64,
+    pub(crate) ncqes: u64,
+    pub(crate) batch: u64,
+    pub(crate) mode: CqMode,
+    pub(crate) qpn: u32,
+    pub(crate) peer: u32,
+    pub(crate) _l: PhantomData<L>,
 }
+
+// SAFETY: the arrays live as long as the queue (its owner keeps them) and are only accessed
+// through atomics.
+unsafe impl<L: NicLayout> Send for Qp<L> {}
+// SAFETY: as above.
+unsafe impl<L: NicLayout> Sync for Qp<L> {}
 
 /// The result of a post: the index just past the last slot written.
 pub type PostEnd = u64;
 
-impl<L: NicLayout> Qp<L> {
+/// Where a queue's arrays lie in an allocation (byte offsets, see [`Qp::carve`]).
+#[derive(Debug, Clone, Copy)]
+pub struct QpParts {
+    sq: usize,
+    marks: usize,
+    cq: usize,
+    ibuf: usize,
+}
+
+/// CQ entries a queue has: 1 in collapsed mode.
+pub fn cq_entries(mode: CqMode, ncqes: usize) -> usize {
+    if mode == CqMode::Collapsed { 1 } else { ncqes.max(1) }
+}
+
+/// Owns one queue: the [`Qp`] and its arrays in one allocation. Dereferences to the queue.
+#[derive(Debug)]
+pub struct QpBox<L: NicLayout> {
+    qp: *mut Qp<L>,
+    mem: DeviceMem,
+}
+
+// SAFETY: as for `Qp`.
+unsafe impl<L: NicLayout> Send for QpBox<L> {}
+// SAFETY: as above.
+unsafe impl<L: NicLayout> Sync for QpBox<L> {}
+
+impl<L: NicLayout> QpBox<L> {
     /// A queue of `nwqes` slots (a power of two, 2..=32768) to PE `peer`, QP number `qpn`,
-    /// ringing the doorbell at least every `batch` slots.
+    /// ringing the doorbell at least every `batch` slots, on the Rust heap.
+    ///
+    /// # Panics
+    /// When `nwqes` is not such a power of two, or the heap cannot supply the memory.
     pub fn new(nwqes: usize, mode: CqMode, ncqes: usize, batch: usize, qpn: u32, peer: u32) -> Self {
+        Self::new_in(nwqes, mode, ncqes, batch, qpn, peer, &host()).unwrap_or_else(|e| panic!("QpBox::new: {e}"))
+    }
+
+    /// As [`new`](Self::new), in memory from `from`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_in(
+        nwqes: usize,
+        mode: CqMode,
+        ncqes: usize,
+        batch: usize,
+        qpn: u32,
+        peer: u32,
+        from: &Arc<dyn DeviceAlloc>,
+    ) -> Result<Self, String> {
+        if !nwqes.is_power_of_two() || !(2..=32768).contains(&nwqes) {
+            return Err(format!("nwqes {nwqes}: expected a power of two from 2 to 32768"));
+        }
+        let mut c = Carve::default();
+        let at = c.take::<Qp<L>>(1);
+        let parts = Qp::<L>::carve(&mut c, nwqes, mode, ncqes);
+        let mem = DeviceMem::new(c.bytes(), from).map_err(|e| format!("queue {qpn:#x}: {e}"))?;
+        // SAFETY: the parts lie inside the fresh allocation, aligned (Carve).
+        let qp = unsafe {
+            let qp = mem.as_ptr().add(at).cast::<Qp<L>>();
+            Qp::init_at(qp, mem.as_ptr(), parts, nwqes, mode, ncqes, batch, qpn, peer);
+            qp
+        };
+        Ok(QpBox { qp, mem })
+    }
+
+    /// The allocation the queue lives in.
+    pub fn memory(&self) -> &DeviceMem {
+        &self.mem
+    }
+}
+
+impl<L: NicLayout> std::ops::Deref for QpBox<L> {
+    type Target = Qp<L>;
+    fn deref(&self) -> &Qp<L> {
+        // SAFETY: placed in `new_in`, alive as long as `mem`.
+        unsafe { &*self.qp }
+    }
+}
+
+impl<L: NicLayout> Drop for QpBox<L> {
+    fn drop(&mut self) {
+        // SAFETY: placed in `new_in`, dropped once, before `mem` is freed.
+        unsafe { Qp::drop_at(self.qp) }
+    }
+}
+
+impl<L: NicLayout> Qp<L> {
+    /// Lays out a queue's arrays (`nwqes` slots, `ncqes` CQ entries in normal mode) in `c`.
+    pub fn carve(c: &mut Carve, nwqes: usize, mode: CqMode, ncqes: usize) -> QpParts {
+        QpParts {
+            sq: c.take::<AtomicU64>(nwqes * 8),
+            marks: c.take::<AtomicU64>(nwqes),
+            cq: c.take::<AtomicU64>(cq_entries(mode, ncqes) * 8),
+            ibuf: c.take::<AtomicU64>(IBUF_WORDS),
+        }
+    }
+
+    /// Builds a queue at `place` with its arrays at `base + parts` (see [`new`](QpBox::new)).
+    ///
+    /// # Safety
+    /// `place` must be valid for writes and aligned for a `Qp`; `parts` must come from
+    /// [`carve`](Self::carve) with the same `nwqes`, `mode` and `ncqes`, over an allocation at
+    /// `base` (aligned to 64) that outlives the queue. Undo with [`drop_at`](Self::drop_at).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn init_at(
+        place: *mut Qp<L>,
+        base: *mut u8,
+        parts: QpParts,
+        nwqes: usize,
+        mode: CqMode,
+        ncqes: usize,
+        batch: usize,
+        qpn: u32,
+        peer: u32,
+    ) {
         assert!(nwqes.is_power_of_two() && (2..=32768).contains(&nwqes), "nwqes {nwqes}: a power of two up to 32768");
-        let ncqes = if mode == CqMode::Collapsed { 1 } else { ncqes.max(1) };
-        let zeros = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[AtomicU64]>>();
+        let ncqes = cq_entries(mode, ncqes);
+        // SAFETY: (all) in bounds of the caller's allocation, aligned for u64.
+        let zeros = |off: usize, n: usize| unsafe {
+            let p = base.add(off).cast::<AtomicU64>();
+            for i in 0..n {
+                p.add(i).write(AtomicU64::new(0));
+            }
+            p
+        };
         let q = Qp {
             prod: Counters::default(),
             nic: Doorbell::default(),
             error: Line::default(),
-            sq: zeros(nwqes * 8),
-            marks: zeros(nwqes),
-            cq: zeros(ncqes * 8),
-            ibuf: zeros(IBUF_SLOTS * IBUF_SLOT_BYTES / 8),
-            ibuf_busy: Line(AtomicU64::new(1)),
+            ibuf_busy: Line { value: AtomicU64::new(1) },
+            sq: zeros(parts.sq, nwqes * 8),
+            marks: zeros(parts.marks, nwqes),
+            cq: zeros(parts.cq, ncqes * 8),
+            ibuf: zeros(parts.ibuf, IBUF_WORDS),
             nwqes: nwqes as u64,
             ncqes: ncqes as u64,
-            mode,
             batch: batch.max(1) as u64,
+            mode,
             qpn,
             peer,
             _l: PhantomData,
         };
+        // SAFETY: the caller's place.
+        unsafe { place.write(q) };
+        // SAFETY: just written.
+        let q = unsafe { &*place };
         let empty = L::encode_cqe(Completion::None, qpn);
         for e in 0..ncqes {
             q.store_cqe(e, &empty);
         }
-        q
+    }
+
+    /// Drops the values [`init_at`](Self::init_at) placed (the memory stays).
+    ///
+    /// # Safety
+    /// `place` was built by `init_at` and is not used afterwards.
+    pub unsafe fn drop_at(place: *mut Qp<L>) {
+        // SAFETY: the caller's promise; the arrays have the lengths init_at gave them.
+        unsafe {
+            let q = &*place;
+            let drop_words =
+                |p: *mut AtomicU64, n: usize| std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(p, n));
+            drop_words(q.sq, q.nwqes as usize * 8);
+            drop_words(q.marks, q.nwqes as usize);
+            drop_words(q.cq, q.ncqes as usize * 8);
+            drop_words(q.ibuf, IBUF_WORDS);
+            std::ptr::drop_in_place(place);
+        }
+    }
+
+    fn sq(&self) -> &[AtomicU64] {
+        // SAFETY: `nwqes * 8` words placed by init_at, alive as long as the queue.
+        unsafe { std::slice::from_raw_parts(self.sq, self.nwqes as usize * 8) }
+    }
+
+    fn marks(&self) -> &[AtomicU64] {
+        // SAFETY: as for sq.
+        unsafe { std::slice::from_raw_parts(self.marks, self.nwqes as usize) }
+    }
+
+    fn cq(&self) -> &[AtomicU64] {
+        // SAFETY: as for sq.
+        unsafe { std::slice::from_raw_parts(self.cq, self.ncqes as usize * 8) }
+    }
+
+    fn ibuf(&self) -> &[AtomicU64] {
+        // SAFETY: as for sq.
+        unsafe { std::slice::from_raw_parts(self.ibuf, IBUF_WORDS) }
     }
 
     /// The QP number.
@@ -212,7 +400,7 @@ impl<L: NicLayout> Qp<L> {
 
     /// The latched error, if the queue is in error.
     pub fn error(&self) -> Option<QpError> {
-        decode_error(self.error.0.load(Ordering::Acquire))
+        decode_error(self.error.value.load(Ordering::Acquire))
     }
 
     /// Slots `wrs` take, as posted (with the trailing NOP a signalled multi-slot WQE needs so
@@ -327,11 +515,11 @@ impl<L: NicLayout> Qp<L> {
             && self.prod.ready_head.compare_exchange(base, end, Ordering::SeqCst, Ordering::SeqCst).is_ok();
         if !advanced {
             // A SeqCst swap, for the same store-load order against the head batch's owner.
-            self.marks[(base & (self.nwqes - 1)) as usize].swap(end, Ordering::SeqCst);
+            self.marks()[(base & (self.nwqes - 1)) as usize].swap(end, Ordering::SeqCst);
         }
         loop {
             let r = self.prod.ready_head.load(Ordering::SeqCst);
-            let m = self.marks[(r & (self.nwqes - 1)) as usize].load(Ordering::SeqCst);
+            let m = self.marks()[(r & (self.nwqes - 1)) as usize].load(Ordering::SeqCst);
             if m <= r {
                 // The head batch is not written yet (or everything written is published): its
                 // owner will advance over ours.
@@ -484,7 +672,7 @@ impl<L: NicLayout> Qp<L> {
     fn latch(&self, e: QpError) -> QpError {
         if let QpError::Nic { wqe_counter, syndrome, opcode } = e {
             let v = 1 << 63 | u64::from(wqe_counter) << 16 | u64::from(syndrome) << 8 | u64::from(opcode);
-            let _ = self.error.0.compare_exchange(0, v, Ordering::AcqRel, Ordering::Acquire);
+            let _ = self.error.value.compare_exchange(0, v, Ordering::AcqRel, Ordering::Acquire);
         }
         e
     }
@@ -494,12 +682,12 @@ impl<L: NicLayout> Qp<L> {
     /// Address of scratch slot `slot` (slot 0 is the sink of non-fetching atomics).
     pub fn ibuf_addr(&self, slot: u64) -> u64 {
         let i = (slot % IBUF_SLOTS as u64) as usize * (IBUF_SLOT_BYTES / 8);
-        self.ibuf[i..].as_ptr() as u64
+        self.ibuf()[i..].as_ptr() as u64
     }
 
     /// The scratch buffer's address range.
     pub fn ibuf_range(&self) -> (u64, u64) {
-        (self.ibuf.as_ptr() as u64, (self.ibuf.len() * 8) as u64)
+        (self.ibuf as u64, (IBUF_WORDS * 8) as u64)
     }
 
     /// Takes a free scratch slot (1..IBUF_SLOTS; slot 0 is the sink), waiting while all are in
@@ -509,13 +697,17 @@ impl<L: NicLayout> Qp<L> {
     pub fn ibuf_acquire(&self, hint: usize, wait: &mut dyn FnMut() -> bool) -> Option<u64> {
         let full = u64::MAX;
         loop {
-            let m = self.ibuf_busy.0.load(Ordering::Acquire);
+            let m = self.ibuf_busy.value.load(Ordering::Acquire);
             if m != full {
                 // Start the search at the hint so that threads spread over the slots.
                 let rot = (hint % IBUF_SLOTS) as u32;
                 let free = !m.rotate_right(rot);
                 let bit = (free.trailing_zeros() + rot) % IBUF_SLOTS as u32;
-                if self.ibuf_busy.0.compare_exchange_weak(m, m | 1 << bit, Ordering::AcqRel, Ordering::Acquire).is_ok()
+                if self
+                    .ibuf_busy
+                    .value
+                    .compare_exchange_weak(m, m | 1 << bit, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
                 {
                     return Some(u64::from(bit));
                 }
@@ -529,21 +721,21 @@ impl<L: NicLayout> Qp<L> {
 
     /// Reads the first 8 bytes of scratch slot `slot`.
     pub fn ibuf_read(&self, slot: u64) -> u64 {
-        self.ibuf[slot as usize * (IBUF_SLOT_BYTES / 8)].load(Ordering::Acquire)
+        self.ibuf()[slot as usize * (IBUF_SLOT_BYTES / 8)].load(Ordering::Acquire)
     }
 
     /// Copies `out.len()` bytes out of scratch slot `slot`.
     pub fn ibuf_copy_out(&self, slot: u64, out: &mut [u8]) {
         let i = slot as usize * (IBUF_SLOT_BYTES / 8);
         for (k, chunk) in out.chunks_mut(8).enumerate() {
-            let w = self.ibuf[i + k].load(Ordering::Acquire).to_ne_bytes();
+            let w = self.ibuf()[i + k].load(Ordering::Acquire).to_ne_bytes();
             chunk.copy_from_slice(&w[..chunk.len()]);
         }
     }
 
     /// Returns scratch slot `slot`.
     pub fn ibuf_release(&self, slot: u64) {
-        self.ibuf_busy.0.fetch_and(!(1 << slot), Ordering::AcqRel);
+        self.ibuf_busy.value.fetch_and(!(1 << slot), Ordering::AcqRel);
     }
 
     // ---- the NIC's side ------------------------------------------------------------
@@ -592,7 +784,7 @@ impl<L: NicLayout> Qp<L> {
     pub fn nic_slot(&self, idx: u64) -> Wqebb {
         let base = (idx & (self.nwqes - 1)) as usize * 8;
         let mut out = [0u8; 64];
-        for (k, w) in self.sq[base..base + 8].iter().enumerate() {
+        for (k, w) in self.sq()[base..base + 8].iter().enumerate() {
             out[k * 8..k * 8 + 8].copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes());
         }
         out
@@ -645,14 +837,14 @@ impl<L: NicLayout> Qp<L> {
 
     fn store_slot(&self, idx: u64, b: &Wqebb) {
         let base = (idx & (self.nwqes - 1)) as usize * 8;
-        for (k, w) in self.sq[base..base + 8].iter().enumerate() {
+        for (k, w) in self.sq()[base..base + 8].iter().enumerate() {
             w.store(u64::from_ne_bytes(b[k * 8..k * 8 + 8].try_into().expect("8 bytes")), Ordering::Relaxed);
         }
     }
 
     /// Stores a CQE: words 0..7 relaxed, then word 7 (counter and owner) with release.
     fn store_cqe(&self, entry: usize, cqe: &[u8; 64]) {
-        let w = &self.cq[entry * 8..entry * 8 + 8];
+        let w = &self.cq()[entry * 8..entry * 8 + 8];
         let word = |k: usize| u64::from_ne_bytes(cqe[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
         for (k, x) in w.iter().enumerate().take(7) {
             x.store(word(k), Ordering::Relaxed);
@@ -661,7 +853,7 @@ impl<L: NicLayout> Qp<L> {
     }
 
     fn load_cqe(&self, entry: usize) -> [u8; 64] {
-        let w = &self.cq[entry * 8..entry * 8 + 8];
+        let w = &self.cq()[entry * 8..entry * 8 + 8];
         let mut out = [0u8; 64];
         let last = w[7].load(Ordering::Acquire);
         for (k, x) in w.iter().enumerate().take(7) {

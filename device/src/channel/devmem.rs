@@ -1,0 +1,140 @@
+//! Memory a device can reach: the allocator seam every shared structure (the proxy ring, the
+//! IBGDA queues and their table) takes its memory from.
+//!
+//! The CPU back end uses the Rust heap ([`HostAlloc`]); a CUDA back end passes an allocator that
+//! returns host-pinned, device-mapped memory (`cuMemHostAlloc`) instead, and the structures
+//! are built in it unchanged. Each structure takes ONE allocation and carves its parts out of
+//! it ([`Carve`]), so a back end maps or registers one range per structure.
+//!
+//! This file has no dependency on the rest of the crate (the loom models include it).
+
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// Alignment of every allocation and of every part carved out of one (a cache line).
+pub const DEVICE_ALIGN: usize = 64;
+
+/// Where device-reachable memory comes from. A back end implements it over its own memory
+/// (a CUDA back end: `cuMemHostAlloc(DEVICEMAP | PORTABLE)`, whose host address is also the
+/// device address under unified addressing): the structures store the addresses `alloc`
+/// returns and device code follows them.
+pub trait DeviceAlloc: Send + Sync + std::fmt::Debug {
+    /// What the memory is, for error messages (`"host heap"`, `"cuMemHostAlloc"`).
+    fn name(&self) -> &str;
+
+    /// `bytes` (> 0) bytes aligned to [`DEVICE_ALIGN`], zeroed; an error says why not.
+    fn alloc(&self, bytes: usize) -> Result<*mut u8, String>;
+
+    /// Gives back what [`alloc`](Self::alloc) returned.
+    ///
+    /// # Safety
+    /// `ptr` came from `alloc(bytes)` on this allocator and is used no more.
+    unsafe fn free(&self, ptr: *mut u8, bytes: usize);
+}
+
+/// The Rust heap (zeroed): what the CPU back end uses.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostAlloc;
+
+impl DeviceAlloc for HostAlloc {
+    fn name(&self) -> &str {
+        "host heap"
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<*mut u8, String> {
+        let l = std::alloc::Layout::from_size_align(bytes.max(1), DEVICE_ALIGN)
+            .map_err(|_| format!("{bytes} bytes is too large an allocation"))?;
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(l) };
+        if p.is_null() { Err(format!("out of memory allocating {bytes} bytes")) } else { Ok(p) }
+    }
+
+    unsafe fn free(&self, ptr: *mut u8, bytes: usize) {
+        if let Ok(l) = std::alloc::Layout::from_size_align(bytes.max(1), DEVICE_ALIGN) {
+            // SAFETY: allocated by `alloc` with this layout (the caller's promise).
+            unsafe { std::alloc::dealloc(ptr, l) }
+        }
+    }
+}
+
+/// The Rust heap, as a shared allocator.
+pub fn host() -> Arc<dyn DeviceAlloc> {
+    Arc::new(HostAlloc)
+}
+
+/// One allocation from a [`DeviceAlloc`], freed on drop. It holds raw bytes: whoever places
+/// values in it drops them (if they need it) before the allocation goes.
+#[derive(Debug)]
+pub struct DeviceMem {
+    ptr: NonNull<u8>,
+    bytes: usize,
+    from: Arc<dyn DeviceAlloc>,
+}
+
+// SAFETY: raw memory; what is placed in it decides its own sharing.
+unsafe impl Send for DeviceMem {}
+// SAFETY: as above.
+unsafe impl Sync for DeviceMem {}
+
+impl DeviceMem {
+    /// `bytes` bytes (at least 1) aligned to 64, zeroed, from `from`.
+    pub fn new(bytes: usize, from: &Arc<dyn DeviceAlloc>) -> Result<DeviceMem, String> {
+        let bytes = bytes.max(1);
+        let p = from.alloc(bytes).map_err(|e| format!("{}: {e}", from.name()))?;
+        let ptr = NonNull::new(p).ok_or_else(|| format!("{}: returned null for {bytes} bytes", from.name()))?;
+        if !(p as usize).is_multiple_of(DEVICE_ALIGN) {
+            // SAFETY: just allocated by `from` with this size.
+            unsafe { from.free(p, bytes) };
+            return Err(format!("{}: returned {p:p}, not aligned to {DEVICE_ALIGN} bytes", from.name()));
+        }
+        Ok(DeviceMem { ptr, bytes, from: from.clone() })
+    }
+
+    /// The first byte.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Bytes allocated.
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+
+    /// Never empty (at least one byte is allocated).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The allocator it came from.
+    pub fn allocator(&self) -> &Arc<dyn DeviceAlloc> {
+        &self.from
+    }
+}
+
+impl Drop for DeviceMem {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `from` with this size, freed once.
+        unsafe { self.from.free(self.ptr.as_ptr(), self.bytes) }
+    }
+}
+
+/// Lays parts out in one allocation: each part starts on a 64-byte boundary.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Carve {
+    end: usize,
+}
+
+impl Carve {
+    /// Reserves room for `n` values of `T`; returns the part's offset.
+    pub fn take<T>(&mut self, n: usize) -> usize {
+        assert!(std::mem::align_of::<T>() <= DEVICE_ALIGN, "a part aligned beyond 64 bytes");
+        let off = self.end.next_multiple_of(DEVICE_ALIGN);
+        self.end = off + n * std::mem::size_of::<T>();
+        off
+    }
+
+    /// Bytes the parts take.
+    pub fn bytes(&self) -> usize {
+        self.end.next_multiple_of(DEVICE_ALIGN)
+    }
+}
