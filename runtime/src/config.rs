@@ -316,6 +316,15 @@ pub const VARS: &[Var] = &[
         section: Section::Transport,
     },
     Var {
+        name: "OXSHMEM_CUDA_DEVICE",
+        aliases: &[],
+        default: "",
+        help: "with the CUDA back end (feature `cuda`): the ordinal of the GPU the PE uses (after `CUDA_VISIBLE_DEVICES`); unset: as NVSHMEM does, the PE's rank on its node modulo the GPUs it sees, so PEs share GPUs when a node runs more PEs than it has",
+        group: Group::Device,
+        ty: VarType::Int,
+        section: Section::Additional,
+    },
+    Var {
         name: "NVSHMEM_DEBUG",
         aliases: &[],
         default: "",
@@ -902,6 +911,12 @@ pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
     ("OXSHMEM_CUDA_*", "scripts/cuda-toolchain.sh and the tests of nvshmem.h with CUDA's headers", false),
     ("OXSHMEM_CCCL_VERSION", "scripts/cuda-toolchain.sh", false),
     ("OXSHMEM_NVCC", "scripts/cuda-toolchain.sh: the nvcc to test with", false),
+    ("OXSHMEM_DEVICE_STATE_INCLUDE", "bindings/cuda/build.sh: where device_state.h is (default device/include)", false),
+    (
+        "OXSHMEM_NVSHMEM_*",
+        "scripts/cuda-toolchain.sh --nvshmem: NVIDIA's NVSHMEM, the reference of the GPU check",
+        false,
+    ),
     ("OXSHMEM_BUILD_*", "oxshmem-tools' build script", false),
 ];
 

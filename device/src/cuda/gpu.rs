@@ -1,0 +1,361 @@
+//! One GPU as a PE sees it: the device, its primary context, copies, pinned host memory.
+//!
+//! Every call first makes the primary context current on the calling thread (the current
+//! context is per thread, and the runtime calls from its proxy and user threads alike).
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+
+use super::error::check;
+use super::{CudaError, DEVICE_VAR, DevAddr, device, device_count, device_name, driver};
+
+/// The device a PE uses: `OXSHMEM_CUDA_DEVICE` (its value `env`) when set, else — as NVSHMEM
+/// does — the PE's rank on its node modulo the devices present, so that the PEs of a node
+/// spread over its GPUs and share them when there are more PEs than GPUs.
+///
+/// ```
+/// use oxshmem_device::cuda::pick_device;
+/// assert_eq!(pick_device(None, 5, 4), Ok(1));
+/// assert_eq!(pick_device(Some("0"), 5, 4), Ok(0));
+/// assert_eq!(
+///     pick_device(Some("3"), 0, 1).unwrap_err().to_string(),
+///     "CUDA device 3 requested but only 1 present"
+/// );
+/// ```
+///
+/// # Errors
+/// No device; a value that is not a device ordinal; an ordinal beyond the devices present.
+pub fn pick_device(env: Option<&str>, local_rank: usize, count: i32) -> Result<i32, CudaError> {
+    if count <= 0 {
+        return Err(CudaError::NoDevice { detail: format!("cuDeviceGetCount returned {count}") });
+    }
+    match env.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(s) => {
+            let requested: i64 = s.parse().map_err(|_| CudaError::BadSetting {
+                var: DEVICE_VAR,
+                value: s.to_string(),
+                why: "expected a device ordinal (0, 1, ...)".into(),
+            })?;
+            if requested < 0 {
+                return Err(CudaError::BadSetting {
+                    var: DEVICE_VAR,
+                    value: s.to_string(),
+                    why: "a device ordinal is not negative".into(),
+                });
+            }
+            if requested >= i64::from(count) {
+                return Err(CudaError::BadOrdinal { requested, present: count });
+            }
+            Ok(requested as i32)
+        }
+        None => Ok((local_rank % count as usize) as i32),
+    }
+}
+
+/// Whether `ptr` is GPU memory (`cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE)` is
+/// `CU_MEMORYTYPE_DEVICE`): a device allocation, or a mapping of the GPU heap or of a peer's.
+/// Host memory, pinned or not, is not. Host RMA uses it to choose between a plain copy and
+/// [`Gpu::copy_htod`] and friends.
+///
+/// # Errors
+/// [`CudaError::NoDriver`] without a driver; a driver error other than "not a CUDA pointer".
+pub fn pointer_is_device(ptr: *const c_void) -> Result<bool, CudaError> {
+    driver()?;
+    let mut ty: std::ffi::c_uint = 0;
+    // SAFETY: `ty` is a valid out-pointer of the attribute's type (unsigned int); the driver
+    // only looks the address up, it does not dereference it.
+    let r = unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut ty as *mut std::ffi::c_uint).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr as DevAddr,
+        )
+    };
+    match r {
+        sys::CUresult::CUDA_SUCCESS => Ok(ty == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32),
+        // An address the driver does not know: plain host memory.
+        sys::CUresult::CUDA_ERROR_INVALID_VALUE => Ok(false),
+        r => Err(CudaError::driver(format!("cuPointerGetAttribute(MEMORY_TYPE, {ptr:p})"), r)),
+    }
+}
+
+struct GpuInner {
+    ordinal: i32,
+    dev: sys::CUdevice,
+    ctx: sys::CUcontext,
+    name: String,
+}
+
+// SAFETY: a CUcontext is a handle the driver lets any thread make current; the driver API is
+// thread-safe. The other fields are plain data.
+unsafe impl Send for GpuInner {}
+// SAFETY: as above; nothing here is mutated after construction.
+unsafe impl Sync for GpuInner {}
+
+impl Drop for GpuInner {
+    fn drop(&mut self) {
+        // SAFETY: releases the retain taken in `Gpu::open`; the heaps and buffers that used
+        // the context hold a `Gpu` clone, so they are gone by now.
+        unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.dev) };
+    }
+}
+
+/// One GPU, opened by this process: the device and its primary context (the context the CUDA
+/// runtime uses too, so kernels launched through either see the same memory). Cheap to clone;
+/// the context is released when the last clone, heap or buffer goes.
+#[derive(Clone)]
+pub struct Gpu {
+    inner: Arc<GpuInner>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Gpu({}: {})", self.inner.ordinal, self.inner.name)
+    }
+}
+
+impl Gpu {
+    /// Opens device `ordinal`: loads the driver, `cuInit`, retains the primary context.
+    ///
+    /// # Errors
+    /// `no CUDA driver: libcuda.so.1 not found`, `no CUDA device: cuDeviceGetCount returned 0`,
+    /// `CUDA device 3 requested but only 1 present`, or the driver call that failed.
+    pub fn open(ordinal: i32) -> Result<Gpu, CudaError> {
+        driver()?;
+        let count = device_count()?;
+        if count == 0 {
+            return Err(CudaError::NoDevice { detail: "cuDeviceGetCount returned 0".into() });
+        }
+        if ordinal < 0 || ordinal >= count {
+            return Err(CudaError::BadOrdinal { requested: i64::from(ordinal), present: count });
+        }
+        let dev = device(ordinal)?;
+        let name = device_name(dev)?;
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: `ctx` is a valid out-pointer; `dev` a device handle.
+        check(|| format!("cuDevicePrimaryCtxRetain({ordinal})"), unsafe {
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
+        })?;
+        let gpu = Gpu { inner: Arc::new(GpuInner { ordinal, dev, ctx, name }) };
+        gpu.make_current()?;
+        Ok(gpu)
+    }
+
+    /// Opens the device of the PE whose rank on its node is `local_rank` ([`pick_device`] with
+    /// `OXSHMEM_CUDA_DEVICE`).
+    ///
+    /// # Errors
+    /// As [`Gpu::open`], and a bad `OXSHMEM_CUDA_DEVICE`.
+    pub fn select(local_rank: usize) -> Result<Gpu, CudaError> {
+        driver()?;
+        let env = std::env::var(DEVICE_VAR).ok();
+        let ordinal = pick_device(env.as_deref(), local_rank, device_count()?)?;
+        Gpu::open(ordinal)
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> i32 {
+        self.inner.ordinal
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub(crate) fn dev(&self) -> sys::CUdevice {
+        self.inner.dev
+    }
+
+    /// Makes the primary context current on the calling thread.
+    ///
+    /// # Errors
+    /// The driver's, from `cuCtxSetCurrent`.
+    pub fn make_current(&self) -> Result<(), CudaError> {
+        // SAFETY: the context is retained for as long as `self` lives.
+        check(|| "cuCtxSetCurrent".into(), unsafe { sys::cuCtxSetCurrent(self.inner.ctx) })
+    }
+
+    /// [`pointer_is_device`] with this GPU's context current (the driver may want one to
+    /// look an address up).
+    ///
+    /// # Errors
+    /// As [`pointer_is_device`].
+    pub fn pointer_is_device(&self, ptr: *const c_void) -> Result<bool, CudaError> {
+        self.make_current()?;
+        pointer_is_device(ptr)
+    }
+
+    /// Waits for all work of the context (`cuCtxSynchronize`).
+    ///
+    /// # Errors
+    /// The driver's; an asynchronous error of an earlier kernel shows up here.
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        self.make_current()?;
+        // SAFETY: no arguments; the context is current.
+        check(|| "cuCtxSynchronize".into(), unsafe { sys::cuCtxSynchronize() })
+    }
+
+    /// `cuMemcpy` of `bytes` from `src` to `dst`, synchronous; `routine` names the wrapper in
+    /// the error.
+    fn memcpy(&self, routine: &str, dst: DevAddr, src: DevAddr, bytes: usize) -> Result<(), CudaError> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.make_current()?;
+        // SAFETY: the callers' contracts make both ranges valid for `bytes`; the copy is
+        // synchronous, so nothing outlives the call.
+        let r = unsafe { sys::cuMemcpy(dst, src, bytes) };
+        check(|| format!("cuMemcpy ({routine} of {bytes} bytes from {src:#x} to {dst:#x})"), r)
+    }
+
+    /// Copies `src` (host memory) to device address `dst`, synchronously.
+    ///
+    /// # Safety
+    /// `dst .. dst + src.len()` is GPU memory of this process (a device allocation or a heap
+    /// mapping) or mapped host memory that no Rust reference covers during the call.
+    ///
+    /// # Errors
+    /// `cuMemcpy (copy_htod of 8 bytes from 0x… to 0x…) failed: CUDA_ERROR_INVALID_VALUE (1)`.
+    pub unsafe fn copy_htod(&self, dst: DevAddr, src: &[u8]) -> Result<(), CudaError> {
+        self.memcpy("copy_htod", dst, src.as_ptr() as DevAddr, src.len())
+    }
+
+    /// Copies `dst.len()` bytes from device address `src` into `dst`, synchronously.
+    ///
+    /// # Safety
+    /// `src .. src + dst.len()` is GPU memory of this process or mapped host memory.
+    ///
+    /// # Errors
+    /// As [`Gpu::copy_htod`].
+    pub unsafe fn copy_dtoh(&self, dst: &mut [u8], src: DevAddr) -> Result<(), CudaError> {
+        self.memcpy("copy_dtoh", dst.as_mut_ptr() as DevAddr, src, dst.len())
+    }
+
+    /// Copies `bytes` from device address `src` to device address `dst` (on this GPU or a peer
+    /// heap mapped here), synchronously.
+    ///
+    /// # Safety
+    /// Both ranges are GPU memory of this process or mapped host memory that no Rust reference
+    /// covers during the call.
+    ///
+    /// # Errors
+    /// As [`Gpu::copy_htod`].
+    pub unsafe fn copy_dtod(&self, dst: DevAddr, src: DevAddr, bytes: usize) -> Result<(), CudaError> {
+        self.memcpy("copy_dtod", dst, src, bytes)
+    }
+}
+
+/// Host memory that a GPU reads and writes (`cuMemHostAlloc(DEVICEMAP | PORTABLE)`): the proxy
+/// ring and the IBGDA queues, which the host and the GPU share. Zeroed when created. Reach it
+/// through raw pointers or atomics only, never a Rust reference: the GPU writes it.
+pub struct PinnedBuf {
+    gpu: Gpu,
+    host: *mut u8,
+    dev: DevAddr,
+    len: usize,
+}
+
+// SAFETY: the buffer is a plain allocation owned by this value; access goes through raw
+// pointers whose users synchronize.
+unsafe impl Send for PinnedBuf {}
+// SAFETY: as above: `&PinnedBuf` hands out only raw pointers.
+unsafe impl Sync for PinnedBuf {}
+
+impl PinnedBuf {
+    /// Allocates `bytes` of pinned host memory mapped into `gpu`'s address space.
+    ///
+    /// # Errors
+    /// `bytes` 0; the driver's (`cuMemHostAlloc of 4096 bytes failed: CUDA_ERROR_OUT_OF_MEMORY (2)`).
+    pub fn new(gpu: &Gpu, bytes: usize) -> Result<PinnedBuf, CudaError> {
+        if bytes == 0 {
+            return Err(CudaError::InvalidArgument {
+                routine: "PinnedBuf::new",
+                why: "size 0 bytes; a pinned buffer holds at least one byte".into(),
+            });
+        }
+        gpu.make_current()?;
+        let mut host: *mut c_void = std::ptr::null_mut();
+        let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+        // SAFETY: `host` is a valid out-pointer; the context is current.
+        check(|| format!("cuMemHostAlloc of {bytes} bytes"), unsafe { sys::cuMemHostAlloc(&mut host, bytes, flags) })?;
+        let mut dev: DevAddr = 0;
+        // SAFETY: `host` was just allocated with DEVICEMAP; `dev` is a valid out-pointer.
+        let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0) };
+        if let Err(e) = check(|| format!("cuMemHostGetDevicePointer({host:p})"), r) {
+            // SAFETY: frees what was allocated above, used by nobody yet.
+            unsafe { sys::cuMemFreeHost(host) };
+            return Err(e);
+        }
+        // SAFETY: `host` is valid for `bytes` writes and nobody else sees it yet.
+        unsafe { std::ptr::write_bytes(host.cast::<u8>(), 0, bytes) };
+        Ok(PinnedBuf { gpu: gpu.clone(), host: host.cast(), dev, len: bytes })
+    }
+
+    /// The host address.
+    pub fn host_ptr(&self) -> *mut u8 {
+        self.host
+    }
+
+    /// The address device code uses (equal to the host address on systems with unified
+    /// addressing, which every 64-bit system CUDA 13 supports is).
+    pub fn device_ptr(&self) -> DevAddr {
+        self.dev
+    }
+
+    /// Its size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Never true (a pinned buffer holds at least one byte); for clippy's `len_without_is_empty`.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl std::fmt::Debug for PinnedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PinnedBuf({:p}, device {:#x}, {} bytes, {:?})", self.host, self.dev, self.len, self.gpu)
+    }
+}
+
+impl Drop for PinnedBuf {
+    fn drop(&mut self) {
+        // Free with the owning context current; an error here leaves nothing to undo.
+        let _ = self.gpu.make_current();
+        // SAFETY: `host` came from cuMemHostAlloc and is freed once, here.
+        unsafe { sys::cuMemFreeHost(self.host.cast()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_rank_modulo_devices() {
+        assert_eq!(pick_device(None, 0, 1), Ok(0));
+        assert_eq!(pick_device(None, 7, 1), Ok(0));
+        assert_eq!(pick_device(None, 7, 8), Ok(7));
+        assert_eq!(pick_device(None, 9, 8), Ok(1));
+        assert_eq!(pick_device(Some(""), 3, 2), Ok(1));
+    }
+
+    #[test]
+    fn the_variable_wins_and_is_checked() {
+        assert_eq!(pick_device(Some(" 1 "), 0, 2), Ok(1));
+        assert_eq!(pick_device(Some("3"), 0, 1), Err(CudaError::BadOrdinal { requested: 3, present: 1 }));
+        assert_eq!(
+            pick_device(Some("gpu1"), 0, 2).unwrap_err().to_string(),
+            "OXSHMEM_CUDA_DEVICE=\"gpu1\": expected a device ordinal (0, 1, ...)"
+        );
+        assert_eq!(
+            pick_device(Some("-1"), 0, 2).unwrap_err().to_string(),
+            "OXSHMEM_CUDA_DEVICE=\"-1\": a device ordinal is not negative"
+        );
+        assert_eq!(pick_device(None, 0, 0).unwrap_err().to_string(), "no CUDA device: cuDeviceGetCount returned 0");
+    }
+}

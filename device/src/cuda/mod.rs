@@ -1,0 +1,254 @@
+//! The CUDA driver layer of the device back end (feature `cuda`).
+//!
+//! It owns the process's view of one GPU ([`Gpu`](crate::cuda::Gpu): the driver, the device,
+//! its primary context), the GPU symmetric heap ([`GpuHeap`](crate::cuda::GpuHeap), reserved
+//! and mapped with CUDA's virtual memory management and exported as a POSIX file descriptor),
+//! the mappings of the heaps of the other PEs on the node
+//! ([`PeerMapping`](crate::cuda::PeerMapping)), host-pinned memory a GPU reaches
+//! ([`PinnedBuf`](crate::cuda::PinnedBuf)), synchronous copies for host RMA on GPU memory, and
+//! the passing of file descriptors between the processes of a node
+//! ([`fdpass`](crate::cuda::fdpass)). It never decides which channel a peer uses and never
+//! calls the runtime: the device layer above asks it for memory and mappings.
+//!
+//! The driver is loaded at run time (`dlopen` of `libcuda.so.1`, through `cudarc`'s dynamic
+//! loading), so this feature builds on machines without CUDA and every entry point there
+//! returns [`CudaError::NoDriver`](crate::cuda::CudaError::NoDriver)
+//! (`no CUDA driver: libcuda.so.1 not found`) instead of panicking. The bindings follow
+//! CUDA 13.0's header (driver 580); every call used here has had the same signature since
+//! CUDA 11.
+//!
+//! ```
+//! match oxshmem_device::cuda::probe() {
+//!     Ok(info) => println!("{info}"),
+//!     Err(e) => println!("no GPU here: {e}"),
+//! }
+//! ```
+//!
+//! `docs/cuda.md` describes the heap's life: reserved, created, exported, passed, imported.
+
+mod error;
+pub mod fdpass;
+mod gpu;
+mod heap;
+
+use std::ffi::{CStr, c_char, c_int};
+use std::fmt;
+use std::sync::OnceLock;
+
+pub use cudarc::driver::sys::CUresult;
+pub use error::CudaError;
+pub use gpu::{Gpu, PinnedBuf, pick_device, pointer_is_device};
+pub use heap::{GpuHeap, PeerMapping, granularity};
+
+use cudarc::driver::sys;
+use error::check;
+
+/// A device address (`CUdeviceptr`): an address in the unified address space of the process,
+/// which the host must not dereference unless it is mapped host memory.
+pub type DevAddr = u64;
+
+/// The variable that names the device a PE uses (else: local rank modulo the device count).
+pub const DEVICE_VAR: &str = "OXSHMEM_CUDA_DEVICE";
+
+/// The library the driver is loaded from (the name error messages use).
+pub const DRIVER_LIB: &str = "libcuda.so.1";
+
+/// Loads the driver and initializes it, once per process; later calls return the first
+/// outcome. Every entry point of this module starts here, so none calls into a missing
+/// library (`cudarc`'s loader panics when the library is absent).
+pub(crate) fn driver() -> Result<(), CudaError> {
+    static DRIVER: OnceLock<Result<(), CudaError>> = OnceLock::new();
+    DRIVER
+        .get_or_init(|| {
+            // SAFETY: only tries to dlopen the driver's library names and closes them again;
+            // the driver's load-time code is the driver's own.
+            if !unsafe { sys::is_culib_present() } {
+                return Err(CudaError::NoDriver { detail: format!("{DRIVER_LIB} not found") });
+            }
+            // SAFETY: cuInit takes flags 0 and may be called more than once.
+            let r = unsafe { sys::cuInit(0) };
+            match r {
+                CUresult::CUDA_SUCCESS => Ok(()),
+                CUresult::CUDA_ERROR_NO_DEVICE => {
+                    Err(CudaError::NoDevice { detail: "cuInit returned CUDA_ERROR_NO_DEVICE (100)".into() })
+                }
+                CUresult::CUDA_ERROR_STUB_LIBRARY => Err(CudaError::NoDriver {
+                    detail: format!(
+                        "{DRIVER_LIB} is the CUDA toolkit's stub library, not a driver \
+                         (cuInit returned CUDA_ERROR_STUB_LIBRARY (34)); take the stubs directory out of LD_LIBRARY_PATH"
+                    ),
+                }),
+                r => Err(CudaError::driver("cuInit", r)),
+            }
+        })
+        .clone()
+}
+
+/// The driver's CUDA version, as `cuDriverGetVersion` gives it (13000 for 13.0).
+pub fn driver_version() -> Result<i32, CudaError> {
+    driver()?;
+    let mut v: c_int = 0;
+    // SAFETY: `v` is a valid out-pointer; the driver is initialized.
+    check(|| "cuDriverGetVersion".into(), unsafe { sys::cuDriverGetVersion(&mut v) })?;
+    Ok(v)
+}
+
+/// How many devices the driver sees (0 is not an error here).
+pub fn device_count() -> Result<i32, CudaError> {
+    driver()?;
+    let mut n: c_int = 0;
+    // SAFETY: `n` is a valid out-pointer; the driver is initialized.
+    check(|| "cuDeviceGetCount".into(), unsafe { sys::cuDeviceGetCount(&mut n) })?;
+    Ok(n)
+}
+
+/// What one device offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Its ordinal in this process (after `CUDA_VISIBLE_DEVICES`).
+    pub ordinal: i32,
+    /// Its name (`NVIDIA H200`).
+    pub name: String,
+    /// Compute capability (major, minor): (9, 0) for Hopper.
+    pub compute_capability: (i32, i32),
+    /// Its memory, in bytes.
+    pub total_mem: usize,
+    /// `CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`: the GPU heap needs it.
+    pub vmm: bool,
+    /// `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED`: the heap's export needs it.
+    pub posix_fd: bool,
+    /// `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED`: a NIC can reach the heap.
+    pub gdr_vmm: bool,
+}
+
+/// What [`probe`] found: the driver and every device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuInfo {
+    /// `cuDriverGetVersion` (13000 for 13.0).
+    pub driver_version: i32,
+    /// Every device, by ordinal.
+    pub devices: Vec<DeviceInfo>,
+}
+
+/// `13000` as `13.0`.
+pub fn version_string(v: i32) -> String {
+    format!("{}.{}", v / 1000, v % 1000 / 10)
+}
+
+impl fmt::Display for GpuInfo {
+    /// One line for the driver, one per device.
+    ///
+    /// ```
+    /// use oxshmem_device::cuda::{DeviceInfo, GpuInfo};
+    /// let info = GpuInfo {
+    ///     driver_version: 13000,
+    ///     devices: vec![DeviceInfo {
+    ///         ordinal: 0,
+    ///         name: "NVIDIA H200".into(),
+    ///         compute_capability: (9, 0),
+    ///         total_mem: 150_000_000_000,
+    ///         vmm: true,
+    ///         posix_fd: true,
+    ///         gdr_vmm: true,
+    ///     }],
+    /// };
+    /// assert_eq!(
+    ///     info.to_string(),
+    ///     "CUDA driver 13.0, 1 device\n\
+    ///      device 0: NVIDIA H200, compute capability 9.0, 139.7 GiB, VMM yes, POSIX fd handles yes, GPUDirect RDMA on VMM yes"
+    /// );
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.devices.len();
+        write!(f, "CUDA driver {}, {n} device{}", version_string(self.driver_version), if n == 1 { "" } else { "s" })?;
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        for d in &self.devices {
+            write!(
+                f,
+                "\ndevice {}: {}, compute capability {}.{}, {:.1} GiB, VMM {}, POSIX fd handles {}, GPUDirect RDMA on VMM {}",
+                d.ordinal,
+                d.name,
+                d.compute_capability.0,
+                d.compute_capability.1,
+                d.total_mem as f64 / (1u64 << 30) as f64,
+                yes(d.vmm),
+                yes(d.posix_fd),
+                yes(d.gdr_vmm)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// What `oxshmem-info` or a GPU check prints: the driver version and every device, with the
+/// capabilities the GPU heap needs. Creates no context.
+///
+/// # Errors
+/// [`CudaError::NoDriver`] without a driver, [`CudaError::NoDevice`] when it sees no device.
+pub fn probe() -> Result<GpuInfo, CudaError> {
+    let driver_version = driver_version()?;
+    let n = device_count()?;
+    if n == 0 {
+        return Err(CudaError::NoDevice { detail: "cuDeviceGetCount returned 0".into() });
+    }
+    let devices = (0..n).map(device_info).collect::<Result<_, _>>()?;
+    Ok(GpuInfo { driver_version, devices })
+}
+
+/// The device handle of `ordinal` (the driver initialized, the ordinal checked).
+pub(crate) fn device(ordinal: i32) -> Result<sys::CUdevice, CudaError> {
+    let mut dev: sys::CUdevice = 0;
+    // SAFETY: `dev` is a valid out-pointer.
+    check(|| format!("cuDeviceGet({ordinal})"), unsafe { sys::cuDeviceGet(&mut dev, ordinal) })?;
+    Ok(dev)
+}
+
+/// An attribute of `dev`.
+pub(crate) fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32, CudaError> {
+    let mut v: c_int = 0;
+    // SAFETY: `v` is a valid out-pointer, `dev` a device handle.
+    check(|| format!("cuDeviceGetAttribute({attr:?})"), unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
+    Ok(v)
+}
+
+/// The name of `dev`.
+pub(crate) fn device_name(dev: sys::CUdevice) -> Result<String, CudaError> {
+    let mut buf = [0 as c_char; 256];
+    // SAFETY: the buffer is writable for its length, which is passed.
+    check(|| "cuDeviceGetName".into(), unsafe { sys::cuDeviceGetName(buf.as_mut_ptr(), buf.len() as c_int, dev) })?;
+    // SAFETY: the driver wrote a NUL-terminated string into the buffer; the last byte stays 0
+    // because the driver truncates to len - 1.
+    Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+}
+
+fn device_info(ordinal: i32) -> Result<DeviceInfo, CudaError> {
+    use sys::CUdevice_attribute as A;
+    let dev = device(ordinal)?;
+    let mut total: usize = 0;
+    // SAFETY: `total` is a valid out-pointer.
+    check(|| "cuDeviceTotalMem".into(), unsafe { sys::cuDeviceTotalMem_v2(&mut total, dev) })?;
+    Ok(DeviceInfo {
+        ordinal,
+        name: device_name(dev)?,
+        compute_capability: (
+            attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        ),
+        total_mem: total,
+        vmm: attribute(dev, A::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)? != 0,
+        posix_fd: attribute(dev, A::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED)? != 0,
+        gdr_vmm: attribute(dev, A::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED)? != 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_read_as_major_minor() {
+        assert_eq!(version_string(13000), "13.0");
+        assert_eq!(version_string(12090), "12.9");
+        assert_eq!(version_string(11080), "11.8");
+    }
+}

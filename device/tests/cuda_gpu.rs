@@ -1,0 +1,214 @@
+//! The GPU heap on a real GPU: created, exported, passed to another process, mapped there,
+//! written through the peer mapping and read back by its owner. Two PEs on one GPU, as when a
+//! node runs more PEs than it has GPUs. Without a driver each test prints
+//! `SKIPPED: no CUDA driver` and passes.
+#![cfg(feature = "cuda")]
+
+use std::os::fd::AsFd;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use oxshmem_device::cuda::fdpass;
+use oxshmem_device::cuda::{self, CudaError, Gpu, GpuHeap, PinnedBuf};
+
+const NAME_VAR: &str = "OXSHMEM_TEST_CUDA_GPU_NAME";
+/// How long either side waits for the other before the test fails (not a performance bound).
+const TIMEOUT: Duration = Duration::from_secs(120);
+const HEAP: usize = 3 << 20;
+
+/// The GPU, or `None` after printing why the test is skipped.
+fn gpu(local_rank: usize) -> Option<Gpu> {
+    match Gpu::select(local_rank) {
+        Ok(g) => Some(g),
+        Err(e) if e.is_no_driver() => {
+            println!("SKIPPED: no CUDA driver");
+            None
+        }
+        Err(CudaError::NoDevice { detail }) => {
+            println!("SKIPPED: no CUDA device ({detail})");
+            None
+        }
+        Err(e) => panic!("Gpu::select: {e}"),
+    }
+}
+
+fn pattern(who: u8, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(who)).collect()
+}
+
+#[test]
+fn probe_reports_the_devices() {
+    match cuda::probe() {
+        Err(e) if e.is_no_driver() => println!("SKIPPED: no CUDA driver"),
+        Err(e) => panic!("probe: {e}"),
+        Ok(info) => {
+            println!("{info}");
+            assert!(info.driver_version >= 11000, "{info}");
+            assert!(!info.devices.is_empty());
+            let n = info.devices.len() as i32;
+            assert_eq!(Gpu::open(n).unwrap_err(), CudaError::BadOrdinal { requested: i64::from(n), present: n });
+        }
+    }
+}
+
+#[test]
+fn heap_maps_its_own_export_and_copies_round_trip() {
+    let Some(gpu) = gpu(0) else { return };
+    let g = cuda::granularity(&gpu).unwrap();
+    let (heap, fd) = GpuHeap::create(&gpu, HEAP).unwrap();
+    assert_eq!(heap.size(), HEAP.next_multiple_of(g));
+    assert!(gpu.pointer_is_device(heap.base() as *const _).unwrap());
+    let x = 0u64;
+    assert!(!cuda::pointer_is_device((&raw const x).cast()).unwrap());
+    // A second mapping of the same memory, from the exported descriptor.
+    let alias = GpuHeap::import_peer(&gpu, &fd, heap.size()).unwrap();
+    assert_ne!(alias.base(), heap.base());
+    let data = pattern(7, 4096);
+    let mut back = vec![0u8; data.len()];
+    // SAFETY: both addresses are mappings of the heap, `HEAP` bytes long.
+    unsafe {
+        gpu.copy_htod(alias.base() + 64, &data).unwrap();
+        gpu.copy_dtoh(&mut back, heap.base() + 64).unwrap();
+    }
+    assert_eq!(back, data);
+    // SAFETY: as above; the ranges do not overlap.
+    unsafe {
+        gpu.copy_dtod(heap.base() + (1 << 20), heap.base() + 64, data.len()).unwrap();
+        gpu.copy_dtoh(&mut back, alias.base() + (1 << 20)).unwrap();
+    }
+    assert_eq!(back, data);
+    drop(alias);
+    drop(fd);
+    drop(heap);
+}
+
+#[test]
+fn pinned_host_memory_is_reached_through_its_device_address() {
+    let Some(gpu) = gpu(0) else { return };
+    let buf = PinnedBuf::new(&gpu, 4096).unwrap();
+    assert!(!gpu.pointer_is_device(buf.host_ptr().cast()).unwrap());
+    // SAFETY: the buffer is 4096 bytes, freshly zeroed, and nothing else uses it.
+    unsafe { buf.host_ptr().add(10).write_volatile(42) };
+    let mut back = [0u8; 16];
+    // SAFETY: the device address maps the same 4096 bytes.
+    unsafe { gpu.copy_dtoh(&mut back, buf.device_ptr()).unwrap() };
+    assert_eq!(back[10], 42);
+    assert_eq!(back[0], 0);
+    let e = PinnedBuf::new(&gpu, 0).unwrap_err();
+    assert_eq!(e.to_string(), "PinnedBuf::new: size 0 bytes; a pinned buffer holds at least one byte");
+}
+
+#[test]
+fn a_heap_too_large_fails_with_the_drivers_error() {
+    let Some(gpu) = gpu(0) else { return };
+    let e = GpuHeap::create(&gpu, 1 << 40).unwrap_err();
+    println!("{e}");
+    assert!(matches!(&e, CudaError::Driver { call, .. } if call.starts_with("cuMem")), "{e}");
+    let e = GpuHeap::create(&gpu, 0).unwrap_err();
+    assert_eq!(e.to_string(), "GpuHeap::create: size 0 bytes; the heap holds at least one byte");
+}
+
+/// One PE's side: create the heap, swap descriptors with the peer, map the peer's heap, write
+/// our pattern into it, and once the peer has done the same, find its pattern in ours.
+fn pe(sock: &std::os::unix::net::UnixStream, rank: u8, gpu: &Gpu) {
+    use std::io::{Read, Write};
+    sock.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let (heap, fd) = GpuHeap::create(gpu, HEAP).unwrap();
+    let (peer_fd, method) = if rank == 0 {
+        fdpass::offer_fd(sock, fd.as_fd(), true).unwrap();
+        fdpass::take_fd(sock, true).unwrap()
+    } else {
+        let got = fdpass::take_fd(sock, true).unwrap();
+        fdpass::offer_fd(sock, fd.as_fd(), true).unwrap();
+        got
+    };
+    println!("PE {rank}: the peer's heap came by {method:?}");
+    let peer = GpuHeap::import_peer(gpu, &peer_fd, heap.size()).unwrap();
+    drop(peer_fd);
+    let mine = pattern(rank, 1 << 16);
+    // SAFETY: the peer mapping is `HEAP` bytes long; the peer reads it only after our signal.
+    unsafe { gpu.copy_htod(peer.base() + 4096, &mine).unwrap() };
+    (&*sock).write_all(b"w").unwrap();
+    let mut b = [0u8; 1];
+    (&*sock).read_exact(&mut b).unwrap();
+    let mut got = vec![0u8; mine.len()];
+    // SAFETY: our heap is `HEAP` bytes long; the peer's write is complete (cuMemcpy is
+    // synchronous and it signalled after it).
+    unsafe { gpu.copy_dtoh(&mut got, heap.base() + 4096).unwrap() };
+    assert_eq!(got, pattern(1 - rank, got.len()), "PE {rank}: the peer's write into our heap");
+    // Unmap the peer before it may free: both say they are done.
+    drop(peer);
+    (&*sock).write_all(b"d").unwrap();
+    (&*sock).read_exact(&mut b).unwrap();
+    drop(heap);
+}
+
+/// PE 1 of `two_pes_share_one_gpu` (does nothing unless started by it).
+#[test]
+fn pe1() {
+    let Ok(name) = std::env::var(NAME_VAR) else { return };
+    let gpu = Gpu::select(1).unwrap();
+    let deadline = Instant::now() + TIMEOUT;
+    let sock = loop {
+        match fdpass::connect_abstract(name.as_bytes()) {
+            Ok(s) => break s,
+            Err(e) => {
+                assert!(Instant::now() < deadline, "PE 1: connect to {name}: {e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
+    pe(&sock, 1, &gpu);
+    println!("PE 1 done");
+}
+
+struct Reap(Option<Child>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn two_pes_share_one_gpu() {
+    let Some(gpu) = gpu(0) else { return };
+    let name = format!("oxshmem-test-cuda-gpu-{}", std::process::id());
+    let listener = fdpass::listen_abstract(name.as_bytes()).unwrap();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "pe1", "--nocapture", "--test-threads=1"])
+        .env(NAME_VAR, &name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(Some(child));
+    listener.set_nonblocking(true).unwrap();
+    let deadline = Instant::now() + TIMEOUT;
+    let sock = loop {
+        match listener.accept() {
+            Ok((s, _)) => break s,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < deadline => {
+                if let Some(s) = child.0.as_mut().unwrap().try_wait().unwrap() {
+                    let out = child.0.take().unwrap().wait_with_output().unwrap();
+                    panic!("PE 1 exited ({s}) before connecting: {}", String::from_utf8_lossy(&out.stderr));
+                }
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("PE 0: accept on {name}: {e}"),
+        }
+    };
+    sock.set_nonblocking(false).unwrap();
+    pe(&sock, 0, &gpu);
+    let c = child.0.as_mut().unwrap();
+    while c.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "PE 1 did not exit within {TIMEOUT:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.0.take().unwrap().wait_with_output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("PE 1 done"), "PE 1: {text}");
+}
