@@ -23,6 +23,7 @@ fn main() {
     {
         println!("cargo:rerun-if-changed={f}");
     }
+    println!("cargo:rerun-if-changed=gen/nvshmem_device.rs\ncargo:rerun-if-changed=../cuda/device_api.tsv");
     let text = std::fs::read_to_string(dir.join("types.tsv")).expect("reading types.tsv");
     let types = generator::parse_types(&text).unwrap_or_else(|e| panic!("{e}"));
     let version = std::env::var("CARGO_PKG_VERSION").expect("CARGO_PKG_VERSION");
@@ -37,6 +38,11 @@ fn main() {
     write(&inc.join("mpp/shmemx.h"), &g.mpp_shmemx_h);
     write(&inc.join("nvshmem.h"), &g.nvshmem_h);
     write(&inc.join("nvshmemx.h"), &g.nvshmemx_h);
+    write(&inc.join("nvshmem_device.h"), &g.nvshmem_device_h);
+    std::fs::create_dir_all(out.join("cuda")).expect("creating $OUT_DIR/cuda");
+    for (name, text) in &g.cuda_files {
+        write(&out.join("cuda").join(name), text);
+    }
     write(&out.join("c_impl.c"), &g.c_impl);
     write(&out.join("generic_check.c"), &g.generic_check_c);
     write(&out.join("generic_check.cc"), &g.generic_check_cc);

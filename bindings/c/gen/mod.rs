@@ -16,6 +16,7 @@
 
 pub(crate) mod fortran;
 pub(crate) mod nvshmem;
+pub(crate) mod nvshmem_device;
 pub(crate) mod ops;
 
 use std::collections::HashSet;
@@ -219,7 +220,11 @@ struct Func {
 impl Func {
     fn prototype(&self) -> String {
         let t = self.ty.as_ref();
-        let prefix = if self.header == Header::Nvshmem { "NVSHMEMI_HOST_API" } else { "SHMEM_FUNCTION_ATTRIBUTES" };
+        let prefix = match self.header {
+            Header::Nvshmem if nvshmem_device::is_both(&self.name) => "NVSHMEMI_HOST_API NVSHMEMI_HOSTDEVICE_PREFIX",
+            Header::Nvshmem => "NVSHMEMI_HOST_API",
+            _ => "SHMEM_FUNCTION_ATTRIBUTES",
+        };
         let mut s = format!("{prefix} {}", c_decl(&c_ret(&self.ret, t), &self.name, &c_params(&self.params, t)));
         if self.deprecated {
             s.push_str(" SHMEM_ATTRIBUTE_DEPRECATED");
@@ -423,6 +428,10 @@ pub(crate) struct Output {
     pub(crate) nvshmem_h: String,
     /// `nvshmemx.h` (includes `nvshmem.h`, as NVSHMEM's does).
     pub(crate) nvshmemx_h: String,
+    /// `nvshmem_device.h`: the device API's declarations ([`nvshmem_device`]).
+    pub(crate) nvshmem_device_h: String,
+    /// `bindings/cuda/src/generated/*.cu`: the device API's wrappers (file name, text).
+    pub(crate) cuda_files: Vec<(String, String)>,
     /// `c_impl.c`: the routines compiled from C.
     pub(crate) c_impl: String,
     /// A C11 file calling every `_Generic` association (compiled by the header tests).
@@ -453,6 +462,10 @@ pub(crate) fn generate(types: &[Ty], version: &str) -> Output {
         mpp_shmemx_h: mpp("shmemx.h"),
         nvshmem_h: nvshmem_h(&funcs, version),
         nvshmemx_h: nvshmemx_h(),
+        nvshmem_device_h: nvshmem_device::header(
+            &funcs.iter().filter(|f| f.header == Header::Nvshmem).map(|f| f.name.as_str()).collect(),
+        ),
+        cuda_files: nvshmem_device::cuda_files(),
         c_impl: c_impl(types, &funcs),
         generic_check_c: generic_check(types, false),
         generic_check_cc: generic_check(types, true),
@@ -710,6 +723,10 @@ fn nvshmem_h(funcs: &[Func], version: &str) -> String {
 
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
+
+#ifdef __CUDACC__
+#include "nvshmem_device.h"
 #endif
 
 #endif /* OXSHMEM_NVSHMEM_H */

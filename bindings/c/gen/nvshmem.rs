@@ -603,6 +603,16 @@ typedef struct oxshmem_bfloat16 {
 #define NVSHMEMI_HOST_API
 #endif
 
+/* Routines callable from host and device code are __host__ __device__ in nvcc's device pass
+ * (as NVSHMEM declares them); the device-only ones are in nvshmem_device.h. */
+#ifndef NVSHMEMI_HOSTDEVICE_PREFIX
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+#define NVSHMEMI_HOSTDEVICE_PREFIX __host__ __device__
+#else
+#define NVSHMEMI_HOSTDEVICE_PREFIX
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -620,6 +630,14 @@ extern "C" {
 #define NVSHMEM_VENDOR_STRING "oxshmem {VERSION} (NVSHMEM 3.4 API)"
 #define NVSHMEM_MAX_NAME_LEN 256
 #define OXSHMEM_NVSHMEM 1
+
+/* oxshmem internal, not NVSHMEM API: libnvshmem_device.a registers the callback that sets its
+ * device state from a load-time constructor; nvshmem_init calls it once the CUDA back end has
+ * built the state. OXSHMEM_DEVICE_ABI_VERSION is what this host library speaks. */
+#define OXSHMEM_DEVICE_ABI_VERSION 1
+NVSHMEMI_HOST_API int oxshmemi_register_device_library(int abi_version,
+                                                       int (*attach)(const void *device_state,
+                                                                     const void *cuda_state));
 
 /* Thread levels (nvshmem_init_thread) */
 enum nvshmemx_thread_support_t {

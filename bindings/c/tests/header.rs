@@ -9,15 +9,22 @@ mod common;
 
 use common::{arg, have, include_dir, out_dir, run_ok};
 
-const HEADERS: [&str; 6] = ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h", "nvshmem.h", "nvshmemx.h"];
+const HEADERS: [&str; 7] =
+    ["shmem.h", "shmemx.h", "mpp/shmem.h", "mpp/shmemx.h", "nvshmem.h", "nvshmemx.h", "nvshmem_device.h"];
+
+/// The device API's generated wrappers (bindings/cuda/src/generated/), blessed like the headers.
+const CUDA_FILES: [&str; 7] = ["rma.cu", "atomic.cu", "signal.cu", "wait.cu", "sync.cu", "collective.cu", "misc.cu"];
 
 #[test]
 fn checked_in_headers_are_fresh() {
     let bless = std::env::var_os("OXSHMEM_BLESS").is_some_and(|v| v == "1");
     let mut stale = Vec::new();
-    for h in HEADERS {
-        let fresh = std::fs::read_to_string(out_dir().join("include").join(h)).expect("generated header");
-        let path = include_dir().join(h);
+    let headers = HEADERS.iter().map(|h| (out_dir().join("include").join(h), include_dir().join(h), *h));
+    let cuda = CUDA_FILES
+        .iter()
+        .map(|f| (out_dir().join("cuda").join(f), common::crate_dir().join("../cuda/src/generated").join(f), *f));
+    for (fresh, path, h) in headers.chain(cuda) {
+        let fresh = std::fs::read_to_string(fresh).expect("generated header");
         if std::fs::read_to_string(&path).ok().as_deref() != Some(fresh.as_str()) {
             if bless {
                 std::fs::create_dir_all(path.parent().expect("a header has a directory")).expect("creating include/");

@@ -4,7 +4,7 @@
 //! | where | what |
 //! | --- | --- |
 //! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oxshmem-info`, `oxshmem-api-coverage` |
-//! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a`; `libnvshmem_host.so.3` (NVSHMEM's library name, the same code) and its link `libnvshmem_host.so` |
+//! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a`; `libnvshmem_host.so.3` (NVSHMEM's library name, the same code) and its link `libnvshmem_host.so`; `libnvshmem_device.a`, the CUDA device library, when nvcc is there to build it (see [`DeviceLib`]) |
 //! | `lib/pkgconfig/` | `oxshmem.pc` |
 //! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h`, `nvshmem.h`, `nvshmemx.h`; `shmem.fh`, the include file of the deprecated Fortran API |
 //! | `share/oxshmem/fortran/` | `shmem.f90`, the Fortran module source |
@@ -31,11 +31,33 @@ pub struct Options {
     /// Cargo features to build with (`--features`), e.g. `oxshmem-bootstrap/pmix` or
     /// `oxshmem/ofi`.
     pub features: Vec<String>,
+    /// Whether to build and install `libnvshmem_device.a`.
+    pub device_lib: DeviceLib,
+    /// The GPU architectures of the device library (`--cuda-arch`, e.g. `80,90,100`).
+    pub cuda_arch: String,
 }
+
+/// Whether the installer builds the CUDA device library (`bindings/cuda/build.sh`, nvcc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceLib {
+    /// Build it when an nvcc is found (`OXSHMEM_NVCC`, `NVCC`, or `nvcc` on `PATH`); with
+    /// `--no-build`, install the one `target/<profile>/cuda/` holds, if any.
+    Auto,
+    /// `--device-lib`: build it, and fail without an nvcc.
+    Require,
+    /// `--no-device-lib`: neither build nor install it.
+    Skip,
+}
+
+/// The architectures the device library is built for by default: SASS for A100, H100/H200 and
+/// B200 (so a driver runs it without JIT: a driver older than the compiler cannot JIT its
+/// PTX), plus PTX for later GPUs.
+pub const DEFAULT_CUDA_ARCH: &str = "80,90,100";
 
 /// The usage text.
 pub const USAGE: &str = "\
 Usage: oxshmem-install --prefix DIR [--profile NAME] [--no-build] [--features LIST] [--pmix]
+                      [--device-lib | --no-device-lib] [--cuda-arch LIST]
 
 Builds oxshmem with cargo and installs the launcher, the compiler wrappers, oxshmem-info,
 liboxshmem (.so, .a), the headers, oxshmem.pc and the Fortran module under DIR.
@@ -45,6 +67,11 @@ liboxshmem (.so, .a), the headers, oxshmem.pc and the Fortran module under DIR.
   --no-build       install what target/<profile>/ holds now, without running cargo
   --features LIST  cargo features to build with, e.g. oxshmem/ofi (libfabric transport)
   --pmix           the PMIx bootstrap (srun --mpi=pmix): --features oxshmem-tools/pmix
+  --device-lib     build libnvshmem_device.a, the CUDA device library, with nvcc
+                   (OXSHMEM_NVCC, NVCC or nvcc on PATH; scripts/cuda-toolchain.sh installs
+                   one); by default it is built when an nvcc is found
+  --no-device-lib  do not build or install the device library
+  --cuda-arch LIST GPU architectures of the device library (default: 80,90,100)
   -h, --help       print this help
 
 Usually run as: bindings/tools/install.sh --prefix DIR
@@ -56,6 +83,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Option<Options>
     let mut profile = "release".to_string();
     let mut build = true;
     let mut features = Vec::new();
+    let mut device_lib = DeviceLib::Auto;
+    let mut cuda_arch = DEFAULT_CUDA_ARCH.to_string();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         let a = a.into_string().map_err(|a| format!("argument {a:?} is not UTF-8"))?;
@@ -77,12 +106,22 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Option<Options>
                 features.extend(value("--features")?.split([',', ' ']).filter(|f| !f.is_empty()).map(String::from))
             }
             "--pmix" => features.push("oxshmem-tools/pmix".to_string()),
+            "--device-lib" => device_lib = DeviceLib::Require,
+            "--no-device-lib" => device_lib = DeviceLib::Skip,
+            "--cuda-arch" => {
+                cuda_arch = value("--cuda-arch")?;
+                if cuda_arch.is_empty()
+                    || !cuda_arch.split(',').all(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    return Err(format!("--cuda-arch {cuda_arch:?}: expected numbers like 80,90,100"));
+                }
+            }
             "-h" | "--help" => return Ok(None),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     let prefix = prefix.ok_or("--prefix DIR is required")?;
-    Ok(Some(Options { prefix, profile, build, features }))
+    Ok(Some(Options { prefix, profile, build, features, device_lib, cuda_arch }))
 }
 
 /// cargo's directory name for `profile`.
@@ -173,6 +212,50 @@ fn extra_private_libs(features: &[String]) -> String {
     v.join(" ")
 }
 
+/// The nvcc to build the device library with: `OXSHMEM_NVCC`, `NVCC`, or `nvcc` on `PATH`.
+fn find_nvcc() -> Option<PathBuf> {
+    for var in ["OXSHMEM_NVCC", "NVCC"] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            return Some(PathBuf::from(v));
+        }
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("nvcc")).find(|p| p.is_file())
+}
+
+/// Builds (or finds) `libnvshmem_device.a` under `built/cuda/`; `None` when there is none to
+/// install.
+fn device_library(opts: &Options, source_root: &Path, built: &Path) -> Result<Option<PathBuf>, String> {
+    let out = built.join("cuda");
+    let lib = out.join(DEVICE_LIB);
+    let nvcc = find_nvcc();
+    let build = match (opts.device_lib, opts.build, &nvcc) {
+        (DeviceLib::Skip, _, _) => return Ok(None),
+        (DeviceLib::Require, _, None) => {
+            return Err("--device-lib: no nvcc (set OXSHMEM_NVCC or NVCC, or put nvcc on PATH; \
+                        `eval \"$(bash scripts/cuda-toolchain.sh --env)\"` installs one without root)"
+                .into());
+        }
+        (DeviceLib::Require, _, Some(_)) => true,
+        (DeviceLib::Auto, true, Some(_)) => true,
+        (DeviceLib::Auto, _, _) => false,
+    };
+    if build {
+        let nvcc = nvcc.expect("checked above");
+        let script = source_root.join("bindings/cuda/build.sh");
+        let mut cmd = Command::new("bash");
+        cmd.arg(&script).arg(&out).arg("--arch").arg(&opts.cuda_arch).env("OXSHMEM_NVCC", &nvcc);
+        eprintln!("oxshmem-install: building the device library: {cmd:?}");
+        let st = cmd.status().map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        if !st.success() {
+            return Err(format!("building {DEVICE_LIB} failed ({st})"));
+        }
+    }
+    Ok(lib.is_file().then_some(lib))
+}
+
+/// NVSHMEM's name for the device library, which its build lines name.
+pub const DEVICE_LIB: &str = "libnvshmem_device.a";
+
 /// Runs the installer; messages go to stderr, the summary to stdout.
 pub fn run(opts: &Options) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
@@ -212,6 +295,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
         return Err(format!("not built: {} (run without --no-build)", missing.join(", ")));
     }
 
+    let device_lib = device_library(opts, source_root, &built)?;
+
     mkdir(&opts.prefix)?;
     let prefix = opts.prefix.canonicalize().map_err(|e| format!("{}: {e}", opts.prefix.display()))?;
     let dest = Layout::installed(&prefix);
@@ -231,6 +316,9 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let extra = extra_private_libs(&opts.features);
     let extra_args: Vec<String> = extra.split_whitespace().map(String::from).collect();
     crate::nvlib::link(&dest.lib_dir, &extra_args)?;
+    if let Some(lib) = &device_lib {
+        install_file(lib, &dest.lib_dir.join(DEVICE_LIB))?;
+    }
     install_tree(&tree.include_dir, &dest.include_dir)?;
     let fdir = dest.fortran_source.parent().ok_or("no Fortran folder")?;
     mkdir(fdir)?;
@@ -262,6 +350,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
     println!("  programs:        {}/{{{},{}}}", dest.bin_dir.display(), BINARIES.join(","), CXX_ALIASES.join(","));
     println!("  library:         {}/liboxshmem.{{so,so.1,a}}", dest.lib_dir.display());
     println!("  NVSHMEM library: {}/{} ({})", dest.lib_dir.display(), crate::nvlib::LINK_NAME, crate::nvlib::SONAME);
+    match &device_lib {
+        Some(_) => println!("  device library:  {}/{DEVICE_LIB} (sm {})", dest.lib_dir.display(), opts.cuda_arch),
+        None => println!("  device library:  not built (no nvcc; see --device-lib)"),
+    }
     println!("  headers:         {}", dest.include_dir.display());
     println!("  pkg-config:      {}/pkgconfig/oxshmem.pc", dest.lib_dir.display());
     println!("  Fortran source:  {}", dest.fortran_source.display());
@@ -280,7 +372,21 @@ mod tests {
     #[test]
     fn arguments() {
         let o = parse(os(&["--prefix", "/x", "--no-build"])).unwrap().unwrap();
-        assert_eq!(o, Options { prefix: "/x".into(), profile: "release".into(), build: false, features: vec![] });
+        assert_eq!(
+            o,
+            Options {
+                prefix: "/x".into(),
+                profile: "release".into(),
+                build: false,
+                features: vec![],
+                device_lib: DeviceLib::Auto,
+                cuda_arch: DEFAULT_CUDA_ARCH.into()
+            }
+        );
+        let o = parse(os(&["--prefix=/x", "--device-lib", "--cuda-arch", "90"])).unwrap().unwrap();
+        assert_eq!((o.device_lib, o.cuda_arch.as_str()), (DeviceLib::Require, "90"));
+        assert_eq!(parse(os(&["--prefix=/x", "--no-device-lib"])).unwrap().unwrap().device_lib, DeviceLib::Skip);
+        assert!(parse(os(&["--prefix=/x", "--cuda-arch", "sm_90"])).is_err());
         let o =
             parse(os(&["--prefix=/y", "--profile=dev", "--pmix", "--features", "oxshmem/ofi,a/b"])).unwrap().unwrap();
         assert_eq!((o.prefix, o.profile.as_str()), ("/y".into(), "dev"));

@@ -10,6 +10,8 @@
 //!   end there is none, and stream 0 (CUDA's default stream) means program order on the host.
 //! - [`setup`]: `nvshmem_init`, `nvshmemx_init_attr` with a unique id or an MPI communicator, the
 //!   status and version queries.
+//! - [`device_lib`]: where `libnvshmem_device.a` registers itself, and the check `nvshmem_init`
+//!   makes for programs with device code.
 //! - [`memory`], [`sync`]: the untyped memory, ordering and signal routines, and the ones that
 //!   need a GPU (collective launch, CUDA module init), which say so.
 //!
@@ -23,12 +25,14 @@ use oxshmem_rt::{ReduceOp, Reducible};
 use crate::error::{invalid, report};
 use crate::handles::ShmemTeam;
 
+mod device_lib;
 mod memory;
 mod setup;
 mod stream;
 mod sync;
 mod teams;
 
+pub use device_lib::{AttachFn, DEVICE_ABI_VERSION, oxshmemi_register_device_library};
 pub use memory::*;
 pub use setup::*;
 pub use stream::{StreamExecutor, set_stream_executor};

@@ -38,6 +38,8 @@ fn boot_err(func: &'static str, e: impl std::fmt::Display) -> Error {
 
 /// Initializes the runtime (over `boot`, or the environment's bootstrap) and both APIs' teams.
 fn init(func: &'static str, level: ThreadLevel, boot: Option<Box<dyn Bootstrap>>) -> Result<ThreadLevel> {
+    // Before the bootstrap: every PE runs the same program, so every PE stops here alike.
+    super::device_lib::check_at_init().map_err(|m| crate::error::invalid(func, m))?;
     let provided = crate::setup::init_with(func, level, boot)?;
     super::teams::init_nv_teams(func)?;
     Ok(provided)

@@ -1,0 +1,94 @@
+//! The meeting point with `libnvshmem_device.a`, the CUDA device library (`bindings/cuda/`).
+//!
+//! A program that calls NVSHMEM from its kernels links the device library statically
+//! (`nvcc -rdc=true … libnvshmem_device.a -lnvshmem_host`). Its device code reads a device state
+//! through `__device__` globals that only host code linked into the same program can set
+//! (`cudaMemcpyToSymbol`); so the archive's host part registers an `attach` callback here from a
+//! load-time constructor, and `nvshmem_init` hands it the device state once the CUDA back end
+//! has built one. NVSHMEM does the same dance between `libnvshmem_device.a` and its host library
+//! (`nvshmemi_init_thread` and the device state symbol), under other names.
+//!
+//! Until the CUDA back end is in this library (`docs/cuda.md`), a program that links the device
+//! library cannot run its kernels here: `nvshmem_init` says so and ends the job, instead of
+//! letting the first kernel dereference a device state nobody set.
+
+use std::ffi::{c_int, c_void};
+use std::sync::Mutex;
+
+/// The device library's ABI version this host library speaks: the layout of the device state
+/// (`device/include/oxshmem/device_state.h`) and the `attach` signature. Bumped with either.
+pub const DEVICE_ABI_VERSION: c_int = 1;
+
+/// The callback the device library registers: copies the device state pointers into its
+/// `__device__` globals; 0 on success, a CUDA error number otherwise.
+pub type AttachFn = unsafe extern "C" fn(device_state: *const c_void, cuda_state: *const c_void) -> c_int;
+
+/// What the device library registered: its ABI version and its attach callback.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Registered {
+    pub(crate) abi: c_int,
+    #[allow(dead_code)] // called once the CUDA back end builds a device state
+    pub(crate) attach: AttachFn,
+}
+
+static REGISTERED: Mutex<Option<Registered>> = Mutex::new(None);
+
+/// `oxshmemi_register_device_library`: called by `libnvshmem_device.a`'s load-time constructor,
+/// before `main`. Returns 0, or -1 when `attach` is NULL. A second registration (two copies of
+/// the archive in one program) replaces the first.
+///
+/// # Safety
+/// `attach` must be NULL or a function of the [`AttachFn`] signature that stays valid for the
+/// life of the process.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn oxshmemi_register_device_library(abi_version: c_int, attach: Option<AttachFn>) -> c_int {
+    let Some(attach) = attach else { return -1 };
+    *REGISTERED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Registered { abi: abi_version, attach });
+    0
+}
+
+/// The registration, if the program links the device library.
+pub(crate) fn registered() -> Option<Registered> {
+    *REGISTERED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The check `nvshmem_init` makes: a program with device code needs a device state this
+/// library can build, and a device library that speaks its ABI.
+pub(crate) fn check_at_init() -> Result<(), String> {
+    let Some(r) = registered() else { return Ok(()) };
+    if r.abi != DEVICE_ABI_VERSION {
+        return Err(format!(
+            "this program links a libnvshmem_device.a built for device ABI {}, but this host library speaks \
+             ABI {DEVICE_ABI_VERSION}: rebuild the program against one oxshmem prefix",
+            r.abi
+        ));
+    }
+    Err("this program links libnvshmem_device.a (NVSHMEM calls in CUDA kernels), but this build of oxshmem has no \
+         CUDA back end to give its kernels a device state (see docs/cuda.md); host-only NVSHMEM programs \
+         (-lnvshmem_host without the device library) run"
+        .to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn attach(_: *const c_void, _: *const c_void) -> c_int {
+        0
+    }
+
+    #[test]
+    fn registration_is_checked_at_init() {
+        assert!(check_at_init().is_ok(), "nothing registered: a host-only program");
+        // SAFETY: `attach` lives for the whole process.
+        assert_eq!(unsafe { oxshmemi_register_device_library(1, None) }, -1);
+        // SAFETY: as above.
+        assert_eq!(unsafe { oxshmemi_register_device_library(7, Some(attach)) }, 0);
+        let e = check_at_init().unwrap_err();
+        assert!(e.contains("device ABI 7") && e.contains("speaks ABI 1"), "{e}");
+        // SAFETY: as above.
+        unsafe { oxshmemi_register_device_library(DEVICE_ABI_VERSION, Some(attach)) };
+        let e = check_at_init().unwrap_err();
+        assert!(e.contains("no CUDA back end"), "{e}");
+    }
+}

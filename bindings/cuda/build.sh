@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds libnvshmem_device.a: NVSHMEM's device API (bindings/cuda/src) as relocatable device
+# code for `nvcc -rdc=true prog.cu ... libnvshmem_device.a`.
+#
+#   bindings/cuda/build.sh OUTDIR [--arch LIST] [--jobs N]
+#
+# LIST: comma-separated SM numbers (default 80,90,100: SASS for each, plus compute_100 PTX
+# for the newest); `--arch 90` while developing. nvcc: $OXSHMEM_NVCC, else nvcc on PATH.
+# Headers: bindings/c/include (nvshmem.h) and device/include (oxshmem/device_state.h);
+# OXSHMEM_DEVICE_STATE_INCLUDE overrides the latter.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+out="${1:?usage: build.sh OUTDIR [--arch LIST] [--jobs N]}"
+shift
+arch="80,90,100"
+jobs="$(nproc 2>/dev/null || echo 2)"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --arch) arch="${2:?--arch needs a list}"; shift 2 ;;
+        --jobs) jobs="${2:?--jobs needs a number}"; shift 2 ;;
+        *) echo "build.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+nvcc="${OXSHMEM_NVCC:-nvcc}"
+command -v "$nvcc" >/dev/null || { echo "build.sh: nvcc not found (set OXSHMEM_NVCC)" >&2; exit 1; }
+state_inc="${OXSHMEM_DEVICE_STATE_INCLUDE:-$root/device/include}"
+[ -f "$state_inc/oxshmem/device_state.h" ] || {
+    echo "build.sh: $state_inc/oxshmem/device_state.h not found (generated from device/src/state.rs)" >&2
+    exit 1
+}
+gencode=()
+last=""
+IFS=',' read -ra sms <<<"$arch"
+for sm in "${sms[@]}"; do
+    gencode+=("-gencode=arch=compute_${sm},code=sm_${sm}")
+    last="$sm"
+done
+gencode+=("-gencode=arch=compute_${last},code=compute_${last}")
+mkdir -p "$out/obj"
+flags=(-rdc=true -std=c++17 -O2 -Xcompiler -fPIC "${gencode[@]}" -I"$root/bindings/c/include" -I"$state_inc"
+       -diag-suppress 20040)
+srcs=("$here/src/host.cu" "$here/src/core.cu" "$here"/src/generated/*.cu)
+printf '%s\n' "${srcs[@]}" | xargs -P "$jobs" -I{} bash -c \
+    'o="$0/obj/$(basename "{}" .cu).o"; "$1" "${@:2}" -c "{}" -o "$o" || exit 255' "$out" "$nvcc" "${flags[@]}"
+objs=()
+for s in "${srcs[@]}"; do objs+=("$out/obj/$(basename "$s" .cu).o"); done
+rm -f "$out/libnvshmem_device.a"
+"$nvcc" -lib "${gencode[@]}" "${objs[@]}" -o "$out/libnvshmem_device.a"
+echo "built $out/libnvshmem_device.a (sm ${arch})"

@@ -1,0 +1,111 @@
+// Atomic memory operations: P2P through cuda::atomic_ref (system scope, relaxed, as NVSHMEM's
+// AMOs), proxy as one AMO request (flags: OXSHMEM_AMO_* | OXSHMEM_AMO_W64 for 64-bit words).
+#pragma once
+
+#include "ibgda.cuh"
+#include "state.cuh"
+
+namespace oxshmemi {
+
+/// The AMO kinds of a proxy request's flags (device_state.h OXSHMEM_AMO_*).
+enum class Amo : uint16_t {
+    Fetch = OXSHMEM_AMO_FETCH,
+    Set = OXSHMEM_AMO_SET,
+    Swap = OXSHMEM_AMO_SWAP,
+    CompareSwap = OXSHMEM_AMO_COMPARE_SWAP,
+    FetchAdd = OXSHMEM_AMO_FETCH_ADD,
+    FetchAnd = OXSHMEM_AMO_FETCH_AND,
+    FetchOr = OXSHMEM_AMO_FETCH_OR,
+    FetchXor = OXSHMEM_AMO_FETCH_XOR
+};
+
+/// One AMO on a 32- or 64-bit word. Every AMO is a bitwise operation on the unsigned word of its
+/// width (add is two's complement; float/double have only fetch, set and swap).
+template <class U>
+__device__ inline U p2p_amo(U *p, Amo k, U value, U cond) {
+    sys_ref<U> a(*p);
+    constexpr auto R = cuda::memory_order_relaxed;
+    switch (k) {
+        case Amo::Fetch: return a.load(R);
+        case Amo::Set: a.store(value, R); return 0;
+        case Amo::Swap: return a.exchange(value, R);
+        case Amo::CompareSwap: {
+            U c = cond;
+            a.compare_exchange_strong(c, value, R, R);
+            return c;
+        }
+        case Amo::FetchAdd: return a.fetch_add(value, R);
+        case Amo::FetchAnd: return a.fetch_and(value, R);
+        case Amo::FetchOr: return a.fetch_or(value, R);
+        case Amo::FetchXor: return a.fetch_xor(value, R);
+    }
+    return 0;
+}
+
+/// One AMO on `pe`'s `dest` (`es` = 4 or 8 bytes) on bits; returns the old bits when `fetch`.
+#ifdef OXSHMEMI_CORE_IMPL
+__device__ __noinline__ uint64_t amo_bits(void *dest, Amo k, uint64_t value, uint64_t cond, size_t es, int pe,
+                                                 bool fetch) {
+    if ((uint64_t)dest % es != 0) {
+        fail(OXSHMEM_ERR_MISALIGNED, OXSHMEM_OP_AMO, pe, (uint64_t)dest, es);
+        return 0;
+    }
+    Route r = route(OXSHMEM_OP_AMO, dest, es, pe);
+    if (r.via == Via::P2p) {
+        if (es == 8) return p2p_amo((uint64_t *)r.p2p, k, value, cond);
+        return p2p_amo((uint32_t *)r.p2p, k, (uint32_t)value, (uint32_t)cond);
+    }
+    if (r.via == Via::Ibgda) {
+        mlx5::Amo a = k == Amo::Fetch ? mlx5::Amo::Fetch
+                    : k == Amo::Set || k == Amo::Swap ? mlx5::Amo::Set
+                    : k == Amo::CompareSwap ? mlx5::Amo::CompareSwap
+                    : k == Amo::FetchAdd ? mlx5::Amo::Add
+                    : k == Amo::FetchAnd ? mlx5::Amo::And
+                    : k == Amo::FetchOr ? mlx5::Amo::Or
+                    : mlx5::Amo::Xor;
+        return ib_amo(OXSHMEM_OP_AMO, pe, (uint64_t)dest, (uint32_t)es, a, value, cond, fetch);
+    }
+    if (r.via == Via::None) return 0;
+    // Through the proxy the fetched value lands in `out`, this thread's local word.
+    // TODO: a host-visible bounce slot (see rma.cuh g_bits).
+    uint64_t out = 0;
+    oxshmem_proxy_request_t q =
+        req(PROXY_AMO, (uint16_t)((uint16_t)k | (es == 8 ? OXSHMEM_AMO_W64 : 0)), pe, es, dest, fetch ? &out : nullptr);
+    q.value = value;
+    q.cond = cond;
+    uint64_t t = proxy_submit(q, OXSHMEM_OP_AMO);
+    if (!fetch) return 0;
+    proxy_wait(t, OXSHMEM_OP_AMO);
+    __threadfence_system();
+    return *(volatile uint64_t *)&out;
+}
+#else
+__device__ __noinline__ uint64_t amo_bits(void *dest, Amo k, uint64_t value, uint64_t cond, size_t es, int pe,
+                                                 bool fetch);
+#endif
+
+template <class T>
+__device__ inline T amo(T *dest, Amo k, T value, T cond, int pe, bool fetch) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "AMOs are 32 or 64 bits");
+    return from_bits<T>(amo_bits(dest, k, bits(value), bits(cond), sizeof(T), pe, fetch));
+}
+
+namespace api {
+
+template <class V, class T> __device__ T atomic_fetch(const T *dest, int pe) { return amo((T *)dest, Amo::Fetch, T{}, T{}, pe, true); }
+template <class V, class T> __device__ void atomic_set(T *dest, T value, int pe) { amo(dest, Amo::Set, value, T{}, pe, false); }
+template <class V, class T> __device__ T atomic_swap(T *dest, T value, int pe) { return amo(dest, Amo::Swap, value, T{}, pe, true); }
+template <class V, class T> __device__ T atomic_compare_swap(T *dest, T cond, T value, int pe) { return amo(dest, Amo::CompareSwap, value, cond, pe, true); }
+template <class V, class T> __device__ T atomic_fetch_add(T *dest, T value, int pe) { return amo(dest, Amo::FetchAdd, value, T{}, pe, true); }
+template <class V, class T> __device__ void atomic_add(T *dest, T value, int pe) { amo(dest, Amo::FetchAdd, value, T{}, pe, false); }
+template <class V, class T> __device__ T atomic_fetch_inc(T *dest, int pe) { return amo(dest, Amo::FetchAdd, (T)1, T{}, pe, true); }
+template <class V, class T> __device__ void atomic_inc(T *dest, int pe) { amo(dest, Amo::FetchAdd, (T)1, T{}, pe, false); }
+template <class V, class T> __device__ T atomic_fetch_and(T *dest, T value, int pe) { return amo(dest, Amo::FetchAnd, value, T{}, pe, true); }
+template <class V, class T> __device__ void atomic_and(T *dest, T value, int pe) { amo(dest, Amo::FetchAnd, value, T{}, pe, false); }
+template <class V, class T> __device__ T atomic_fetch_or(T *dest, T value, int pe) { return amo(dest, Amo::FetchOr, value, T{}, pe, true); }
+template <class V, class T> __device__ void atomic_or(T *dest, T value, int pe) { amo(dest, Amo::FetchOr, value, T{}, pe, false); }
+template <class V, class T> __device__ T atomic_fetch_xor(T *dest, T value, int pe) { return amo(dest, Amo::FetchXor, value, T{}, pe, true); }
+template <class V, class T> __device__ void atomic_xor(T *dest, T value, int pe) { amo(dest, Amo::FetchXor, value, T{}, pe, false); }
+
+}  // namespace api
+}  // namespace oxshmemi

@@ -1,0 +1,161 @@
+// Ordering (fence, quiet), teams (the CUDA-side team table), and barriers: a dissemination
+// barrier over symmetric flags as device/src/api.rs sync_all does, on the state's barrier_flags
+// for the world team and on each team's scratch flags for the others.
+#pragma once
+
+#include "wait.cuh"
+
+namespace oxshmemi {
+
+/// fence: P2P stores are ordered by the system fence and the proxy executes in ring order; an
+/// IBGDA queue is completed (stronger than NVSHMEM's fenced next WQE, which needs per-thread state).
+__device__ inline void fence_impl() {
+    __threadfence_system();
+    if (st() && st()->ibgda) ib_quiet(OXSHMEM_OP_QUIET);
+}
+
+/// Every operation issued so far is complete: a system fence, this thread's IBGDA queues
+/// quiet, then the proxy ring drained up to its current issue counter (every thread's).
+#ifdef OXSHMEMI_CORE_IMPL
+__device__ __noinline__ void quiet_impl() {
+    __threadfence_system();
+    oxshmem_device_state_t *s = st();
+    if (s && s->ibgda) ib_quiet(OXSHMEM_OP_QUIET);
+    if (!s || !s->ring) return;
+    oxshmem_ring_t *r = ring();
+    uint64_t issued = sys_ref<uint64_t>(r->issue).load(cuda::memory_order_acquire);
+    if (issued > 0) ring_wait(s, r, issued - 1, OXSHMEM_OP_QUIET, block_id(), thread_id());
+    __threadfence_system();
+}
+#else
+__device__ __noinline__ void quiet_impl();
+#endif
+
+/// A team as the device sees it.
+struct Team {
+    int start, stride, size, me;
+    uint64_t flags;     ///< symmetric address of the barrier flags
+    uint64_t *epoch;    ///< this PE's epoch counter
+    uint64_t scratch;   ///< symmetric data scratch (0: none)
+    uint64_t scratch_bytes;
+    __device__ int pe(int i) const { return start + i * stride; }
+};
+
+/// Looks `team` up; false (recorded) for an unknown team or one this PE is not in.
+__device__ inline bool team_of(nvshmem_team_t team, Team *out, bool need_member = true) {
+    oxshmem_device_state_t *s = st();
+    if (!s) return false;
+    oxshmem_cuda_state_t *c = cst();
+    if (c && team >= 0 && (uint32_t)team < c->n_teams && c->teams[team].start >= 0) {
+        oxshmem_cuda_team_t &t = c->teams[team];
+        *out = {t.start, t.stride, t.size, t.my_pe, t.scratch, &t.epoch,
+                t.scratch ? t.scratch + TEAM_FLAG_BYTES : 0, c->scratch_bytes};
+        if (team == NVSHMEM_TEAM_WORLD) {
+            out->flags = s->barrier_flags;
+            out->epoch = &s->barrier_epoch;
+        }
+    } else if (team == NVSHMEM_TEAM_WORLD) {
+        *out = {0, 1, (int)s->n_pes, (int)s->my_pe, s->barrier_flags, &s->barrier_epoch, 0, 0};
+    } else {
+        if (need_member) fail(OXSHMEM_ERR_PE_OUT_OF_RANGE, OXSHMEM_OP_BARRIER, -1, (uint64_t)(int64_t)team, 0);
+        return false;
+    }
+    if (need_member && out->me < 0) {
+        fail(OXSHMEM_ERR_PE_OUT_OF_RANGE, OXSHMEM_OP_BARRIER, -1, (uint64_t)(int64_t)team, 0);
+        return false;
+    }
+    return true;
+}
+
+/// The dissemination barrier (api.rs sync_all_as): round k sets the flag of the PE 2^k to the
+/// right to the new epoch and waits for its own flag of round k to reach it. 0, or -1 when a
+/// round timed out (recorded).
+#ifdef OXSHMEMI_CORE_IMPL
+__device__ __noinline__ int dissemination(uint32_t op, const Team &t) {
+    int n = t.size, me = t.me;
+    uint64_t epoch = sys_ref<uint64_t>(*t.epoch).fetch_add(1, cuda::memory_order_relaxed) + 1;
+    int round = 0;
+    for (int dist = 1; dist < n; dist <<= 1, round++) {
+        uint64_t *f = (uint64_t *)(t.flags + (uint64_t)round * FLAG_STRIDE);
+        signal_op_impl(f, epoch, NVSHMEM_SIGNAL_SET, t.pe((me + dist) % n));
+        bool ok = true;
+        wait_word(op, t.pe((me + n - dist) % n), f, NVSHMEM_CMP_GE, epoch, &ok);
+        if (!ok) return -1;
+    }
+    return 0;
+}
+#else
+__device__ __noinline__ int dissemination(uint32_t op, const Team &t);
+#endif
+
+/// Gives every thread of the scope rank 0's return code.
+template <class V>
+__device__ inline int share_rc(int r) {
+    if constexpr (cuda::std::is_same<V, Warp>::value) {
+        return __shfl_sync(__activemask(), r, 0);
+    } else if constexpr (cuda::std::is_same<V, Block>::value) {
+        __shared__ int rc;
+        if (V::rank() == 0) rc = r;
+        __syncthreads();
+        r = rc;
+        __syncthreads();
+        return r;
+    } else {
+        return r;  // Thread; Warpgroup: rank 0's code (the others see 0)
+    }
+}
+
+#ifdef OXSHMEMI_CORE_IMPL
+template <class V>
+__device__ __noinline__ int team_barrier(uint32_t op, nvshmem_team_t team, bool quiet) {
+    V::sync();
+    int r = 0;
+    if (V::rank() == 0) {
+        Team t;
+        if (quiet) quiet_impl();
+        r = team_of(team, &t) ? dissemination(op, t) : -1;
+    }
+    V::sync();
+    return share_rc<V>(r);
+}
+#else
+template <class V>
+__device__ __noinline__ int team_barrier(uint32_t op, nvshmem_team_t team, bool quiet);
+#endif
+
+namespace api {
+
+template <class V> __device__ void fence() { fence_impl(); }
+template <class V> __device__ void quiet() {
+    V::sync();
+    if (V::rank() == 0) quiet_impl();
+    V::sync();
+}
+template <class V> __device__ void qp_fence(int, nvshmemx_qp_handle_t *, int) { fence<V>(); }
+template <class V> __device__ void qp_quiet(int, nvshmemx_qp_handle_t *, int) { quiet<V>(); }
+template <class V> __device__ void barrier_all() { team_barrier<V>(OXSHMEM_OP_BARRIER, NVSHMEM_TEAM_WORLD, true); }
+template <class V> __device__ void sync_all() { team_barrier<V>(OXSHMEM_OP_SYNC_ALL, NVSHMEM_TEAM_WORLD, false); }
+template <class V> __device__ int barrier(nvshmem_team_t team) { return team_barrier<V>(OXSHMEM_OP_BARRIER, team, true); }
+template <class V> __device__ int team_sync(nvshmem_team_t team) { return team_barrier<V>(OXSHMEM_OP_SYNC_ALL, team, false); }
+template <class V> __device__ void barrier_warpgroup() { team_barrier<Warpgroup>(OXSHMEM_OP_BARRIER, NVSHMEM_TEAM_WORLD, true); }
+
+template <class V> __device__ int my_pe() { return st() ? (int)st()->my_pe : -1; }
+template <class V> __device__ int n_pes() { return st() ? (int)st()->n_pes : -1; }
+template <class V> __device__ int team_my_pe(nvshmem_team_t team) {
+    Team t;
+    return team_of(team, &t, false) ? t.me : -1;
+}
+template <class V> __device__ int team_n_pes(nvshmem_team_t team) {
+    Team t;
+    return team_of(team, &t, false) ? t.size : -1;
+}
+template <class V> __device__ int team_translate_pe(nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team) {
+    Team a, b;
+    if (!team_of(src_team, &a, false) || !team_of(dest_team, &b, false) || src_pe < 0 || src_pe >= a.size) return -1;
+    int w = a.pe(src_pe) - b.start;
+    if (b.stride == 0 || w < 0 || w % b.stride != 0 || w / b.stride >= b.size) return -1;
+    return w / b.stride;
+}
+
+}  // namespace api
+}  // namespace oxshmemi

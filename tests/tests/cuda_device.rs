@@ -1,0 +1,311 @@
+//! NVSHMEM's device API in CUDA C++ (`bindings/cuda`): `libnvshmem_device.a` builds, a
+//! program that takes the address of every device-callable NVSHMEM function (and calls a few)
+//! links against it and the host library with `nvcc -rdc=true`, and the headers compile under
+//! nvcc.
+//!
+//! Needs nvcc: `OXSHMEM_NVCC` (`eval "$(bash scripts/cuda-toolchain.sh --env)"`); without it
+//! every test prints a SKIPPED line and passes. No GPU is needed: nothing is run on a device.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// The repository root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `target/<profile>`: above the test executable's `deps/`.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut dir = exe.parent().expect("the test executable has a directory").to_path_buf();
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.pop();
+    }
+    dir
+}
+
+/// nvcc, or None (the caller prints SKIPPED).
+fn nvcc() -> Option<String> {
+    std::env::var("OXSHMEM_NVCC").ok().filter(|s| !s.is_empty())
+}
+
+fn skipped(what: &str) {
+    eprintln!("SKIPPED: OXSHMEM_NVCC is not set, so {what} was not checked");
+}
+
+/// A scratch directory of this test process.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("oxshmem-cuda-device-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("creating a scratch directory");
+    d
+}
+
+/// Runs `cmd` with a timeout, failing the test with its output unless it succeeds.
+fn run(mut cmd: Command, timeout: Duration) {
+    let shown = format!("{cmd:?}");
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let out_path = scratch("logs").join(format!("{}.log", RUNS.fetch_add(1, Ordering::Relaxed)));
+    let log = std::fs::File::create(&out_path).expect("creating a log file");
+    let mut child = cmd
+        .stdout(Stdio::from(log.try_clone().expect("cloning the log file")))
+        .stderr(Stdio::from(log))
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {shown}: {e}"));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for a child") {
+            break s;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{shown} ran past {}s:\n{}",
+                timeout.as_secs(),
+                std::fs::read_to_string(&out_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    assert!(status.success(), "{shown} failed ({status}):\n{text}");
+}
+
+/// Builds `liboxshmem.so` (the host library) once, as bindings/c/tests/common ensure_built does.
+fn host_lib() -> PathBuf {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let profile = match profile_dir().file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_string(),
+            Some(p) => p.to_string(),
+        };
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let target = profile_dir().parent().expect("target/<profile> has a parent").to_path_buf();
+        let mut c = Command::new(cargo);
+        c.args(["build", "-p", "oxshmem-c", "--profile", &profile, "--manifest-path"])
+            .arg(root().join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target);
+        run(c, Duration::from_secs(1800));
+    });
+    let lib = profile_dir().join("liboxshmem.so");
+    assert!(lib.exists(), "{} not found even after cargo built oxshmem-c", lib.display());
+    profile_dir()
+}
+
+/// Builds the archive for sm_90 once; returns its directory.
+fn archive(nvcc: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = scratch("archive");
+        let mut c = Command::new("bash");
+        c.arg(root().join("bindings/cuda/build.sh")).arg(&out).args(["--arch", "90"]).env("OXSHMEM_NVCC", nvcc);
+        run(c, Duration::from_secs(1200));
+        assert!(out.join("libnvshmem_device.a").exists(), "build.sh made no libnvshmem_device.a");
+        out
+    })
+    .clone()
+}
+
+/// The device-callable names (bindings/cuda/device_api.tsv).
+fn device_names() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("bindings/cuda/device_api.tsv")).expect("reading device_api.tsv");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split('\t').next().map(str::to_string))
+        .collect()
+}
+
+/// A program that takes the address of every device function in a kernel (so each must be
+/// defined by the archive) and calls a few the ordinary way.
+fn every_function_program() -> String {
+    let mut s = String::from(
+        "#include <nvshmem.h>\n#include <nvshmemx.h>\n\n__global__ void every(void **out) {\n    void *fns[] = {\n",
+    );
+    for n in device_names() {
+        s.push_str(&format!("        (void *)&{n},\n"));
+    }
+    s.push_str(
+        r#"    };
+    for (unsigned i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) out[i] = fns[i];
+}
+
+__global__ void some(int *dest, uint64_t *sig, double *d) {
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    nvshmem_int_p(dest, me, (me + 1) % n);
+    nvshmemx_int_put_warp(dest, dest + 4, 4, (me + 1) % n);
+    nvshmemx_putmem_signal_nbi_block(dest, dest + 8, 16, sig, 1, NVSHMEM_SIGNAL_ADD, (me + 1) % n);
+    nvshmem_int_atomic_fetch_add(dest, 1, 0);
+    nvshmem_quiet();
+    nvshmem_signal_wait_until(sig, NVSHMEM_CMP_GE, 1);
+    nvshmem_barrier_all();
+    nvshmem_double_sum_reduce(NVSHMEM_TEAM_WORLD, d, d + 8, 8);
+    nvshmemx_int_max_reduce_block(NVSHMEM_TEAM_WORLD, dest, dest + 8, 4);
+    nvshmemx_broadcastmem_warp(NVSHMEM_TEAM_WORLD, dest, dest + 16, 16, 0);
+}
+
+int main() {
+    int dev = 0;
+    (void)nvshmemx_collective_launch_query_gridsize((const void *)some, dim3(32), nullptr, 0, &dev);
+    return 0;
+}
+"#,
+    );
+    s
+}
+
+#[test]
+fn the_archive_links_every_device_function() {
+    let Some(nvcc) = nvcc() else { return skipped("libnvshmem_device.a") };
+    let lib = host_lib();
+    let ar = archive(&nvcc);
+    let dir = scratch("link");
+    let src = dir.join("every.cu");
+    std::fs::write(&src, every_function_program()).expect("writing every.cu");
+    let mut c = Command::new(&nvcc);
+    c.args(["-rdc=true", "-arch=sm_90", "-std=c++17"])
+        .arg(&src)
+        .arg("-I")
+        .arg(root().join("bindings/c/include"))
+        .arg("-L")
+        .arg(&lib)
+        .arg("-loxshmem")
+        .arg(ar.join("libnvshmem_device.a"))
+        .arg("-o")
+        .arg(dir.join("every"));
+    run(c, Duration::from_secs(600));
+    assert!(dir.join("every").exists(), "nvcc made no executable");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_headers_compile_under_nvcc() {
+    let Some(nvcc) = nvcc() else { return skipped("nvshmem.h under nvcc") };
+    let dir = scratch("headers");
+    let src = dir.join("use.cu");
+    std::fs::write(
+        &src,
+        r#"#include <nvshmem.h>
+#include <nvshmemx.h>
+__global__ void k(float *f, uint64_t *sig) {
+    nvshmem_float_p(f, 1.0f, 0);
+    nvshmemx_float_put_nbi_block(f, f + 1, 4, 1);
+    nvshmemx_signal_op(sig, 1, NVSHMEM_SIGNAL_SET, 1);
+    nvshmem_uint64_wait_until(sig, NVSHMEM_CMP_EQ, 1);
+    half h = nvshmem_half_g((const half *)f, 0);
+    (void)h;
+}
+int main() {
+    nvshmem_init();
+    float *f = (float *)nvshmem_malloc(64);
+    nvshmem_float_p(f, 1.0f, 0);
+    nvshmem_finalize();
+    return 0;
+}
+"#,
+    )
+    .expect("writing use.cu");
+    let mut c = Command::new(&nvcc);
+    c.args(["-rdc=true", "-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-c"])
+        .arg(&src)
+        .arg("-I")
+        .arg(root().join("bindings/c/include"))
+        .arg("-o")
+        .arg(dir.join("use.o"));
+    run(c, Duration::from_secs(300));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The sequence of bindings/cuda/tests/wqe_dump.cu, posted by the Rust producer into a queue of
+/// the same shape, printed in the same format.
+fn rust_wqe_dump() -> String {
+    use oxshmem_device::ibgda::layout::{Amo, Mlx5, NicLayout, Remote, Sge, WorkRequest};
+    use oxshmem_device::ibgda::qp::{CqMode, QpBox};
+    const QPN: u32 = 0x123;
+    let qp = QpBox::<Mlx5>::new(64, CqMode::Collapsed, 1, 1, QPN, 0);
+    let post = |wrs: &[WorkRequest<'_>], signal: bool, fence: bool| {
+        qp.post(wrs, signal, fence, &mut || false).expect("posting to an empty queue");
+    };
+    let heap = Remote { addr: 0x1000_0040, rkey: 0x11 };
+    let local = Sge { addr: 0x7f00_0000_1000, len: 4096, lkey: 4097 };
+    let payload: Vec<u8> = (1..=13).collect();
+    post(&[WorkRequest::WriteInline { data: &payload, remote: heap }], true, false);
+    post(&[WorkRequest::Write { local, remote: Remote { addr: 0x1000_2000, rkey: 0x11 } }], true, false);
+    let get = WorkRequest::Read {
+        local: Sge { addr: 0x7f00_0000_3000, len: 64, lkey: 4097 },
+        remote: Remote { addr: 0x1000_4000, rkey: 0x22 },
+    };
+    post(&[get], true, false);
+    let v = 0x0123_4567_89ab_cdefu64.to_le_bytes();
+    post(&[WorkRequest::WriteInline { data: &v, remote: Remote { addr: 0x1000_0080, rkey: 0x11 } }], true, false);
+    for width in [4u32, 8] {
+        let value = 0xf0f0_f0f0_0000_000f_u64 | u64::from(width);
+        let amos = [
+            Amo::Fetch,
+            Amo::Set(value),
+            Amo::CompareSwap { cond: 0x5555, value },
+            Amo::Add(value),
+            Amo::And(value),
+            Amo::Or(value),
+            Amo::Xor(value),
+        ];
+        for a in amos {
+            let wr = WorkRequest::Atomic {
+                op: a.to_nic(),
+                width,
+                remote: Remote { addr: 0x1000_6000, rkey: 0x33 },
+                result: Sge { addr: 0x7f00_0000_5000, len: width, lkey: 4098 },
+            };
+            post(&[wr], true, false);
+        }
+    }
+    let signal = WorkRequest::Atomic {
+        op: Amo::Add(1).to_nic(),
+        width: 8,
+        remote: Remote { addr: 0x1000_9000, rkey: 0x11 },
+        result: Sge { addr: 0x7f00_0000_6000, len: 8, lkey: 4098 },
+    };
+    post(&[WorkRequest::Write { local, remote: Remote { addr: 0x1000_8000, rkey: 0x11 } }, signal], true, false);
+    post(&[WorkRequest::Nop], false, true);
+    post(&[WorkRequest::Dump { local: Sge { addr: 0x7f00_0000_7000, len: 1, lkey: 4097 } }], true, true);
+    let mut out = String::new();
+    for i in 0..qp.resv_head() {
+        out.push_str(&format!("wqe {i} "));
+        for b in qp.nic_slot(i) {
+            out.push_str(&format!("{b:02x}"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("dbr {:08x}\n", Mlx5::dbr_value(qp.prod_idx())));
+    out.push_str(&format!("db {:016x}\n", qp.nic_doorbell()));
+    out
+}
+
+#[test]
+fn the_cuda_queue_producer_writes_the_rust_producers_bytes() {
+    let Some(nvcc) = nvcc() else { return skipped("the CUDA IBGDA producer") };
+    let dir = scratch("wqe");
+    let exe = dir.join("wqe_dump");
+    let mut c = Command::new(&nvcc);
+    c.args(["-std=c++17", "-diag-suppress", "20044", "-x", "cu", "-I"])
+        .arg(root().join("bindings/c/include"))
+        .arg("-I")
+        .arg(root().join("device/include"))
+        .arg(root().join("bindings/cuda/tests/wqe_dump.cu"))
+        .arg("-o")
+        .arg(&exe);
+    run(c, Duration::from_secs(300));
+    let out = Command::new(&exe).output().expect("running wqe_dump");
+    assert!(out.status.success(), "wqe_dump failed: {}", String::from_utf8_lossy(&out.stderr));
+    let cuda = String::from_utf8(out.stdout).expect("wqe_dump prints ASCII");
+    let rust = rust_wqe_dump();
+    for (i, (c, r)) in cuda.lines().zip(rust.lines()).enumerate() {
+        assert_eq!(c, r, "line {i}: the CUDA producer (first) and the Rust one (second) differ");
+    }
+    assert_eq!(cuda.lines().count(), rust.lines().count(), "the two dumps have different lengths");
+    assert!(cuda.lines().count() > 20, "the dump is too short:\n{cuda}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
