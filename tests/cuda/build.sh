@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the NVSHMEM test programs (tests/cuda/*.cu) and the device benchmark
+# (benches/cuda/device_bench.cu) against an NVSHMEM-layout prefix:
+#
+#   tests/cuda/build.sh PREFIX OUTDIR [ARCH]
+#
+# PREFIX holds include/nvshmem.h, include/nvshmemx.h, lib/libnvshmem_device.a and
+# lib/libnvshmem_host.so: NVIDIA's NVSHMEM (e.g. the pip wheel's nvidia/nvshmem folder, which
+# `scripts/cuda-toolchain.sh --nvshmem --env` names in OXSHMEM_NVSHMEM_HOME) or an oxshmem
+# installation. ARCH is the GPU architecture (default sm_90). Each program is compiled and
+# linked as NVSHMEM's documentation says:
+#
+#   nvcc -rdc=true -arch=ARCH -I PREFIX/include prog.cu PREFIX/lib/libnvshmem_device.a \
+#        -L PREFIX/lib -lnvshmem_host -o OUTDIR/prog
+#
+# nvcc is $OXSHMEM_NVCC, else scripts/cuda-toolchain.sh's, else nvcc on PATH. $BUILD_JOBS
+# programs build at once (default 2); $NVCC_FLAGS and $LDFLAGS add options. A program newer
+# than its source, cutest.h and PREFIX's headers and device library is kept (BUILD_FORCE=1
+# rebuilds it; flags are not tracked). Prints one line
+# per program and exits non-zero if any failed (its errors are in OUTDIR/PROG.log).
+set -uo pipefail
+
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+    echo "usage: tests/cuda/build.sh PREFIX OUTDIR [ARCH]" >&2
+    exit 2
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+prefix=$(cd "$1" 2>/dev/null && pwd) || { echo "build.sh: no folder $1" >&2; exit 2; }
+out=$2
+arch=${3:-sm_90}
+for f in include/nvshmem.h include/nvshmemx.h lib/libnvshmem_device.a; do
+    [ -e "$prefix/$f" ] || { echo "build.sh: $prefix/$f is missing (not an NVSHMEM-layout prefix)" >&2; exit 2; }
+done
+if [ ! -e "$prefix/lib/libnvshmem_host.so" ] && [ ! -e "$prefix/lib/libnvshmem_host.so.3" ]; then
+    echo "build.sh: $prefix/lib/libnvshmem_host.so is missing" >&2
+    exit 2
+fi
+nvcc=${OXSHMEM_NVCC:-}
+if [ -z "$nvcc" ]; then
+    if env_out=$(bash "$root/scripts/cuda-toolchain.sh" --env 2>/dev/null); then
+        eval "$env_out"
+        nvcc=$OXSHMEM_NVCC
+    elif command -v nvcc >/dev/null; then
+        nvcc=$(command -v nvcc)
+    else
+        echo "build.sh: no nvcc (set OXSHMEM_NVCC or run scripts/cuda-toolchain.sh)" >&2
+        exit 2
+    fi
+fi
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+# The wheel ships only libnvshmem_host.so.3: link against it by path then.
+hostlib="-L$prefix/lib -lnvshmem_host"
+[ -e "$prefix/lib/libnvshmem_host.so" ] || hostlib="$prefix/lib/libnvshmem_host.so.3"
+
+build_one() {
+    src=$1
+    name=$(basename "$src" .cu)
+    # Up to date: newer than its source, the shared header and the libraries it links.
+    if [ -x "$out/$name" ] && [ -z "${BUILD_FORCE:-}" ]; then
+        local newer=""
+        for dep in "$src" "$here/cutest.h" "$prefix/lib/libnvshmem_device.a" "$prefix/include/nvshmem.h" \
+            "$prefix/include/nvshmemx.h"; do
+            [ "$dep" -nt "$out/$name" ] && newer=$dep
+        done
+        if [ -z "$newer" ]; then
+            echo "build.sh: $name is up to date"
+            return 0
+        fi
+    fi
+    # shellcheck disable=SC2086
+    if "$nvcc" -rdc=true -arch="$arch" -O2 -I"$prefix/include" ${NVCC_FLAGS:-} "$src" \
+        "$prefix/lib/libnvshmem_device.a" $hostlib ${LDFLAGS:-} -o "$out/$name" >"$out/$name.log" 2>&1; then
+        echo "build.sh: built $name"
+        [ -s "$out/$name.log" ] || rm -f "$out/$name.log"
+    else
+        echo "build.sh: FAILED $name (see $out/$name.log):"
+        tail -n 15 "$out/$name.log" | sed 's/^/    /'
+        return 1
+    fi
+}
+export -f build_one
+export nvcc arch prefix out hostlib here
+
+srcs=$(ls "$here"/*.cu "$root/benches/cuda/device_bench.cu")
+printf '%s\n' $srcs | xargs -P "${BUILD_JOBS:-2}" -I{} bash -c 'build_one "$1"' _ {}
+rc=$?
+if [ $rc -ne 0 ]; then
+    echo "build.sh: some programs failed to build against $prefix" >&2
+    exit 1
+fi
+echo "build.sh: all programs built against $prefix into $out ($arch)"
