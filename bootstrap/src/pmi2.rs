@@ -555,39 +555,41 @@ impl Bootstrap for Pmi2 {
     }
 
     fn allgather(&self, data: &[u8]) -> Result<Vec<Vec<u8>>> {
-        // One host: through a shared file (`shmgather`), O(n) per rank instead of n gets.
-        let one_node = self.size > 1 && crate::shmgather::one_node(self.node_mapping().as_deref());
+        // One host: through a shared segment (`shmgather`), O(n) per rank instead of n gets.
+        let one_node = crate::shmgather::one_node(self.node_mapping().as_deref());
         let mut conn = self.lock()?;
         conn.epoch += 1;
         let epoch = conn.epoch;
         // The key-value space gets every blob as before (one put per rank): a slot that is
-        // missing in the file (a mapping that put ranks of two hosts on one node) or too small
+        // missing from the segment (a rank that could not open it) or too small for the blob
         // falls back to a get.
         self.put_blob(&mut conn, epoch, data)?;
-        let file = if one_node {
-            let f =
-                crate::shmgather::ShmGather::open(&self.jobid, epoch, self.size).map_err(|e| BootstrapError::Io {
-                    protocol: PROTOCOL,
-                    step: "allgather through /dev/shm".to_string(),
-                    source: std::io::Error::other(e),
-                })?;
-            f.write(self.rank, crate::shmgather::ShmGather::fits(data.len()).then_some(data));
-            Some(f)
-        } else {
-            None
-        };
-        Self::fence_locked(&mut conn)?;
-        if let Some(f) = &file
-            && self.rank == 0
-        {
-            f.unlink();
+        let seg_key = format!("oxs{epoch}.seg");
+        // Rank 0 decides for everyone (its token, or "-" for none), so that every rank runs the
+        // same two barriers whatever its own view of the mapping.
+        let mut seg = None;
+        if self.rank == 0 {
+            let s = if one_node { crate::shmgather::ShmGather::create(self.size).ok() } else { None };
+            Self::put_locked(&mut conn, &seg_key, s.as_ref().map_or("-", |s| s.token()))?;
+            seg = s;
         }
+        Self::fence_locked(&mut conn)?;
+        if self.rank != 0 {
+            let token = Self::get_locked(&mut conn, &seg_key)?;
+            if token != "-" {
+                seg = crate::shmgather::ShmGather::open(&token, self.size).ok();
+            }
+        }
+        if let Some(s) = &seg {
+            s.write(self.rank, crate::shmgather::ShmGather::fits(data.len()).then_some(data));
+        }
+        Self::fence_locked(&mut conn)?;
         (0..self.size)
             .map(|r| {
                 if r == self.rank {
                     return Ok(data.to_vec());
                 }
-                match file.as_ref().and_then(|f| f.read(r).ok().flatten()) {
+                match seg.as_ref().and_then(|s| s.read(r).ok().flatten()) {
                     Some(b) => Ok(b),
                     None => self.get_blob(&mut conn, epoch, r),
                 }
@@ -795,6 +797,8 @@ mod tests {
             let hex = hex_encode(format!("rank {r}").as_bytes());
             kvs.lock().unwrap().insert(format!("oxs1.{r}.0"), format!("1:{hex}"));
         }
+        // Rank 0 made no shared segment ("-"): every blob comes through the key-value space.
+        kvs.lock().unwrap().insert("oxs1.seg".to_string(), "-".to_string());
         let inner = good_server(true, 3);
         let kvs2 = kvs.clone();
         let (sock, h) = fake(INIT_OK, move |m| {
