@@ -1,7 +1,8 @@
 //! NVSHMEM's device API in CUDA C++ (`bindings/cuda`): `libnvshmem_device.a` builds, a
 //! program that takes the address of every device-callable NVSHMEM function (and calls a few)
 //! links against it and the host library with `nvcc -rdc=true`, and the headers compile under
-//! nvcc.
+//! nvcc, and the NVSHMEM-style CUDA programs of `tests/cuda` (and `benches/cuda/device_bench.cu`)
+//! compile and link against an oxshmem prefix with NVSHMEM's build line.
 //!
 //! Needs nvcc: `OXSHMEM_NVCC` (`eval "$(bash scripts/cuda-toolchain.sh --env)"`); without it
 //! every test prints a SKIPPED line and passes. No GPU is needed: nothing is run on a device.
@@ -179,6 +180,44 @@ fn the_archive_links_every_device_function() {
     run(c, Duration::from_secs(600));
     assert!(dir.join("every").exists(), "nvcc made no executable");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The programs of `tests/cuda/` and the device benchmark, written as NVSHMEM users write them
+/// (and built against NVIDIA's NVSHMEM too, by `scripts/gpu-check.sh --prepare`), compile and
+/// link against an oxshmem prefix with NVSHMEM's build line (`tests/cuda/build.sh`: `nvcc
+/// -rdc=true prog.cu -I P/include P/lib/libnvshmem_device.a -L P/lib -lnvshmem_host`).
+#[test]
+fn the_nvshmem_style_programs_build_against_oxshmem() {
+    let Some(nvcc) = nvcc() else { return skipped("tests/cuda/*.cu") };
+    let lib = host_lib();
+    let ar = archive(&nvcc);
+    // The prefix: the headers, libnvshmem_host.so (the host library under NVSHMEM's name) and
+    // the archive, as `oxshmem-install` lays them out.
+    let prefix = scratch("prefix");
+    std::fs::create_dir_all(prefix.join("lib")).expect("creating prefix/lib");
+    let link = |from: &Path, to: &Path| {
+        let _ = std::fs::remove_file(to);
+        std::os::unix::fs::symlink(from, to).unwrap_or_else(|e| panic!("linking {}: {e}", to.display()));
+    };
+    link(&root().join("bindings/c/include"), &prefix.join("include"));
+    link(&lib.join("liboxshmem.so"), &prefix.join("lib/libnvshmem_host.so"));
+    link(&ar.join("libnvshmem_device.a"), &prefix.join("lib/libnvshmem_device.a"));
+    let out = scratch("programs");
+    let mut c = Command::new("bash");
+    c.arg(root().join("tests/cuda/build.sh")).arg(&prefix).arg(&out).arg("sm_90").env("OXSHMEM_NVCC", &nvcc);
+    run(c, Duration::from_secs(1500));
+    let mut built = Vec::new();
+    for e in std::fs::read_dir(root().join("tests/cuda")).expect("reading tests/cuda").flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".cu") {
+            assert!(out.join(stem).exists(), "tests/cuda/{name} did not build");
+            built.push(stem.to_string());
+        }
+    }
+    assert!(built.len() >= 5, "only {built:?} in tests/cuda");
+    assert!(out.join("device_bench").exists(), "benches/cuda/device_bench.cu did not build");
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&prefix);
 }
 
 #[test]

@@ -39,8 +39,9 @@ fn a_program_without_a_launcher_is_pe_0_of_1() {
     assert_each_pe_says(&r, 1, |_| "PE 0 checked 15 types at sizes [1, 4096]".to_string());
 }
 
-/// The heap is a memfd of mode 0600 with no name in any file system, each PE maps every PE's
-/// heap once, and nothing appears in /dev/shm, during the job or after it.
+/// The heap is a memfd of mode 0600 with no name in any file system, each PE maps a peer's heap
+/// when it first uses it (a few at init, every one after using every PE, each once), and nothing
+/// appears in /dev/shm, during the job or after it.
 #[test]
 fn heap_is_a_private_memfd_and_dev_shm_stays_clean() {
     for n in [1, 2, 4] {
