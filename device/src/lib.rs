@@ -343,6 +343,7 @@ impl Device {
             barrier_epoch: Default::default(),
             timeout_ns: env_timeout(),
             proxy_alive: Default::default(),
+            proxy_sleeping: Default::default(),
             error: ErrorSlot::default(),
         });
         let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r));

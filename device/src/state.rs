@@ -292,6 +292,10 @@ pub struct DeviceState {
     pub timeout_ns: u64,
     /// 1 while the proxy thread runs (0 once it has exited, or when there is none).
     pub proxy_alive: AtomicU32,
+    /// 1 while the proxy thread sleeps for want of requests (a futex word): a CPU producer
+    /// that finds it set after publishing wakes it (`FUTEX_WAKE`); the proxy also looks at the
+    /// ring every millisecond, for producers that cannot make system calls (a GPU).
+    pub proxy_sleeping: AtomicU32,
     /// The first error.
     pub error: ErrorSlot,
 }

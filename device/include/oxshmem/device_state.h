@@ -468,6 +468,7 @@ typedef struct oxshmem_device_state {
     uint64_t barrier_epoch;
     uint64_t timeout_ns;
     uint32_t proxy_alive;
+    uint32_t proxy_sleeping;
     oxshmem_error_slot_t error;
 } oxshmem_device_state_t;
 OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_device_state_t) == 160, "size of oxshmem_device_state_t");
@@ -484,6 +485,7 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, barrier_flags) == 56 && O
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, barrier_epoch) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, barrier_epoch) == 8, "oxshmem_device_state_t.barrier_epoch");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, timeout_ns) == 72 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, timeout_ns) == 8, "oxshmem_device_state_t.timeout_ns");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, proxy_alive) == 80 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, proxy_alive) == 4, "oxshmem_device_state_t.proxy_alive");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, proxy_sleeping) == 84 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, proxy_sleeping) == 4, "oxshmem_device_state_t.proxy_sleeping");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, error) == 88 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, error) == 72, "oxshmem_device_state_t.error");
 
 #ifdef __cplusplus

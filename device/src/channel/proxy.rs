@@ -8,7 +8,7 @@
 //! stay ordered (`fence` costs nothing) and a put followed by its signal lands in that order.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use super::ring::{Ring, RingBox, Stalled};
@@ -125,7 +125,16 @@ pub(crate) fn submit(state: &DeviceState, ring: &ProxyRing, r: Request, block: u
         super::sync::pause(&mut spins);
         spins < 200 || Instant::now() < deadline
     }) {
-        Ok(t) => Some(t),
+        Ok(t) => {
+            // Published; a sleeping proxy would only see it at its next look. The fences pair
+            // with the proxy's (it sets the flag, fences, then polls the ring): one of the two
+            // sees the other's store.
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if state.proxy_sleeping.load(Ordering::Relaxed) != 0 {
+                futex_wake(&state.proxy_sleeping);
+            }
+            Some(t)
+        }
         Err(Stalled { ticket, completed }) => {
             state.error.record(
                 ErrorCode::RingStalled,
@@ -279,11 +288,20 @@ impl Proxy {
                                     break;
                                 }
                             }
-                            // Spin, then yield; after a millisecond with nothing to do, sleep in
-                            // short naps so that an idle proxy does not hold a core.
+                            // Spin, then yield; after a millisecond with nothing to do, sleep until
+                            // a producer wakes it (or a millisecond passes: producers that
+                            // cannot wake it, and the stop flag), so that an idle proxy holds
+                            // no core and a request after a pause is not left waiting for a
+                            // nap to end (it was: 50 us naps made the proxy's median 8 B put
+                            // 42-50 us against a best of 3 us).
                             let idle = *idle_since.get_or_insert_with(Instant::now);
                             if idle.elapsed() > Duration::from_millis(1) {
-                                std::thread::sleep(Duration::from_micros(50));
+                                state.proxy_sleeping.store(1, Ordering::Relaxed);
+                                std::sync::atomic::fence(Ordering::SeqCst);
+                                if ring.poll(t).is_none() && !s2.load(Ordering::Acquire) {
+                                    futex_wait(&state.proxy_sleeping, 1, Duration::from_millis(1));
+                                }
+                                state.proxy_sleeping.store(0, Ordering::Relaxed);
                             } else {
                                 super::sync::pause(&mut spins);
                             }
@@ -308,5 +326,25 @@ impl Proxy {
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Sleeps while `word` holds `expected`, at most `timeout` (Linux futex; spurious wakes are
+/// fine: the caller looks at the ring again).
+fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts =
+        libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+    // SAFETY: `word` is a live, aligned u32 for the duration of the call; the timeout is a
+    // valid timespec; FUTEX_WAIT only reads the word.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, expected, &ts);
+    }
+}
+
+/// Wakes the thread sleeping on `word`, if any.
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE does not touch memory.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
     }
 }
