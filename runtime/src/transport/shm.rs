@@ -120,7 +120,21 @@ impl ShmTransport {
                 Some(b)
             }
             Err(e) => {
+                // The descriptor is gone only when the peer's process has exited (a PE keeps its
+                // heap's descriptor open until it ends): a PE died, and its launcher is ending
+                // the job. Give the launcher time to do that and to name the PE that died,
+                // rather than racing it with an error of our own that it would blame on us.
+                let gone = !std::path::Path::new(&format!("/proc/{}/fd/{}", src.pid, src.fd)).exists();
+                let e = if gone {
+                    format!("{} cannot be mapped: its process (pid {}) has exited ({e})", src.what, src.pid)
+                } else {
+                    e
+                };
                 g.1.push((i, e));
+                drop(g);
+                if gone {
+                    std::thread::sleep(std::time::Duration::from_secs(3));
+                }
                 None
             }
         }
