@@ -8,9 +8,14 @@
 #
 #   benches/c/run.sh [--no-build]
 #
-# Environment: ROUNDS (default 5), OSU_SCALE (iteration-count factor, default 1),
-# PROFILE (cargo profile of oxshmem, default release), BENCHES (default: all nine),
-# OMPI_OSHCC / OMPI_OSHRUN (default /usr/bin/oshcc, /usr/bin/oshrun).
+# Environment: ROUNDS (default 15), NP (PEs per job, default 2), BUSY (busy-looping processes
+# started beside every job for the whole run, default 0: BUSY=1 is "one busy process beside the
+# job"), OSU_SCALE (iteration-count factor, default 1), PROFILE (cargo profile of oxshmem,
+# default release), BENCHES (default: all nine), OXSHMEM_OSHRUN_ARGS (extra oshrun options,
+# e.g. "--bind-to none"), OMPI_OSHCC / OMPI_OSHRUN (default /usr/bin/oshcc, /usr/bin/oshrun).
+#
+# Both launchers use their default placement: OpenMPI binds PE i to core i when the PEs fit
+# (none when oversubscribed), oshrun likewise (--bind-to core when they fit).
 #
 # OpenMPI's OSHMEM runs with OMPI_MCA_osc=ucx (without it, it crashes in finalize) and
 # --allow-run-as-root --oversubscribe. The benchmarks avoid its broken 32-bit compare-swap.
@@ -18,7 +23,10 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-rounds="${ROUNDS:-5}"
+rounds="${ROUNDS:-15}"
+np="${NP:-2}"
+busy="${BUSY:-0}"
+read -r -a ox_args <<<"${OXSHMEM_OSHRUN_ARGS:-}"
 profile="${PROFILE:-release}"
 benches="${BENCHES:-put get put_mr atomics barrier broadcast reduce collect fcollect}"
 ompi_oshcc="${OMPI_OSHCC:-/usr/bin/oshcc}"
@@ -64,16 +72,25 @@ else
 fi
 
 run_ox() { # bench round
-    timeout 600 "$bin/oshrun" -n 2 --timeout 590 "$out/ox/osu_oshm_$1" >"$out/results/ox.$1.$2" 2>"$out/results/ox.$1.$2.err"
+    timeout 600 "$bin/oshrun" -n "$np" ${ox_args[@]+"${ox_args[@]}"} --timeout 590 "$out/ox/osu_oshm_$1" >"$out/results/ox.$1.$2" 2>"$out/results/ox.$1.$2.err"
 }
 run_ompi() { # bench round
-    OMPI_MCA_osc=ucx timeout 600 "$ompi_oshrun" -np 2 --allow-run-as-root --oversubscribe \
+    OMPI_MCA_osc=ucx timeout 600 "$ompi_oshrun" -np "$np" --allow-run-as-root --oversubscribe \
         "$out/ompi/osu_oshm_$1" >"$out/results/ompi.$1.$2" 2>"$out/results/ompi.$1.$2.err"
 }
 report_failure() { # impl bench round status
     echo "!! $1 osu_oshm_$2 round $3 failed with status $4; its stderr ends with:" >&2
     tail -n 15 "$out/results/$1.$2.$3.err" >&2
 }
+
+busy_pids=()
+stop_busy() { ((${#busy_pids[@]} == 0)) || kill "${busy_pids[@]}" 2>/dev/null || true; }
+trap stop_busy EXIT
+for ((i = 0; i < busy; i++)); do
+    (while :; do :; done) &
+    busy_pids+=($!)
+done
+((busy == 0)) || echo "== $busy busy-looping process(es) beside every job: ${busy_pids[*]}"
 
 for ((r = 1; r <= rounds; r++)); do
     echo "== round $r of $rounds"
@@ -90,10 +107,12 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 echo
-python3 - "$out/results" "$rounds" "$benches" "$have_ompi" <<'PY'
+stop_busy
+python3 - "$out/results" "$rounds" "$benches" "$have_ompi" "$np" "$busy" <<'PY'
 import os, statistics, sys
 
 res, rounds, benches, have_ompi = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4] == "1"
+np, busy = int(sys.argv[5]), int(sys.argv[6])
 
 def read(impl, bench, r):
     """{key: value} and the unit of one run's output ({} when it failed)."""
@@ -119,6 +138,12 @@ def fmt(v):
         return "-"
     return f"{v:.0f}" if v >= 1e4 else f"{v:.3f}" if v < 10 else f"{v:.2f}"
 
+def spread(xs, unit):
+    """Our worst run against our best (latency: max/min; rates: best/worst)."""
+    if not xs or min(xs) <= 0:
+        return "-"
+    return f"{max(xs) / min(xs):.2f}"
+
 rows = []
 for b in benches:
     per = {impl: [read(impl, b, r) for r in range(1, rounds + 1)] for impl in ("ox", "ompi")}
@@ -136,13 +161,14 @@ for b in benches:
         med = lambda xs: statistics.median(xs) if xs else None
         mo, mm = med(ox), med(om)
         rows.append((b, k, unit, fmt(mo), fmt(min(ox) if ox else None), fmt(mm), fmt(min(om) if om else None),
-                     f"{mo / mm:.2f}" if mo and mm else "-", " ".join(f"{x:.2f}" for x in ratios)))
+                     f"{mo / mm:.2f}" if mo and mm else "-", spread(ox, unit), " ".join(f"{x:.2f}" for x in ratios)))
 
 head = ("benchmark", "size", "unit", "oxshmem median", "oxshmem min", "OpenMPI median", "OpenMPI min",
-        "ratio ox/OpenMPI", "ratio per round")
+        "ratio ox/OpenMPI", "ox worst/best", "ratio per round")
 widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
 line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"
-print(f"{rounds} interleaved rounds, 2 PEs. Latency(us): lower is better, a ratio below 1 favours oxshmem;")
+load = f", {busy} busy process(es) beside the job" if busy else ""
+print(f"{rounds} interleaved rounds, {np} PEs{load}. Latency(us): lower is better, a ratio below 1 favours oxshmem;")
 print("Messages/s: higher is better, a ratio above 1 favours oxshmem.")
 if not have_ompi:
     print("OpenMPI's OSHMEM was not run: its columns are empty.")

@@ -976,3 +976,87 @@ fn a_pe_that_never_spoke_pmi_may_close_its_socket() {
     assert_ok(&r);
     assert_eq!(r.stdout, "done\ndone\n", "{r:?}");
 }
+
+/// Each PE's `Cpus_allowed_list`, as `PE <rank> <list>` lines of a shell job's output.
+fn bound_cpus(r: &Run, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|pe| {
+            let want = format!("PE {pe} ");
+            let line =
+                r.stdout.lines().find(|l| l.starts_with(&want)).unwrap_or_else(|| panic!("no line for PE {pe}: {r:?}"));
+            line[want.len()..].trim().to_string()
+        })
+        .collect()
+}
+
+fn cpus_job(n: usize, opts: &[&str], taskset: Option<&str>) -> Run {
+    let script =
+        "echo \"PE $PMI_RANK $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) $OSHRUN_CPUS\"";
+    let mut c = match taskset {
+        Some(cpus) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", cpus]).arg(env!("CARGO_BIN_EXE_oshrun"));
+            c
+        }
+        None => oshrun(),
+    };
+    c.args(["--timeout", "30"]).args(opts).args(["-n", &n.to_string(), "sh", "-c", script]);
+    let r = run(&mut c);
+    assert_ok(&r);
+    r
+}
+
+/// The CPUs this test may use (its affinity), as `taskset -c` lists them.
+fn my_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
+    let mut out = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => out.extend(a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()),
+            None => out.push(part.parse().unwrap()),
+        }
+    }
+    out
+}
+
+/// PEs that fit are bound one per CPU of oshrun's own set by default (on machines whose
+/// CPUs are each a core, as here; `bind::plan`'s unit tests cover hardware threads), each PE
+/// told how many CPUs the job has; more PEs than CPUs stay unbound; `--bind-to none` binds
+/// nothing; an inherited set (`taskset`) is what the PEs are bound within.
+#[test]
+fn pes_are_bound_to_cores_when_they_fit() {
+    let cpus = my_cpus();
+    let all = if cpus.len() == 1 { cpus[0].to_string() } else { format!("{}-{}", cpus[0], cpus[cpus.len() - 1]) };
+    let contiguous = cpus.windows(2).all(|w| w[1] == w[0] + 1);
+    let n = cpus.len().min(2);
+    let r = cpus_job(n, &["--report-bindings"], None);
+    let got = bound_cpus(&r, n);
+    for (pe, line) in got.iter().enumerate() {
+        let (list, job) = line.split_once(' ').unwrap();
+        assert_eq!(job, cpus.len().to_string(), "PE {pe}'s OSHRUN_CPUS: {r:?}");
+        let sibling_free =
+            std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{}/topology/thread_siblings_list", cpus[pe]))
+                .map(|s| s.trim() == cpus[pe].to_string())
+                .unwrap_or(true);
+        if sibling_free {
+            assert_eq!(list, cpus[pe].to_string(), "PE {pe} bound to its own CPU: {r:?}");
+        }
+        assert!(r.stderr.contains(&format!("oshrun: PE {pe} bound to CPUs")), "{r:?}");
+    }
+    if contiguous {
+        // Unbound: the whole set.
+        let r = cpus_job(cpus.len() + 1, &[], None);
+        assert!(bound_cpus(&r, cpus.len() + 1).iter().all(|l| l.starts_with(&format!("{all} "))), "{r:?}");
+        let r = cpus_job(1, &["--bind-to", "none"], None);
+        assert!(bound_cpus(&r, 1)[0].starts_with(&format!("{all} ")), "{r:?}");
+    }
+    // Within an inherited set: the last CPU only.
+    let last = cpus[cpus.len() - 1].to_string();
+    let r = cpus_job(1, &[], Some(&last));
+    assert_eq!(bound_cpus(&r, 1)[0], format!("{last} 1"), "{r:?}");
+    // A bad policy is a usage error.
+    let r = run(oshrun().args(["--bind-to", "hwthread", "-n", "1", "true"]));
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(r.stderr.contains("expected none, core or socket"), "{r:?}");
+}

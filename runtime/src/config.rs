@@ -244,6 +244,17 @@ pub const VARS: &[Var] = &[
         section: Section::Transport,
     },
     Var {
+        name: "OXSHMEM_PROXY_SPIN",
+        aliases: &[],
+        default: "auto",
+        help: "whether the device layer's host proxy thread spins for requests (NVSHMEM's dedicated proxy; \
+               lowest latency, holds a core) or sleeps when idle: `1`, `0`, or `auto` (spin when this host has a \
+               CPU for every PE and every proxy)",
+        group: Group::Device,
+        ty: VarType::Text,
+        section: Section::Transport,
+    },
+    Var {
         name: "OXSHMEM_DEVICE_REMOTE",
         aliases: &[],
         default: "proxy",
@@ -674,6 +685,33 @@ fn device_remote_in(env: Env) -> std::result::Result<(String, &'static str), Bad
     Ok((v.default.into(), v.name))
 }
 
+/// `OXSHMEM_PROXY_SPIN`: `Some(true)` spin, `Some(false)` sleep when idle, `None` decide
+/// (auto); a malformed value is an error naming it.
+pub fn proxy_spin() -> std::result::Result<Option<bool>, String> {
+    let v = var("OXSHMEM_PROXY_SPIN");
+    let (value, src) = lookup(v);
+    let name = match src {
+        Source::Env(n) => n,
+        _ => v.name,
+    };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "auto" => Ok(None),
+        "1" | "y" | "yes" | "true" | "on" => Ok(Some(true)),
+        "0" | "n" | "no" | "false" | "off" => Ok(Some(false)),
+        other => Err(format!("{name}={other:?}: expected 1, 0 or auto")),
+    }
+}
+
+/// The CPUs the job may use on this host: what the launcher says (`OSHRUN_CPUS` from
+/// `oshrun`, `SLURM_CPUS_ON_NODE` from Slurm), else this process's own affinity. A PE the
+/// launcher bound to one core sees one CPU of its own, not the job's.
+pub fn job_cpus() -> usize {
+    ["OSHRUN_CPUS", "SLURM_CPUS_ON_NODE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok().filter(|&n| n > 0))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}
+
 /// The device layer's channel override for every peer, and the variable that chose it: an
 /// explicit `OXSHMEM_DEVICE_CHANNEL`, else, with `NVSHMEM_DISABLE_P2P=1`, the remote channel
 /// ([`device_remote`]) for every peer, else `auto` (P2P for mapped peers, the remote channel
@@ -907,6 +945,7 @@ pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
     ("OXSHMEM_TESTS_*", "the test harness: a job's token, the launcher under test", false),
     ("OXSHMEM_BLESS", "tests that regenerate generated files", false),
     ("OXSHMEM_CI_ISOLATED", ".ci/run", false),
+    ("OXSHMEM_OSHRUN_ARGS", "benches/c/run.sh: extra oshrun options for oxshmem's runs (--bind-to none)", false),
     ("OXSHMEM_LIBFABRIC_DIR", "runtime/build.rs: where libfabric is installed", false),
     ("OXSHMEM_CUDA_*", "scripts/cuda-toolchain.sh and the tests of nvshmem.h with CUDA's headers", false),
     ("OXSHMEM_CCCL_VERSION", "scripts/cuda-toolchain.sh", false),

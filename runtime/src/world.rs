@@ -313,9 +313,11 @@ fn init_runtime(
     let my_node = node_of[me];
     let local_pes: Vec<usize> = (0..n).filter(|&p| node_of[p] == my_node).collect();
     // More PEs than cores on this host: a waiter that spins only delays the PE it waits for,
-    // which needs its core. Unless the user chose, waiters then yield at once.
+    // which needs its core. Unless the user chose, waiters then yield at once. (Not when
+    // the launcher bound each PE to a core of its own: yielding there hands the core to any
+    // other process for a whole scheduler tick, 1,000 µs a barrier beside one busy process.)
     let mut config = config;
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cores = crate::config::job_cpus();
     let on_this_host = by_host.iter().filter(|&&h| h == by_host[me]).count();
     if on_this_host > cores
         && crate::config::lookup(crate::config::var_named("OXSHMEM_SPIN")).1 == crate::config::Source::Default

@@ -8,6 +8,8 @@
 use std::ffi::{OsStr, OsString};
 use std::time::Duration;
 
+use super::bind::BindTo;
+
 /// The usage text printed by `--help`.
 pub const USAGE: &str = "\
 Usage: oshrun -n N [options] [--] PROGRAM [ARGS...]
@@ -24,6 +26,11 @@ Options:
                         inherited socket (PMI_FD); a connection must present the job's
                         random token (OXSHMEM_PMI_TOKEN, set in each PE) or is refused
   -x VAR[=VALUE]        export VAR (with VALUE, or oshrun's own value) to every PE
+  --bind-to WHAT        none, core or socket: bind PE i to the i-th core (or its socket)
+                        of the CPUs oshrun may use (its own affinity: taskset, a Slurm or
+                        cgroup cpuset). Default: core when the PEs fit on those cores,
+                        none when there are more PEs than cores
+  --report-bindings     print each PE's CPUs to stderr before it starts
   -h, --help            print this help
   -V, --version         print the version
 
@@ -50,7 +57,8 @@ with feature `ofi`):
 pub const MAX_NPES: usize = 1 << 20;
 
 /// Every long option `oshrun` knows, for suggestions after a misspelling.
-const LONG_OPTIONS: &[&str] = &["--np", "--timeout", "--tag-output", "--pmi-port", "--help", "--version"];
+const LONG_OPTIONS: &[&str] =
+    &["--np", "--timeout", "--tag-output", "--pmi-port", "--bind-to", "--report-bindings", "--help", "--version"];
 
 /// What to run, as given on the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +77,10 @@ pub struct Options {
     pub pmi_port: bool,
     /// Variables to set in every PE: `(name, value)`.
     pub exports: Vec<(OsString, OsString)>,
+    /// `--bind-to`, when given (else the default of [`crate::launcher::bind::effective`]).
+    pub bind_to: Option<BindTo>,
+    /// Print each PE's binding.
+    pub report_bindings: bool,
 }
 
 /// A job time limit, kept with its spelling for messages.
@@ -198,6 +210,8 @@ where
     let mut tag_output = false;
     let mut pmi_port = false;
     let mut exports = Vec::new();
+    let mut bind_to = None;
+    let mut report_bindings = false;
     let mut program = None;
 
     while let Some(arg) = it.next() {
@@ -243,11 +257,22 @@ where
                     _ => return err(format!("-x needs VAR or VAR=VALUE, not {v:?}")),
                 }
             }
-            "-l" | "--tag-output" | "--pmi-port" | "-h" | "--help" | "-V" | "--version" if inline.is_some() => {
+            "--bind-to" => {
+                let v = value("none, core or socket")?;
+                let v = v.to_string_lossy();
+                bind_to = Some(
+                    BindTo::parse(&v)
+                        .ok_or_else(|| ArgsError(format!("--bind-to {v:?}: expected none, core or socket")))?,
+                );
+            }
+            "-l" | "--tag-output" | "--pmi-port" | "--report-bindings" | "-h" | "--help" | "-V" | "--version"
+                if inline.is_some() =>
+            {
                 return err(format!("option {name} takes no value"));
             }
             "-l" | "--tag-output" => tag_output = true,
             "--pmi-port" => pmi_port = true,
+            "--report-bindings" => report_bindings = true,
             "-h" | "--help" => return Ok(Action::Help),
             "-V" | "--version" => return Ok(Action::Version),
             // `-n4`, `-np4`: the value glued to the option, as Hydra accepts.
@@ -282,7 +307,17 @@ where
             _ => None,
         },
     };
-    Ok(Action::Run(Options { npes, program, args: it.collect(), timeout, tag_output, pmi_port, exports }))
+    Ok(Action::Run(Options {
+        npes,
+        program,
+        args: it.collect(),
+        timeout,
+        tag_output,
+        pmi_port,
+        exports,
+        bind_to,
+        report_bindings,
+    }))
 }
 
 #[cfg(test)]
@@ -339,6 +374,19 @@ mod tests {
         assert_eq!(o.timeout.unwrap().duration, Duration::from_secs(7));
         assert_eq!(run(&["--timeout", "0", "-n", "1", "p"]).timeout, None);
         assert_eq!(run(&["-x", "A=b=c", "-n", "1", "p"]).exports, [("A".into(), "b=c".into())]);
+    }
+
+    #[test]
+    fn binding_options() {
+        let o = run(&["--bind-to", "socket", "--report-bindings", "-n", "2", "p"]);
+        assert_eq!((o.bind_to, o.report_bindings), (Some(BindTo::Socket), true));
+        let o = run(&["--bind-to=none", "-n", "2", "p"]);
+        assert_eq!((o.bind_to, o.report_bindings), (Some(BindTo::None), false));
+        assert_eq!(run(&["-n", "2", "p"]).bind_to, None);
+        let p = |a: &[&str]| parse(a.iter().copied(), None, |_| None);
+        assert!(p(&["--bind-to", "cores2", "-n", "1", "p"]).unwrap_err().0.contains("expected none, core or socket"));
+        assert!(p(&["--report-bindings=1", "-n", "1", "p"]).unwrap_err().0.contains("takes no value"));
+        assert!(p(&["--bind-too", "core", "-n", "1", "p"]).unwrap_err().0.contains("did you mean --bind-to"));
     }
 
     #[test]

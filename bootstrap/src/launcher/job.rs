@@ -249,6 +249,10 @@ struct Job<'a> {
     /// The status table the PEs write where they are (`None` if it could not be made).
     status: Option<Table>,
     started: Instant,
+    /// Each PE's CPU mask (`--bind-to`).
+    binding: Vec<Option<sys::CpuMask>>,
+    /// The number of CPUs `oshrun` may use.
+    cpus: usize,
 }
 
 impl<'a> Job<'a> {
@@ -319,6 +323,8 @@ impl<'a> Job<'a> {
             drain_until: None,
             status,
             started: Instant::now(),
+            binding: bindings(opts),
+            cpus: super::sys::affinity().map_or(0, |c| c.len()),
         };
         job.start_pes(&program, port.as_deref());
         Ok(job)
@@ -394,6 +400,9 @@ impl<'a> Job<'a> {
             cmd.env(k, v);
         }
         cmd.env("OSHRUN_NPES", opts.npes.to_string());
+        // How many CPUs the job has here: a PE bound to one core cannot tell from its own
+        // affinity whether the job is oversubscribed (and so whether waiting should yield).
+        cmd.env("OSHRUN_CPUS", self.cpus.to_string());
         // The PMI variables and the status table are ours alone.
         for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", TOKEN_VAR, status::FD_VAR] {
             cmd.env_remove(var);
@@ -423,7 +432,9 @@ impl<'a> Job<'a> {
         let launcher_pid = std::process::id() as libc::pid_t;
         // SAFETY: child_setup runs between fork and exec and only makes async-signal-safe
         // calls (prctl, getppid, fcntl), allocating nothing; its captures are plain integers.
-        unsafe { cmd.pre_exec(move || sys::child_setup(launcher_pid, child_fd, status_fd)) };
+        let bind = self.binding.get(rank).copied().flatten();
+        // SAFETY: as above; the mask is plain data copied into the closure.
+        unsafe { cmd.pre_exec(move || sys::child_setup(launcher_pid, child_fd, status_fd, bind)) };
         let mut child = cmd.spawn()?;
         // Listed at once, so that it is ended with the job should the rest fail. `child` is
         // dropped without waiting: we reap by pid (see `reap`).
@@ -990,6 +1001,33 @@ impl<'a> Job<'a> {
 }
 
 /// Where output pipe `k` goes: 0 → our stdout, 1 → our stderr.
+/// Each PE's CPU mask under the policy in force ([`bind`](super::bind)); with
+/// `--report-bindings`, says so on stderr.
+fn bindings(opts: &Options) -> Vec<Option<sys::CpuMask>> {
+    use super::bind;
+    let cpus = bind::allowed_cpus();
+    let ncores = bind::cores(&cpus).len();
+    let policy = bind::effective(opts.bind_to, opts.npes, ncores);
+    let plan = bind::plan(&cpus, opts.npes, policy);
+    if opts.report_bindings {
+        let how = if opts.bind_to.is_some() { "" } else { " (default)" };
+        eprintln!(
+            "oshrun: binding {} PEs to {policy}{how}; {} CPUs in {ncores} cores allowed ({})",
+            opts.npes,
+            cpus.len(),
+            bind::cpu_list(&cpus.iter().map(|c| c.id).collect::<Vec<_>>())
+        );
+        for (pe, p) in plan.iter().enumerate() {
+            match p {
+                Some(ids) => eprintln!("oshrun: PE {pe} bound to CPUs {}", bind::cpu_list(ids)),
+                None => eprintln!("oshrun: PE {pe} not bound"),
+            }
+        }
+    }
+    let required = opts.bind_to.is_some();
+    plan.into_iter().map(|p| p.map(|ids| sys::CpuMask::new(&ids, required))).collect()
+}
+
 fn sink(k: usize) -> Box<dyn Write> {
     if k == 0 { Box::new(io::stdout().lock()) } else { Box::new(io::stderr().lock()) }
 }

@@ -6,6 +6,7 @@
 //! [`args`]. The binary (`src/bin/oshrun.rs`) is only [`main`].
 
 pub mod args;
+pub mod bind;
 pub mod job;
 pub mod output;
 pub mod server;

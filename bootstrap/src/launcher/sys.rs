@@ -276,6 +276,7 @@ pub(super) unsafe fn child_setup(
     launcher_pid: libc::pid_t,
     pmi_fd: Option<RawFd>,
     status_fd: Option<RawFd>,
+    bind: Option<CpuMask>,
 ) -> io::Result<()> {
     // SAFETY: prctl, getppid and fcntl are async-signal-safe and touch no memory of ours.
     unsafe {
@@ -292,8 +293,55 @@ pub(super) unsafe fn child_setup(
                 return Err(io::Error::last_os_error());
             }
         }
+        // sched_setaffinity is a plain system call on a mask that lives in our captures.
+        if let Some(m) = &bind
+            && libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &m.set) != 0
+            && m.required
+        {
+            return Err(io::Error::last_os_error());
+        }
     }
     Ok(())
+}
+
+/// A CPU mask for a PE, built before `fork` so that the child only hands it to the kernel.
+#[derive(Clone, Copy)]
+pub(super) struct CpuMask {
+    set: libc::cpu_set_t,
+    /// The user asked for the binding (`--bind-to`): failing to bind fails the start. A
+    /// default binding that the kernel refuses (a cpuset changed under us) is dropped.
+    required: bool,
+}
+
+impl CpuMask {
+    /// The mask of `cpus` (numbers past the mask's 1,024 bits are left out).
+    pub(super) fn new(cpus: &[usize], required: bool) -> CpuMask {
+        // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus {
+            if c < 8 * size_of::<libc::cpu_set_t>() {
+                // SAFETY: `c` is inside the mask (checked above).
+                unsafe { libc::CPU_SET(c, &mut set) };
+            }
+        }
+        CpuMask { set, required }
+    }
+}
+
+/// The CPUs this process may run on (`sched_getaffinity`), in increasing order.
+pub(super) fn affinity() -> io::Result<Vec<usize>> {
+    // SAFETY: as in CpuMask::new.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable mask of the size passed.
+    if unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((0..8 * size_of::<libc::cpu_set_t>())
+        .filter(|&c| {
+            // SAFETY: `c` is inside the mask.
+            unsafe { libc::CPU_ISSET(c, &set) }
+        })
+        .collect())
 }
 
 /// What `/proc` says process `pid` is doing: the state letter of `/proc/PID/stat` (`R`
