@@ -195,12 +195,25 @@ pub(crate) struct Streams {
     pub(crate) mails_released: Box<[AtomicU64]>,
     /// The highest count of our messages each PE has told us it is done with.
     pub(crate) acked: Box<[AtomicU64]>,
+    /// The members' headers of the last small broadcast this PE was the root of, not yet
+    /// taken (`coll/bcast.rs`), when `owes`.
+    pub(crate) owed: crate::coll::bcast::Owed,
+    pub(crate) owes: std::sync::atomic::AtomicBool,
 }
 
 impl Streams {
     fn new(n: usize) -> Self {
         let z = |k: usize| (0..k).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
-        Streams { sent: z(n), recvd: z(n), mails_sent: z(n), mails_recvd: z(n), mails_released: z(n), acked: z(n) }
+        Streams {
+            sent: z(n),
+            recvd: z(n),
+            mails_sent: z(n),
+            mails_recvd: z(n),
+            mails_released: z(n),
+            acked: z(n),
+            owed: Default::default(),
+            owes: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     fn reset(&self) {
@@ -208,6 +221,7 @@ impl Streams {
         for a in all.into_iter().flat_map(|v| v.iter()) {
             a.store(0, Ordering::Relaxed);
         }
+        self.owes.store(false, Ordering::Relaxed);
     }
 }
 

@@ -152,10 +152,12 @@ fn raw_pointer_collectives() {
 fn mismatched_arguments_fail_on_every_member() {
     on_every_team("mismatch", &[], "mismatched collectives refused", 2);
     let r = job_ok(3, PE_COLL, &["mismatch", "world"]);
+    // Broadcast: the member that disagrees with the root fails; the root of a large one
+    // too; the root of a small one says so at its next collective.
+    erred(&r, &[2], "broadcast with another nelems", "collective arguments differ between PEs");
+    assert!(r.stderr.contains("does not wait for the members"), "the root's late word\n{}", r.report());
+    erred(&r, &[0, 2], "large broadcast with another nelems", "collective arguments differ between PEs");
     for label in [
-        "broadcast with another nelems",
-        "large broadcast with another nelems",
-        "broadcast with another root",
         "reduction with another op",
         "reduction with another element type",
         "reduction with another count",
@@ -172,9 +174,44 @@ fn mismatched_arguments_fail_on_every_member() {
 fn short_destination_fails_on_every_member() {
     on_every_team("short-dest", &[], "short destinations refused", 1);
     let r = job_ok(4, PE_COLL, &["short-dest", "world"]);
-    for label in ["broadcast of 5000", "fcollect of 4", "alltoall of 5000", "sum reduction of 4"] {
+    for label in ["fcollect of 4", "alltoall of 5000", "sum reduction of 4"] {
         erred(&r, &[3], label, "size mismatch: dest needs");
         erred(&r, &[0, 1, 2], label, "rejected its arguments");
+    }
+    // A broadcast's members hear only from the root: the root of a large one learns of it.
+    for label in ["broadcast of 4", "broadcast of 5000"] {
+        erred(&r, &[3], label, "size mismatch: dest needs");
+    }
+    erred(&r, &[0], "broadcast of 5000", "rejected its arguments");
+}
+
+/// Members that disagree on a broadcast's root must not wait for each other. With two PEs
+/// each is a root: both return, and each says at its next collective that the other called
+/// another broadcast. With more, the members that took another member for the root find the
+/// root's message meant for them, fail, and tell every member, so each member fails in the
+/// broadcast or the collective after it, and the job ends. The same when one member calls
+/// alltoall where the others broadcast.
+#[test]
+fn broadcast_root_disagreement_never_hangs() {
+    let r = job_ok(2, PE_COLL, &["bcast-root"]);
+    for pe in 0..2 {
+        for what in ["bcast OK", "sync OK"] {
+            assert!(r.stdout.contains(&format!("PE {pe}: {what}")), "PE {pe}: {what}\n{}", r.report());
+        }
+    }
+    assert_eq!(r.stderr.matches("does not wait for the members").count(), 2, "{}", r.report());
+    for (n, args) in [
+        (3, &["bcast-root"][..]),
+        (4, &["bcast-root"]),
+        (2, &["bcast-root", "kind"]),
+        (3, &["bcast-root", "kind"]),
+        (4, &["bcast-root", "kind"]),
+    ] {
+        let r = job_ok(n, PE_COLL, args);
+        for pe in 0..n {
+            let failed = r.stdout.lines().any(|l| l.starts_with(&format!("PE {pe}: ")) && l.contains(" ERR "));
+            assert!(failed, "{n} PEs, {args:?}: PE {pe} failed in neither call\n{}", r.report());
+        }
     }
 }
 

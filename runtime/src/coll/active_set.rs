@@ -118,13 +118,13 @@ pub unsafe fn broadcast(
     let nbytes = nelems * esize;
     match syms(rt, dest, source, nbytes, F) {
         Ok((d, src)) if root >= 0 => rt.broadcast(s.group(), d, src, nbytes, root as usize, false, esize as u32, F),
-        Ok(_) => rt.reject(
+        Ok(_) => rt.reject_broadcast(
             s.group(),
-            kind::BCAST,
+            None,
             Error::new(rt.me, F, ErrorKind::PeOutOfRange { pe: i128::from(root), n_pes: s.members.len() }),
             F,
         ),
-        Err(e) => rt.reject(s.group(), kind::BCAST, e, F),
+        Err(e) => rt.reject_broadcast(s.group(), usize::try_from(root).ok(), e, F),
     }
 }
 

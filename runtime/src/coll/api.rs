@@ -70,7 +70,7 @@ impl Team {
         if let Some(e) = too_short(rt, F, "source", Some(nelems), source.len())
             .or_else(|| too_short(rt, F, "dest", Some(nelems), dest.len()))
         {
-            return rt.reject(g, kind::BCAST, e, F);
+            return rt.reject_broadcast(g, Some(root), e, F);
         }
         rt.broadcast(g, dest.sym(), source.sym(), nelems * size_of::<T>(), root, true, size_of::<T>() as u32, F)
     }
@@ -423,7 +423,7 @@ pub mod raw {
         })();
         match args {
             Ok((d, s, r)) => rt.broadcast(g, d, s, nbytes, r, true, esize as u32, F),
-            Err(e) => rt.reject(g, kind::BCAST, e, F),
+            Err(e) => rt.reject_broadcast(g, usize::try_from(root).ok(), e, F),
         }
     }
 

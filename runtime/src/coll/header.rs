@@ -81,7 +81,7 @@ impl Header {
         Header { kind, ..Zeroable::zeroed() }
     }
 
-    fn agrees(&self, o: &Header) -> bool {
+    pub(crate) fn agrees(&self, o: &Header) -> bool {
         self.invalid == 0
             && o.invalid == 0
             && self.kind == o.kind
@@ -94,7 +94,7 @@ impl Header {
             && self.set == o.set
     }
 
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let name = match self.kind {
             kind::BCAST => "broadcast",
             kind::COLLECT => "collect",
@@ -221,29 +221,32 @@ impl Runtime {
         }
         if let Some((j, h)) = bad {
             self.release_all(g, &out, func)?;
-            if h.invalid != 0 {
-                return Err(Error::new(
-                    self.me,
-                    func,
-                    ErrorKind::CollectiveMismatch(format!(
-                        "team member {j} (PE {}) rejected its arguments to this {}",
-                        g.members[j],
-                        h.describe()
-                    )),
-                ));
-            }
-            return Err(Error::new(
-                self.me,
-                func,
-                ErrorKind::CollectiveMismatch(format!(
-                    "team member {j} (PE {}) called {}, this PE called {}",
-                    g.members[j],
-                    h.describe(),
-                    Header { set: g.set, ..hdr }.describe()
-                )),
-            ));
+            return Err(self.disagreement(g, j, &h, &hdr, func));
         }
         Ok(out)
+    }
+
+    /// The error of a member whose call `mine` disagrees with member `j`'s `theirs`.
+    #[cold]
+    pub(crate) fn disagreement(
+        &self,
+        g: Group<'_>,
+        j: usize,
+        theirs: &Header,
+        mine: &Header,
+        func: &'static str,
+    ) -> Error {
+        let text = if theirs.invalid != 0 {
+            format!("team member {j} (PE {}) rejected its arguments to this {}", g.members[j], theirs.describe())
+        } else {
+            format!(
+                "team member {j} (PE {}) called {}, this PE called {}",
+                g.members[j],
+                theirs.describe(),
+                Header { set: g.set, ..*mine }.describe()
+            )
+        };
+        Error::new(self.me, func, ErrorKind::CollectiveMismatch(text))
     }
 
     /// Takes part in a collective whose arguments this PE rejected: tells every member (so none

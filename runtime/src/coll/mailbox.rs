@@ -143,7 +143,7 @@ impl Runtime {
     }
 
     /// The mailbox in which `from`'s next message to this PE arrives.
-    fn mailbox_next(&self, slot: usize, from: usize) -> crate::transport::SymAddr {
+    pub(crate) fn mailbox_next(&self, slot: usize, from: usize) -> crate::transport::SymAddr {
         let m = self.teams.streams[slot].mails_recvd[from].load(Ordering::Relaxed);
         self.slots.mailbox(slot, from, (m % BOXES as u64) as usize)
     }

@@ -142,6 +142,12 @@ impl Runtime {
     /// Refuses it when an earlier one on the slot failed with a mismatch.
     #[inline(always)]
     pub(crate) fn coll_begin(&self, slot: usize, r: Routine, members: &[usize], func: &'static str) -> Result<Coll> {
+        if self.teams.streams[slot].owes.load(Ordering::Relaxed) {
+            self.settle_broadcast(slot, members)?;
+        }
+        if slot != ACTIVE_SLOT && self.teams.streams[ACTIVE_SLOT].owes.load(Ordering::Relaxed) {
+            self.try_settle_active_broadcast();
+        }
         let counter = self.coll_counter(slot);
         let w = counter.load(Ordering::Relaxed);
         if w & BROKEN != 0 {

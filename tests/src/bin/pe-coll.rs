@@ -51,6 +51,7 @@ fn main() {
             ("raw", raw_forms),
             ("mismatch", mismatch),
             ("short-dest", short_dest),
+            ("bcast-root", bcast_root),
             ("collect-short-dest", collect_short_dest),
             ("active", active),
             ("zero-null", zero_null),
@@ -819,6 +820,28 @@ fn collective_mismatch<T: Debug>(label: &str, r: oxshmem::Result<T>) -> Error {
     e
 }
 
+/// The outcome of a broadcast from team member 0 in which the last member disagrees: that
+/// member fails (`CollectiveMismatch`, or the error `needle` names when it rejected its own
+/// arguments); the root fails too when the broadcast is `large` (it waits for the members
+/// then, and so hears from them), and learns of it only at its next collective otherwise
+/// (the root of a small broadcast waits for nobody); every other member succeeds.
+#[track_caller]
+fn bcast_outcome(on: &On, label: &str, r: oxshmem::Result<()>, large: bool, needle: Option<&str>) {
+    if on.me == on.n() - 1 {
+        match needle {
+            Some(n) => drop(expect_err(label, r, &[n])),
+            None => drop(collective_mismatch(label, r)),
+        }
+    } else if on.me == 0 && large {
+        let e = collective_mismatch(label, r);
+        if needle.is_some() {
+            check(e.to_string().contains("rejected its arguments"), format!("{label}: root's error: {e}"));
+        }
+    } else {
+        r.or_die(label);
+    }
+}
+
 /// A correct broadcast and sum after a failed collective: the team still works.
 fn still_works(on: &On, me: usize, a: &SymSlice<u64>, b: &SymSlice<u64>, after: &str) {
     a.write(0, me as u64 + 1);
@@ -844,14 +867,11 @@ fn mismatch(args: &[String]) {
         let odd = on.me == on.n() - 1; // the member that disagrees
         let t = &on.team;
         let r = t.broadcast(&b, &a, if odd { 3 } else { 4 }, 0);
-        collective_mismatch("broadcast with another nelems", r);
+        bcast_outcome(on, "broadcast with another nelems", r, false, None);
         still_works(on, me, &a, &b, "broadcast with another nelems");
         let r = t.broadcast(&bigd, &big, if odd { 90_000 } else { 100_000 }, 0);
-        collective_mismatch("large broadcast with another nelems", r);
+        bcast_outcome(on, "large broadcast with another nelems", r, true, None);
         still_works(on, me, &a, &b, "large broadcast with another nelems");
-        let r = t.broadcast(&b, &a, 4, usize::from(odd));
-        collective_mismatch("broadcast with another root", r);
-        still_works(on, me, &a, &b, "broadcast with another root");
         let r = t.reduce(if odd { ReduceOp::Max } else { ReduceOp::Sum }, &b, &a, 4);
         collective_mismatch("reduction with another op", r);
         still_works(on, me, &a, &b, "reduction with another op");
@@ -873,12 +893,35 @@ fn mismatch(args: &[String]) {
         let r = t.alltoalls(&b, &a, if odd { 2 } else { 1 }, 2, 1);
         collective_mismatch("alltoalls with another dst stride", r);
         still_works(on, me, &a, &b, "alltoalls with another dst stride");
-        let r = if odd { t.alltoall(&b, &a, 1) } else { t.broadcast(&b, &a, 1, 0) };
-        collective_mismatch("alltoall against broadcast", r);
-        still_works(on, me, &a, &b, "alltoall against broadcast");
         println!("PE {me}: mismatched collectives refused");
     }
     leave(on);
+    finish(shmem);
+}
+
+/// Members that disagree on a broadcast's root (the last member names member 1, the others
+/// member 0; with `kind`, the last member calls alltoall instead), on a team of every PE: each member prints `bcast OK` or `bcast ERR <text>`, then
+/// the same for a sync on the team. Nothing may hang. The team is not destroyed: it may be
+/// unusable now.
+fn bcast_root(args: &[String]) {
+    let kind = args.first().is_some_and(|a| a == "kind");
+    let shmem = init();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let t = shmem.team_world().split_strided(0, 1, n, TeamConfig::default()).or_die("split").expect("member");
+    let a = shmem.alloc_slice(4, me as u64 + 1).or_die("alloc");
+    let b = shmem.alloc_slice(4, 0u64).or_die("alloc");
+    let odd = me == n - 1;
+    let show = |what: &str, r: oxshmem::Result<()>| match r {
+        Ok(()) => println!("PE {me}: {what} OK"),
+        Err(e) => println!("PE {me}: {what} ERR {e}"),
+    };
+    if kind {
+        show("bcast", if odd { t.alltoall(&b, &a, 1) } else { t.broadcast(&b, &a, 4, 0) });
+    } else {
+        show("bcast", t.broadcast(&b, &a, 4, usize::from(odd)));
+    }
+    show("sync", t.sync());
+    std::mem::forget(t);
     finish(shmem);
 }
 
@@ -912,7 +955,8 @@ fn short_dest(args: &[String]) {
         let odd = on.me == tn - 1;
         let d = |ok: bool| if ok { &b } else { &short };
         for nel in [4, 5000] {
-            short_result(on, &format!("broadcast of {nel}"), t.broadcast(d(!odd), &a, nel, 0), DEST_NEEDS);
+            let r = t.broadcast(d(!odd), &a, nel, 0);
+            bcast_outcome(on, &format!("broadcast of {nel}"), r, nel > 100, Some(DEST_NEEDS));
             still_works(on, me, &a, &b, "short broadcast dest");
             short_result(on, &format!("fcollect of {nel}"), t.fcollect(d(!odd), &a, nel), DEST_NEEDS);
             still_works(on, me, &a, &b, "short fcollect dest");
