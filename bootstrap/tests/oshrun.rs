@@ -990,8 +990,7 @@ fn bound_cpus(r: &Run, n: usize) -> Vec<String> {
 }
 
 fn cpus_job(n: usize, opts: &[&str], taskset: Option<&str>) -> Run {
-    let script =
-        "echo \"PE $PMI_RANK $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) $OSHRUN_CPUS\"";
+    let script = "echo \"PE $PMI_RANK $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) $OSHRUN_CPUS $OSHRUN_CPU_LIST\"";
     let mut c = match taskset {
         Some(cpus) => {
             let mut c = Command::new("taskset");
@@ -1022,7 +1021,7 @@ fn my_cpus() -> Vec<usize> {
 
 /// PEs that fit are bound one per CPU of oshrun's own set by default (on machines whose
 /// CPUs are each a core, as here; `bind::plan`'s unit tests cover hardware threads), each PE
-/// told how many CPUs the job has; more PEs than CPUs stay unbound; `--bind-to none` binds
+/// told which CPUs the job has (`OSHRUN_CPUS`, `OSHRUN_CPU_LIST`); more PEs than CPUs stay unbound; `--bind-to none` binds
 /// nothing; an inherited set (`taskset`) is what the PEs are bound within.
 #[test]
 fn pes_are_bound_to_cores_when_they_fit() {
@@ -1034,7 +1033,11 @@ fn pes_are_bound_to_cores_when_they_fit() {
     let got = bound_cpus(&r, n);
     for (pe, line) in got.iter().enumerate() {
         let (list, job) = line.split_once(' ').unwrap();
-        assert_eq!(job, cpus.len().to_string(), "PE {pe}'s OSHRUN_CPUS: {r:?}");
+        let (count, job_list) = job.split_once(' ').unwrap();
+        assert_eq!(count, cpus.len().to_string(), "PE {pe}'s OSHRUN_CPUS: {r:?}");
+        if contiguous {
+            assert_eq!(job_list, all, "PE {pe}'s OSHRUN_CPU_LIST: {r:?}");
+        }
         let sibling_free =
             std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{}/topology/thread_siblings_list", cpus[pe]))
                 .map(|s| s.trim() == cpus[pe].to_string())
@@ -1054,7 +1057,7 @@ fn pes_are_bound_to_cores_when_they_fit() {
     // Within an inherited set: the last CPU only.
     let last = cpus[cpus.len() - 1].to_string();
     let r = cpus_job(1, &[], Some(&last));
-    assert_eq!(bound_cpus(&r, 1)[0], format!("{last} 1"), "{r:?}");
+    assert_eq!(bound_cpus(&r, 1)[0], format!("{last} 1 {last}"), "{r:?}");
     // A bad policy is a usage error.
     let r = run(oshrun().args(["--bind-to", "hwthread", "-n", "1", "true"]));
     assert_eq!(r.code(), Some(2), "{r:?}");

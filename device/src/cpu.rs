@@ -387,6 +387,8 @@ impl Stream {
         let worker = std::thread::Builder::new()
             .name("oxshmem-stream".into())
             .spawn(move || {
+                // Its kernel threads inherit this.
+                crate::unbind_helper_thread();
                 for job in rx {
                     run_kernel(&dev2, &job);
                     dev2.end_launch(job.info);

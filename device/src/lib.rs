@@ -266,6 +266,18 @@ impl Device {
 
     /// As [`init`](Self::init), with the channel override given explicitly (`None`: automatic).
     pub fn init_with(shmem: &oxshmem::Shmem, force: Option<&str>) -> Result<Device, DeviceError> {
+        Self::init_opts(shmem, force, None)
+    }
+
+    /// As [`init_with`](Self::init_with), and with how the host proxy thread waits given
+    /// explicitly (`Some(true)`: it spins, `Some(false)`: it sleeps when idle; `None`:
+    /// `OXSHMEM_PROXY_SPIN`, by default spinning when this host has a CPU for every PE and
+    /// its proxy).
+    pub fn init_opts(
+        shmem: &oxshmem::Shmem,
+        force: Option<&str>,
+        proxy_spin: Option<bool>,
+    ) -> Result<Device, DeviceError> {
         let (me, n) = (shmem.my_pe(), shmem.n_pes());
         let force = match force.map(str::trim) {
             None | Some("") | Some("auto") => None,
@@ -294,6 +306,14 @@ impl Device {
             }
         };
         let concurrent_blocks = env_blocks(me)?;
+        let proxy_spin = match proxy_spin
+            .or(oxshmem::config::proxy_spin().map_err(|reason| DeviceError::Init { pe: me, reason })?)
+        {
+            Some(s) => s,
+            // A spinning proxy holds a core: only where every PE of this host and its proxy
+            // have one each.
+            None => oxshmem::config::job_cpus() >= 2 * shmem.team_shared().n_pes().unwrap_or(n),
+        };
         let (base, size) = oxshmem::raw::heap_range()?;
         let mut peer_base = vec![0u64; n].into_boxed_slice();
         let mut channel = vec![0u8; n].into_boxed_slice();
@@ -346,7 +366,7 @@ impl Device {
             proxy_sleeping: Default::default(),
             error: ErrorSlot::default(),
         });
-        let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r));
+        let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r, proxy_spin));
         let softnic = ibgda.as_deref().map(|ib| ibgda::softnic::SoftNic::start(ib, state.timeout_ns));
         shmem.barrier_all()?;
         Ok(Device(Arc::new(Inner {
@@ -642,4 +662,22 @@ mod error_tests {
         let rt = oxshmem::Error::new(2, "shmem_p", oxshmem::ErrorKind::NotInitialized);
         assert_eq!(oxshmem::Error::from(DeviceError::Runtime(rt.clone())), rt);
     }
+}
+
+/// Lets the calling thread, a helper of the device layer (the proxy, the software NIC, the
+/// CPU back end's stream worker and so its kernel threads, which it starts), run on every CPU
+/// of the job on this host (`OSHRUN_CPU_LIST`) instead of the one core `oshrun` bound the PE
+/// to: they stand for a GPU and a NIC, which do not take the PE's core, and a spinning proxy
+/// on that core would starve the threads it serves. Elsewhere it changes nothing.
+pub(crate) fn unbind_helper_thread() {
+    let Some(cpus) = oxshmem::config::job_cpu_list() else { return };
+    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for c in cpus.into_iter().filter(|&c| c < 8 * size_of::<libc::cpu_set_t>()) {
+        // SAFETY: `c` is inside the mask.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: `set` is a valid mask of the size passed; 0 is the calling thread. A failure
+    // (a cpuset that shrank) leaves the thread where it was.
+    unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) };
 }

@@ -712,6 +712,22 @@ pub fn job_cpus() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
 
+/// The CPUs `oshrun` may use on this host (`OSHRUN_CPU_LIST`, in `taskset -c` form), which
+/// it spreads its PEs over: where a PE's helper threads (the device layer's proxy, software
+/// NIC and CPU "device" threads) may run, rather than on the one core the PE is bound to.
+/// `None` outside `oshrun` or when malformed.
+pub fn job_cpu_list() -> Option<Vec<usize>> {
+    let v = std::env::var("OSHRUN_CPU_LIST").ok()?;
+    let mut out = Vec::new();
+    for part in v.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => out.extend(a.trim().parse::<usize>().ok()?..=b.trim().parse::<usize>().ok()?),
+            None => out.push(part.trim().parse().ok()?),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// The device layer's channel override for every peer, and the variable that chose it: an
 /// explicit `OXSHMEM_DEVICE_CHANNEL`, else, with `NVSHMEM_DISABLE_P2P=1`, the remote channel
 /// ([`device_remote`]) for every peer, else `auto` (P2P for mapped peers, the remote channel

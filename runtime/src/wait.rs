@@ -19,10 +19,18 @@ use oxshmem_bootstrap::status::{self, Arg, Routine, code};
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Spin, then yield.
+/// How long a wait yields on every poll before it starts to sleep between polls.
+const YIELD_FOR: std::time::Duration = std::time::Duration::from_millis(1);
+/// The sleep between polls of a wait that has lasted [`YIELD_FOR`].
+const NAP: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// Spin, then yield, then (after a millisecond) nap.
 #[derive(Debug)]
 pub(crate) struct Backoff {
     spins_left: u32,
+    /// Yields since the wait started blocking, and when it did.
+    yields: u32,
+    since: Option<std::time::Instant>,
     /// It yields, and said so in the status table.
     blocked: bool,
     /// The PE it waits for (`usize::MAX`: none in particular).
@@ -36,7 +44,15 @@ impl Backoff {
     #[inline(always)]
     #[track_caller]
     pub(crate) fn new(spin: u32) -> Self {
-        Backoff { spins_left: spin, blocked: false, peer: usize::MAX, what: None, at: Location::caller() }
+        Backoff {
+            spins_left: spin,
+            yields: 0,
+            since: None,
+            blocked: false,
+            peer: usize::MAX,
+            what: None,
+            at: Location::caller(),
+        }
     }
 
     /// The wait waits for world PE `pe` (for the hang report).
@@ -81,6 +97,13 @@ impl Backoff {
 
     /// Waits a little before the next poll. A network transport that needs this PE to make
     /// progress gets it here: a waiting PE is often the target its peer waits on.
+    ///
+    /// After the spin, every poll yields (a PE that shares the core gets it at once); after a
+    /// millisecond of that, each poll sleeps 50 µs instead: a wait that long is not ended by
+    /// a PE on this core, and a yield that nothing else wants returns at once, so the waiter
+    /// would hold its core against threads that could use it (the device layer's proxy and
+    /// CPU device threads, other jobs), while 50 µs late is little at the end of a wait of
+    /// milliseconds.
     #[inline(always)]
     pub(crate) fn snooze(&mut self) {
         if let Some(net) = crate::world::rt_any().and_then(|rt| rt.net.as_deref()) {
@@ -90,11 +113,28 @@ impl Backoff {
             self.spins_left -= 1;
             std::hint::spin_loop();
         } else {
-            if !self.blocked {
-                self.block();
-            }
-            std::thread::yield_now();
+            self.wait_long();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wait_long(&mut self) {
+        if !self.blocked {
+            self.block();
+            self.since = Some(std::time::Instant::now());
+        }
+        if self.yields < u32::MAX {
+            self.yields += 1;
+            // Look at the clock now and then: it costs as much as a poll.
+            if self.yields.is_multiple_of(64) && self.since.is_some_and(|t| t.elapsed() >= YIELD_FOR) {
+                self.yields = u32::MAX;
+            } else {
+                std::thread::yield_now();
+                return;
+            }
+        }
+        std::thread::sleep(NAP);
     }
 }
 

@@ -251,8 +251,8 @@ struct Job<'a> {
     started: Instant,
     /// Each PE's CPU mask (`--bind-to`).
     binding: Vec<Option<sys::CpuMask>>,
-    /// The number of CPUs `oshrun` may use.
-    cpus: usize,
+    /// The CPUs `oshrun` may use.
+    cpus: Vec<usize>,
 }
 
 impl<'a> Job<'a> {
@@ -324,7 +324,7 @@ impl<'a> Job<'a> {
             status,
             started: Instant::now(),
             binding: bindings(opts),
-            cpus: super::sys::affinity().map_or(0, |c| c.len()),
+            cpus: super::sys::affinity().unwrap_or_default(),
         };
         job.start_pes(&program, port.as_deref());
         Ok(job)
@@ -402,7 +402,9 @@ impl<'a> Job<'a> {
         cmd.env("OSHRUN_NPES", opts.npes.to_string());
         // How many CPUs the job has here: a PE bound to one core cannot tell from its own
         // affinity whether the job is oversubscribed (and so whether waiting should yield).
-        cmd.env("OSHRUN_CPUS", self.cpus.to_string());
+        cmd.env("OSHRUN_CPUS", self.cpus.len().to_string());
+        // And which: a bound PE's helper threads (the device layer's) may run on any of them.
+        cmd.env("OSHRUN_CPU_LIST", super::bind::cpu_list(&self.cpus));
         // The PMI variables and the status table are ours alone.
         for var in ["PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", TOKEN_VAR, status::FD_VAR] {
             cmd.env_remove(var);

@@ -251,8 +251,9 @@ struct Shared(*const DeviceState, *const ProxyRing);
 unsafe impl Send for Shared {}
 
 impl Proxy {
-    /// Starts the proxy thread for `ring`.
-    pub(crate) fn start(state: *const DeviceState, ring: *const ProxyRing) -> Proxy {
+    /// Starts the proxy thread for `ring`; with `spin`, it polls without pause for as long as
+    /// it lives (NVSHMEM's dedicated proxy thread), else it sleeps when idle.
+    pub(crate) fn start(state: *const DeviceState, ring: *const ProxyRing, spin: bool) -> Proxy {
         // SAFETY: the Device that calls this owns `state` and keeps it alive.
         unsafe { &*state }.proxy_alive.store(1, Ordering::Release);
         let stop = Arc::new(AtomicBool::new(false));
@@ -261,6 +262,7 @@ impl Proxy {
         let handle = std::thread::Builder::new()
             .name("oxshmem-proxy".into())
             .spawn(move || {
+                crate::unbind_helper_thread();
                 let shared = shared;
                 // SAFETY: the Device keeps both alive until it has joined this thread.
                 let (state, ring) = unsafe { (&*shared.0, &*shared.1) };
@@ -294,6 +296,10 @@ impl Proxy {
                             // no core and a request after a pause is not left waiting for a
                             // nap to end (it was: 50 us naps made the proxy's median 8 B put
                             // 42-50 us against a best of 3 us).
+                            if spin {
+                                std::hint::spin_loop();
+                                continue;
+                            }
                             let idle = *idle_since.get_or_insert_with(Instant::now);
                             if idle.elapsed() > Duration::from_millis(1) {
                                 state.proxy_sleeping.store(1, Ordering::Relaxed);

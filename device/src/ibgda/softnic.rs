@@ -99,6 +99,7 @@ impl SoftNic {
         let handle = std::thread::Builder::new()
             .name("oxshmem-softnic".into())
             .spawn(move || {
+                crate::unbind_helper_thread();
                 let p = p;
                 // SAFETY: see start().
                 let ib = unsafe { &*p.0 };
