@@ -19,12 +19,14 @@
 //!   the median and minimum over all rounds, the medians of dispatch and combine alone, and
 //!   the median of an empty kernel launch + synchronize for scale.
 //! - `target/release/moe-bench compare [-n 2,4] [OPTIONS]` (no launcher): builds `moe_mpi.c`
-//!   with `mpicc.mpich`, then per PE count alternates rounds of `oshrun -n N moe-bench` and
-//!   `mpiexec.hydra -n N moe_mpi` (order swapped every round: the placement of the two vCPUs
-//!   flips every few seconds, see BENCHMARKING.md), and prints each (mode, channel) beside MPI
-//!   with the ratio oxshmem / MPI of the medians (overall and per round) and of the minimums
-//!   (the least disturbed iterations, when the machine is busy). It also checks that
-//!   oxshmem's and MPI's outputs have the same digest.
+//!   with MPICH's `mpicc.mpich` and Open MPI's `mpicc.openmpi` (whichever are installed), then
+//!   per PE count runs rounds of `oshrun -n N moe-bench`, `mpiexec.hydra -n N moe_mpi` and
+//!   `mpirun.openmpi --bind-to core -n N moe_mpi` (`none` when oversubscribed) in an order
+//!   that rotates every round (the placement of the two vCPUs flips every few seconds), and
+//!   prints each (mode, channel) with the ratio oxshmem / MPI of the medians against each MPI,
+//!   and against the faster one per round and of the minimums (the least disturbed
+//!   iterations, when the machine is busy). It also checks that oxshmem's and every MPI's
+//!   outputs have the same digest.
 //!
 //! OPTIONS: `--rounds R` (5), `--iters I` timed iterations per round (200), `--warmup W` (20),
 //! `--channels p2p,proxy,ibgda`, `--modes throughput,low-latency`,
@@ -347,17 +349,49 @@ fn field(line: &str, name: &str) -> f64 {
     w[i + 1].parse().unwrap_or_else(|_| panic!("bad {name} in {line:?}"))
 }
 
+/// An MPI baseline: its compiler wrapper, launcher (with options), version and our build of
+/// `moe_mpi.c` with it.
+struct Mpi {
+    name: &'static str,
+    cc: PathBuf,
+    run: PathBuf,
+    args: Vec<String>,
+    version: String,
+    exe: PathBuf,
+}
+
 fn compare(o: &Opts) {
     let exe = std::env::current_exe().expect("current_exe");
     let bin_dir = exe.parent().expect("exe dir");
     let oshrun = bin_dir.join("oshrun");
     assert!(oshrun.exists(), "{} not found: cargo build --release -p oxshmem-bootstrap --bin oshrun", oshrun.display());
-    let (Some(cc), Some(mpiexec)) = (which("mpicc.mpich"), which("mpiexec.hydra")) else {
-        panic!("mpicc.mpich and mpiexec.hydra are needed for the MPI baseline (apt-get install mpich)");
-    };
+    // The MPI baselines: MPICH (Hydra) and Open MPI, each with the launcher's usual placement
+    // (Open MPI binds ranks to cores when they fit, as oshrun does; never when oversubscribed).
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/moe_mpi.c");
-    let mpi_exe = bin_dir.join("moe_mpi");
-    output(Command::new(cc).args(["-O2", "-ffp-contract=off", "-std=gnu99", "-o"]).arg(&mpi_exe).arg(&src));
+    let mut mpis: Vec<Mpi> = Vec::new();
+    if let (Some(cc), Some(run)) = (which("mpicc.mpich"), which("mpiexec.hydra")) {
+        let version = output(&mut Command::new(which("mpichversion").unwrap_or_else(|| "mpichversion".into())))
+            .lines()
+            .find_map(|l| l.strip_prefix("MPICH Version:"))
+            .map(str::trim)
+            .unwrap_or("?")
+            .to_string();
+        mpis.push(Mpi { name: "mpich", cc, run, args: vec![], version, exe: bin_dir.join("moe_mpi.mpich") });
+    }
+    if let (Some(cc), Some(run)) = (which("mpicc.openmpi"), which("mpirun.openmpi")) {
+        let version = output(Command::new(&run).arg("--version")).split_whitespace().nth(3).unwrap_or("?").to_string();
+        let args = ["--allow-run-as-root", "--oversubscribe"].map(String::from).to_vec();
+        mpis.push(Mpi { name: "openmpi", cc, run, args, version, exe: bin_dir.join("moe_mpi.openmpi") });
+    }
+    assert!(
+        !mpis.is_empty(),
+        "an MPI is needed for the baseline: apt-get install mpich (mpicc.mpich, mpiexec.hydra) and/or \
+         openmpi-bin libopenmpi-dev (mpicc.openmpi, mpirun.openmpi)"
+    );
+    for m in &mpis {
+        output(Command::new(&m.cc).args(["-O2", "-ffp-contract=off", "-std=gnu99", "-o"]).arg(&m.exe).arg(&src));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
     let spec = format!("{}:{}:{}:{}:1:random:0:1", o.tokens, o.experts, o.topk, o.hidden_bytes);
     let mut pass: Vec<String> = vec![
         "--iters".into(),
@@ -382,7 +416,7 @@ fn compare(o: &Opts) {
     pass.push("--machine".into());
     println!(
         "# moe-bench compare: T={} tokens/PE, H={} B, top-{} of {} experts; {} rounds x {} iterations (+{} warm-up); \
-         dispatch+combine, max over PEs, us; MPI = MPICH {} (mpiexec.hydra)",
+         dispatch+combine, max over PEs, us; MPI: {}; ratios against each MPI and against the faster one",
         o.tokens,
         o.hidden_bytes,
         o.topk,
@@ -390,17 +424,13 @@ fn compare(o: &Opts) {
         o.rounds,
         o.iters,
         o.warmup,
-        output(&mut Command::new(which("mpichversion").unwrap_or_else(|| "mpichversion".into())))
-            .lines()
-            .find_map(|l| l.strip_prefix("MPICH Version:"))
-            .map(str::trim)
-            .unwrap_or("?")
+        mpis.iter().map(|m| format!("{} {} ({})", m.name, m.version, m.run.display())).collect::<Vec<_>>().join(", ")
     );
     for &n in &o.npes {
         // Per (mode, channel): (median, min, dispatch, combine) per round; MPI the same.
         let mut ox: BTreeMap<(String, String, String), Vec<[f64; 4]>> = BTreeMap::new();
         let mut launch: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        let mut mpi: Vec<[f64; 4]> = Vec::new();
+        let mut mpi: Vec<Vec<[f64; 4]>> = vec![Vec::new(); mpis.len()];
         let mut digests_ok = true;
         for r in 0..o.rounds {
             let run_ox = |ox: &mut BTreeMap<(String, String, String), Vec<[f64; 4]>>,
@@ -419,8 +449,13 @@ fn compare(o: &Opts) {
                     }
                 }
             };
-            let run_mpi = |mpi: &mut Vec<[f64; 4]>| -> u64 {
-                let text = output(Command::new(&mpiexec).args(["-n", &n.to_string()]).arg(&mpi_exe).args([
+            let run_mpi = |m: &Mpi, out: &mut Vec<[f64; 4]>| -> u64 {
+                let mut cmd = Command::new(&m.run);
+                cmd.args(&m.args);
+                if m.name == "openmpi" {
+                    cmd.args(["--bind-to", if n <= cpus { "core" } else { "none" }]);
+                }
+                let text = output(cmd.args(["-n", &n.to_string()]).arg(&m.exe).args([
                     "-t",
                     &o.iters.to_string(),
                     "-w",
@@ -428,63 +463,66 @@ fn compare(o: &Opts) {
                     &spec,
                 ]));
                 let l = text.lines().find(|l| l.starts_with("moe_mpi spec")).expect("moe_mpi timing line");
-                mpi.push([field(l, "median"), field(l, "min"), field(l, "dispatch"), field(l, "combine")]);
+                out.push([field(l, "median"), field(l, "min"), field(l, "dispatch"), field(l, "combine")]);
                 let d = text.lines().find(|l| l.starts_with("rank 0 ")).expect("rank 0 digest");
                 u64::from_str_radix(d.split_whitespace().last().unwrap(), 16).unwrap()
             };
+            // oxshmem, then each MPI, in an order that rotates every round.
             let mut digests = BTreeMap::new();
-            let mpi_digest = if r % 2 == 0 {
-                run_ox(&mut ox, &mut digests, &mut launch);
-                run_mpi(&mut mpi)
-            } else {
-                let d = run_mpi(&mut mpi);
-                run_ox(&mut ox, &mut digests, &mut launch);
-                d
-            };
-            digests_ok &= digests.values().all(|&d| d == mpi_digest);
+            let mut mpi_digests = Vec::new();
+            for k in 0..=mpis.len() {
+                let which = (k + r) % (mpis.len() + 1);
+                if which == mpis.len() {
+                    run_ox(&mut ox, &mut digests, &mut launch);
+                } else {
+                    mpi_digests.push(run_mpi(&mpis[which], &mut mpi[which]));
+                }
+            }
+            digests_ok &= mpi_digests.windows(2).all(|w| w[0] == w[1])
+                && digests.values().all(|&d| mpi_digests.first().is_none_or(|&m| d == m));
         }
         println!("\n## {n} PEs ({} experts per PE); PE 0's output digest equal to MPI's: {digests_ok}", o.experts / n);
-        println!(
-            "{:<12} {:<7} {:<9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>6} {:>7}  ox/MPI md per round",
-            "mode",
-            "channel",
-            "launch",
-            "median",
-            "min",
-            "disp md",
-            "comb md",
-            "MPI md",
-            "MPI min",
-            "ox/MPI",
-            "min/min"
+        // The faster MPI by median is the baseline the targets are read against.
+        let meds: Vec<f64> = mpi.iter().map(|v| median(&v.iter().map(|x| x[0]).collect::<Vec<_>>())).collect();
+        let best = (0..mpis.len()).min_by(|&a, &b| meds[a].total_cmp(&meds[b])).expect("an MPI");
+        let mut head = format!(
+            "{:<12} {:<7} {:<9} {:>9} {:>9} {:>9} {:>9}",
+            "mode", "channel", "launch", "median", "min", "disp md", "comb md"
         );
-        let mpi_med = median(&mpi.iter().map(|x| x[0]).collect::<Vec<_>>());
-        let mpi_min = min(&mpi.iter().map(|x| x[1]).collect::<Vec<_>>());
+        for m in &mpis {
+            head += &format!(" | ox/{:<7}", m.name);
+        }
+        println!("{head} | ox/best MPI ({}) md, min/min, per round", mpis[best].name);
+        let best_med = meds[best];
+        let best_min = min(&mpi[best].iter().map(|x| x[1]).collect::<Vec<_>>());
         for ((mode, ch, how), v) in &ox {
             let col = |c: usize| v.iter().map(|x| x[c]).collect::<Vec<_>>();
             let med = median(&col(0));
-            let per: Vec<String> = v.iter().zip(&mpi).map(|(a, b)| format!("{:.2}", a[0] / b[0])).collect();
-            println!(
-                "{mode:<12} {ch:<7} {how:<9} {med:>9.1} {:>9.1} {:>9.1} {:>9.1} | {mpi_med:>9.1} {mpi_min:>9.1} | {:>6.2} {:>7.2}  [{}]",
+            let mut line = format!(
+                "{mode:<12} {ch:<7} {how:<9} {med:>9.1} {:>9.1} {:>9.1} {:>9.1}",
                 min(&col(1)),
                 median(&col(2)),
-                median(&col(3)),
-                med / mpi_med,
-                min(&col(1)) / mpi_min,
-                per.join(" ")
+                median(&col(3))
+            );
+            for m in &meds {
+                line += &format!(" | {:>10.2}", med / m);
+            }
+            let per: Vec<String> = v.iter().zip(&mpi[best]).map(|(a, b)| format!("{:.2}", a[0] / b[0])).collect();
+            println!("{line} | {:.2}, {:.2}, [{}]", med / best_med, min(&col(1)) / best_min, per.join(" "));
+        }
+        for (k, m) in mpis.iter().enumerate() {
+            let col = |c: usize| mpi[k].iter().map(|x| x[c]).collect::<Vec<_>>();
+            println!(
+                "{:<12} {:<7} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1}   (MPI_Alltoall + MPI_Alltoallv, both ways)",
+                "MPI",
+                m.name,
+                "-",
+                meds[k],
+                min(&col(1)),
+                median(&col(2)),
+                median(&col(3))
             );
         }
-        let col = |c: usize| mpi.iter().map(|x| x[c]).collect::<Vec<_>>();
-        println!(
-            "{:<12} {:<7} {:<9} {:>9.1} {:>9.1} {:>9.1} {:>9.1}   (MPI_Alltoall + MPI_Alltoallv, both ways)",
-            "MPI",
-            "mpich",
-            "-",
-            mpi_med,
-            mpi_min,
-            median(&col(2)),
-            median(&col(3))
-        );
         for (c, v) in &launch {
             println!("# empty kernel launch + synchronize ({c}): {:.1} us (median of the rounds' medians)", median(v));
         }
