@@ -463,7 +463,7 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
     let dst = shmem.alloc_slice(max * n / 8, 0u64).unwrap();
     if me == 0 {
         table(&format!(
-            "collectives on {n} PEs, us per call (PE 0's view); reference: raw one-way cache-line trip (<= 4 KiB: a collective waits for its peers) or memcpy of the size"
+            "collectives on {n} PEs, us per call (PE 0's view); reference: raw one-way cache-line trip (<= 4 KiB: a collective waits for its peers), or a memcpy of what each PE's destination receives (size; n*size for collect/fcollect, whose size is each PE's contribution)"
         ));
         header();
     }
@@ -478,7 +478,9 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
             let iters = (2_000_000 / (size * n + 2048)).clamp(10, 20_000);
             let (mut s, mut r) = (Vec::new(), Vec::new());
             for _ in 0..ROUNDS {
-                let rv = if size <= 4096 { raw_pingpong(shmem, flags, 5000) } else { memcpy_time(size, 20) };
+                // collect/fcollect: every PE's destination receives n contributions of `size`.
+                let moved = if matches!(op, "collect" | "fcollect") { size * n } else { size };
+                let rv = if size <= 4096 { raw_pingpong(shmem, flags, 5000) } else { memcpy_time(moved, 20) };
                 r.push(rv * 1e6);
                 let sv = timed(shmem, iters, |_| match op {
                     "barrier" => shmem.barrier_all().unwrap(),
@@ -494,7 +496,11 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
                 s.push(sv * 1e6);
             }
             if me == 0 {
-                let refname = if size <= 4096 { "raw-pp 1-way" } else { "memcpy" };
+                let refname = match (size <= 4096, op) {
+                    (true, _) => "raw-pp 1-way",
+                    (false, "collect" | "fcollect") => "memcpy n*size",
+                    _ => "memcpy",
+                };
                 report(&format!("{op} {size} B"), "us", &mut s, refname, &mut r, true);
             }
         }

@@ -265,6 +265,52 @@ impl Runtime {
         // source: only member i reads segment i of any source, and only after all reads of it
         // does member i write segment i anywhere.
         let (lo, hi) = (count * g.me / n, count * (g.me + 1) / n);
+        if hi > lo {
+            // Every member's source segment and destination mapped here: combine straight from
+            // the sources into our own destination, and copy that out (each byte read once
+            // from where it lies, written once where it goes; no staging copies).
+            let seg = |a: SymAddr, pe: usize| {
+                let mut at = a;
+                at.offset += lo * es;
+                self.shm.ptr(pe, at, (hi - lo) * es)
+            };
+            let srcs: Option<Vec<*mut u8>> = g.members.iter().map(|&pe| seg(src, pe)).collect();
+            let dsts: Option<Vec<*mut u8>> = g.members.iter().map(|&pe| seg(dest, pe)).collect();
+            if let (Some(srcs), Some(dsts)) = (srcs, dsts) {
+                // A chunk of the result is built in our own destination, or, when that
+                // overlaps our source (in place: our source is still to be read there), in
+                // `acc`, which stays in this core's cache.
+                let chunk = (CHUNK_BYTES / es).max(1).min(hi - lo);
+                let bytes = (hi - lo) * es;
+                let (d, s) = (dsts[g.me] as usize, srcs[g.me] as usize);
+                let in_place = d < s + bytes && s < d + bytes;
+                let mut acc: Vec<T> = if in_place { vec![T::zeroed(); chunk] } else { Vec::new() };
+                let mut start = 0;
+                while start < hi - lo {
+                    let len = chunk.min(hi - lo - start);
+                    // SAFETY: every pointer is a mapped range of (hi - lo) elements (ptr()
+                    // checked it); start + len stays inside; acc holds chunk >= len elements.
+                    // Without acc, `out` overlaps none of the sources.
+                    unsafe {
+                        let at = |p: *mut u8| p.cast::<T>().add(start).cast_const();
+                        let out = if in_place { acc.as_mut_ptr() } else { dsts[g.me].cast::<T>().add(start) };
+                        combine_into(op, out, at(srcs[0]), at(srcs[1 % n]), len, n > 1);
+                        for sj in srcs.iter().skip(2) {
+                            combine_into(op, out, out, at(*sj), len, true);
+                        }
+                        for k in 0..n {
+                            let j = (g.me + k) % n;
+                            let to = dsts[j].cast::<T>().add(start);
+                            if to != out {
+                                std::ptr::copy_nonoverlapping(out, to, len);
+                            }
+                        }
+                    }
+                    start += len;
+                }
+                return self.reduce_done(g, func);
+            }
+        }
         let chunk = (CHUNK_BYTES / es).max(1);
         let mut acc: Vec<T> = Vec::with_capacity(chunk.min(hi - lo));
         let mut tmp: Vec<T> = vec![T::zeroed(); chunk.min(hi - lo)];
@@ -300,6 +346,13 @@ impl Runtime {
             }
             start += len;
         }
+        self.reduce_done(g, func)
+    }
+
+    /// The end of a large reduction: one signal to every member, and every member's signal
+    /// (its segment is in our destination).
+    fn reduce_done(&self, g: Group<'_>, func: &'static str) -> Result<()> {
+        let n = g.n();
         for k in 1..n {
             self.sig_send(g.slot, g.members[(g.me + k) % n], func)?;
         }
@@ -308,6 +361,38 @@ impl Runtime {
         }
         Ok(())
     }
+}
+
+/// `out[i] = a[i] op b[i]` (or `out[i] = a[i]` without `two`) for `len` elements, through raw
+/// pointers: `out` may be `a` or `b` (each element is read before it is written), and any of
+/// them may lie in another PE's memory, which other PEs write too (but not these elements
+/// while this runs).
+///
+/// # Safety
+/// Each pointer must be valid for `len` elements of `T` (reads; writes for `out`).
+#[inline]
+unsafe fn combine_into<T: Reducible>(op: ReduceOp, out: *mut T, a: *const T, b: *const T, len: usize, two: bool) {
+    if !two {
+        // SAFETY: per the caller; copy handles out == a.
+        unsafe { std::ptr::copy(a, out, len) };
+        return;
+    }
+    macro_rules! arms {
+        ($($o:ident),*) => {
+            match op {
+                $(ReduceOp::$o => {
+                    for i in 0..len {
+                        // SAFETY: per the caller (unaligned: C callers may pass any address).
+                        unsafe {
+                            let v = T::apply(ReduceOp::$o, a.add(i).read_unaligned(), b.add(i).read_unaligned());
+                            out.add(i).write_unaligned(v)
+                        };
+                    }
+                })*
+            }
+        };
+    }
+    arms!(And, Or, Xor, Max, Min, Sum, Prod);
 }
 
 /// `acc[i] = acc[i] op other[i]` for every element of `acc`. The operation is matched once,
