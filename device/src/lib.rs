@@ -421,8 +421,7 @@ impl Device {
         let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
         g.inflight -= 1;
         g.running.retain(|l| l.id != info.id);
-        let s = &self.0.state.error;
-        if g.failed.is_none() && s.is_set() && s.launch == info.id {
+        if g.failed.is_none() && self.0.state.error.get().is_some_and(|e| e.launch == info.id) {
             g.failed = Some(info);
         }
         self.0.launches_done.notify_all();
@@ -490,10 +489,7 @@ impl Device {
 
     /// The first device error, if any.
     pub fn error(&self) -> Option<DeviceError> {
-        let s = &self.0.state.error;
-        if !s.is_set() {
-            return None;
-        }
+        let s = self.0.state.error.get()?;
         let n = self.0.state.n_pes;
         let timed_out = s.code == ErrorCode::WaitTimeout as u32 || s.code == ErrorCode::BarrierTimeout as u32;
         let launch = if s.launch != 0 { self.launch_info(s.launch) } else { None };

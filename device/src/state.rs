@@ -18,7 +18,7 @@
 //! run `OXSHMEM_BLESS=1 cargo test -p oxshmem-device --test c_layout` and the table in
 //! `cheader.rs` (it does not compile until every field is listed).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// Why a device operation failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,16 +57,47 @@ pub enum ErrorCode {
 }
 
 /// The first error a device thread hit, for the host to report.
+///
+/// Every field is an atomic of the plain integer's size and alignment (the layout device code
+/// shares, `oxshmem_error_slot_t`, is unchanged): the slot is written through a shared
+/// reference by whichever thread fails first, and read by others. `state` orders them: the
+/// writer claims the slot (0 -> 1), stores the fields relaxed, and publishes them with a
+/// release store of 2; a reader that acquires 2 sees them all ([`ErrorSlot::get`]).
 #[repr(C)]
 #[derive(Debug, Default)]
 pub struct ErrorSlot {
     /// 0 = none, 1 = being written, 2 = set.
     pub state: AtomicU32,
     /// An [`ErrorCode`].
-    pub code: u32,
+    pub code: AtomicU32,
     /// An operation code (see [`op_name`]).
-    pub op: u32,
+    pub op: AtomicU32,
     /// Block and thread of the device thread (`u32::MAX` when the host proxy found it).
+    pub block: AtomicU32,
+    /// Thread index within the block.
+    pub thread: AtomicU32,
+    /// Target PE as given.
+    pub pe: AtomicI64,
+    /// Address involved.
+    pub addr: AtomicU64,
+    /// Length involved.
+    pub len: AtomicU64,
+    /// The kernel launch the device thread belongs to (numbered from 1 per device; 0: none).
+    pub launch: AtomicU64,
+    /// [`ErrorCode::WaitTimeout`]: the value the wait compared with.
+    pub value: AtomicU64,
+    /// [`ErrorCode::WaitTimeout`]: the comparison and the type of the word ([`wait_cmp`]).
+    pub cmp: AtomicU32,
+}
+
+/// A recorded error, read out of an [`ErrorSlot`] (its fields, as plain values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorRecord {
+    /// An [`ErrorCode`].
+    pub code: u32,
+    /// An operation code.
+    pub op: u32,
+    /// Block (`u32::MAX`: the host).
     pub block: u32,
     /// Thread index within the block.
     pub thread: u32,
@@ -76,11 +107,11 @@ pub struct ErrorSlot {
     pub addr: u64,
     /// Length involved.
     pub len: u64,
-    /// The kernel launch the device thread belongs to (numbered from 1 per device; 0: none).
+    /// The kernel launch (0: none).
     pub launch: u64,
-    /// [`ErrorCode::WaitTimeout`]: the value the wait compared with.
+    /// The value a timed-out wait compared with.
     pub value: u64,
-    /// [`ErrorCode::WaitTimeout`]: the comparison and the type of the word ([`wait_cmp`]).
+    /// The comparison of a timed-out wait.
     pub cmp: u32,
 }
 
@@ -137,16 +168,15 @@ impl ErrorSlot {
         block: u32,
         thread: u32,
     ) {
-        // SAFETY: `write` hands the slot out while this thread owns its plain fields.
-        self.write(|e| unsafe {
-            (*e).launch = launch;
-            (*e).code = code as u32;
-            (*e).op = op;
-            (*e).pe = pe;
-            (*e).addr = addr;
-            (*e).len = len;
-            (*e).block = block;
-            (*e).thread = thread;
+        self.write(|e| {
+            e.launch.store(launch, Ordering::Relaxed);
+            e.code.store(code as u32, Ordering::Relaxed);
+            e.op.store(op, Ordering::Relaxed);
+            e.pe.store(pe, Ordering::Relaxed);
+            e.addr.store(addr, Ordering::Relaxed);
+            e.len.store(len, Ordering::Relaxed);
+            e.block.store(block, Ordering::Relaxed);
+            e.thread.store(thread, Ordering::Relaxed);
         });
     }
 
@@ -165,37 +195,56 @@ impl ErrorSlot {
         block: u32,
         thread: u32,
     ) {
-        // SAFETY: as in record_in.
-        self.write(|e| unsafe {
-            (*e).launch = launch;
-            (*e).code = ErrorCode::WaitTimeout as u32;
-            (*e).op = op;
-            (*e).pe = pe;
-            (*e).addr = addr;
-            (*e).len = seen;
-            (*e).value = value;
-            (*e).cmp = cmp;
-            (*e).block = block;
-            (*e).thread = thread;
+        self.write(|e| {
+            e.launch.store(launch, Ordering::Relaxed);
+            e.code.store(ErrorCode::WaitTimeout as u32, Ordering::Relaxed);
+            e.op.store(op, Ordering::Relaxed);
+            e.pe.store(pe, Ordering::Relaxed);
+            e.addr.store(addr, Ordering::Relaxed);
+            e.len.store(seen, Ordering::Relaxed);
+            e.value.store(value, Ordering::Relaxed);
+            e.cmp.store(cmp, Ordering::Relaxed);
+            e.block.store(block, Ordering::Relaxed);
+            e.thread.store(thread, Ordering::Relaxed);
         });
     }
 
-    /// Claims the slot (first error wins) and lets `fill` write its plain fields through the
-    /// pointer: state 1 gives this thread exclusive write access to them (nobody reads them
-    /// before the release store of 2 publishes them); `fill` must not touch `state`.
-    fn write(&self, fill: impl FnOnce(*mut ErrorSlot)) {
+    /// Claims the slot (first error wins), lets `fill` store the fields, and publishes them
+    /// (`state` 2, release). `fill` must not touch `state`.
+    fn write(&self, fill: impl FnOnce(&ErrorSlot)) {
         if self.state.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return;
         }
-        fill(self as *const ErrorSlot as *mut ErrorSlot);
+        fill(self);
         self.state.store(2, Ordering::Release);
+    }
+
+    /// The recorded error, if one is set.
+    pub fn get(&self) -> Option<ErrorRecord> {
+        if !self.is_set() {
+            return None;
+        }
+        let r = Ordering::Relaxed;
+        Some(ErrorRecord {
+            code: self.code.load(r),
+            op: self.op.load(r),
+            block: self.block.load(r),
+            thread: self.thread.load(r),
+            pe: self.pe.load(r),
+            addr: self.addr.load(r),
+            len: self.len.load(r),
+            launch: self.launch.load(r),
+            value: self.value.load(r),
+            cmp: self.cmp.load(r),
+        })
     }
 
     /// Whether the recorded error is a wait that timed out ([`ErrorCode::WaitTimeout`],
     /// [`ErrorCode::BarrierTimeout`]): the device is then stuck in error, and every later
     /// device-side wait gives up at once instead of waiting out its own timeout.
     pub fn is_timeout(&self) -> bool {
-        self.is_set() && (self.code == ErrorCode::WaitTimeout as u32 || self.code == ErrorCode::BarrierTimeout as u32)
+        self.get()
+            .is_some_and(|e| e.code == ErrorCode::WaitTimeout as u32 || e.code == ErrorCode::BarrierTimeout as u32)
     }
 
     /// Whether an error is recorded.
@@ -330,9 +379,33 @@ mod tests {
         s.record_wait(3, op::SIGNAL_WAIT, -1, 0x1000, 0, wait_cmp::pack(3, 8, false), 1, 0, 2);
         s.record(ErrorCode::PeOutOfRange, op::P, 9, 0, 0, 1, 1);
         assert!(s.is_set() && s.is_timeout());
+        let e = s.get().expect("recorded");
         assert_eq!(
-            (s.code, s.launch, s.addr, s.value, s.block, s.thread),
+            (e.code, e.launch, e.addr, e.value, e.block, e.thread),
             (ErrorCode::WaitTimeout as u32, 3, 0x1000, 1, 0, 2)
         );
+    }
+
+    /// Threads racing to record: exactly one wins, and a reader sees all of its fields (no
+    /// torn record mixing two errors).
+    #[test]
+    fn racing_recorders_leave_one_whole_record() {
+        let s = std::sync::Arc::new(ErrorSlot::default());
+        let hs: Vec<_> = (0..8u32)
+            .map(|t| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    let v = u64::from(t) + 1;
+                    s.record_in(v, ErrorCode::OutOfBounds, t, t as i64, v, v, t, t);
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let e = s.get().expect("recorded");
+        let t = e.op;
+        let v = u64::from(t) + 1;
+        assert_eq!((e.launch, e.pe, e.addr, e.len, e.block, e.thread), (v, t as i64, v, v, t, t));
     }
 }
