@@ -635,6 +635,24 @@ impl Drop for Inner {
 pub trait DeviceData: Pod {}
 impl<T: Pod> DeviceData for T {}
 
+/// Lets the calling thread, a helper of the device layer (the proxy, the software NIC, the
+/// CPU back end's stream worker and so its kernel threads, which it starts), run on every CPU
+/// of the job on this host (`OSHRUN_CPU_LIST`) instead of the one core `oshrun` bound the PE
+/// to: they stand for a GPU and a NIC, which do not take the PE's core, and a spinning proxy
+/// on that core would starve the threads it serves. Elsewhere it changes nothing.
+pub(crate) fn unbind_helper_thread() {
+    let Some(cpus) = oxshmem::config::job_cpu_list() else { return };
+    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for c in cpus.into_iter().filter(|&c| c < 8 * size_of::<libc::cpu_set_t>()) {
+        // SAFETY: `c` is inside the mask.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: `set` is a valid mask of the size passed; 0 is the calling thread. A failure
+    // (a cpuset that shrank) leaves the thread where it was.
+    unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) };
+}
+
 #[cfg(test)]
 mod error_tests {
     use super::DeviceError;
@@ -658,22 +676,4 @@ mod error_tests {
         let rt = oxshmem::Error::new(2, "shmem_p", oxshmem::ErrorKind::NotInitialized);
         assert_eq!(oxshmem::Error::from(DeviceError::Runtime(rt.clone())), rt);
     }
-}
-
-/// Lets the calling thread, a helper of the device layer (the proxy, the software NIC, the
-/// CPU back end's stream worker and so its kernel threads, which it starts), run on every CPU
-/// of the job on this host (`OSHRUN_CPU_LIST`) instead of the one core `oshrun` bound the PE
-/// to: they stand for a GPU and a NIC, which do not take the PE's core, and a spinning proxy
-/// on that core would starve the threads it serves. Elsewhere it changes nothing.
-pub(crate) fn unbind_helper_thread() {
-    let Some(cpus) = oxshmem::config::job_cpu_list() else { return };
-    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for c in cpus.into_iter().filter(|&c| c < 8 * size_of::<libc::cpu_set_t>()) {
-        // SAFETY: `c` is inside the mask.
-        unsafe { libc::CPU_SET(c, &mut set) };
-    }
-    // SAFETY: `set` is a valid mask of the size passed; 0 is the calling thread. A failure
-    // (a cpuset that shrank) leaves the thread where it was.
-    unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) };
 }
