@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod kvs;
 pub mod launcher;
 pub mod mapping;
 pub mod mpi;

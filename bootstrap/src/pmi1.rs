@@ -22,8 +22,9 @@ use std::io;
 use std::os::fd::{OwnedFd, RawFd};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use crate::kvs::{self, Kvs};
 use crate::sock::{Sock, env_err, env_usize, quote, take_pmi_fd, write_all_fd};
-use crate::wire::{Command, LineBuf, hex_decode, hex_encode};
+use crate::wire::{Command, LineBuf};
 use crate::{Bootstrap, BootstrapError, Result, mapping};
 
 const PROTOCOL: &str = "pmi1";
@@ -419,43 +420,29 @@ impl Pmi1 {
     fn barrier_locked(conn: &mut Conn) -> Result<()> {
         conn.call("barrier", &Command::new("barrier_in"), "barrier_out").map(|_| ())
     }
+}
 
-    /// Put `data` as chunks `oxs<epoch>.<rank>.<i>`; chunk 0 starts with `<count>:`.
-    fn put_blob(&self, conn: &mut Conn, epoch: u64, data: &[u8]) -> Result<()> {
-        let hex = hex_encode(data);
-        let parts: Vec<&str> = if hex.is_empty() {
-            vec![""]
-        } else {
-            // Hex is ASCII, so any byte offset is a char boundary.
-            hex.as_bytes().chunks(self.chunk_chars).map(|c| std::str::from_utf8(c).unwrap_or_default()).collect()
-        };
-        let count = parts.len();
-        for (i, part) in parts.iter().enumerate() {
-            let key = format!("oxs{epoch}.{}.{i}", self.rank);
-            if i == 0 {
-                self.put_locked(conn, &key, &format!("{count}:{part}"))?;
-            } else {
-                self.put_locked(conn, &key, part)?;
-            }
-        }
-        Ok(())
+/// This connection's key-value space, locked for one collective (`kvs.rs`).
+struct Locked<'a> {
+    pmi: &'a Pmi1,
+    conn: &'a mut Conn,
+}
+
+impl Kvs for Locked<'_> {
+    fn put(&mut self, key: &str, value: &str) -> Result<()> {
+        self.pmi.put_locked(self.conn, key, value)
     }
-
-    fn get_blob(&self, conn: &mut Conn, epoch: u64, rank: usize) -> Result<Vec<u8>> {
-        let first = self.get_locked(conn, &format!("oxs{epoch}.{rank}.0"))?;
-        let step = format!("allgather: blob of rank {rank}");
-        let (count, part0) = first.split_once(':').ok_or_else(|| proto_err(&step, "chunk 0 has no count prefix"))?;
-        let count: usize = count.parse().map_err(|_| proto_err(&step, format!("bad chunk count {count:?}")))?;
-        // A blob is at most a few MiB; a wild count means a corrupt value.
-        if count == 0 || count > 1 << 20 {
-            return Err(proto_err(&step, format!("bad chunk count {count}")));
-        }
-        let mut hex = String::with_capacity(count * self.chunk_chars);
-        hex.push_str(part0);
-        for i in 1..count {
-            hex.push_str(&self.get_locked(conn, &format!("oxs{epoch}.{rank}.{i}"))?);
-        }
-        hex_decode(&hex).map_err(|e| proto_err(&step, format!("corrupt value: {e}")))
+    fn get(&mut self, key: &str) -> Result<String> {
+        self.pmi.get_locked(self.conn, key)
+    }
+    fn barrier(&mut self) -> Result<()> {
+        Pmi1::barrier_locked(self.conn)
+    }
+    fn chunk_chars(&self) -> usize {
+        self.pmi.chunk_chars
+    }
+    fn error(&self, step: &str, reason: String) -> BootstrapError {
+        proto_err(step, reason)
     }
 }
 
@@ -478,41 +465,7 @@ impl Bootstrap for Pmi1 {
         let mut conn = self.lock()?;
         conn.epoch += 1;
         let epoch = conn.epoch;
-        // The key-value space gets every blob as before (one put per rank): a slot that is
-        // missing from the segment (a rank that could not open it) or too small for the blob
-        // falls back to a get.
-        self.put_blob(&mut conn, epoch, data)?;
-        let seg_key = format!("oxs{epoch}.seg");
-        // Rank 0 decides for everyone (its token, or "-" for none), so that every rank runs the
-        // same two barriers whatever its own view of the mapping.
-        let mut seg = None;
-        if self.rank == 0 {
-            let s = if one_node { crate::shmgather::ShmGather::create(self.size).ok() } else { None };
-            self.put_locked(&mut conn, &seg_key, s.as_ref().map_or("-", |s| s.token()))?;
-            seg = s;
-        }
-        Self::barrier_locked(&mut conn)?;
-        if self.rank != 0 {
-            let token = self.get_locked(&mut conn, &seg_key)?;
-            if token != "-" {
-                seg = crate::shmgather::ShmGather::open(&token, self.size).ok();
-            }
-        }
-        if let Some(s) = &seg {
-            s.write(self.rank, crate::shmgather::ShmGather::fits(data.len()).then_some(data));
-        }
-        Self::barrier_locked(&mut conn)?;
-        (0..self.size)
-            .map(|r| {
-                if r == self.rank {
-                    return Ok(data.to_vec());
-                }
-                match seg.as_ref().and_then(|s| s.read(r).ok().flatten()) {
-                    Some(b) => Ok(b),
-                    None => self.get_blob(&mut conn, epoch, r),
-                }
-            })
-            .collect()
+        kvs::allgather(&mut Locked { pmi: self, conn: &mut conn }, epoch, self.rank, self.size, one_node, data)
     }
 
     fn barrier(&self) -> Result<()> {
@@ -531,12 +484,7 @@ impl Bootstrap for Pmi1 {
         let mut conn = self.lock()?;
         conn.epoch += 1;
         let epoch = conn.epoch;
-        let mine = data.unwrap_or(&[]);
-        if self.rank == root {
-            self.put_blob(&mut conn, epoch, mine)?;
-        }
-        Self::barrier_locked(&mut conn)?;
-        if self.rank == root { Ok(mine.to_vec()) } else { self.get_blob(&mut conn, epoch, root) }
+        kvs::broadcast(&mut Locked { pmi: self, conn: &mut conn }, epoch, self.rank, root, data.unwrap_or(&[]))
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {

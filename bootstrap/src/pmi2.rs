@@ -19,8 +19,9 @@ use std::io;
 use std::os::fd::{OwnedFd, RawFd};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use crate::kvs::{self, Kvs};
 use crate::sock::{Sock, env_err, env_usize, quote, take_pmi_fd, write_all_fd};
-use crate::wire::{self, Command, WireError, hex_decode, hex_encode};
+use crate::wire::{self, Command, WireError};
 use crate::{Bootstrap, BootstrapError, Result, mapping};
 
 const PROTOCOL: &str = "pmi2";
@@ -481,44 +482,6 @@ impl Pmi2 {
     fn fence_locked(conn: &mut Conn) -> Result<()> {
         conn.call("barrier (kvs-fence)", &Message::new("kvs-fence"), "kvs-fence-response").map(|_| ())
     }
-
-    /// Put `data` as chunks `oxs<epoch>.<rank>.<i>`; chunk 0 starts with `<count>:`.
-    fn put_blob(&self, conn: &mut Conn, epoch: u64, data: &[u8]) -> Result<()> {
-        let hex = hex_encode(data);
-        let parts: Vec<&str> = if hex.is_empty() {
-            vec![""]
-        } else {
-            // Hex is ASCII, so any byte offset is a char boundary.
-            hex.as_bytes().chunks(CHUNK_CHARS).map(|c| std::str::from_utf8(c).unwrap_or_default()).collect()
-        };
-        let count = parts.len();
-        for (i, part) in parts.iter().enumerate() {
-            let key = format!("oxs{epoch}.{}.{i}", self.rank);
-            if i == 0 {
-                Self::put_locked(conn, &key, &format!("{count}:{part}"))?;
-            } else {
-                Self::put_locked(conn, &key, part)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn get_blob(&self, conn: &mut Conn, epoch: u64, rank: usize) -> Result<Vec<u8>> {
-        let first = Self::get_locked(conn, &format!("oxs{epoch}.{rank}.0"))?;
-        let step = format!("allgather: blob of rank {rank}");
-        let (count, part0) = first.split_once(':').ok_or_else(|| proto_err(&step, "chunk 0 has no count prefix"))?;
-        let count: usize = count.parse().map_err(|_| proto_err(&step, format!("bad chunk count {count:?}")))?;
-        // A blob is at most a few MiB; a wild count means a corrupt value.
-        if count == 0 || count > 1 << 20 {
-            return Err(proto_err(&step, format!("bad chunk count {count}")));
-        }
-        let mut hex = String::with_capacity(count * CHUNK_CHARS);
-        hex.push_str(part0);
-        for i in 1..count {
-            hex.push_str(&Self::get_locked(conn, &format!("oxs{epoch}.{rank}.{i}"))?);
-        }
-        hex_decode(&hex).map_err(|e| proto_err(&step, format!("corrupt value: {e}")))
-    }
 }
 
 /// `found=TRUE;value=V` → `Some(V)`, `found=FALSE` → `None`; anything else is an error.
@@ -529,6 +492,29 @@ fn found_value<'a>(step: &str, reply: &'a Message) -> Result<Option<&'a str>> {
         }),
         Some("FALSE") | Some("false") => Ok(None),
         _ => Err(proto_err(step, format!("reply {} has no found=", quote(&reply.to_string())))),
+    }
+}
+
+/// This connection's key-value space, locked for one collective (`kvs.rs`).
+struct Locked<'a> {
+    conn: &'a mut Conn,
+}
+
+impl Kvs for Locked<'_> {
+    fn put(&mut self, key: &str, value: &str) -> Result<()> {
+        Pmi2::put_locked(self.conn, key, value)
+    }
+    fn get(&mut self, key: &str) -> Result<String> {
+        Pmi2::get_locked(self.conn, key)
+    }
+    fn barrier(&mut self) -> Result<()> {
+        Pmi2::fence_locked(self.conn)
+    }
+    fn chunk_chars(&self) -> usize {
+        CHUNK_CHARS
+    }
+    fn error(&self, step: &str, reason: String) -> BootstrapError {
+        proto_err(step, reason)
     }
 }
 
@@ -560,41 +546,7 @@ impl Bootstrap for Pmi2 {
         let mut conn = self.lock()?;
         conn.epoch += 1;
         let epoch = conn.epoch;
-        // The key-value space gets every blob as before (one put per rank): a slot that is
-        // missing from the segment (a rank that could not open it) or too small for the blob
-        // falls back to a get.
-        self.put_blob(&mut conn, epoch, data)?;
-        let seg_key = format!("oxs{epoch}.seg");
-        // Rank 0 decides for everyone (its token, or "-" for none), so that every rank runs the
-        // same two barriers whatever its own view of the mapping.
-        let mut seg = None;
-        if self.rank == 0 {
-            let s = if one_node { crate::shmgather::ShmGather::create(self.size).ok() } else { None };
-            Self::put_locked(&mut conn, &seg_key, s.as_ref().map_or("-", |s| s.token()))?;
-            seg = s;
-        }
-        Self::fence_locked(&mut conn)?;
-        if self.rank != 0 {
-            let token = Self::get_locked(&mut conn, &seg_key)?;
-            if token != "-" {
-                seg = crate::shmgather::ShmGather::open(&token, self.size).ok();
-            }
-        }
-        if let Some(s) = &seg {
-            s.write(self.rank, crate::shmgather::ShmGather::fits(data.len()).then_some(data));
-        }
-        Self::fence_locked(&mut conn)?;
-        (0..self.size)
-            .map(|r| {
-                if r == self.rank {
-                    return Ok(data.to_vec());
-                }
-                match seg.as_ref().and_then(|s| s.read(r).ok().flatten()) {
-                    Some(b) => Ok(b),
-                    None => self.get_blob(&mut conn, epoch, r),
-                }
-            })
-            .collect()
+        kvs::allgather(&mut Locked { conn: &mut conn }, epoch, self.rank, self.size, one_node, data)
     }
 
     fn barrier(&self) -> Result<()> {
@@ -609,12 +561,7 @@ impl Bootstrap for Pmi2 {
         let mut conn = self.lock()?;
         conn.epoch += 1;
         let epoch = conn.epoch;
-        let mine = data.unwrap_or(&[]);
-        if self.rank == root {
-            self.put_blob(&mut conn, epoch, mine)?;
-        }
-        Self::fence_locked(&mut conn)?;
-        if self.rank == root { Ok(mine.to_vec()) } else { self.get_blob(&mut conn, epoch, root) }
+        kvs::broadcast(&mut Locked { conn: &mut conn }, epoch, self.rank, root, data.unwrap_or(&[]))
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
@@ -794,7 +741,7 @@ mod tests {
         let kvs = Arc::new(Mutex::new(HashMap::<String, String>::new()));
         // Ranks 0 and 2 already put their blobs for epoch 1.
         for r in [0usize, 2] {
-            let hex = hex_encode(format!("rank {r}").as_bytes());
+            let hex = crate::wire::hex_encode(format!("rank {r}").as_bytes());
             kvs.lock().unwrap().insert(format!("oxs1.{r}.0"), format!("1:{hex}"));
         }
         // Rank 0 made no shared segment ("-"): every blob comes through the key-value space.
