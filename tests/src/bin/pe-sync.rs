@@ -33,7 +33,6 @@
 //!   the lock and use their own contexts at once; exact totals.
 
 use std::fmt::Debug;
-use std::time::{Duration, Instant};
 
 use oxshmem::ctx::{SHMEM_CTX_NOSTORE, SHMEM_CTX_PRIVATE, SHMEM_CTX_SERIALIZED};
 use oxshmem::lock::SymLock;
@@ -573,48 +572,52 @@ fn lock_fair(args: &[String]) {
     let shmem = init();
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     check(n <= 64, "lock-fair keeps waiters in a 64-bit mask");
-    let lock = SymLock::new(&shmem).or_die("SymLock::new");
-    // On PE 0: who wants the lock now, how often each PE has had it, and the log.
-    let want = shmem.alloc_slice(n, 0u64).or_die("alloc");
+    // The lock through the C-style routines on a symmetric long, so that its words can be
+    // read: each PE's copy names the PE that queued behind it (bits 24-47, PE + 1; see
+    // oxshmem::lock), which is how the holder sees who waits, with no clock involved.
+    let word = shmem.alloc_slice(1, 0i64).or_die("alloc");
+    let l = word.as_ptr();
+    // On PE 0: how often each PE has had the lock, and the log.
     let done = shmem.alloc_slice(n, 0u64).or_die("alloc");
     let log_pe = shmem.alloc_slice(n * k, u64::MAX).or_die("alloc");
     let log_waiting = shmem.alloc_slice(n * k, 0u64).or_die("alloc");
     let len = shmem.alloc(0u64).or_die("alloc");
+    // The PEs queued behind this one (which holds the lock), in the lock's own links.
+    let queued_behind = || {
+        let (mut set, mut at) = (0u64, me);
+        loop {
+            let next = (word.atomic_fetch(0, at).or_die("fetch lock word") as u64 >> 24) & 0xff_ffff;
+            if next == 0 || next as usize > n {
+                return set;
+            }
+            at = next as usize - 1;
+            check(set & 1 << at == 0 && at != me, format!("the lock's queue loops at PE {at}"));
+            set |= 1 << at;
+        }
+    };
     for round in 0..k {
-        want.atomic_set(me, 1, 0).or_die("announce");
-        let held = lock.lock().or_die("shmem_set_lock");
-        // Wait until every PE that will still ask has announced itself, note who is waiting,
-        // then hold the lock a while longer: an announced PE joins the queue microseconds
-        // after announcing, so by the release it is queued, and first come, first served
-        // means it gets the lock before this PE gets it again.
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(2) {
-            let laggards = (0..n).filter(|&p| {
-                p != me
-                    && done.atomic_fetch(p, 0).or_die("fetch") < k as u64
-                    && want.atomic_fetch(p, 0).or_die("fetch") == 0
-            });
-            if laggards.count() == 0 {
-                break;
+        // SAFETY: `word` is a symmetric long used only as this lock.
+        unsafe { oxshmem::lock::set_lock(l) }.or_die("shmem_set_lock");
+        // Every other PE with turns left asks again while this PE holds the lock (`done`
+        // changes only under it): wait until each has queued, as the links show. Then first
+        // come, first served means each gets the lock before this PE gets it again.
+        let left = (0..n)
+            .filter(|&p| p != me && done.atomic_fetch(p, 0).or_die("fetch") < k as u64)
+            .fold(0u64, |m, p| m | 1 << p);
+        let waiting = loop {
+            let q = queued_behind();
+            if q & left == left {
+                break q;
             }
             std::thread::yield_now();
-        }
-        let mut waiting = 0u64;
-        for p in (0..n).filter(|&p| p != me) {
-            if want.atomic_fetch(p, 0).or_die("fetch") == 1 {
-                waiting |= 1 << p;
-            }
-        }
-        // 60 ms: longer than a scheduler's latency with every PE, progress thread and test
-        // runner thread runnable on two cores (CFS stretches its 24 ms period with the count).
-        std::thread::sleep(Duration::from_millis(60));
-        want.atomic_set(me, 0, 0).or_die("withdraw");
+        };
         let i = len.get_value(0).or_die("shmem_g");
         log_pe.p(i as usize, me as u64, 0).or_die("shmem_p");
         log_waiting.p(i as usize, waiting, 0).or_die("shmem_p");
         len.put_value(i + 1, 0).or_die("shmem_p");
         done.atomic_set(me, round as u64 + 1, 0).or_die("count");
-        drop(held);
+        // SAFETY: as above; this PE holds the lock.
+        unsafe { oxshmem::lock::clear_lock(l) }.or_die("shmem_clear_lock");
     }
     shmem.barrier_all().or_die("barrier");
     if me == 0 {
