@@ -688,8 +688,12 @@ fn device_remote_in(env: Env) -> std::result::Result<(String, &'static str), Bad
 /// `OXSHMEM_PROXY_SPIN`: `Some(true)` spin, `Some(false)` sleep when idle, `None` decide
 /// (auto); a malformed value is an error naming it.
 pub fn proxy_spin() -> std::result::Result<Option<bool>, String> {
+    proxy_spin_in(&process_env)
+}
+
+fn proxy_spin_in(env: Env) -> std::result::Result<Option<bool>, String> {
     let v = var("OXSHMEM_PROXY_SPIN");
-    let (value, src) = lookup(v);
+    let (value, src) = lookup_in(env, v);
     let name = match src {
         Source::Env(n) => n,
         _ => v.name,
@@ -1418,6 +1422,18 @@ pub fn page_size() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proxy_spin_values() {
+        let spin = |v: &str| proxy_spin_in(&env_of(&[("OXSHMEM_PROXY_SPIN", v)]));
+        assert_eq!(proxy_spin_in(&env_of(&[])), Ok(None));
+        assert_eq!(spin("auto"), Ok(None));
+        assert_eq!(spin("1"), Ok(Some(true)));
+        assert_eq!(spin("yes"), Ok(Some(true)));
+        assert_eq!(spin("0"), Ok(Some(false)));
+        assert_eq!(spin("off"), Ok(Some(false)));
+        assert_eq!(spin("sometimes"), Err("OXSHMEM_PROXY_SPIN=\"sometimes\": expected 1, 0 or auto".into()));
+    }
 
     /// An environment made of `pairs`.
     fn env_of<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {

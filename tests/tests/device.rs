@@ -49,6 +49,19 @@ fn rma_matches_the_host_api() {
     }
 }
 
+/// The proxy channel with a spinning proxy thread (`OXSHMEM_PROXY_SPIN=1`, NVSHMEM's
+/// dedicated proxy) and with a sleeping one (`0`) does the same work.
+#[test]
+fn proxy_spinning_or_sleeping_matches_the_host_api() {
+    for spin in ["1", "0"] {
+        for n in [1, 2] {
+            let r = run(n, "proxy", &["rma"], &[("OXSHMEM_PROXY_SPIN", spin)]);
+            assert_job_ok(&r);
+            assert_each_pe_says(&r, n, |pe| format!("PE {pe}: device rma matches host (proxy)"));
+        }
+    }
+}
+
 /// Every integer atomic on u32, i32, u64 and i64, and fetch/set/swap on f32 and f64: the same
 /// fetched values and final state as the host API.
 #[test]
