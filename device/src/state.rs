@@ -168,16 +168,7 @@ impl ErrorSlot {
         block: u32,
         thread: u32,
     ) {
-        self.write(|e| {
-            e.launch.store(launch, Ordering::Relaxed);
-            e.code.store(code as u32, Ordering::Relaxed);
-            e.op.store(op, Ordering::Relaxed);
-            e.pe.store(pe, Ordering::Relaxed);
-            e.addr.store(addr, Ordering::Relaxed);
-            e.len.store(len, Ordering::Relaxed);
-            e.block.store(block, Ordering::Relaxed);
-            e.thread.store(thread, Ordering::Relaxed);
-        });
+        self.write(ErrorRecord { code: code as u32, op, block, thread, pe, addr, len, launch, value: 0, cmp: 0 });
     }
 
     /// Records a wait that timed out ([`ErrorCode::WaitTimeout`]): the word at `addr` held
@@ -195,27 +186,27 @@ impl ErrorSlot {
         block: u32,
         thread: u32,
     ) {
-        self.write(|e| {
-            e.launch.store(launch, Ordering::Relaxed);
-            e.code.store(ErrorCode::WaitTimeout as u32, Ordering::Relaxed);
-            e.op.store(op, Ordering::Relaxed);
-            e.pe.store(pe, Ordering::Relaxed);
-            e.addr.store(addr, Ordering::Relaxed);
-            e.len.store(seen, Ordering::Relaxed);
-            e.value.store(value, Ordering::Relaxed);
-            e.cmp.store(cmp, Ordering::Relaxed);
-            e.block.store(block, Ordering::Relaxed);
-            e.thread.store(thread, Ordering::Relaxed);
-        });
+        let code = ErrorCode::WaitTimeout as u32;
+        self.write(ErrorRecord { code, op, block, thread, pe, addr, len: seen, launch, value, cmp });
     }
 
-    /// Claims the slot (first error wins), lets `fill` store the fields, and publishes them
-    /// (`state` 2, release). `fill` must not touch `state`.
-    fn write(&self, fill: impl FnOnce(&ErrorSlot)) {
+    /// Claims the slot (first error wins), stores `r`'s fields and publishes them (`state` 2,
+    /// release).
+    fn write(&self, r: ErrorRecord) {
         if self.state.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return;
         }
-        fill(self);
+        let o = Ordering::Relaxed;
+        self.code.store(r.code, o);
+        self.op.store(r.op, o);
+        self.block.store(r.block, o);
+        self.thread.store(r.thread, o);
+        self.pe.store(r.pe, o);
+        self.addr.store(r.addr, o);
+        self.len.store(r.len, o);
+        self.launch.store(r.launch, o);
+        self.value.store(r.value, o);
+        self.cmp.store(r.cmp, o);
         self.state.store(2, Ordering::Release);
     }
 

@@ -57,12 +57,15 @@ fn resolve(
         return Err(bad(format!("this PE is not in the active set PE_start {start}, stride {stride}, PE_size {size}")));
     }
     rt.translate(psync as usize, 8, "pSync", func)?;
-    let members = (0..size).map(|i| start + i * stride).collect();
-    Ok(ActiveSet {
-        members,
-        me: (rt.me - start) / stride,
-        code: start as u64 | (log_stride as u64) << 24 | (size as u64) << 32,
-    })
+    let code = start as u64 | (log_stride as u64) << 24 | (size as u64) << 32;
+    Ok(ActiveSet { members: set_members(code), me: (rt.me - start) / stride, code })
+}
+
+/// The world PEs of the active set whose code (`ActiveSet::code`, the collectives' header
+/// `set`) is `code`.
+pub(crate) fn set_members(code: u64) -> Vec<usize> {
+    let (start, log, size) = ((code & 0xff_ffff) as usize, ((code >> 24) & 0xff) as u32, (code >> 32) as usize);
+    (0..size).map(|i| start + (i << log)).collect()
 }
 
 /// `shmem_barrier(PE_start, logPE_stride, PE_size, pSync)`: quiet, then wait for every PE of

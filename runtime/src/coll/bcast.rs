@@ -81,12 +81,6 @@ impl Owed {
     }
 }
 
-/// The world PEs of active set `set` (see [`Header::set`]).
-fn active_set_members(set: u64) -> Vec<usize> {
-    let (start, log, size) = ((set & 0xff_ffff) as usize, ((set >> 24) & 0xff) as u32, (set >> 32) as usize);
-    (0..size).map(|i| start + (i << log)).collect()
-}
-
 /// The data side of a broadcast that this PE takes part in with valid arguments.
 #[derive(Debug, Clone, Copy)]
 struct Data {
@@ -401,31 +395,17 @@ impl Runtime {
         // broadcast's header names its set.
         let set_members;
         let members = if slot == ACTIVE_SLOT {
-            set_members = active_set_members(hdr.set);
+            set_members = crate::coll::active_set::set_members(hdr.set);
             &set_members[..]
         } else {
             members
         };
         let n = members.len();
         let g = Group { slot, members, me, set: hdr.set };
-        if only_if_arrived {
-            let st = &self.teams.streams[slot];
-            let arrived = members.iter().filter(|&&pe| pe != self.me).all(|&pe| {
-                let c = st.recvd[pe].load(Ordering::Relaxed) + 1;
-                let a = self.mailbox_next(slot, pe);
-                // SAFETY: the sequence word of a mailbox in our own copy of the slot, written
-                // atomically by its sender.
-                let w = unsafe { AtomicU64::from_ptr(self.local_addr(a) as *mut u64) }.load(Ordering::Acquire);
-                let f = self.slots.flag(slot, Chan::Arrive, pe);
-                // SAFETY: as above, the arrival flag.
-                let s = unsafe { AtomicU64::from_ptr(self.local_addr(f) as *mut u64) }.load(Ordering::Acquire);
-                w >= c || s >= c
-            });
-            if !arrived {
-                return Ok(false);
-            }
+        if only_if_arrived && !members.iter().all(|&pe| pe == self.me || self.next_item_arrived(slot, pe)) {
+            return Ok(false);
         }
-        st_clear(&self.teams.streams[slot]);
+        self.teams.streams[slot].owes.store(false, Ordering::Relaxed);
         for k in 1..n {
             let j = (me + k) % n;
             match self.take_header(slot, &c, &hdr, members, j, true, F) {
@@ -444,9 +424,4 @@ impl Runtime {
         }
         Ok(true)
     }
-}
-
-/// The slot owes nothing any more.
-fn st_clear(st: &crate::team::Streams) {
-    st.owes.store(false, Ordering::Relaxed);
 }

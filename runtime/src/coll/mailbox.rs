@@ -142,6 +142,17 @@ impl Runtime {
         }
     }
 
+    /// Whether `from`'s next item to this PE through `slot` (a message or a signal) has
+    /// arrived.
+    pub(crate) fn next_item_arrived(&self, slot: usize, from: usize) -> bool {
+        let c = self.teams.streams[slot].recvd[from].load(Ordering::Relaxed) + 1;
+        [self.mailbox_next(slot, from), self.slots.flag(slot, Chan::Arrive, from)].into_iter().any(|a| {
+            // SAFETY: a live, aligned u64 in our own copy of the slot (a mailbox's sequence
+            // word or the arrival flag), which its sender writes atomically.
+            unsafe { AtomicU64::from_ptr(self.local_addr(a) as *mut u64) }.load(Ordering::Acquire) >= c
+        })
+    }
+
     /// The mailbox in which `from`'s next message to this PE arrives.
     pub(crate) fn mailbox_next(&self, slot: usize, from: usize) -> crate::transport::SymAddr {
         let m = self.teams.streams[slot].mails_recvd[from].load(Ordering::Relaxed);
