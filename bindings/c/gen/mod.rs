@@ -508,12 +508,10 @@ fn rust(types: &[Ty], funcs: &[Func]) -> String {
             Imp::Rust(body) => {
                 let end = if f.ret.is_none() { ";" } else { "" };
                 let _ = writeln!(s, "/// `{}` ({}{status}).", f.name, f.group);
-                let spec =
-                    if f.header == Header::Nvshmem { "NVSHMEM's documentation" } else { "the OpenSHMEM specification" };
-                let _ = writeln!(
-                    s,
-                    "///\n/// # Safety\n/// The arguments must meet the routine's contract in {spec};\n/// symmetric addresses, PE numbers and sizes are checked, and an error ends the job."
-                );
+                let _ = writeln!(s, "///\n/// # Safety");
+                for line in safety(f, body).lines() {
+                    let _ = writeln!(s, "/// {line}");
+                }
                 s.push_str("#[unsafe(no_mangle)]\n");
                 let _ = writeln!(
                     s,
@@ -542,6 +540,126 @@ fn rust(types: &[Ty], funcs: &[Func]) -> String {
     }
     s.push_str("    }\n}\n");
     s
+}
+
+/// The `# Safety` section of a generated function: what its caller must guarantee that the
+/// routine its body calls cannot check (the local buffers, and how much of each symmetric object
+/// the call reaches), then what is checked. Handles, PE numbers and counts are always checked.
+/// One text per routine of `crate::ops` (and `ext`, `nvshmem`); a body that calls none of them
+/// stops the build, so that no export goes out without its precondition.
+fn safety(f: &Func, body: &str) -> String {
+    let t = f.ty.as_ref().unwrap_or_else(|| panic!("gen: {} has a generated body but no type", f.name));
+    // The unit of the counts.
+    let elems = match (t.c.as_str(), t.name.as_str()) {
+        ("void", "mem") => "bytes".to_string(),
+        ("void", _) => format!("{}-bit elements", t.size * 8),
+        (c, _) => format!("`{c}` elements"),
+    };
+    let ty = &t.c;
+    let has = |n: &str| f.params.iter().any(|p| p.name == n);
+    // The templates of the two APIs name some parameters differently.
+    let src = if has("source") { "source" } else { "src" };
+    let n = ["nelems", "nelem", "nreduce"].into_iter().find(|n| has(n)).unwrap_or("nelems");
+    let target = if has("dest") { "dest" } else { "source" };
+    let calls = |r: &str| body.contains(&format!("{r}("));
+    let text = if calls("ops::p") {
+        "None: `dest` is checked to be symmetric and `pe` to be a valid PE.".to_string()
+    } else if calls("ops::g") {
+        format!("None: `{src}` is checked to be symmetric and `pe` to be a valid PE.")
+    } else if calls("ops::amo") {
+        format!("None: `{target}` is checked to be symmetric and aligned, and `pe` to be a valid PE.")
+    } else if calls("ops::amo_nbi") {
+        format!(
+            "`fetch` must be valid for a write of one `{ty}` until the next quiet.\n`{target}` is checked to be \
+             symmetric and aligned."
+        )
+    } else if calls("ops::put") || calls("ops::put_nbi") {
+        format!("`{src}` must be valid for reads of `{n}` {elems}.\n`dest` is checked to be symmetric.")
+    } else if calls("ops::put_signal") {
+        format!(
+            "`{src}` must be valid for reads of `{n}` {elems}.\n`dest` is checked to be symmetric, `sig_addr` to \
+             be symmetric and aligned."
+        )
+    } else if calls("ops::get") {
+        format!("`dest` must be valid for writes of `{n}` {elems}.\n`{src}` is checked to be symmetric.")
+    } else if calls("ops::get_nbi") {
+        format!(
+            "`dest` must be valid for writes of `{n}` {elems} until the next quiet.\n`{src}` is checked to be \
+             symmetric."
+        )
+    } else if calls("ops::iput") {
+        format!(
+            "`{src}` must be valid for reads of `{n}` {elems}, `sst` elements apart.\n`dest` is checked to be \
+             symmetric."
+        )
+    } else if calls("ops::iget") {
+        format!(
+            "`dest` must be valid for writes of `{n}` {elems}, `dst` elements apart.\n`{src}` is checked to be \
+             symmetric."
+        )
+    } else if calls("ext::ibput") {
+        format!(
+            "`source` must be valid for reads of `nblocks` blocks of `bsize` {elems}, block `k` at element \
+             `k * sst`.\n`dest` is checked to be symmetric."
+        )
+    } else if calls("ext::ibget") {
+        format!(
+            "`dest` must be valid for writes of `nblocks` blocks of `bsize` {elems}, block `k` at element \
+             `k * dst`.\n`source` is checked to be symmetric."
+        )
+    } else if calls("ops::wait_until") || calls("ops::test") {
+        format!("`ivar` must point to a `{ty}` (checked to be symmetric and aligned).")
+    } else if ["wait_until_all", "wait_until_any", "wait_until_some", "test_all", "test_any", "test_some"]
+        .iter()
+        .any(|r| calls(&format!("ops::{r}")))
+    {
+        let mut text = format!(
+            "`ivars` must point to `nelems` {elems} (checked to be symmetric and aligned); `status` must be \
+             NULL or valid for reads of `nelems` `int`s"
+        );
+        if has("cmp_values") {
+            text.push_str(&format!(", `cmp_values` for reads of `nelems` {elems}"));
+        }
+        if has("indices") {
+            text.push_str(", `indices` for writes of `nelems` `size_t`s");
+        }
+        text.push('.');
+        text
+    } else if calls("ops::broadcast") || calls("ops::reduce") {
+        format!("`dest` and `{src}` must each hold `{n}` {elems} (checked to be symmetric).")
+    } else if calls("ops::collect") {
+        let total = if body.contains(", true)") {
+            format!("`{n}` times the team's size")
+        } else {
+            format!("the sum of every member's `{n}`")
+        };
+        format!("`{src}` must hold `{n}` {elems} and `dest` {total} (checked to be symmetric).")
+    } else if calls("ops::alltoalls") {
+        let apart = if has("dst") { ", `dst` (in `dest`) and `sst` (in `source`) elements apart" } else { "" };
+        format!(
+            "`dest` and `{src}` must each hold `{n}` {elems} for every member of the team{apart} (checked to be \
+             symmetric)."
+        )
+    } else if calls("ops::to_all") {
+        format!(
+            "`dest` and `source` must each hold `nreduce` {elems}.\n`dest`, `source`, `pWrk` and `pSync` are \
+             checked to be symmetric."
+        )
+    } else if calls("ext::scan") {
+        format!("`dest` and `source` must each hold `nelems` {elems} (checked to be symmetric).")
+    } else if calls("nvshmem::reducescatter") {
+        format!(
+            "`src` must hold `nreduce` {elems} for every member of the team (checked to be symmetric);\n`dest` \
+             must be valid and aligned for writes of `nreduce` {elems} (written locally)."
+        )
+    } else {
+        panic!("gen: {}: no # Safety text for its body `{body}` (add one to `safety`)", f.name)
+    };
+    if has("cstrm") && !text.starts_with("None") {
+        format!("{text}\nThis must hold until the stream runs the operation, which may be after the call returns.")
+    } else {
+        text
+    }
 }
 
 fn banner(file: &str) -> String {

@@ -189,6 +189,10 @@ pub(crate) trait CScan: Sized {
 }
 
 impl<T: ArithReducible> CScan for T {
+    /// The runtime's scan.
+    ///
+    /// # Safety
+    /// As [`CScan::team_scan`].
     unsafe fn team_scan(t: &TeamRec, dest: *mut T, source: *const T, n: usize, exclusive: bool) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { oxshmem_rt::coll::scan::raw::sum_scan(&t.team, dest, source, n, exclusive) }
@@ -205,6 +209,10 @@ impl CScan for LongDouble {
     /// the members before it (and its own) in team order and adds them with C's arithmetic,
     /// then syncs again before writing `dest`, which may be a source others still read. Both
     /// syncs happen on every member whatever its arguments, so none is left waiting.
+    ///
+    /// # Safety
+    /// As [`CScan::team_scan`]. Symmetry is checked here (first and last byte of each array),
+    /// and `dest` is written locally: it must be aligned for `LongDouble`, as C's are.
     unsafe fn team_scan(
         t: &TeamRec,
         dest: *mut LongDouble,

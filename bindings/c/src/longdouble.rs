@@ -43,6 +43,11 @@ pub(crate) fn install_hooks() {
 }
 
 /// The transfer of `shmem_[ctx_]longdouble_p/g`: `len` bytes, a put (`get == 0`) or a get.
+///
+/// # Safety
+/// `func` must be a NUL-terminated string that lives for the whole program (the C routines pass
+/// a string literal). The local side must be valid for `len` bytes: `src` for reads (put) or
+/// `dest` for writes (get); the symmetric side, `ctx` and `pe` are checked.
 unsafe extern "C" fn rma(
     get: c_int,
     ctx: ShmemCtx,
@@ -93,7 +98,8 @@ fn symmetric(what: &'static str, p: *const LongDouble, len: usize) -> Result<()>
 /// `sync` is the collective's synchronization (called before and after).
 ///
 /// # Safety
-/// `dest` and `source` must hold `n` elements.
+/// `dest` and `source` must hold `n` elements (their ranges are checked to be symmetric);
+/// `dest` is written locally, so it must also be aligned for `LongDouble`.
 unsafe fn combine_from(
     members: &[usize],
     op: ReduceOp,
@@ -128,7 +134,7 @@ unsafe fn combine_from(
 /// `shmem_longdouble_OP_reduce` over a team.
 ///
 /// # Safety
-/// `dest` and `source` must hold `n` elements.
+/// As [`combine_from`].
 pub(crate) unsafe fn team_reduce(
     t: &TeamRec,
     op: ReduceOp,
@@ -143,7 +149,7 @@ pub(crate) unsafe fn team_reduce(
 /// `shmem_longdouble_OP_to_all` over an active set.
 ///
 /// # Safety
-/// `dest` and `source` must hold `n` elements; `psync` is checked symmetric.
+/// As [`combine_from`]; `psync` is checked to be symmetric.
 pub(crate) unsafe fn active_reduce(
     op: ReduceOp,
     dest: *mut LongDouble,

@@ -19,6 +19,10 @@ use crate::longdouble::LongDouble;
 pub(crate) const CMP_NE: c_int = Cmp::Ne as c_int;
 
 /// Contiguous put.
+///
+/// # Safety
+/// `source` must be valid for reads of `nelems * esize` bytes. `dest` is checked to be
+/// symmetric, `ctx` and `pe` to be valid.
 #[inline(always)]
 pub(crate) unsafe fn put(
     func: &'static str,
@@ -36,7 +40,10 @@ pub(crate) unsafe fn put(
     ok(func, r)
 }
 
-/// Nonblocking contiguous put.
+/// Nonblocking contiguous put (`source` is read before this returns).
+///
+/// # Safety
+/// As [`put`].
 #[inline(always)]
 pub(crate) unsafe fn put_nbi(
     func: &'static str,
@@ -55,6 +62,10 @@ pub(crate) unsafe fn put_nbi(
 }
 
 /// Contiguous get.
+///
+/// # Safety
+/// `dest` must be valid for writes of `nelems * esize` bytes. `source` is checked to be
+/// symmetric, `ctx` and `pe` to be valid.
 #[inline(always)]
 pub(crate) unsafe fn get(
     func: &'static str,
@@ -73,6 +84,9 @@ pub(crate) unsafe fn get(
 }
 
 /// Nonblocking contiguous get.
+///
+/// # Safety
+/// As [`get`], and `dest` must stay valid until the next quiet.
 #[inline(always)]
 pub(crate) unsafe fn get_nbi(
     func: &'static str,
@@ -91,6 +105,9 @@ pub(crate) unsafe fn get_nbi(
 }
 
 /// Elemental put.
+///
+/// # Safety
+/// None beyond the checks: `dest` is checked to be symmetric, `ctx` and `pe` to be valid.
 #[inline(always)]
 pub(crate) unsafe fn p<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, dest: *mut T, value: T, pe: c_int) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
@@ -101,6 +118,9 @@ pub(crate) unsafe fn p<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, dest
 }
 
 /// Elemental get.
+///
+/// # Safety
+/// None beyond the checks: `source` is checked to be symmetric, `ctx` and `pe` to be valid.
 #[inline(always)]
 pub(crate) unsafe fn g<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, source: *const T, pe: c_int) -> T {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
@@ -110,7 +130,11 @@ pub(crate) unsafe fn g<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, sour
     ok(func, r)
 }
 
-/// Strided put.
+/// Strided put: element `i` of `source` (at `i * sst`) to element `i * dst` of `dest`.
+///
+/// # Safety
+/// `source` must be valid for reads of `nelems` elements of `esize` bytes, `sst` elements
+/// apart. `dest` is checked to be symmetric (over its whole strided extent).
 pub(crate) unsafe fn iput(
     func: &'static str,
     ctx: ShmemCtx,
@@ -129,7 +153,11 @@ pub(crate) unsafe fn iput(
     ok(func, r)
 }
 
-/// Strided get.
+/// Strided get: element `i * sst` of `source` to element `i * dst` of `dest`.
+///
+/// # Safety
+/// `dest` must be valid for writes of `nelems` elements of `esize` bytes, `dst` elements
+/// apart. `source` is checked to be symmetric (over its whole strided extent).
 pub(crate) unsafe fn iget(
     func: &'static str,
     ctx: ShmemCtx,
@@ -149,6 +177,10 @@ pub(crate) unsafe fn iget(
 }
 
 /// Put with signal (blocking and nonblocking: on this transport both complete on return).
+///
+/// # Safety
+/// `source` must be valid for reads of `nelems * esize` bytes. `dest` is checked to be
+/// symmetric, `sig_addr` to be symmetric and aligned.
 pub(crate) unsafe fn put_signal(
     func: &'static str,
     ctx: ShmemCtx,
@@ -204,6 +236,10 @@ impl<T: AmoType> Amo<T> {
 }
 
 /// Every blocking AMO: returns the target's previous value.
+///
+/// # Safety
+/// None beyond the checks: `dest` is checked to be symmetric and aligned, `ctx` and `pe` to be
+/// valid.
 #[inline(always)]
 pub(crate) unsafe fn amo<T: AmoType>(func: &'static str, ctx: ShmemCtx, dest: *mut T, op: Amo<T>, pe: c_int) -> T {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
@@ -214,6 +250,10 @@ pub(crate) unsafe fn amo<T: AmoType>(func: &'static str, ctx: ShmemCtx, dest: *m
 }
 
 /// Every nonblocking fetching AMO: the previous value goes to `fetch`.
+///
+/// # Safety
+/// A non-null `fetch` must be valid for a (possibly unaligned) write of a `T` until the next
+/// quiet. `dest` is checked as in [`amo`].
 #[inline(always)]
 pub(crate) unsafe fn amo_nbi<T: AmoType>(
     func: &'static str,
@@ -280,18 +320,28 @@ unsafe fn indices<'a>(func: &'static str, n: usize, indices: *mut usize) -> Resu
 }
 
 /// `shmem_TYPE_wait_until`.
+///
+/// # Safety
+/// `ivar` must point to a `T` (checked to be symmetric and aligned).
 pub(crate) unsafe fn wait_until<T: SyncType>(func: &'static str, ivar: *mut T, c: c_int, value: T) {
     // SAFETY: the runtime checks ivar.
     ok(func, cmp(func, c).and_then(|c| unsafe { raw::wait_until(ivar, c, value) }))
 }
 
 /// `shmem_TYPE_test`.
+///
+/// # Safety
+/// As [`wait_until`].
 pub(crate) unsafe fn test<T: SyncType>(func: &'static str, ivar: *mut T, c: c_int, value: T) -> c_int {
     // SAFETY: the runtime checks ivar.
     ok(func, cmp(func, c).and_then(|c| unsafe { raw::test(ivar, c, value) })).into()
 }
 
 /// `shmem_TYPE_wait_until_all[_vector]`.
+///
+/// # Safety
+/// `ivars` must point to `n` `T`s (checked to be symmetric and aligned). A non-null `status`
+/// and the pointer of a `Vals::Each` must be valid for reads of `n` elements.
 pub(crate) unsafe fn wait_until_all<T: SyncType>(
     func: &'static str,
     ivars: *mut T,
@@ -311,6 +361,9 @@ pub(crate) unsafe fn wait_until_all<T: SyncType>(
 }
 
 /// `shmem_TYPE_test_all[_vector]`.
+///
+/// # Safety
+/// As [`wait_until_all`].
 pub(crate) unsafe fn test_all<T: SyncType>(
     func: &'static str,
     ivars: *mut T,
@@ -330,6 +383,9 @@ pub(crate) unsafe fn test_all<T: SyncType>(
 }
 
 /// `shmem_TYPE_wait_until_any[_vector]`: `SIZE_MAX` when no element is active.
+///
+/// # Safety
+/// As [`wait_until_all`].
 pub(crate) unsafe fn wait_until_any<T: SyncType>(
     func: &'static str,
     ivars: *mut T,
@@ -349,6 +405,9 @@ pub(crate) unsafe fn wait_until_any<T: SyncType>(
 }
 
 /// `shmem_TYPE_test_any[_vector]`: `SIZE_MAX` when no element satisfies its comparison.
+///
+/// # Safety
+/// As [`wait_until_all`].
 pub(crate) unsafe fn test_any<T: SyncType>(
     func: &'static str,
     ivars: *mut T,
@@ -368,6 +427,9 @@ pub(crate) unsafe fn test_any<T: SyncType>(
 }
 
 /// `shmem_TYPE_wait_until_some[_vector]`.
+///
+/// # Safety
+/// As [`wait_until_all`], and a non-null `idx` must be valid for writes of `n` `usize`s.
 pub(crate) unsafe fn wait_until_some<T: SyncType>(
     func: &'static str,
     ivars: *mut T,
@@ -388,6 +450,9 @@ pub(crate) unsafe fn wait_until_some<T: SyncType>(
 }
 
 /// `shmem_TYPE_test_some[_vector]`.
+///
+/// # Safety
+/// As [`wait_until_some`].
 pub(crate) unsafe fn test_some<T: SyncType>(
     func: &'static str,
     ivars: *mut T,
@@ -408,6 +473,9 @@ pub(crate) unsafe fn test_some<T: SyncType>(
 }
 
 /// `shmem_TYPE_broadcast`, `shmem_broadcastmem`.
+///
+/// # Safety
+/// `dest` and `source` must each hold `nelems * esize` bytes (checked to be symmetric).
 pub(crate) unsafe fn broadcast(
     func: &'static str,
     team: ShmemTeam,
@@ -426,6 +494,10 @@ pub(crate) unsafe fn broadcast(
 }
 
 /// `shmem_TYPE_[f]collect`, `shmem_[f]collectmem`.
+///
+/// # Safety
+/// `source` must hold `nelems * esize` bytes and `dest` every member's contribution (`nelems`
+/// times the team's size when `fixed`), both checked to be symmetric.
 pub(crate) unsafe fn collect(
     func: &'static str,
     team: ShmemTeam,
@@ -445,6 +517,10 @@ pub(crate) unsafe fn collect(
 }
 
 /// `shmem_TYPE_alltoall[s]`, `shmem_alltoall[s]mem`.
+///
+/// # Safety
+/// `dest` and `source` must each hold `nelems` elements of `esize` bytes for every member of
+/// the team, `dst` (in `dest`) and `sst` (in `source`) elements apart (checked to be symmetric).
 pub(crate) unsafe fn alltoalls(
     func: &'static str,
     team: ShmemTeam,
@@ -491,11 +567,19 @@ pub(crate) trait CReduce: Sized {
 }
 
 impl<T: Reducible> CReduce for T {
+    /// The runtime's team reduction.
+    ///
+    /// # Safety
+    /// As [`CReduce::team_reduce`].
     unsafe fn team_reduce(t: &TeamRec, op: ReduceOp, dest: *mut T, source: *const T, n: usize) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { oxshmem_rt::coll::api::raw::reduce(&t.team, op, dest, source, n) }
     }
 
+    /// The runtime's active-set reduction.
+    ///
+    /// # Safety
+    /// As [`CReduce::active_reduce`].
     unsafe fn active_reduce(
         op: ReduceOp,
         dest: *mut T,
@@ -513,6 +597,10 @@ impl<T: Reducible> CReduce for T {
 }
 
 impl CReduce for LongDouble {
+    /// [`crate::longdouble::team_reduce`].
+    ///
+    /// # Safety
+    /// As [`CReduce::team_reduce`].
     unsafe fn team_reduce(
         t: &TeamRec,
         op: ReduceOp,
@@ -524,6 +612,10 @@ impl CReduce for LongDouble {
         unsafe { crate::longdouble::team_reduce(t, op, dest, source, n) }
     }
 
+    /// [`crate::longdouble::active_reduce`] (`pwrk` is not needed).
+    ///
+    /// # Safety
+    /// As [`CReduce::active_reduce`].
     unsafe fn active_reduce(
         op: ReduceOp,
         dest: *mut LongDouble,
@@ -541,6 +633,9 @@ impl CReduce for LongDouble {
 }
 
 /// `shmem_TYPE_OP_reduce`.
+///
+/// # Safety
+/// `dest` and `source` must each hold `nreduce` elements (checked to be symmetric).
 pub(crate) unsafe fn reduce<T: CReduce>(
     func: &'static str,
     team: ShmemTeam,
@@ -557,6 +652,10 @@ pub(crate) unsafe fn reduce<T: CReduce>(
 }
 
 /// `shmem_TYPE_OP_to_all` (deprecated).
+///
+/// # Safety
+/// `dest` and `source` must each hold `nreduce` elements; they, `pwrk` and `psync` are checked
+/// to be symmetric.
 pub(crate) unsafe fn to_all<T: CReduce>(
     func: &'static str,
     op: ReduceOp,

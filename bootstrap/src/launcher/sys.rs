@@ -271,7 +271,10 @@ pub(super) fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
 /// `pmi_fd` and `status_fd` (those given) survive exec.
 ///
 /// # Safety
-/// Must run in the child after fork: it only makes async-signal-safe calls.
+/// Call only in the child between `fork` and `exec` (a `pre_exec` hook): it sets the calling
+/// process's death signal, descriptor flags and CPU affinity, which would be wrong for the
+/// launcher. `pmi_fd` and `status_fd` must be open descriptors meant for the child. It
+/// allocates nothing and makes only async-signal-safe calls, as that context requires.
 pub(super) unsafe fn child_setup(
     launcher_pid: libc::pid_t,
     pmi_fd: Option<RawFd>,

@@ -334,7 +334,8 @@ impl<L: NicLayout> Qp<L> {
     /// Drops the values [`init_at`](Self::init_at) placed (the memory stays).
     ///
     /// # Safety
-    /// `place` was built by `init_at` and is not used afterwards.
+    /// `place` must have been built by [`init_at`](Self::init_at), not dropped yet, and its
+    /// allocation still live; neither the queue nor its arrays may be used afterwards.
     pub unsafe fn drop_at(place: *mut Qp<L>) {
         // SAFETY: the caller's promise; the arrays have the lengths init_at gave them.
         unsafe {

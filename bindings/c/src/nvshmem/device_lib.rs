@@ -73,7 +73,9 @@ pub(crate) fn check_at_init() -> Result<(), String> {
 mod tests {
     use super::*;
 
-    unsafe extern "C" fn attach(_: *const c_void, _: *const c_void) -> c_int {
+    /// An [`AttachFn`] that attaches nothing: it reads neither argument, so it is a safe fn
+    /// (which coerces to the `unsafe` pointer type).
+    extern "C" fn attach(_: *const c_void, _: *const c_void) -> c_int {
         0
     }
 
