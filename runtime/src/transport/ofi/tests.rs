@@ -1,7 +1,12 @@
 //! Unit tests of the libfabric layer in one process: the transport reaches this PE itself
 //! through the network (`self_loop`), so every data path runs without a launcher.
 
+use super::fabric::Choice;
+use super::init::{corrupt, show_addr};
+use super::settings::Options;
 use super::*;
+use crate::error::Result;
+use crate::transport::{AmoOp, SymAddr, Transport, Width};
 use oxshmem_bootstrap::single::Singleton;
 
 /// A symmetric segment of `words` u64s, leaked: the provider writes into it from its own

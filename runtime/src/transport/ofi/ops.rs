@@ -1,0 +1,294 @@
+//! The operations: put (injected, copied through a bounce slot, or straight from the caller's
+//! buffer), get, the deferred per-peer fence, quiet with its read-backs, and the
+//! [`Transport`] impl of [`OfiTransport`] over them (atomics are in `atomics.rs`).
+
+use std::ffi::c_void;
+use std::ptr::null_mut;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::progress::{Call, OpLabel};
+use super::{Inner, OfiTransport, SLOT_SIZE, ffi, lock};
+use crate::error::Result;
+use crate::transport::{AmoOp, SymAddr, Transport, Width};
+
+impl Inner {
+    /// Completes every operation in flight to `pe` (remotely).
+    pub(super) fn settle(&self, func: &'static str, pe: usize) -> Result<()> {
+        if self.pending[pe].load(Ordering::Acquire) != 0 {
+            let what = || {
+                format!(
+                    "the {} earlier fi_write/fi_atomic to PE {pe} still in flight (waiting for their remote completion)",
+                    self.pending[pe].load(Ordering::Relaxed)
+                )
+            };
+            self.wait_until(func, pe, &what, || self.pending[pe].load(Ordering::Acquire) == 0)?;
+        }
+        if self.dirty[pe].swap(false, Ordering::AcqRel) {
+            self.read_back(func, pe)?;
+        }
+        Ok(())
+    }
+
+    /// An 8-byte read of `pe`'s heap, ordered behind this PE's writes to it by the provider's
+    /// read-after-write ordering: when it returns, they have been delivered.
+    fn read_back(&self, func: &'static str, pe: usize) -> Result<()> {
+        let (fa, ra, key) = self.remote(func, pe, SymAddr { seg: 0, offset: 0 }, 8)?;
+        let what = || "an 8-byte read-back proving delivery of earlier writes".to_string();
+        self.blocking(
+            func,
+            &OpLabel { call: Call::Read, pe, what: &what },
+            // SAFETY: the slot is ours and registered (bounce_desc); 8 bytes fit.
+            |c, s| unsafe { ffi::oxs_read(self.ep, self.slot_ptr(s).cast(), 8, self.bounce_desc, fa, ra, key, c, 0) },
+            |_| (),
+        )
+    }
+
+    /// The deferred fence: the first operation to `pe` after a fence waits for the
+    /// operations to `pe` still in flight from before it.
+    pub(super) fn fence_point(&self, func: &'static str, pe: usize) -> Result<()> {
+        let e = self.fence_epoch.load(Ordering::Acquire);
+        if self.fence_seen[pe].load(Ordering::Relaxed) != e {
+            self.settle(func, pe)?;
+            self.fence_seen[pe].store(e, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// `pe`'s address, the remote address of `a` and the key, after checking `len` bytes fit.
+    pub(super) fn remote(&self, func: &'static str, pe: usize, a: SymAddr, len: usize) -> Result<(u64, u64, u64)> {
+        let p = self
+            .peers
+            .get(pe)
+            .filter(|p| p.reach)
+            .ok_or_else(|| self.error(func, format!("PE {pe} is not reached through this transport")))?;
+        let s = p
+            .segs
+            .get(a.seg)
+            .filter(|s| s.len > 0)
+            .ok_or_else(|| self.error(func, format!("PE {pe} has no symmetric segment {}", a.seg)))?;
+        if (a.offset as u64).checked_add(len as u64).is_none_or(|e| e > s.len) {
+            return Err(self.error(
+                func,
+                format!(
+                    "offset {:#x} (+{len} bytes) lies outside PE {pe}'s segment {} ({} bytes)",
+                    a.offset, a.seg, s.len
+                ),
+            ));
+        }
+        Ok((p.fi_addr, s.base + a.offset as u64, s.key))
+    }
+
+    /// The descriptor of the registered segment holding `[p, p+len)`, if any.
+    fn local_desc(&self, p: usize, len: usize) -> Option<*mut c_void> {
+        self.local.iter().find(|l| p >= l.base && p - l.base <= l.len && len <= l.len - (p - l.base)).map(|l| l.desc)
+    }
+
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
+        let len = src.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let (fa, ra, key) = self.remote(func, pe, dst, len)?;
+        self.fence_point(func, pe)?;
+        let what = || format!("a put of {len} bytes to offset {:#x} of segment {}", dst.offset, dst.seg);
+        let label = OpLabel { call: Call::Write, pe, what: &what };
+        let mut off = 0;
+        while off < len {
+            let rest = len - off;
+            let p = src[off..].as_ptr();
+            let at = ra + off as u64;
+            if rest <= self.prov.inject_size {
+                let flags = self.wflags | u64::from(ffi::FI_INJECT);
+                // SAFETY: p is valid for rest bytes; injected data is copied before the call
+                // returns, so the source may be reused at once and needs no descriptor.
+                self.post_counted(func, &label, None, |c| unsafe {
+                    ffi::oxs_write(self.ep, p.cast(), rest, null_mut(), fa, at, key, c, flags)
+                })?;
+                off += rest;
+            } else if rest <= SLOT_SIZE || (self.mr_local && self.local_desc(p as usize, rest).is_none()) {
+                let chunk = rest.min(SLOT_SIZE);
+                let s = self.acquire(func, pe)?;
+                // SAFETY: the slot is ours until the completion releases it; p is valid for
+                // chunk bytes and does not overlap the bounce buffer.
+                unsafe { std::ptr::copy_nonoverlapping(p, self.slot_ptr(s), chunk) };
+                // SAFETY: the slot holds the data until the completion; bounce_desc covers it.
+                self.post_counted(func, &label, Some(s), |c| unsafe {
+                    ffi::oxs_write(
+                        self.ep,
+                        self.slot_ptr(s).cast(),
+                        chunk,
+                        self.bounce_desc,
+                        fa,
+                        at,
+                        key,
+                        c,
+                        self.wflags,
+                    )
+                })?;
+                off += chunk;
+            } else {
+                // Long: straight from the caller's buffer, which must stay untouched until the
+                // write completes — so wait for it. Only for its local completion where the
+                // provider orders reads after writes: the kernel or NIC then pipelines
+                // consecutive puts, and the next quiet or fence proves delivery by a read-back.
+                let chunk = rest.min(self.prov.max_msg_size);
+                let desc = self.local_desc(p as usize, chunk).unwrap_or(null_mut());
+                let flags = if self.read_after_write {
+                    u64::from(ffi::FI_COMPLETION | ffi::FI_TRANSMIT_COMPLETE)
+                } else {
+                    self.wflags
+                };
+                self.blocking(
+                    func,
+                    &label,
+                    // SAFETY: p is valid for chunk bytes until we return, after completion.
+                    |c, _| unsafe { ffi::oxs_write(self.ep, p.cast(), chunk, desc, fa, at, key, c, flags) },
+                    |_| (),
+                )?;
+                if self.read_after_write || !self.prov.delivery_complete {
+                    self.mark_dirty(pe);
+                }
+                off += chunk;
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
+        let len = dst.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let (fa, ra, key) = self.remote(func, pe, src, len)?;
+        self.settle(func, pe)?;
+        let what = || format!("a get of {len} bytes from offset {:#x} of segment {}", src.offset, src.seg);
+        let label = OpLabel { call: Call::Read, pe, what: &what };
+        let mut off = 0;
+        while off < len {
+            let rest = len - off;
+            let p = dst[off..].as_mut_ptr();
+            let at = ra + off as u64;
+            let desc = if self.mr_local { self.local_desc(p as usize, rest) } else { Some(null_mut()) };
+            match desc {
+                Some(desc) => {
+                    let chunk = rest.min(self.prov.max_msg_size);
+                    self.blocking(
+                        func,
+                        &label,
+                        // SAFETY: p is valid for chunk bytes and not otherwise accessed until
+                        // the read completed, before we return.
+                        |c, _| unsafe { ffi::oxs_read(self.ep, p.cast(), chunk, desc, fa, at, key, c, 0) },
+                        |_| (),
+                    )?;
+                    off += chunk;
+                }
+                None => {
+                    let chunk = rest.min(SLOT_SIZE);
+                    self.blocking(
+                        func,
+                        &label,
+                        // SAFETY: the slot is ours and registered; chunk <= SLOT_SIZE.
+                        |c, s| unsafe {
+                            ffi::oxs_read(self.ep, self.slot_ptr(s).cast(), chunk, self.bounce_desc, fa, at, key, c, 0)
+                        },
+                        // SAFETY: the read completed into the slot; p is valid for chunk bytes.
+                        |s| unsafe { std::ptr::copy_nonoverlapping(self.slot_ptr(s), p, chunk) },
+                    )?;
+                    off += chunk;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn take_failure(&self, func: &'static str) -> Result<()> {
+        match lock(&self.failure).take() {
+            Some(m) => Err(self.error(func, m)),
+            None => Ok(()),
+        }
+    }
+
+    fn quiet(&self) -> Result<()> {
+        const F: &str = "shmem_quiet";
+        if self.total.load(Ordering::Acquire) != 0 {
+            let what = || format!("the {} fi_write/fi_atomic in flight (quiet)", self.total.load(Ordering::Relaxed));
+            let start = Instant::now();
+            let cond = || self.total.load(Ordering::Acquire) == 0;
+            // Name the first peer still owing completions when the wait times out.
+            if let Err(e) = self.wait_until(F, self.me, &what, cond) {
+                let stuck = self.pending.iter().position(|p| p.load(Ordering::Relaxed) != 0);
+                return Err(match stuck {
+                    Some(pe) => self.timed_out(
+                        F,
+                        pe,
+                        &format!(
+                            "the {} fi_write/fi_atomic to PE {pe} in flight (quiet, after {:?})",
+                            self.pending[pe].load(Ordering::Relaxed),
+                            start.elapsed()
+                        ),
+                    ),
+                    None => e,
+                });
+            }
+        }
+        if self.any_dirty.swap(false, Ordering::AcqRel) {
+            for pe in 0..self.dirty.len() {
+                if self.dirty[pe].swap(false, Ordering::AcqRel) {
+                    self.read_back(F, pe)?;
+                }
+            }
+        }
+        self.take_failure(F)
+    }
+}
+
+impl Transport for OfiTransport {
+    fn name(&self) -> &'static str {
+        "ofi"
+    }
+
+    fn detail(&self) -> String {
+        let i = &self.inner;
+        format!("{}, domain {}, endpoint {}", i.prov.name, i.prov.domain, i.addr_text)
+    }
+
+    fn reaches(&self, pe: usize) -> bool {
+        self.inner.peers.get(pe).is_some_and(|p| p.reach)
+    }
+
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
+        self.inner.put(func, pe, dst, src)
+    }
+
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
+        self.inner.get(func, pe, src, dst)
+    }
+
+    fn atomic(&self, func: &'static str, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
+        self.inner.atomic(func, pe, dst, width, op)
+    }
+
+    fn fence(&self) -> Result<()> {
+        self.inner.fence_epoch.fetch_add(1, Ordering::AcqRel);
+        self.inner.take_failure("shmem_fence")
+    }
+
+    fn quiet(&self) -> Result<()> {
+        self.inner.quiet()
+    }
+
+    fn progress(&self) {
+        if !self.inner.closed.load(Ordering::Relaxed) {
+            self.inner.progress();
+        }
+    }
+
+    fn shutdown(&self) {
+        self.inner.stop_progress();
+        self.inner.closed.store(true, Ordering::Release);
+        if let Some(mut f) = lock(&self.inner.fids).take() {
+            f.close();
+        }
+    }
+}
