@@ -31,6 +31,11 @@
 //! run on the buffer's *resident* kernel (`moe/engine.rs`), so that a call does not pay for
 //! spawning device threads.
 //!
+//! Host code works on symmetric rows as slices only through `moe/access.rs`: a buffer peers
+//! write (an *inbox*) only after the kernel that awaited their signals, one only this PE writes
+//! (an *outbox*) only while no kernel runs — each against a guard that the kernel runner hands
+//! out, so no such slice outlives its phase.
+//!
 //! Both modes add up in the same order — for a token, `0 + partial(0) + partial(1) + ...` over
 //! the PEs it was sent to, where `partial(q) = 0 + w_k · y_k` over its choices `k` on PE `q` in
 //! `k` order — so they, every channel, and the MPI reference (`benches/c/moe_mpi.c`) give the
@@ -67,6 +72,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod access;
 mod engine;
 mod low_latency;
 pub mod reference;
@@ -75,6 +81,7 @@ mod throughput;
 use oxshmem::{Shmem, SymSlice};
 
 use crate::{DevPtr, Device, DeviceError, Grid, Thread};
+use access::{Kernel, Kernels, Outbox};
 use engine::Engine;
 
 /// How tokens travel.
@@ -354,10 +361,10 @@ enum ModeBufs {
 pub struct Buffer {
     cfg: MoeConfig,
     shape: Shape,
-    engine: Engine,
+    kernels: Kernels,
     epoch: u64,
     /// The tokens to dispatch (`tokens × hidden`), read by this PE's device threads only.
-    x: SymSlice<f32>,
+    x: Outbox<f32>,
     sig: SymSlice<u64>,
     /// The routing of the current dispatch.
     idx: Vec<i32>,
@@ -396,7 +403,8 @@ impl Buffer {
             tmax: cfg.tokens,
             grid: Grid::new(1, threads.min(n)),
         };
-        let x = alloc(shmem, cfg.tokens * shape.hf, 0.0f32)?;
+        // SAFETY: the token buffer is only ever the source of this PE's dispatch puts.
+        let x = unsafe { Outbox::new(alloc(shmem, cfg.tokens * shape.hf, 0.0f32)?) };
         let sig = alloc(shmem, 3 * n * SIG_STRIDE, 0u64)?;
         let bufs = match cfg.mode {
             Mode::Throughput => ModeBufs::Throughput(throughput::Bufs::new(shmem, &shape)?),
@@ -405,7 +413,7 @@ impl Buffer {
         Ok(Buffer {
             cfg,
             shape,
-            engine: Engine::new(dev, shape.grid, !cfg.launch_per_call),
+            kernels: Kernels::new(Engine::new(dev, shape.grid, !cfg.launch_per_call)),
             epoch: 0,
             x,
             sig,
@@ -426,10 +434,7 @@ impl Buffer {
     /// The symmetric token buffer (`tokens × hidden` f32): write tokens here and call
     /// [`dispatch_in_place`](Self::dispatch_in_place) to send them without a copy.
     pub fn tokens_mut(&mut self) -> &mut [f32] {
-        // SAFETY: only this PE's device threads read `x` (as the source of dispatch puts), and
-        // only inside dispatch, which has finished (it takes &mut self and synchronizes); no
-        // peer ever writes it.
-        unsafe { self.x.as_mut_slice() }
+        self.x.host_mut(self.kernels.idle())
     }
 
     /// Sends `x` (`num_tokens × hidden` f32, copied into the symmetric token buffer first) to
@@ -463,18 +468,18 @@ impl Buffer {
         self.num_tokens = num_tokens;
         self.epoch += 1;
         let sig = Signals { base: DevPtr::from_slice(&self.sig), n: self.shape.n };
-        let x = DevPtr::from_slice(&self.x);
+        let x = self.x.dev();
+        let k = &mut self.kernels;
         match &mut self.bufs {
-            ModeBufs::Throughput(b) => b.dispatch(&self.shape, &self.engine, x, sig, self.epoch, &self.idx, &self.w)?,
-            ModeBufs::LowLatency(b) => b.dispatch(&self.shape, &self.engine, x, sig, self.epoch, &self.idx, &self.w)?,
+            ModeBufs::Throughput(b) => b.dispatch(&self.shape, k, x, sig, self.epoch, &self.idx, &self.w)?,
+            ModeBufs::LowLatency(b) => b.dispatch(&self.shape, k, x, sig, self.epoch, &self.idx, &self.w)?,
         }
         Ok(Dispatched { buf: self })
     }
 
     /// The token buffer, read-only.
     fn tokens(&self) -> &[f32] {
-        // SAFETY: as in tokens_mut; shared access while no &mut exists.
-        unsafe { self.x.as_slice() }
+        self.x.host(self.kernels.idle())
     }
 
     fn invalid(&self, func: &'static str, reason: String) -> MoeError {
@@ -517,9 +522,9 @@ impl Buffer {
 
     /// Frees the symmetric buffers (collective).
     pub fn free(self) -> Result<(), MoeError> {
-        let Buffer { x, sig, bufs, engine, .. } = self;
+        let Buffer { x, sig, bufs, kernels, .. } = self;
         // The resident kernel first: it must not outlive the memory its jobs name.
-        drop(engine);
+        drop(kernels);
         match bufs {
             ModeBufs::Throughput(b) => b.free()?,
             ModeBufs::LowLatency(b) => b.free()?,
@@ -548,8 +553,9 @@ impl<'a> Dispatched<'a> {
 
     /// (token, expert) pairs received per local expert.
     pub fn tokens_per_expert(&self) -> Vec<usize> {
+        let arrived = self.buf.kernels.arrived(Kernel::Dispatch);
         match &self.buf.bufs {
-            ModeBufs::Throughput(b) => b.tokens_per_expert(&self.buf.shape, self.buf.tokens()),
+            ModeBufs::Throughput(b) => b.tokens_per_expert(&self.buf.shape, self.buf.tokens(), arrived),
             ModeBufs::LowLatency(b) => b.tokens_per_expert(&self.buf.shape),
         }
     }
@@ -566,9 +572,10 @@ impl<'a> Dispatched<'a> {
     /// Calls `f` for every received (token, expert) pair with the token's values, expert by
     /// expert (low latency) or source by source (throughput).
     pub fn for_each_row(&self, f: impl FnMut(ExpertRow, &[f32])) {
+        let arrived = self.buf.kernels.arrived(Kernel::Dispatch);
         match &self.buf.bufs {
-            ModeBufs::Throughput(b) => b.for_each_row(&self.buf.shape, self.buf.tokens(), f),
-            ModeBufs::LowLatency(b) => b.for_each_row(&self.buf.shape, self.buf.tokens(), f),
+            ModeBufs::Throughput(b) => b.for_each_row(&self.buf.shape, self.buf.tokens(), arrived, f),
+            ModeBufs::LowLatency(b) => b.for_each_row(&self.buf.shape, self.buf.tokens(), arrived, f),
         }
     }
 
@@ -577,11 +584,11 @@ impl<'a> Dispatched<'a> {
     /// mode weighs and sums them per row right away.
     pub fn apply_experts(self, f: impl FnMut(ExpertRow, &[f32], &mut [f32])) -> ExpertOutputs<'a> {
         let b = self.buf;
-        // SAFETY: as in tokens_mut; read-only here, and `bufs` and `scratch` are other fields.
-        let x = unsafe { b.x.as_slice() };
+        let arrived = b.kernels.arrived(Kernel::Dispatch);
+        let x = b.x.host(arrived.idle());
         match &mut b.bufs {
-            ModeBufs::Throughput(m) => m.apply(&b.shape, x, &mut b.scratch, f),
-            ModeBufs::LowLatency(m) => m.apply(&b.shape, x, &mut b.scratch, f),
+            ModeBufs::Throughput(m) => m.apply(&b.shape, x, &mut b.scratch, arrived, f),
+            ModeBufs::LowLatency(m) => m.apply(&b.shape, x, &mut b.scratch, arrived, f),
         }
         ExpertOutputs { buf: b }
     }
@@ -601,8 +608,8 @@ impl<'a> ExpertOutputs<'a> {
         let sig = Signals { base: DevPtr::from_slice(&b.sig), n: b.shape.n };
         let out = &mut b.out[..b.num_tokens * b.shape.hf];
         match &mut b.bufs {
-            ModeBufs::Throughput(m) => m.combine(&b.shape, &b.engine, sig, b.epoch, b.num_tokens, out)?,
-            ModeBufs::LowLatency(m) => m.combine(&b.shape, &b.engine, sig, b.epoch, &b.idx, out)?,
+            ModeBufs::Throughput(m) => m.combine(&b.shape, &mut b.kernels, sig, b.epoch, b.num_tokens, out)?,
+            ModeBufs::LowLatency(m) => m.combine(&b.shape, &mut b.kernels, sig, b.epoch, &b.idx, out)?,
         }
         Ok(&b.out[..b.num_tokens * b.shape.hf])
     }

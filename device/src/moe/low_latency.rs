@@ -14,12 +14,10 @@
 
 use std::sync::Arc;
 
-use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
+use oxshmem::{Shmem, SignalOp};
 
-use super::engine::Engine;
-use super::{
-    ExpertRow, MoeError, Phase, RowSum, Run, Shape, Signals, add_scaled_row, alloc, my_peers, my_sources, push_run,
-};
+use super::access::{Arrived, Inbox, Kernel, Kernels, Outbox};
+use super::{ExpertRow, MoeError, Phase, RowSum, Run, Shape, Signals, add_scaled_row, alloc, my_peers, push_run};
 use crate::DevPtr;
 
 /// u32 words per metadata entry: token, choice k, weight bits.
@@ -34,15 +32,16 @@ fn meta_cap(s: &Shape) -> usize {
 /// The symmetric buffers of low-latency mode and the layout of the current dispatch.
 pub(super) struct Bufs {
     /// One metadata message per destination.
-    send_meta: SymSlice<u32>,
+    send_meta: Outbox<u32>,
     /// Blocks `(local expert, source)` of `tmax` rows.
-    recv_x: SymSlice<f32>,
+    recv_x: Inbox<f32>,
     /// One metadata message per source.
-    recv_meta: SymSlice<u32>,
+    recv_meta: Inbox<u32>,
     /// Per source, `tmax` token-indexed rows of partial sums: the source of the combine puts.
-    partial: SymSlice<f32>,
-    /// Per expert PE, `tmax` token-indexed rows of partial sums for this PE's tokens.
-    comb_recv: SymSlice<f32>,
+    partial: Outbox<f32>,
+    /// Per expert PE, `tmax` token-indexed rows of partial sums for this PE's tokens (block
+    /// `me`: this PE's own experts' sums, written by its expert pass).
+    comb_recv: Inbox<f32>,
     /// `[l * n + s]`: rows received from source `s` for local expert `l`.
     recv_cnt: Vec<usize>,
     /// Per source: runs of the tokens it sent here (token-indexed rows of `partial`).
@@ -66,16 +65,28 @@ struct Entry {
 
 impl Bufs {
     pub(super) fn new(shmem: &Shmem, s: &Shape) -> Result<Bufs, MoeError> {
-        let (n, cap) = (s.n, meta_cap(s));
-        Ok(Bufs {
-            send_meta: alloc(shmem, n * cap, 0u32)?,
-            recv_x: alloc(shmem, s.epp * n * s.tmax * s.hf, 0.0f32)?,
-            recv_meta: alloc(shmem, n * cap, 0u32)?,
-            partial: alloc(shmem, n * s.tmax * s.hf, 0.0f32)?,
-            comb_recv: alloc(shmem, n * s.tmax * s.hf, 0.0f32)?,
-            recv_cnt: vec![0; s.epp * n],
-            tokens_from: vec![Vec::new(); n],
-        })
+        let (n, cap, block) = (s.n, meta_cap(s), s.tmax * s.hf);
+        // SAFETY: the protocol of the module documentation. send_meta and partial are only
+        // the sources of this PE's puts. Peers put into recv_x and recv_meta in their dispatch
+        // kernels, before their data signal, and into their own blocks of comb_recv in their
+        // combine kernels, before their combine signal; neither again before this PE's next
+        // kernel ("Why one set of buffers is enough", moe.rs). Nobody puts into block `me` of
+        // comb_recv, and no kernel reads it.
+        unsafe {
+            Ok(Bufs {
+                send_meta: Outbox::new(alloc(shmem, n * cap, 0u32)?),
+                recv_x: Inbox::new(alloc(shmem, s.epp * n * s.tmax * s.hf, 0.0f32)?, Kernel::Dispatch, 0..0),
+                recv_meta: Inbox::new(alloc(shmem, n * cap, 0u32)?, Kernel::Dispatch, 0..0),
+                partial: Outbox::new(alloc(shmem, n * block, 0.0f32)?),
+                comb_recv: Inbox::new(
+                    alloc(shmem, n * block, 0.0f32)?,
+                    Kernel::Combine,
+                    s.me * block..(s.me + 1) * block,
+                ),
+                recv_cnt: vec![0; s.epp * n],
+                tokens_from: vec![Vec::new(); n],
+            })
+        }
     }
 
     pub(super) fn free(self) -> Result<(), MoeError> {
@@ -94,7 +105,7 @@ impl Bufs {
     pub(super) fn dispatch(
         &mut self,
         s: &Shape,
-        exec: &Engine,
+        kernels: &mut Kernels,
         x: DevPtr<f32>,
         sig: Signals,
         epoch: u64,
@@ -110,10 +121,7 @@ impl Bufs {
         }
         let mut plan = Plan { runs: vec![Vec::new(); n], meta_len: vec![0; n] };
         {
-            // SAFETY: send_meta is read only by this PE: by its device threads (the source of
-            // the metadata puts) inside this buffer's dispatch kernels, none of which runs now,
-            // and by its own expert pass.
-            let meta = unsafe { self.send_meta.as_mut_slice() };
+            let meta = self.send_meta.host_mut(kernels.idle());
             // Where each global expert's entries start in its destination's message.
             let mut at = vec![0usize; n * epp];
             for p in 0..n {
@@ -150,12 +158,8 @@ impl Bufs {
             }
         }
         let plan = Arc::new(plan);
-        let (send_meta, recv_x, recv_meta) = (
-            DevPtr::from_slice(&self.send_meta),
-            DevPtr::from_slice(&self.recv_x),
-            DevPtr::from_slice(&self.recv_meta),
-        );
-        exec.run(move |t| {
+        let (send_meta, recv_x, recv_meta) = (self.send_meta.dev(), self.recv_x.dev(), self.recv_meta.dev());
+        let arrived = kernels.run_then_await(Kernel::Dispatch, s, sig, epoch, move |t| {
             for p in my_peers(t, me, n).filter(|&p| p != me) {
                 for r in &plan.runs[p] {
                     let (token, row, len) = (r.token as usize, r.row as usize, r.len as usize);
@@ -173,13 +177,9 @@ impl Bufs {
                     p,
                 );
             }
-            t.quiet();
-            for src in my_sources(t, me, n).filter(|&src| src != me) {
-                t.signal_wait_until(sig.at(Phase::Data, src), Cmp::Ge, epoch);
-            }
         })?;
         for src in 0..n {
-            let m = meta_of(&self.send_meta, &self.recv_meta, s, src);
+            let m = meta_of(&self.send_meta, &self.recv_meta, s, src, arrived);
             // The tokens of src that come back from here, in order.
             let mut tokens: Vec<usize> = Vec::new();
             let mut start = epp;
@@ -200,16 +200,16 @@ impl Bufs {
     }
 
     /// The metadata message from `src`.
-    fn meta(&self, s: &Shape, src: usize) -> &[u32] {
-        meta_of(&self.send_meta, &self.recv_meta, s, src)
+    fn meta<'a>(&'a self, s: &Shape, src: usize, arrived: Arrived<'a>) -> &'a [u32] {
+        meta_of(&self.send_meta, &self.recv_meta, s, src, arrived)
     }
 
     /// Calls `f(expert, source, entry)` for every received row, expert by expert, source by
     /// source.
-    fn each_row(&self, s: &Shape, mut f: impl FnMut(usize, usize, Entry)) {
+    fn each_row(&self, s: &Shape, arrived: Arrived<'_>, mut f: impl FnMut(usize, usize, Entry)) {
         for l in 0..s.epp {
             for src in 0..s.n {
-                let m = self.meta(s, src);
+                let m = self.meta(s, src, arrived);
                 let start = s.epp + ENTRY * m[..l].iter().map(|&c| c as usize).sum::<usize>();
                 for slot in 0..self.recv_cnt[l * s.n + src] {
                     let e = &m[start + ENTRY * slot..][..ENTRY];
@@ -220,18 +220,6 @@ impl Bufs {
         }
     }
 
-    /// The values of a received row.
-    fn x_row<'a>(&'a self, s: &Shape, x: &'a [f32], src: usize, e: &Entry) -> &'a [f32] {
-        let hf = s.hf;
-        if src == s.me {
-            return &x[e.token * hf..][..hf];
-        }
-        // SAFETY: written by the source before its data signal, which the dispatch kernel
-        // awaited; not written again before our combine has sent everything back.
-        let recv_x = unsafe { self.recv_x.as_slice() };
-        &recv_x[((e.l * s.n + src) * s.tmax + e.slot) * hf..][..hf]
-    }
-
     pub(super) fn tokens_per_expert(&self, s: &Shape) -> Vec<usize> {
         (0..s.epp).map(|l| (0..s.n).map(|src| self.recv_cnt[l * s.n + src]).sum()).collect()
     }
@@ -240,9 +228,16 @@ impl Bufs {
         (0..s.n).map(|src| (0..s.epp).map(|l| self.recv_cnt[l * s.n + src]).sum()).collect()
     }
 
-    pub(super) fn for_each_row(&self, s: &Shape, x: &[f32], mut f: impl FnMut(ExpertRow, &[f32])) {
-        self.each_row(s, |expert, src, e| {
-            f(ExpertRow { expert, src_pe: src, src_token: e.token }, self.x_row(s, x, src, &e));
+    pub(super) fn for_each_row(
+        &self,
+        s: &Shape,
+        x: &[f32],
+        arrived: Arrived<'_>,
+        mut f: impl FnMut(ExpertRow, &[f32]),
+    ) {
+        let recv_x = self.recv_x.read(arrived);
+        self.each_row(s, arrived, |expert, src, e| {
+            f(ExpertRow { expert, src_pe: src, src_token: e.token }, x_row(s, x, recv_x, src, &e));
         });
     }
 
@@ -254,34 +249,32 @@ impl Bufs {
         s: &Shape,
         x: &[f32],
         scratch: &mut [f32],
+        arrived: Arrived<'_>,
         mut f: impl FnMut(ExpertRow, &[f32], &mut [f32]),
     ) {
         let (hf, me, tmax) = (s.hf, s.me, s.tmax);
         // Every source's entries, by token, then choice.
         let mut by_src: Vec<Vec<(usize, Entry)>> = vec![Vec::new(); s.n];
-        self.each_row(s, |expert, src, e| by_src[src].push((expert, e)));
-        // SAFETY: partial is written by this PE only and read by its combine puts, which have
-        // not started; block `me` of comb_recv is written by this PE only (each peer writes
-        // its own block) and read after combine. Neither overlaps what this pass reads
-        // (send_meta, recv_meta, recv_x, x), and a SymSlice holds no reference to its memory,
-        // so these slices alias nothing.
-        let (partial, home) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(self.partial.as_ptr(), self.partial.len()),
-                std::slice::from_raw_parts_mut(self.comb_recv.as_ptr(), self.comb_recv.len()),
-            )
-        };
+        self.each_row(s, arrived, |expert, src, e| by_src[src].push((expert, e)));
+        let recv_x = self.recv_x.read(arrived);
+        // partial goes out in combine; block `me` of comb_recv (token-indexed like the other
+        // blocks) is where combine would have put this PE's own sums.
+        let partial = self.partial.host_mut(arrived.idle());
+        let home = self.comb_recv.own_mut(arrived.idle());
         for (src, rows) in by_src.iter_mut().enumerate() {
             rows.sort_unstable_by_key(|(_, e)| (e.token, e.k));
             let mut last = usize::MAX;
             for (expert, e) in rows.iter() {
-                let at = (src * tmax + e.token) * hf;
-                let pr = if src == me { &mut home[at..][..hf] } else { &mut partial[at..][..hf] };
+                let pr = if src == me {
+                    &mut home[e.token * hf..][..hf]
+                } else {
+                    &mut partial[(src * tmax + e.token) * hf..][..hf]
+                };
                 if e.token != last {
                     pr.fill(0.0);
                     last = e.token;
                 }
-                f(ExpertRow { expert: *expert, src_pe: src, src_token: e.token }, self.x_row(s, x, src, e), scratch);
+                f(ExpertRow { expert: *expert, src_pe: src, src_token: e.token }, x_row(s, x, recv_x, src, e), scratch);
                 add_scaled_row(pr, e.w, scratch);
             }
         }
@@ -293,7 +286,7 @@ impl Bufs {
     pub(super) fn combine(
         &mut self,
         s: &Shape,
-        exec: &Engine,
+        kernels: &mut Kernels,
         sig: Signals,
         epoch: u64,
         idx: &[i32],
@@ -301,8 +294,8 @@ impl Bufs {
     ) -> Result<(), MoeError> {
         let (me, n, hf, tmax, epp, k) = (s.me, s.n, s.hf, s.tmax, s.epp, s.topk);
         let runs: Arc<Vec<Vec<Run>>> = Arc::new(self.tokens_from.clone());
-        let (partial, comb_recv) = (DevPtr::from_slice(&self.partial), DevPtr::from_slice(&self.comb_recv));
-        exec.run(move |t| {
+        let (partial, comb_recv) = (self.partial.dev(), self.comb_recv.dev());
+        let arrived = kernels.run_then_await(Kernel::Combine, s, sig, epoch, move |t| {
             for src in my_peers(t, me, n).filter(|&src| src != me) {
                 for r in &runs[src] {
                     let (t0, len) = (r.token as usize, r.len as usize);
@@ -316,14 +309,9 @@ impl Bufs {
                 t.fence();
                 t.signal_op(sig.at(Phase::Combine, me), epoch, SignalOp::Set, src);
             }
-            t.quiet();
-            for q in my_sources(t, me, n).filter(|&q| q != me) {
-                t.signal_wait_until(sig.at(Phase::Combine, q), Cmp::Ge, epoch);
-            }
         })?;
-        // SAFETY: every expert PE's rows arrived before its combine signal, which the kernel
-        // awaited; none writes here again before our next dispatch.
-        let cr = unsafe { self.comb_recv.as_slice() };
+        // Every expert PE's rows arrived before its combine signal, which the kernel awaited.
+        let cr = self.comb_recv.read(arrived);
         let num_tokens = idx.len() / k;
         for t in 0..num_tokens {
             let ids = &idx[t * k..(t + 1) * k];
@@ -341,11 +329,23 @@ impl Bufs {
 }
 
 /// The metadata message from `src` (this PE's own stays in `send_meta`).
-fn meta_of<'a>(send_meta: &'a SymSlice<u32>, recv_meta: &'a SymSlice<u32>, s: &Shape, src: usize) -> &'a [u32] {
+fn meta_of<'a>(
+    send_meta: &'a Outbox<u32>,
+    recv_meta: &'a Inbox<u32>,
+    s: &Shape,
+    src: usize,
+    arrived: Arrived<'a>,
+) -> &'a [u32] {
     let cap = meta_cap(s);
-    // SAFETY: send_meta is written by this PE before its dispatch kernel and read-only until
-    // the next; recv_meta by the sources before their data signal, which the dispatch kernel
-    // awaited, and not again before our combine has sent everything back.
-    let all = unsafe { if src == s.me { send_meta.as_slice() } else { recv_meta.as_slice() } };
+    let all = if src == s.me { send_meta.host(arrived.idle()) } else { recv_meta.read(arrived) };
     &all[src * cap..][..cap]
+}
+
+/// The values of a received row (`recv_x`: the receive blocks, viewed for the phase).
+fn x_row<'a>(s: &Shape, x: &'a [f32], recv_x: &'a [f32], src: usize, e: &Entry) -> &'a [f32] {
+    let hf = s.hf;
+    if src == s.me {
+        return &x[e.token * hf..][..hf];
+    }
+    &recv_x[((e.l * s.n + src) * s.tmax + e.slot) * hf..][..hf]
 }

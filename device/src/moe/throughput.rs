@@ -8,13 +8,10 @@
 
 use std::sync::Arc;
 
-use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
+use oxshmem::{Cmp, Shmem, SignalOp};
 
-use super::engine::Engine;
-use super::{
-    ExpertRow, MoeError, NONE, Phase, RowSum, Run, Shape, Signals, add_scaled_row, alloc, my_peers, my_sources,
-    push_run,
-};
+use super::access::{Arrived, Inbox, Kernel, Kernels, Outbox};
+use super::{ExpertRow, MoeError, NONE, Phase, RowSum, Run, Shape, Signals, add_scaled_row, alloc, my_peers, push_run};
 use crate::DevPtr;
 
 /// u32 words of metadata per row: token, topk expert ids, topk weights.
@@ -25,17 +22,18 @@ fn meta_words(s: &Shape) -> usize {
 /// The symmetric buffers of throughput mode and the layout of the current dispatch.
 pub(super) struct Bufs {
     /// This PE's row count per destination (the source of the count exchange).
-    cnt_send: SymSlice<u64>,
+    cnt_send: Outbox<u64>,
     /// Row `s`: source `s`'s count per destination.
-    cnt_mat: SymSlice<u64>,
+    cnt_mat: Inbox<u64>,
     /// Metadata rows per destination, `tmax` rows each.
-    send_meta: SymSlice<u32>,
-    recv_x: SymSlice<f32>,
-    recv_meta: SymSlice<u32>,
+    send_meta: Outbox<u32>,
+    recv_x: Inbox<f32>,
+    recv_meta: Inbox<u32>,
     /// One partial sum per received row: the source of the combine puts.
-    partial: SymSlice<f32>,
-    /// Per expert PE, `tmax` rows of partial sums.
-    comb_recv: SymSlice<f32>,
+    partial: Outbox<f32>,
+    /// Per expert PE, `tmax` rows of partial sums (block `me`: this PE's own experts' sums,
+    /// written by its expert pass).
+    comb_recv: Inbox<f32>,
     /// `[t * n + p]`: row of token `t` in its region at PE `p` (NONE: not sent there).
     row_of: Vec<u32>,
     /// Per source: first row and rows in this PE's receive region.
@@ -49,18 +47,31 @@ struct Plan {
 
 impl Bufs {
     pub(super) fn new(shmem: &Shmem, s: &Shape) -> Result<Bufs, MoeError> {
-        let (n, rows, mw) = (s.n, s.n * s.tmax, meta_words(s));
-        Ok(Bufs {
-            cnt_send: alloc(shmem, n, 0u64)?,
-            cnt_mat: alloc(shmem, n * n, 0u64)?,
-            send_meta: alloc(shmem, rows * mw, 0u32)?,
-            recv_x: alloc(shmem, rows * s.hf, 0.0f32)?,
-            recv_meta: alloc(shmem, rows * mw, 0u32)?,
-            partial: alloc(shmem, rows * s.hf, 0.0f32)?,
-            comb_recv: alloc(shmem, rows * s.hf, 0.0f32)?,
-            row_of: Vec::new(),
-            recv: vec![(0, 0); n],
-        })
+        let (n, rows, mw, block) = (s.n, s.n * s.tmax, meta_words(s), s.tmax * s.hf);
+        // SAFETY: the protocol of the module documentation. cnt_send, send_meta and partial are
+        // only the sources of this PE's puts. Peers put into cnt_mat, recv_x and recv_meta in
+        // their dispatch kernels, before their data signal (the counts before a fence, the rows
+        // and metadata with it), and into their own blocks of comb_recv in their combine
+        // kernels, with their combine signal; neither again before this PE's next kernel ("Why
+        // one set of buffers is enough", moe.rs). Nobody puts into block `me` of comb_recv, and
+        // no kernel reads it.
+        unsafe {
+            Ok(Bufs {
+                cnt_send: Outbox::new(alloc(shmem, n, 0u64)?),
+                cnt_mat: Inbox::new(alloc(shmem, n * n, 0u64)?, Kernel::Dispatch, 0..0),
+                send_meta: Outbox::new(alloc(shmem, rows * mw, 0u32)?),
+                recv_x: Inbox::new(alloc(shmem, rows * s.hf, 0.0f32)?, Kernel::Dispatch, 0..0),
+                recv_meta: Inbox::new(alloc(shmem, rows * mw, 0u32)?, Kernel::Dispatch, 0..0),
+                partial: Outbox::new(alloc(shmem, rows * s.hf, 0.0f32)?),
+                comb_recv: Inbox::new(
+                    alloc(shmem, rows * s.hf, 0.0f32)?,
+                    Kernel::Combine,
+                    s.me * block..(s.me + 1) * block,
+                ),
+                row_of: Vec::new(),
+                recv: vec![(0, 0); n],
+            })
+        }
     }
 
     pub(super) fn free(self) -> Result<(), MoeError> {
@@ -82,7 +93,7 @@ impl Bufs {
     pub(super) fn dispatch(
         &mut self,
         s: &Shape,
-        exec: &Engine,
+        kernels: &mut Kernels,
         x: DevPtr<f32>,
         sig: Signals,
         epoch: u64,
@@ -95,10 +106,7 @@ impl Bufs {
         self.row_of.clear();
         self.row_of.resize(num_tokens * n, NONE);
         {
-            // SAFETY: send_meta is read only by this PE: by its device threads (the source of
-            // the metadata puts) inside this buffer's dispatch kernels, none of which runs now,
-            // and by its own expert pass.
-            let meta = unsafe { self.send_meta.as_mut_slice() };
+            let meta = self.send_meta.host_mut(kernels.idle());
             for t in 0..num_tokens {
                 let ids = &idx[t * k..(t + 1) * k];
                 for p in 0..n {
@@ -121,21 +129,16 @@ impl Bufs {
                     }
                 }
             }
-            // SAFETY: as above; cnt_send is the source of the count puts.
-            let cnt = unsafe { self.cnt_send.as_mut_slice() };
+            let cnt = self.cnt_send.host_mut(kernels.idle());
             for (c, &v) in cnt.iter_mut().zip(&plan.count) {
                 *c = v as u64;
             }
         }
         let own = plan.count[me];
         let plan = Arc::new(plan);
-        let (cnt_send, cnt_mat) = (DevPtr::from_slice(&self.cnt_send), DevPtr::from_slice(&self.cnt_mat));
-        let (send_meta, recv_x, recv_meta) = (
-            DevPtr::from_slice(&self.send_meta),
-            DevPtr::from_slice(&self.recv_x),
-            DevPtr::from_slice(&self.recv_meta),
-        );
-        exec.run(move |t| {
+        let (cnt_send, cnt_mat) = (self.cnt_send.dev(), self.cnt_mat.dev());
+        let (send_meta, recv_x, recv_meta) = (self.send_meta.dev(), self.recv_x.dev(), self.recv_meta.dev());
+        let arrived = kernels.run_then_await(Kernel::Dispatch, s, sig, epoch, move |t| {
             for p in my_peers(t, me, n).filter(|&p| p != me) {
                 t.put_signal_nbi(
                     cnt_mat.offset(me * n),
@@ -174,14 +177,9 @@ impl Bufs {
                     t.signal_op(sig.at(Phase::Data, me), epoch, SignalOp::Set, p);
                 }
             }
-            t.quiet();
-            for src in my_sources(t, me, n).filter(|&src| src != me) {
-                t.signal_wait_until(sig.at(Phase::Data, src), Cmp::Ge, epoch);
-            }
         })?;
-        // SAFETY: every other source's count row arrived (its signal was awaited in the kernel,
-        // which has been joined) and no peer writes it again before our next dispatch.
-        let cm = unsafe { self.cnt_mat.as_slice() };
+        // Every other source's count row arrived (its signal was awaited in the kernel).
+        let cm = self.cnt_mat.read(arrived);
         let mut off = 0;
         for src in 0..n {
             let c = if src == me { own } else { cm[src * n + me] as usize };
@@ -191,31 +189,9 @@ impl Bufs {
         Ok(())
     }
 
-    /// Row `r` from source `src`: its metadata and its token. This PE's own rows stay where
-    /// they were: metadata in `send_meta`, the token in the token buffer `x`.
-    fn row<'a>(&'a self, s: &Shape, x: &'a [f32], src: usize, r: usize) -> (&'a [u32], &'a [f32]) {
-        let (mw, hf) = (meta_words(s), s.hf);
-        if src == s.me {
-            // SAFETY: written by this PE before its dispatch kernel, read-only until the next.
-            let m = &unsafe { self.send_meta.as_slice() }[(s.me * s.tmax + r) * mw..][..mw];
-            (m, &x[m[0] as usize * hf..][..hf])
-        } else {
-            let row = self.recv[src].0 + r;
-            // SAFETY: written by the source before its data signal, which the dispatch kernel
-            // awaited; not written again before our combine has sent everything back.
-            let (meta, xs) = unsafe { (self.recv_meta.as_slice(), self.recv_x.as_slice()) };
-            (&meta[row * mw..][..mw], &xs[row * hf..][..hf])
-        }
-    }
-
-    /// Calls `f(source, row, metadata, token values)` for every received row.
-    fn each_row<'a>(&'a self, s: &Shape, x: &'a [f32], mut f: impl FnMut(usize, usize, &'a [u32], &'a [f32])) {
-        for (src, &(_, rows)) in self.recv.iter().enumerate() {
-            for r in 0..rows {
-                let (m, xr) = self.row(s, x, src, r);
-                f(src, r, m, xr);
-            }
-        }
+    /// What the last dispatch brought here, viewed until the combine kernel.
+    fn received<'a>(&'a self, x: &'a [f32], arrived: Arrived<'a>) -> Received<'a> {
+        Received::new(&self.send_meta, &self.recv_meta, &self.recv_x, &self.recv, x, arrived)
     }
 
     /// The local choices `(k, expert)` of a metadata row.
@@ -227,9 +203,9 @@ impl Bufs {
         })
     }
 
-    pub(super) fn tokens_per_expert(&self, s: &Shape, x: &[f32]) -> Vec<usize> {
+    pub(super) fn tokens_per_expert(&self, s: &Shape, x: &[f32], arrived: Arrived<'_>) -> Vec<usize> {
         let mut per = vec![0; s.epp];
-        self.each_row(s, x, |_, _, m, _| {
+        self.received(x, arrived).each_row(s, |_, _, m, _| {
             for (_, e) in Self::local_choices(s, m) {
                 per[e % s.epp] += 1;
             }
@@ -241,8 +217,14 @@ impl Bufs {
         self.recv.iter().map(|r| r.1).collect()
     }
 
-    pub(super) fn for_each_row(&self, s: &Shape, x: &[f32], mut f: impl FnMut(ExpertRow, &[f32])) {
-        self.each_row(s, x, |src, _, m, xr| {
+    pub(super) fn for_each_row(
+        &self,
+        s: &Shape,
+        x: &[f32],
+        arrived: Arrived<'_>,
+        mut f: impl FnMut(ExpertRow, &[f32]),
+    ) {
+        self.received(x, arrived).each_row(s, |src, _, m, xr| {
             for (_, expert) in Self::local_choices(s, m) {
                 f(ExpertRow { expert, src_pe: src, src_token: m[0] as usize }, xr);
             }
@@ -256,26 +238,18 @@ impl Bufs {
         s: &Shape,
         x: &[f32],
         scratch: &mut [f32],
+        arrived: Arrived<'_>,
         mut f: impl FnMut(ExpertRow, &[f32], &mut [f32]),
     ) {
-        let (hf, me, tmax) = (s.hf, s.me, s.tmax);
-        // SAFETY: partial is written by this PE only and read by its combine puts, which have
-        // not started; block `me` of comb_recv is written by this PE only (each peer writes
-        // its own block) and read after combine. Neither overlaps what each_row reads
-        // (send_meta, recv_meta, recv_x, x), and a SymSlice holds no reference to its memory,
-        // so these slices alias nothing.
-        let (partial, home) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(self.partial.as_ptr(), self.partial.len()),
-                std::slice::from_raw_parts_mut(self.comb_recv.as_ptr(), self.comb_recv.len()),
-            )
-        };
-        self.each_row(s, x, |src, r, m, xr| {
-            let pr = if src == me {
-                &mut home[(me * tmax + r) * hf..][..hf]
-            } else {
-                &mut partial[(self.recv[src].0 + r) * hf..][..hf]
-            };
+        let hf = s.hf;
+        let got = Received::new(&self.send_meta, &self.recv_meta, &self.recv_x, &self.recv, x, arrived);
+        // partial goes out in combine; block `me` of comb_recv is where combine would have put
+        // this PE's own sums.
+        let partial = self.partial.host_mut(arrived.idle());
+        let home = self.comb_recv.own_mut(arrived.idle());
+        got.each_row(s, |src, r, m, xr| {
+            let pr =
+                if src == s.me { &mut home[r * hf..][..hf] } else { &mut partial[(got.recv[src].0 + r) * hf..][..hf] };
             pr.fill(0.0);
             for (k, e) in Self::local_choices(s, m) {
                 f(ExpertRow { expert: e, src_pe: src, src_token: m[0] as usize }, xr, scratch);
@@ -288,7 +262,7 @@ impl Bufs {
     pub(super) fn combine(
         &mut self,
         s: &Shape,
-        exec: &Engine,
+        kernels: &mut Kernels,
         sig: Signals,
         epoch: u64,
         num_tokens: usize,
@@ -296,8 +270,8 @@ impl Bufs {
     ) -> Result<(), MoeError> {
         let (me, n, hf, tmax) = (s.me, s.n, s.hf, s.tmax);
         let recv: Arc<[(usize, usize)]> = self.recv.clone().into();
-        let (partial, comb_recv) = (DevPtr::from_slice(&self.partial), DevPtr::from_slice(&self.comb_recv));
-        exec.run(move |t| {
+        let (partial, comb_recv) = (self.partial.dev(), self.comb_recv.dev());
+        let arrived = kernels.run_then_await(Kernel::Combine, s, sig, epoch, move |t| {
             for src in my_peers(t, me, n).filter(|&src| src != me) {
                 let (first, rows) = recv[src];
                 let flag = sig.at(Phase::Combine, me);
@@ -315,14 +289,9 @@ impl Bufs {
                     t.signal_op(flag, epoch, SignalOp::Set, src);
                 }
             }
-            t.quiet();
-            for q in my_sources(t, me, n).filter(|&q| q != me) {
-                t.signal_wait_until(sig.at(Phase::Combine, q), Cmp::Ge, epoch);
-            }
         })?;
-        // SAFETY: every expert PE's rows arrived before its combine signal, which the kernel
-        // awaited; none writes here again before our next dispatch.
-        let cr = unsafe { self.comb_recv.as_slice() };
+        // Every expert PE's rows arrived with its combine signal, which the kernel awaited.
+        let cr = self.comb_recv.read(arrived);
         for t in 0..num_tokens {
             let mut sum = RowSum::new(&mut out[t * hf..][..hf]);
             for q in 0..n {
@@ -335,5 +304,59 @@ impl Bufs {
             sum.finish();
         }
         Ok(())
+    }
+}
+
+/// What one dispatch brought here, viewed for host code until the combine kernel: every
+/// source's metadata and token rows. This PE's own rows stay where they were: metadata in
+/// `send_meta`, the token in the token buffer `x`.
+#[derive(Clone, Copy)]
+struct Received<'a> {
+    x: &'a [f32],
+    own_meta: &'a [u32],
+    recv_meta: &'a [u32],
+    recv_x: &'a [f32],
+    /// Per source: first row and rows in the receive region.
+    recv: &'a [(usize, usize)],
+}
+
+impl<'a> Received<'a> {
+    fn new(
+        send_meta: &'a Outbox<u32>,
+        recv_meta: &'a Inbox<u32>,
+        recv_x: &'a Inbox<f32>,
+        recv: &'a [(usize, usize)],
+        x: &'a [f32],
+        arrived: Arrived<'a>,
+    ) -> Received<'a> {
+        Received {
+            x,
+            own_meta: send_meta.host(arrived.idle()),
+            recv_meta: recv_meta.read(arrived),
+            recv_x: recv_x.read(arrived),
+            recv,
+        }
+    }
+
+    /// Row `r` from source `src`: its metadata and its token.
+    fn row(&self, s: &Shape, src: usize, r: usize) -> (&'a [u32], &'a [f32]) {
+        let (mw, hf) = (meta_words(s), s.hf);
+        if src == s.me {
+            let m = &self.own_meta[(s.me * s.tmax + r) * mw..][..mw];
+            (m, &self.x[m[0] as usize * hf..][..hf])
+        } else {
+            let row = self.recv[src].0 + r;
+            (&self.recv_meta[row * mw..][..mw], &self.recv_x[row * hf..][..hf])
+        }
+    }
+
+    /// Calls `f(source, row, metadata, token values)` for every received row.
+    fn each_row(&self, s: &Shape, mut f: impl FnMut(usize, usize, &'a [u32], &'a [f32])) {
+        for (src, &(_, rows)) in self.recv.iter().enumerate() {
+            for r in 0..rows {
+                let (m, xr) = self.row(s, src, r);
+                f(src, r, m, xr);
+            }
+        }
     }
 }
