@@ -6,7 +6,7 @@
 //! code on the shared-memory path, and differ only on a network transport.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::transport::SymAddr;
+use crate::transport::{LocalBytes, LocalBytesMut, SymAddr};
 use crate::world::{Runtime, rt};
 
 /// Copies at least this long may be done by the C library with non-temporal stores, which
@@ -45,8 +45,9 @@ impl Runtime {
             Some(p) => unsafe { std::ptr::copy(src, p, len) },
             None => {
                 let net = self.net_for(pe, dst, len, func)?;
-                // SAFETY: src is valid for len bytes per the caller.
-                return net.put(func, pe, dst, unsafe { std::slice::from_raw_parts(src, len) });
+                // SAFETY: src is valid for reads of len bytes per the caller, for the whole call;
+                // it may be symmetric memory, so it stays a raw range, never a slice.
+                return net.put(func, pe, dst, unsafe { LocalBytes::new(src, len) });
             }
         }
         if len >= NT_THRESHOLD {
@@ -73,8 +74,9 @@ impl Runtime {
             Some(p) => unsafe { std::ptr::copy(p, dst, len) },
             None => {
                 let net = self.net_for(pe, src, len, func)?;
-                // SAFETY: dst is valid for len bytes per the caller.
-                return net.get(func, pe, src, unsafe { std::slice::from_raw_parts_mut(dst, len) });
+                // SAFETY: dst is valid for writes of len bytes per the caller, for the whole
+                // call; it may be symmetric memory, so it stays a raw range, never a slice.
+                return net.get(func, pe, src, unsafe { LocalBytesMut::new(dst, len) });
             }
         }
         Ok(())
@@ -97,8 +99,8 @@ impl Runtime {
         use std::sync::atomic::*;
         let Some(p) = self.shm.ptr(pe, dst, len) else {
             let net = self.net_for(pe, dst, len, func)?;
-            // SAFETY: src is valid for len bytes per the caller.
-            return net.put(func, pe, dst, unsafe { std::slice::from_raw_parts(src, len) });
+            // SAFETY: src is valid for reads of len bytes per the caller, for the whole call.
+            return net.put(func, pe, dst, unsafe { LocalBytes::new(src, len) });
         };
         let aligned = (p as usize).is_multiple_of(len.max(1));
         // SAFETY: p is in a live mapping for len bytes; when `aligned`, it is aligned for the

@@ -122,8 +122,8 @@ impl Runtime {
                 add_prefix(&mut acc, prev);
                 self.mb_release(g.slot, g.members[g.me - 1], mail, func)?;
             } else if exclusive {
-                // SAFETY: as above.
-                unsafe { std::slice::from_raw_parts_mut(out, len) }.fill(T::zeroed());
+                // SAFETY: as above (all-zero bytes are a valid `Pod` value).
+                unsafe { std::ptr::write_bytes(out, 0, len) };
             }
             if g.me + 1 < n {
                 // SAFETY: acc holds len elements, at most one mailbox.

@@ -10,6 +10,8 @@
 pub mod ofi;
 pub mod shm;
 
+use std::marker::PhantomData;
+
 use crate::error::Result;
 
 /// The network transports this build has (`ofi`, the feature of that name): what reaches peers
@@ -27,6 +29,113 @@ pub struct SymAddr {
     pub seg: usize,
     /// Byte offset from the segment's start.
     pub offset: usize,
+}
+
+/// The local bytes a [`put`](Transport::put) reads: a raw range, not a slice, because the
+/// source may be symmetric memory that other agents (peers' puts, device threads, the NIC)
+/// write at the same time, and such memory is never behind a Rust `&` (the symmetric memory
+/// access rule, `crate::sym`). Transports read it only through raw pointers.
+///
+/// It is neither `Send` nor `Sync` (it holds a raw pointer): it is made and used on the
+/// thread that calls the transport.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalBytes<'a> {
+    ptr: *const u8,
+    len: usize,
+    _borrow: PhantomData<&'a [u8]>,
+}
+
+impl<'a> LocalBytes<'a> {
+    /// The `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads of `len` bytes for `'a` — at least for the whole of every
+    /// transport call the value is passed to — and nothing may free or unmap that memory
+    /// meanwhile. Other agents may write it concurrently (it may be symmetric memory): the
+    /// transport only copies it through raw pointers, and ordering those writes against the
+    /// copy is the program's synchronisation, as for any OpenSHMEM put. `len` may be 0.
+    #[inline]
+    pub const unsafe fn new(ptr: *const u8, len: usize) -> Self {
+        Self { ptr, len, _borrow: PhantomData }
+    }
+
+    /// The bytes of a buffer the caller owns as ordinary Rust memory.
+    #[inline]
+    pub const fn from_slice(s: &'a [u8]) -> Self {
+        Self { ptr: s.as_ptr(), len: s.len(), _borrow: PhantomData }
+    }
+
+    /// The first byte's address.
+    #[inline]
+    pub const fn as_ptr(self) -> *const u8 {
+        self.ptr
+    }
+
+    /// The length in bytes.
+    #[inline]
+    pub const fn len(self) -> usize {
+        self.len
+    }
+
+    /// Whether the range is empty.
+    #[inline]
+    pub const fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The local bytes a [`get`](Transport::get) writes: a raw range, not a `&mut` slice, because
+/// the destination may be symmetric memory other agents access at the same time (see
+/// [`LocalBytes`]). Transports write it only through raw pointers.
+///
+/// It is neither `Send` nor `Sync` (it holds a raw pointer): it is made and used on the
+/// thread that calls the transport.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalBytesMut<'a> {
+    ptr: *mut u8,
+    len: usize,
+    _borrow: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> LocalBytesMut<'a> {
+    /// The `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for writes of `len` bytes for `'a` — at least for the whole of
+    /// every transport call the value is passed to — and nothing may free or unmap that memory
+    /// meanwhile, nor hold a Rust reference to any of it. Other agents may access it
+    /// concurrently (it may be symmetric memory): the transport only writes it through raw
+    /// pointers, and ordering those accesses against the get is the program's
+    /// synchronisation, as for any OpenSHMEM get. `len` may be 0.
+    #[inline]
+    pub const unsafe fn new(ptr: *mut u8, len: usize) -> Self {
+        Self { ptr, len, _borrow: PhantomData }
+    }
+
+    /// The bytes of a buffer the caller owns as ordinary Rust memory; it stays mutably
+    /// borrowed while the value lives.
+    #[inline]
+    pub const fn from_mut_slice(s: &'a mut [u8]) -> Self {
+        Self { ptr: s.as_mut_ptr(), len: s.len(), _borrow: PhantomData }
+    }
+
+    /// The first byte's address.
+    #[inline]
+    pub const fn as_mut_ptr(self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// The length in bytes.
+    #[inline]
+    pub const fn len(self) -> usize {
+        self.len
+    }
+
+    /// Whether the range is empty.
+    #[inline]
+    pub const fn is_empty(self) -> bool {
+        self.len == 0
+    }
 }
 
 /// Operand width of an atomic operation.
@@ -92,11 +201,14 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     }
     /// Whether this transport reaches `pe`.
     fn reaches(&self, pe: usize) -> bool;
-    /// Writes `src` to `dst` on `pe`. `func` is the OpenSHMEM routine the caller runs
-    /// (`shmem_putmem`), for errors, which also name the peer and the transport's step.
-    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()>;
-    /// Reads `dst.len()` bytes at `src` on `pe`; `func` as for [`put`](Transport::put).
-    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()>;
+    /// Writes the `src.len()` bytes at `src` to `dst` on `pe`. `func` is the OpenSHMEM
+    /// routine the caller runs (`shmem_putmem`), for errors, which also name the peer and the
+    /// transport's step. `src` is read through raw pointers only, and not after return.
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: LocalBytes<'_>) -> Result<()>;
+    /// Reads `dst.len()` bytes at `src` on `pe` into `dst`; `func` as for
+    /// [`put`](Transport::put). `dst` is written through raw pointers only, and not after
+    /// return.
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: LocalBytesMut<'_>) -> Result<()>;
     /// Performs `op` on the `width`-byte integer at `dst` on `pe`; returns its previous value.
     /// `func` as for [`put`](Transport::put).
     fn atomic(&self, func: &'static str, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64>;

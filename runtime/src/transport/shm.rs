@@ -15,7 +15,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
 
-use super::{AmoOp, MAX_SEGMENTS, SymAddr, Transport, Width};
+use super::{AmoOp, LocalBytes, LocalBytesMut, MAX_SEGMENTS, SymAddr, Transport, Width};
 use crate::error::Result;
 use crate::heap::segment::Mapping;
 
@@ -211,7 +211,9 @@ pub unsafe fn copy_to_peer(dst: *mut u8, src: *const u8, len: usize) {
 /// As for [`copy_to_peer`], and the ranges must not overlap.
 #[cfg(target_arch = "x86_64")]
 unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
-    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+    #[cfg(not(miri))]
+    use std::arch::x86_64::_mm_sfence;
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128};
     let head = dst.align_offset(64).min(len);
     let lines = (len - head) / 64;
     // SAFETY: every access stays within [0, len) of both ranges, which the caller vouches
@@ -225,17 +227,38 @@ unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
             let b = _mm_loadu_si128(s.add(16).cast::<__m128i>());
             let c = _mm_loadu_si128(s.add(32).cast::<__m128i>());
             let e = _mm_loadu_si128(s.add(48).cast::<__m128i>());
-            _mm_stream_si128(d.cast::<__m128i>(), a);
-            _mm_stream_si128(d.add(16).cast::<__m128i>(), b);
-            _mm_stream_si128(d.add(32).cast::<__m128i>(), c);
-            _mm_stream_si128(d.add(48).cast::<__m128i>(), e);
+            stream16(d.cast::<__m128i>(), a);
+            stream16(d.add(16).cast::<__m128i>(), b);
+            stream16(d.add(32).cast::<__m128i>(), c);
+            stream16(d.add(48).cast::<__m128i>(), e);
             d = d.add(64);
             s = s.add(64);
         }
         let done = head + lines * 64;
         std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), len - done);
+        #[cfg(not(miri))]
         _mm_sfence();
     }
+}
+
+/// One 16-byte streaming store. Under Miri, which cannot run the instruction (it is inline
+/// assembly), an aligned plain store: the same bounds and alignment are checked.
+///
+/// # Safety
+/// `d` must be valid for a 16-byte write and 16-byte aligned.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn stream16(d: *mut std::arch::x86_64::__m128i, v: std::arch::x86_64::__m128i) {
+    // SAFETY: forwarded from the caller.
+    #[cfg(not(miri))]
+    unsafe {
+        std::arch::x86_64::_mm_stream_si128(d, v)
+    };
+    // SAFETY: forwarded from the caller.
+    #[cfg(miri)]
+    unsafe {
+        d.write(v)
+    };
 }
 
 /// Performs `op` on the integer at `p`.
@@ -307,18 +330,21 @@ impl Transport for ShmTransport {
         pe < self.n_pes && self.base(pe, 0) != 0
     }
 
-    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: LocalBytes<'_>) -> Result<()> {
         let p = self.ptr(pe, dst, src.len()).ok_or_else(|| self.unmapped(pe, dst, src.len(), func))?;
         // SAFETY: ptr() checked that the whole range lies inside pe's live mapping; the source is
-        // a distinct, valid slice (a symmetric range never overlaps a caller's borrowed slice
-        // unless the caller put to itself, which copy handles as memmove).
+        // valid for src.len() bytes for this call (LocalBytes' contract). Both sides are raw
+        // pointers, no reference: either may be symmetric memory others write, and they may
+        // overlap (a put to oneself), which copy handles as memmove.
         unsafe { std::ptr::copy(src.as_ptr(), p, src.len()) };
         Ok(())
     }
 
-    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: LocalBytesMut<'_>) -> Result<()> {
         let p = self.ptr(pe, src, dst.len()).ok_or_else(|| self.unmapped(pe, src, dst.len(), func))?;
-        // SAFETY: as in put, the range is inside a live mapping.
+        // SAFETY: as in put: the range is inside a live mapping, the destination is valid for
+        // dst.len() bytes of writes for this call (LocalBytesMut's contract), and copy is a
+        // memmove between raw pointers.
         unsafe { std::ptr::copy(p, dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
@@ -390,6 +416,7 @@ mod tests {
     /// cannot be mapped gives its reason to whoever needs it, and peers of other hosts (no
     /// source) are simply not mapped.
     #[test]
+    #[cfg_attr(miri, ignore = "Miri: maps peers' segments through /proc and mmap")]
     fn peers_are_mapped_lazily_and_failures_are_kept() {
         use std::os::fd::AsRawFd;
         let (fd, m) = Mapping::create(8192, "lazy-test", 4096).unwrap();

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::progress::{Call, OpLabel};
 use super::{Inner, OfiTransport, SLOT_SIZE, ffi, lock};
 use crate::error::Result;
-use crate::transport::{AmoOp, SymAddr, Transport, Width};
+use crate::transport::{AmoOp, LocalBytes, LocalBytesMut, SymAddr, Transport, Width};
 
 impl Inner {
     /// Completes every operation in flight to `pe` (remotely).
@@ -84,7 +84,7 @@ impl Inner {
         self.local.iter().find(|l| p >= l.base && p - l.base <= l.len && len <= l.len - (p - l.base)).map(|l| l.desc)
     }
 
-    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: LocalBytes<'_>) -> Result<()> {
         let len = src.len();
         if len == 0 {
             return Ok(());
@@ -96,7 +96,8 @@ impl Inner {
         let mut off = 0;
         while off < len {
             let rest = len - off;
-            let p = src[off..].as_ptr();
+            // Inside src (off < len): valid for rest bytes per LocalBytes' contract.
+            let p = src.as_ptr().wrapping_add(off);
             let at = ra + off as u64;
             if rest <= self.prov.inject_size {
                 let flags = self.wflags | u64::from(ffi::FI_INJECT);
@@ -128,9 +129,9 @@ impl Inner {
                 })?;
                 off += chunk;
             } else {
-                // Long: straight from the caller's buffer, which must stay untouched until the
-                // write completes — so wait for it. Only for its local completion where the
-                // provider orders reads after writes: the kernel or NIC then pipelines
+                // Long: straight from the caller's buffer, which src promises valid only for
+                // this call — so wait for the write to complete. Only for its local completion
+                // where the provider orders reads after writes: the kernel or NIC then pipelines
                 // consecutive puts, and the next quiet or fence proves delivery by a read-back.
                 let chunk = rest.min(self.prov.max_msg_size);
                 let desc = self.local_desc(p as usize, chunk).unwrap_or(null_mut());
@@ -155,7 +156,7 @@ impl Inner {
         Ok(())
     }
 
-    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: LocalBytesMut<'_>) -> Result<()> {
         let len = dst.len();
         if len == 0 {
             return Ok(());
@@ -167,7 +168,8 @@ impl Inner {
         let mut off = 0;
         while off < len {
             let rest = len - off;
-            let p = dst[off..].as_mut_ptr();
+            // Inside dst (off < len): valid for rest bytes of writes per LocalBytesMut's contract.
+            let p = dst.as_mut_ptr().wrapping_add(off);
             let at = ra + off as u64;
             let desc = if self.mr_local { self.local_desc(p as usize, rest) } else { Some(null_mut()) };
             match desc {
@@ -176,8 +178,9 @@ impl Inner {
                     self.blocking(
                         func,
                         &label,
-                        // SAFETY: p is valid for chunk bytes and not otherwise accessed until
-                        // the read completed, before we return.
+                        // SAFETY: p is valid for writes of chunk bytes until we return (dst's
+                        // contract), and we return only after the read completed; this code
+                        // does not touch those bytes meanwhile.
                         |c, _| unsafe { ffi::oxs_read(self.ep, p.cast(), chunk, desc, fa, at, key, c, 0) },
                         |_| (),
                     )?;
@@ -192,7 +195,8 @@ impl Inner {
                         |c, s| unsafe {
                             ffi::oxs_read(self.ep, self.slot_ptr(s).cast(), chunk, self.bounce_desc, fa, at, key, c, 0)
                         },
-                        // SAFETY: the read completed into the slot; p is valid for chunk bytes.
+                        // SAFETY: the read completed into the slot; p is valid for writes of
+                        // chunk bytes (dst's contract) and does not overlap the bounce buffer.
                         |s| unsafe { std::ptr::copy_nonoverlapping(self.slot_ptr(s), p, chunk) },
                     )?;
                     off += chunk;
@@ -257,11 +261,11 @@ impl Transport for OfiTransport {
         self.inner.peers.get(pe).is_some_and(|p| p.reach)
     }
 
-    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: &[u8]) -> Result<()> {
+    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: LocalBytes<'_>) -> Result<()> {
         self.inner.put(func, pe, dst, src)
     }
 
-    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: &mut [u8]) -> Result<()> {
+    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: LocalBytesMut<'_>) -> Result<()> {
         self.inner.get(func, pe, src, dst)
     }
 

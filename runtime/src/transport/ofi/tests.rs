@@ -6,7 +6,7 @@ use super::init::{corrupt, show_addr};
 use super::settings::Options;
 use super::*;
 use crate::error::Result;
-use crate::transport::{AmoOp, SymAddr, Transport, Width};
+use crate::transport::{AmoOp, LocalBytes, LocalBytesMut, SymAddr, Transport, Width};
 use oxshmem_bootstrap::single::Singleton;
 
 /// A symmetric segment of `words` u64s, leaked: the provider writes into it from its own
@@ -30,9 +30,11 @@ fn open(opts: Options, seg: (usize, usize)) -> Result<OfiTransport> {
 }
 
 fn read(seg: (usize, usize), off: usize, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
     // SAFETY: the range lies in the leaked segment; the transport completed its writes
-    // (quiet) before the test reads.
-    unsafe { std::slice::from_raw_parts((seg.0 + off) as *const u8, len) }.to_vec()
+    // (quiet) before the test reads, and `v` is a distinct allocation of len bytes.
+    unsafe { std::ptr::copy_nonoverlapping((seg.0 + off) as *const u8, v.as_mut_ptr(), len) };
+    v
 }
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
@@ -46,11 +48,11 @@ const AT: fn(usize) -> SymAddr = |offset| SymAddr { seg: 0, offset };
 fn exercise(t: &OfiTransport, seg: (usize, usize)) {
     for (off, len, seed) in [(0, 8, 1), (64, 1000, 2), (4096, 200_000, 3), (300_000, 65536, 4), (500_000, 65537, 5)] {
         let data = pattern(len, seed);
-        t.put("test", 0, AT(off), &data).unwrap();
+        t.put("test", 0, AT(off), LocalBytes::from_slice(&data)).unwrap();
         t.quiet().unwrap();
         assert_eq!(read(seg, off, len), data, "put of {len} bytes at {off}");
         let mut back = vec![0u8; len];
-        t.get("test", 0, AT(off), &mut back).unwrap();
+        t.get("test", 0, AT(off), LocalBytesMut::from_mut_slice(&mut back)).unwrap();
         assert_eq!(back, data, "get of {len} bytes at {off}");
     }
     for (width, base) in [(Width::W32, 700_000), (Width::W64, 700_008)] {
@@ -97,8 +99,8 @@ fn mr_local_and_prov_key_use_the_bounce_buffer() {
     let inside = pattern(100_000, 9);
     // SAFETY: the range lies in the leaked segment and nothing else accesses it now.
     unsafe { std::ptr::copy_nonoverlapping(inside.as_ptr(), (seg.0 + 800_000) as *mut u8, inside.len()) };
-    // SAFETY: as above; the slice is only read by the put.
-    let src = unsafe { std::slice::from_raw_parts((seg.0 + 800_000) as *const u8, inside.len()) };
+    // SAFETY: the range lies in the leaked segment, which lives for the whole test.
+    let src = unsafe { LocalBytes::new((seg.0 + 800_000) as *const u8, inside.len()) };
     t.put("test", 0, AT(900_000), src).unwrap();
     t.quiet().unwrap();
     assert_eq!(read(seg, 900_000, inside.len()), inside);
@@ -134,10 +136,10 @@ fn init_and_teardown_repeatedly() {
     for _ in 0..3 {
         let seg = segment(1 << 12);
         let t = open(options("tcp;ofi_rxm"), seg).unwrap();
-        t.put("test", 0, AT(0), &[7; 100]).unwrap();
+        t.put("test", 0, AT(0), LocalBytes::from_slice(&[7; 100])).unwrap();
         t.quiet().unwrap();
         t.shutdown();
-        let e = t.put("test", 0, AT(0), &[7; 100]).unwrap_err();
+        let e = t.put("test", 0, AT(0), LocalBytes::from_slice(&[7; 100])).unwrap_err();
         assert!(e.to_string().contains("shut down"), "{e}");
         drop(t);
     }
@@ -147,9 +149,9 @@ fn init_and_teardown_repeatedly() {
 fn out_of_range_and_unreached_peers_are_errors() {
     let seg = segment(1 << 12);
     let t = open(options("tcp;ofi_rxm"), seg).unwrap();
-    let e = t.put("shmem_putmem", 0, AT((1 << 15) - 4), &[0; 8]).unwrap_err();
+    let e = t.put("shmem_putmem", 0, AT((1 << 15) - 4), LocalBytes::from_slice(&[0; 8])).unwrap_err();
     assert!(e.to_string().contains("shmem_putmem: offset 0x7ffc (+8 bytes) lies outside PE 0's segment 0"), "{e}");
-    let e = t.get("test", 0, SymAddr { seg: 1, offset: 0 }, &mut [0; 8]).unwrap_err();
+    let e = t.get("test", 0, SymAddr { seg: 1, offset: 0 }, LocalBytesMut::from_mut_slice(&mut [0; 8])).unwrap_err();
     assert!(e.to_string().contains("no symmetric segment 1"), "{e}");
     let e = t.atomic("test", 3, AT(0), Width::W64, AmoOp::Fetch).unwrap_err();
     assert!(e.to_string().contains("PE 3 is not reached"), "{e}");
