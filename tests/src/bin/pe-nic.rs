@@ -29,9 +29,11 @@
 //!   NIC thread asleep (it sleeps when idle, and the job sets `OXSHMEM_SOFTNIC_NAP_MS` to
 //!   minutes) only the ringing threads themselves can execute the WQEs: 256 threads ringing at
 //!   once, most of them finding the NIC taken by another. A doorbell left unserved never
-//!   arrives, and the host names the round and the thread.
+//!   arrives, and the host names the round and the thread. Each round starts only once the
+//!   host has seen the NIC thread asleep (blocked, in `/proc`) with every device thread
+//!   waiting at the round's start — not after a pause that a loaded machine may outlast.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use oxshmem::Shmem;
@@ -254,21 +256,32 @@ fn errors(_: &[String]) {
         );
 
         // The queue stays in error: an ordinary put and p on it fail at once with the same
-        // error (they would otherwise wait for a completion that never comes).
-        let took: Shared<Duration> = Arc::default();
-        let took2 = took.clone();
+        // error (they would otherwise wait for a completion that never comes). "At once" is
+        // checked without a clock: neither reserved a slot of the queue, so neither posted
+        // anything whose completion it could have waited for.
+        let posted: Shared<(u64, u64)> = Arc::default();
+        let posted2 = posted.clone();
         stream.launch(Grid::new(1, 1), move |t| {
-            let t0 = Instant::now();
+            let before = t.ibgda_queue(right).0.resv_head();
             t.put(pd, &[0xbad0_0000 + k as u64; 64], right);
             t.p(pd.offset(1), 0xbad1, right);
-            *took2.lock().unwrap() = Some((t0.elapsed(), t.ibgda_queue(right).1, t.ibgda_queue(right).0.error()));
+            let (qp, index) = t.ibgda_queue(right);
+            *posted2.lock().unwrap() = Some(((before, qp.resv_head()), index, qp.error()));
         });
         let again = expect_dev_err(&format!("{} (put after)", case.label), stream.synchronize(), &[]);
         check_eq(format!("{}: the error after a later put", case.label), first.clone(), again);
-        let (dt, index2, latched2) = took.lock().unwrap().take().unwrap_or_else(|| fail("the kernel did not run"));
+        let ((before, after), index2, latched2) =
+            posted.lock().unwrap().take().unwrap_or_else(|| fail("the kernel did not run"));
         check_eq(format!("{}: the later put's queue", case.label), index, index2);
         check_eq(format!("{}: the error latched after the later put", case.label), latched, latched2);
-        check(dt < Duration::from_secs(5), format!("{}: the put on a queue in error took {dt:?}", case.label));
+        check_eq(
+            format!(
+                "{}: slots the put and p on a queue in error reserved (none: they fail before posting)",
+                case.label
+            ),
+            before,
+            after,
+        );
         drop(stream);
         let fin = expect_dev_err(&format!("{} (finalize)", case.label), dev.finalize(), &[]);
         check_eq(format!("{}: the error finalize reports", case.label), first, fin);
@@ -549,18 +562,59 @@ fn unattended(args: &[String]) {
     let (ps, pf) = (DevPtr::from_slice(&slots), DevPtr::from_slice(&flag));
     let dev = device(&shmem);
     check(dev.ibgda().is_some_and(|ib| ib.config().nic_nap_ms >= 60_000), "OXSHMEM_SOFTNIC_NAP_MS is minutes");
+    let nic = nic_thread();
     shmem.barrier_all().or_die("barrier");
     let stream = dev.stream();
+    // (device threads at the start of the round, the round released): each round starts when
+    // the host releases it, not after a pause.
+    let start: Arc<(Mutex<(usize, u64)>, Condvar)> = Arc::default();
+    let start2 = start.clone();
     stream.launch(grid, move |t| {
         let mine = ps.offset(t.global_idx() * 8); // a cache line per thread
+        let (m, cv) = &*start2;
         for round in 1..=rounds {
-            // Long enough for the NIC thread, idle since the last round, to fall asleep.
-            std::thread::sleep(Duration::from_millis(2));
+            let mut g = m.lock().unwrap();
+            g.0 += 1;
+            cv.notify_all();
+            while g.1 < round {
+                g = cv.wait(g).unwrap();
+            }
+            drop(g);
             t.p(mine, round, right);
             t.signal_wait_until(pf, oxshmem::Cmp::Ge, round);
         }
     });
+    let (m, cv) = &*start;
     for round in 1..=rounds {
+        // Every device thread of ours waits to start the round: none rings, none drives the
+        // NIC. Then the NIC thread must be asleep before the round starts (nothing but a
+        // doorbell of ours can wake it now: its nap is minutes): the point of the case. These
+        // waits are hang guards; past them the case fails, it does not run without its
+        // precondition.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut g = m.lock().unwrap();
+        while g.0 < nt * round as usize {
+            if Instant::now() > deadline {
+                fail(format_args!(
+                    "round {round}: only {} of {nt} device threads reached its start",
+                    g.0 - nt * (round as usize - 1)
+                ));
+            }
+            g = cv.wait_timeout(g, Duration::from_millis(100)).unwrap().0;
+        }
+        drop(g);
+        while !nic.asleep() {
+            if Instant::now() > deadline {
+                fail(format_args!(
+                    "round {round}: the NIC thread (tid {}) was never seen asleep with no work announced; \
+                     the case would not test doorbells rung while it sleeps",
+                    nic.tid
+                ));
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        m.lock().unwrap().1 = round;
+        cv.notify_all();
         let deadline = Instant::now() + Duration::from_secs(60);
         for k in 0..nt {
             while slots.read(k * 8) < round {
@@ -582,4 +636,56 @@ fn unattended(args: &[String]) {
     shmem.barrier_all().or_die("barrier");
     println!("PE {me}: {rounds} rounds of {nt} unattended p delivered with the NIC thread asleep");
     finish(shmem);
+}
+
+/// The software NIC's thread of this process, seen through `/proc` (the device crate has no
+/// accessor for whether it sleeps).
+struct NicThread {
+    tid: i32,
+    /// Whether `/proc/self/task/<tid>/syscall` can be read here (it needs no privilege for a
+    /// thread of this process, but a kernel may lack it).
+    syscall_readable: bool,
+}
+
+/// The one thread named `oxshmem-softnic` in this process (it names itself once it runs:
+/// looked for until then, within a hang guard).
+fn nic_thread() -> NicThread {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let tids: Vec<i32> = std::fs::read_dir("/proc/self/task")
+            .unwrap_or_else(|e| fail(format_args!("reading /proc/self/task: {e}")))
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|tid| {
+                std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+                    .is_ok_and(|c| c.trim() == "oxshmem-softnic")
+            })
+            .collect();
+        match tids[..] {
+            [tid] => {
+                let syscall_readable = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).is_ok();
+                return NicThread { tid, syscall_readable };
+            }
+            [] if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            _ => fail(format_args!("expected one oxshmem-softnic thread in this process, found {tids:?}")),
+        }
+    }
+}
+
+impl NicThread {
+    /// Whether the thread is asleep: blocked ('S'), in `futex` where the kernel says — the
+    /// NIC thread blocks nowhere else than in its nap (`park_timeout`) when it has no work.
+    fn asleep(&self) -> bool {
+        let tid = self.tid;
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+            .unwrap_or_else(|e| fail(format_args!("the NIC thread {tid} is gone: {e}")));
+        let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+        if state != Some('S') {
+            return false;
+        }
+        if !self.syscall_readable {
+            return true;
+        }
+        let call = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).unwrap_or_default();
+        call.split_whitespace().next().and_then(|n| n.parse::<libc::c_long>().ok()) == Some(libc::SYS_futex)
+    }
 }

@@ -10,9 +10,20 @@
 //! Every PE waits on its own variables and its left neighbour writes them (a helper thread
 //! plays the writer, so a one-PE job works the same way). Before writing, the writer waits for
 //! the waiter's "ready" signal, so that every wake is a real wake-up by a remote store.
+//!
+//! "Ready" is not sent after a pause that a loaded machine may outlast: a watcher thread on
+//! the waiter's PE sends it once it has *seen* the waiting thread blocked inside its wait
+//! (`/proc/self/task/<tid>`: in `nanosleep`, where the runtime's waits nap once they have
+//! waited a millisecond, and nowhere else between the round's barrier and the end of the wait),
+//! having looked at its variables again since every store so far. A writer that stores in
+//! steps (one element at a time, say) passes such a gate between steps, so that the waiter is
+//! seen to have looked at each partial state and to wait on. A precondition that is never seen
+//! fails the PE, naming the round; it never lets the round pass untested.
 
+use std::cell::Cell;
 use std::fmt::Debug;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use oxshmem::{Cmp, CmpValues, Shmem, SymBox, SymSlice, SyncType, raw};
 use oxshmem_tests::pe::{OrDie, check, check_eq, check_slice, dispatch, fail, finish, init_multiple};
@@ -43,12 +54,97 @@ macro_rules! w {
 }
 w!(i16: true, u16: false, i32: true, u32: false, i64: true, u64: false, isize: true, usize: false);
 
-/// The shared state of the ready handshake: `ready` on the writer's PE counts the rounds its
-/// waiter (the writer's right neighbour) is ready for.
+/// How long the watcher waits to see the waiter blocked, or the writer's stores: a hang guard
+/// (each takes a few milliseconds), shorter than the job's timeout so that the failure names
+/// the round.
+const HANG_GUARD: Duration = Duration::from_secs(30);
+
+/// Step `step` of round `round`, as `ready` and `stored` count them.
+fn seq(round: u64, step: u64) -> u64 {
+    round << 8 | step
+}
+
+/// The shared state of the ready handshake: `ready` on the writer's PE counts the steps its
+/// waiter (the writer's right neighbour) is ready for, `stored` on the waiter's PE the steps
+/// whose stores its writer (the left neighbour) has made.
 struct Pair<'a> {
     shmem: &'a Shmem,
     ready: &'a SymBox<u64>,
+    stored: &'a SymBox<u64>,
     round: u64,
+}
+
+/// The writer's side of the handshake within a round.
+struct Gate<'a> {
+    shmem: &'a Shmem,
+    ready: &'a SymBox<u64>,
+    stored: &'a SymBox<u64>,
+    round: u64,
+    right: usize,
+    step: Cell<u64>,
+}
+
+impl Gate<'_> {
+    /// Before the next store: waits until the waiter has been seen to look at its variables
+    /// after every store made so far, and to wait on.
+    fn pass(&self) {
+        let step = self.step.get();
+        self.shmem.fence().or_die("shmem_fence before the stored signal");
+        self.stored.atomic_set(0, seq(self.round, step), self.right).or_die("stored signal to the waiter");
+        self.step.set(step + 1);
+        self.ready.wait(Cmp::Ge, seq(self.round, step + 1)).or_die("wait for the waiter's ready signal");
+    }
+}
+
+/// What `/proc` says of thread `tid` of this process: whether it sleeps in `nanosleep` (in
+/// `S` state, when the kernel does not show the system call) and how many times it has
+/// blocked so far.
+fn nap_state(tid: i32) -> (bool, u64) {
+    let napping = match std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")) {
+        Ok(call) => call
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<libc::c_long>().ok())
+            .is_some_and(|n| n == libc::SYS_nanosleep || n == libc::SYS_clock_nanosleep),
+        Err(_) => {
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next()))
+                == Some('S')
+        }
+    };
+    let blocked = std::fs::read_to_string(format!("/proc/self/task/{tid}/status"))
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("voluntary_ctxt_switches:")?.trim().parse().ok()))
+        .unwrap_or_else(|| fail(format_args!("no voluntary_ctxt_switches for thread {tid} in /proc")));
+    (napping, blocked)
+}
+
+/// Waits until the waiting thread `tid` is seen napping inside its wait, having blocked three
+/// times since this was called — so it has polled its variables since then (between two naps
+/// of a wait comes a poll; a network transport's progress may block once more per poll) —
+/// and has not yet left its wait (`done`). Returns false when `done` came first.
+fn seen_waiting(tid: i32, done: &AtomicBool, what: &dyn Fn() -> String) -> bool {
+    let deadline = Instant::now() + HANG_GUARD;
+    let (_, base) = nap_state(tid);
+    loop {
+        if done.load(Ordering::SeqCst) {
+            return false;
+        }
+        let (napping, blocked) = nap_state(tid);
+        if napping && blocked >= base + 3 && !done.load(Ordering::SeqCst) {
+            return true;
+        }
+        if Instant::now() > deadline {
+            fail(format_args!(
+                "{}: the waiting thread (tid {tid}) was not seen blocked in its wait within {HANG_GUARD:?} \
+                 (napping {napping}, blocked {blocked} times, {base} at the start); the round would not \
+                 test a wake-up by a store",
+                what()
+            ));
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
 }
 
 impl Pair<'_> {
@@ -63,25 +159,60 @@ impl Pair<'_> {
     }
 
     /// One round: `setup` runs locally before everyone is released (checks that must see no
-    /// write yet belong there), `waiter` then runs on this
-    /// PE after telling the left neighbour it is ready, while `writer` runs on a helper thread
-    /// once the right neighbour is ready, and writes into the right neighbour's variables.
-    fn round(&mut self, setup: impl FnOnce(), waiter: impl FnOnce(), writer: impl FnOnce(usize) + Send) {
+    /// write yet belong there), `waiter` then runs on this PE, while `writer` runs on a helper
+    /// thread and writes into the right neighbour's variables once the right neighbour's
+    /// watcher has seen its waiter blocked in its wait (and again at each [`Gate::pass`]).
+    fn round(&mut self, setup: impl FnOnce(), waiter: impl FnOnce(), writer: impl FnOnce(usize, &Gate<'_>) + Send) {
         self.round += 1;
         let round = self.round;
         setup();
         self.shmem.barrier_all().or_die("barrier before a wait round");
-        let (left, right) = (self.left(), self.right());
-        let ready = self.ready;
+        let (me, left, right) = (self.me(), self.left(), self.right());
+        let (shmem, ready, stored) = (self.shmem, self.ready, self.stored);
+        let done = AtomicBool::new(false);
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
         std::thread::scope(|s| {
+            let done = &done;
+            // The watcher: tells the writer when this thread waits (step 0), and again each
+            // time the writer's stores of a step are here and this thread has looked at them
+            // and waits on, until the wait is over.
             s.spawn(move || {
-                ready.wait(Cmp::Ge, round).or_die("wait for the waiter's ready signal");
-                // Give the waiter time to be inside its wait, so that a store wakes it.
-                std::thread::sleep(Duration::from_millis(2));
-                writer(right);
+                for step in 0.. {
+                    let what = || format!("PE {me}, round {round}, step {step}");
+                    if step > 0 {
+                        let deadline = Instant::now() + HANG_GUARD;
+                        while !stored.test(0, Cmp::Ge, seq(round, step - 1)).or_die("shmem_test") {
+                            if done.load(Ordering::SeqCst) {
+                                return;
+                            }
+                            if Instant::now() > deadline {
+                                fail(format_args!(
+                                    "{}: neither the writer's stores of step {} nor the end of the wait came within \
+                                     {HANG_GUARD:?}",
+                                    what(),
+                                    step - 1
+                                ));
+                            }
+                            std::thread::sleep(Duration::from_micros(50));
+                        }
+                    }
+                    if !seen_waiting(tid, done, &what) {
+                        if step == 0 {
+                            fail(format_args!("{}: the wait returned before anything was stored", what()));
+                        }
+                        return;
+                    }
+                    ready.atomic_set(0, seq(round, step), left).or_die("ready signal to the writer");
+                }
             });
-            ready.atomic_set(0, round, left).or_die("ready signal to the writer");
+            s.spawn(move || {
+                let gate = Gate { shmem, ready, stored, round, right, step: Cell::new(0) };
+                ready.wait(Cmp::Ge, seq(round, 0)).or_die("wait for the waiter's ready signal");
+                writer(right, &gate);
+            });
             waiter();
+            done.store(true, Ordering::SeqCst);
         });
         self.shmem.barrier_all().or_die("barrier after a wait round");
     }
@@ -90,7 +221,8 @@ impl Pair<'_> {
 fn cmp(_: &[String]) {
     let shmem = init_multiple();
     let ready = shmem.alloc(0u64).or_die("alloc");
-    let mut pair = Pair { shmem: &shmem, ready: &ready, round: 0 };
+    let stored = shmem.alloc(0u64).or_die("alloc");
+    let mut pair = Pair { shmem: &shmem, ready: &ready, stored: &stored, round: 0 };
     cmp_type::<i16>(&mut pair);
     cmp_type::<u16>(&mut pair);
     cmp_type::<i32>(&mut pair);
@@ -100,7 +232,7 @@ fn cmp(_: &[String]) {
     cmp_type::<isize>(&mut pair);
     cmp_type::<usize>(&mut pair);
     println!("PE {}: {} wait_until rounds ok", shmem.my_pe(), pair.round);
-    drop(ready);
+    drop((ready, stored));
     finish(shmem);
 }
 
@@ -162,7 +294,7 @@ fn cmp_type<T: W>(pair: &mut Pair<'_>) {
                 );
                 check_eq(format!("{what}: the element next to the ivar"), init, ivar.read(1));
             },
-            |right| match how {
+            |right, _| match how {
                 0 => ivar.put(0, &[wake], right).or_die("shmem_put"),
                 1 => ivar.p(0, wake, right).or_die("shmem_p"),
                 _ => {
@@ -179,7 +311,8 @@ fn cmp_type<T: W>(pair: &mut Pair<'_>) {
 fn vector(_: &[String]) {
     let shmem = init_multiple();
     let ready = shmem.alloc(0u64).or_die("alloc");
-    let mut pair = Pair { shmem: &shmem, ready: &ready, round: 0 };
+    let stored = shmem.alloc(0u64).or_die("alloc");
+    let mut pair = Pair { shmem: &shmem, ready: &ready, stored: &stored, round: 0 };
     vector_type::<i16>(&mut pair);
     vector_type::<u16>(&mut pair);
     vector_type::<i32>(&mut pair);
@@ -189,7 +322,7 @@ fn vector(_: &[String]) {
     vector_type::<isize>(&mut pair);
     vector_type::<usize>(&mut pair);
     println!("PE {}: {} vector wait rounds ok", shmem.my_pe(), pair.round);
-    drop(ready);
+    drop((ready, stored));
     finish(shmem);
 }
 
@@ -199,14 +332,12 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
     let ty = T::NAME;
     let iv: SymSlice<T> = pair.shmem.alloc_slice(K, T::v(0)).or_die("alloc_slice");
     let zero = || iv.fill(T::v(0));
-    let store = |i: usize, x: i64, pe: usize| {
-        iv.p(i, T::v(x), pe).or_die("shmem_p");
-        std::thread::sleep(Duration::from_micros(300));
-    };
+    let store = |i: usize, x: i64, pe: usize| iv.p(i, T::v(x), pe).or_die("shmem_p");
     let local = || iv.to_vec();
     let ones = vec![T::v(1); K];
 
-    // wait_until_all: every element, set one at a time.
+    // wait_until_all: every element, set one at a time; the waiter is seen to wait on after
+    // each but the last.
     pair.round(
         || {
             zero();
@@ -219,7 +350,14 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
             iv.wait_until_all(None, Cmp::Eq, CmpValues::One(T::v(1))).or_die("shmem_wait_until_all");
             check_slice(format!("{ty}: wait_until_all(== 1) returned with"), &ones, &local());
         },
-        |right| (0..K).rev().for_each(|i| store(i, 1, right)),
+        |right, gate| {
+            for (j, i) in (0..K).rev().enumerate() {
+                if j > 0 {
+                    gate.pass();
+                }
+                store(i, 1, right);
+            }
+        },
     );
 
     // wait_until_all with a status mask: the masked elements are never written.
@@ -241,10 +379,18 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
                 format!("{ty}: test_all with the mask"),
             );
         },
-        |right| (0..K).filter(|&i| mask[i] == 0).for_each(|i| store(i, 7, right)),
+        |right, gate| {
+            for (j, i) in (0..K).filter(|&i| mask[i] == 0).enumerate() {
+                if j > 0 {
+                    gate.pass();
+                }
+                store(i, 7, right);
+            }
+        },
     );
 
-    // wait_until_any with element 5 masked: the writer sets 5 first, then 3; the answer is 3.
+    // wait_until_any with element 5 masked: the writer sets 5 first, then — once the waiter has
+    // been seen to look at it and wait on — 3; the answer is 3.
     let mask5 = [0, 0, 0, 0, 0, 1, 0, 0];
     pair.round(
         || {
@@ -266,14 +412,15 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
                 iv.wait_until_any(Some(&all_masked), Cmp::Eq, CmpValues::One(T::v(1))).or_die("shmem_wait_until_any"),
             );
         },
-        |right| {
+        |right, gate| {
             store(5, 1, right);
-            std::thread::sleep(Duration::from_millis(3));
+            gate.pass();
             store(3, 1, right);
         },
     );
 
-    // wait_until_some_vector: per-element thresholds; only elements 1 and 6 reach theirs.
+    // wait_until_some_vector: per-element thresholds; only elements 1 and 6 reach theirs. No
+    // gate between the two stores: the wait may return after either (the check allows both).
     let thresholds: Vec<T> = (0..K).map(|i| T::v(10 + i as i64)).collect();
     let below: Vec<T> = (0..K).map(|i| T::v(9 + i as i64)).collect();
     pair.round(
@@ -334,7 +481,7 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
                 .or_die("raw test_any");
             check_eq(format!("{ty}: raw test_any_vector, mask {only6:?}"), Some(6), raw_any);
         },
-        |right| {
+        |right, _| {
             store(6, 16, right);
             store(1, 11, right);
         },
@@ -369,7 +516,7 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
             // Elements 2..8 exceed 105 (106, 109, ...); 2 and 5 are masked.
             check_slice(format!("{ty}: raw test_some(> 105, mask {mask:?})"), &[3, 4, 6, 7], &out[..k]);
         },
-        |right| iv.put(0, &target, right).or_die("shmem_put"),
+        |right, _| iv.put(0, &target, right).or_die("shmem_put"),
     );
     pair.round(
         zero,
@@ -380,7 +527,7 @@ fn vector_type<T: W>(pair: &mut Pair<'_>) {
             check_eq(format!("{ty}: wait_until_any_vector (only element 4 is written)"), Some(4), got);
             check_eq(format!("{ty}: element 4"), target[4], iv.read(4));
         },
-        |right| iv.p(4, target[4], right).or_die("shmem_p"),
+        |right, _| iv.p(4, target[4], right).or_die("shmem_p"),
     );
     iv.free().or_die("shmem_free");
 }
