@@ -7,7 +7,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::shm::atomic_at;
 use crate::transport::{AmoOp, SymAddr, Width};
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 mod sealed {
     pub trait Sealed {}
@@ -112,7 +112,7 @@ impl Runtime {
 /// None beyond what is checked: `dest` must be symmetric and aligned (both checked).
 #[inline]
 pub unsafe fn atomic<T: AmoType>(dest: *mut T, op: AmoOp, pe: i32, func: &'static str) -> Result<T> {
-    let rt = rt(func)?;
+    let rt = running(func)?;
     if pe < 0 || pe as usize >= rt.n {
         return Err(rt.pe_error(i128::from(pe), func));
     }

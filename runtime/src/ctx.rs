@@ -48,7 +48,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::signal::SignalOp;
 use crate::sym::SymSlice;
 use crate::team::Team;
-use crate::world::rt;
+use crate::world::running;
 
 /// Context option: the context is used by one thread at a time (`SHMEM_CTX_SERIALIZED`).
 pub const SHMEM_CTX_SERIALIZED: i64 = 1 << 0;
@@ -158,7 +158,7 @@ impl Ctx {
     #[inline]
     fn world_pe(&self, pe: usize, func: &'static str) -> Result<usize> {
         let c = &self.0;
-        let rt = rt(func)?;
+        let rt = running(func)?;
         if c.destroyed.load(Ordering::Acquire) {
             return Err(Error::new(rt.me, func, ErrorKind::InvalidArgument("context was destroyed".into())));
         }
@@ -181,7 +181,7 @@ impl Ctx {
     }
 
     fn check(&self, func: &'static str) -> Result<()> {
-        let rt = rt(func)?;
+        let rt = running(func)?;
         if self.0.destroyed.load(Ordering::Acquire) {
             return Err(Error::new(rt.me, func, ErrorKind::InvalidArgument("context was destroyed".into())));
         }

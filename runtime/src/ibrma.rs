@@ -9,7 +9,7 @@
 //! be symmetric over its whole extent once, before anything moves.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 fn pe_of(rt: &Runtime, pe: i32, func: &'static str) -> Result<usize> {
     if pe >= 0 && (pe as usize) < rt.n { Ok(pe as usize) } else { Err(rt.pe_error(i128::from(pe), func)) }
@@ -53,7 +53,7 @@ pub unsafe fn ibput(
     pe: i32,
 ) -> Result<()> {
     const F: &str = "shmem_ibput";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
     if nblocks == 0 || bsize == 0 {
         return Ok(());
@@ -98,7 +98,7 @@ pub unsafe fn ibget(
     pe: i32,
 ) -> Result<()> {
     const F: &str = "shmem_ibget";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
     if nblocks == 0 || bsize == 0 {
         return Ok(());

@@ -181,7 +181,7 @@ pub mod raw {
     /// Ends the whole job from this PE with `status`, telling the launcher `msg` (which it
     /// prints as the reason). For fatal errors of foreign callers (the C ABI).
     pub fn abort(status: i32, msg: &str) -> ! {
-        match rt("shmem_abort") {
+        match running("shmem_abort") {
             Ok(rt) => rt.abort(status, msg),
             Err(_) => match crate::world::failed_init_boot() {
                 // Init failed: the launcher connection it opened still ends the job.
@@ -195,7 +195,7 @@ pub mod raw {
     }
 
     use crate::error::Result;
-    use crate::world::rt;
+    use crate::world::running;
 
     /// `shmem_init`.
     pub fn init() -> Result<()> {
@@ -231,33 +231,33 @@ pub mod raw {
 
     /// `shmem_my_pe`.
     pub fn my_pe() -> Result<usize> {
-        rt("shmem_my_pe").map(|r| r.me)
+        running("shmem_my_pe").map(|r| r.me)
     }
 
     /// `shmem_n_pes`.
     pub fn n_pes() -> Result<usize> {
-        rt("shmem_n_pes").map(|r| r.n)
+        running("shmem_n_pes").map(|r| r.n)
     }
 
     /// `shmem_barrier_all`.
     pub fn barrier_all() -> Result<()> {
-        rt("shmem_barrier_all")?.barrier_all_internal("shmem_barrier_all")
+        running("shmem_barrier_all")?.barrier_all_internal("shmem_barrier_all")
     }
 
     /// `shmem_sync_all`.
     pub fn sync_all() -> Result<()> {
-        rt("shmem_sync_all")?.sync_all_internal("shmem_sync_all")
+        running("shmem_sync_all")?.sync_all_internal("shmem_sync_all")
     }
 
     /// `shmem_malloc`: collective; `size` must be positive (the C ABI maps 0 to NULL).
     pub fn malloc(size: usize) -> Result<*mut u8> {
-        rt("shmem_malloc")?.sym_alloc("shmem_malloc", size, 1).map(|a| a as *mut u8)
+        running("shmem_malloc")?.sym_alloc("shmem_malloc", size, 1).map(|a| a as *mut u8)
     }
 
     /// `shmem_calloc`: collective; zeroed.
     pub fn calloc(count: usize, size: usize) -> Result<*mut u8> {
         const F: &str = "shmem_calloc";
-        let rt = rt(F)?;
+        let rt = running(F)?;
         let bytes = count.checked_mul(size).ok_or_else(|| {
             crate::Error::new(
                 rt.me,
@@ -275,7 +275,7 @@ pub mod raw {
 
     /// `shmem_align`: collective.
     pub fn align(alignment: usize, size: usize) -> Result<*mut u8> {
-        rt("shmem_align")?.sym_alloc("shmem_align", size, alignment).map(|a| a as *mut u8)
+        running("shmem_align")?.sym_alloc("shmem_align", size, alignment).map(|a| a as *mut u8)
     }
 
     /// `shmem_malloc_with_hints`: collective; hints only advise (unknown bits are ignored, with
@@ -289,7 +289,7 @@ pub mod raw {
     /// # Safety
     /// `ptr` must not be used after a successful call (it may have moved).
     pub unsafe fn realloc(ptr: *mut u8, size: usize) -> Result<*mut u8> {
-        rt("shmem_realloc")?.sym_realloc("shmem_realloc", ptr as usize, size).map(|a| a as *mut u8)
+        running("shmem_realloc")?.sym_realloc("shmem_realloc", ptr as usize, size).map(|a| a as *mut u8)
     }
 
     /// `shmem_free`: collective.
@@ -297,21 +297,21 @@ pub mod raw {
     /// # Safety
     /// `ptr` must not be used afterwards.
     pub unsafe fn free(ptr: *mut u8) -> Result<()> {
-        rt("shmem_free")?.sym_free("shmem_free", ptr as usize)
+        running("shmem_free")?.sym_free("shmem_free", ptr as usize)
     }
 
     /// Bytes free in the symmetric heap (`shmemx_heap_free`-style diagnostics).
     pub fn heap_free() -> Result<usize> {
-        rt("shmem_heap_free").map(|r| r.heap.free_bytes())
+        running("shmem_heap_free").map(|r| r.heap.free_bytes())
     }
 
     /// Bytes managed by the symmetric heap.
     pub fn heap_size() -> Result<usize> {
-        rt("shmem_heap_size").map(|r| r.heap.total())
+        running("shmem_heap_size").map(|r| r.heap.total())
     }
 
     /// This PE's symmetric heap: its base address and the bytes users can allocate in it.
     pub fn heap_range() -> Result<(*mut u8, usize)> {
-        rt("shmem_heap_range").map(|r| (r.heap.base as *mut u8, r.heap.len))
+        running("shmem_heap_range").map(|r| (r.heap.base as *mut u8, r.heap.len))
     }
 }

@@ -22,12 +22,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+
+use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::{AmoOp, SymAddr, Width};
-use crate::wait::Backoff;
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 const TAIL: u64 = (1 << 24) - 1;
 const NEXT_SHIFT: u32 = 24;
@@ -51,14 +51,10 @@ enum Local {
 static LOCAL: Mutex<Option<HashMap<usize, Local>>> = Mutex::new(None);
 static LOCAL_CV: Condvar = Condvar::new();
 
-fn local_table() -> std::sync::MutexGuard<'static, Option<HashMap<usize, Local>>> {
-    LOCAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Claims the lock at `addr` for one thread of this PE (waiting while another thread has it,
 /// when `block`); returns whether it did.
 fn local_acquire(addr: usize, block: bool) -> bool {
-    let mut g = local_table();
+    let mut g = LOCAL.lock();
     loop {
         let map = g.get_or_insert_with(HashMap::new);
         if let std::collections::hash_map::Entry::Vacant(e) = map.entry(addr) {
@@ -68,13 +64,13 @@ fn local_acquire(addr: usize, block: bool) -> bool {
         if !block {
             return false;
         }
-        g = LOCAL_CV.wait(g).unwrap_or_else(|e| e.into_inner());
+        LOCAL_CV.wait(&mut g);
     }
 }
 
 /// Moves the lock at `addr` from `from` to `to` in the table; returns whether it was `from`.
 fn local_move(addr: usize, from: Local, to: Local) -> bool {
-    let mut g = local_table();
+    let mut g = LOCAL.lock();
     match g.as_mut().and_then(|m| m.get_mut(&addr)) {
         Some(state) if *state == from => {
             *state = to;
@@ -86,7 +82,7 @@ fn local_move(addr: usize, from: Local, to: Local) -> bool {
 
 /// Forgets the lock at `addr`: another thread of this PE may take it.
 fn local_release(addr: usize) {
-    let mut g = local_table();
+    let mut g = LOCAL.lock();
     if let Some(map) = g.as_mut() {
         map.remove(&addr);
     }
@@ -145,7 +141,7 @@ impl Runtime {
             return Ok(());
         }
         self.amo64(pred as usize - 1, a, AmoOp::FetchOr(me1 << NEXT_SHIFT), func)?;
-        let mut b = Backoff::new(self.config.spin);
+        let mut b = self.backoff();
         while self.mine(a).load(Ordering::Acquire) & GO == 0 {
             b.snooze();
         }
@@ -167,7 +163,7 @@ impl Runtime {
                 return Ok(());
             }
             // Someone swapped the tail but has not linked behind us yet.
-            let mut b = Backoff::new(self.config.spin);
+            let mut b = self.backoff();
             loop {
                 next = (self.mine(a).load(Ordering::Acquire) & NEXT) >> NEXT_SHIFT;
                 if next != 0 {
@@ -188,7 +184,7 @@ impl Runtime {
 /// `lock` is checked to be symmetric and aligned; it must be used only through these routines.
 pub unsafe fn set_lock(lock: *mut i64) -> Result<()> {
     const F: &str = "shmem_set_lock";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let a = rt.lock_word(lock, F)?;
     local_acquire(lock as usize, true);
     match rt.mcs_acquire(a, F) {
@@ -210,7 +206,7 @@ pub unsafe fn set_lock(lock: *mut i64) -> Result<()> {
 /// As [`set_lock`].
 pub unsafe fn test_lock(lock: *mut i64) -> Result<bool> {
     const F: &str = "shmem_test_lock";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let a = rt.lock_word(lock, F)?;
     if !local_acquire(lock as usize, false) {
         return Ok(false);
@@ -235,7 +231,7 @@ pub unsafe fn test_lock(lock: *mut i64) -> Result<bool> {
 /// As [`set_lock`].
 pub unsafe fn clear_lock(lock: *mut i64) -> Result<()> {
     const F: &str = "shmem_clear_lock";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let a = rt.lock_word(lock, F)?;
     if !local_move(lock as usize, Local::Held, Local::Clearing) {
         return Err(Error::new(

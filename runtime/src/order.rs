@@ -8,7 +8,7 @@
 use std::sync::atomic::{Ordering, fence};
 
 use crate::error::Result;
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 impl Runtime {
     /// Completes every operation this PE issued: a full fence, and the network transport's
@@ -36,11 +36,11 @@ impl Runtime {
 /// Raw `shmem_quiet`.
 #[inline]
 pub fn quiet() -> Result<()> {
-    rt("shmem_quiet")?.quiet_internal()
+    running("shmem_quiet")?.quiet_internal()
 }
 
 /// Raw `shmem_fence`.
 #[inline]
 pub fn fence_all() -> Result<()> {
-    rt("shmem_fence")?.fence_internal()
+    running("shmem_fence")?.fence_internal()
 }

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::{LocalBytes, LocalBytesMut, SymAddr};
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 /// Copies at least this long may be done by the C library with non-temporal stores, which
 /// are not ordered by the processor's normal store ordering; a store fence after them keeps
@@ -180,7 +180,7 @@ fn pe_of(rt: &Runtime, pe: i32, func: &'static str) -> Result<usize> {
 #[inline]
 pub unsafe fn putmem(dest: *mut u8, src: *const u8, len: usize, pe: i32) -> Result<()> {
     const F: &str = "shmem_putmem";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
     if len == 0 {
         return Ok(());
@@ -207,7 +207,7 @@ pub unsafe fn putmem_nbi(dest: *mut u8, src: *const u8, len: usize, pe: i32) -> 
 #[inline]
 pub unsafe fn getmem(dest: *mut u8, src: *const u8, len: usize, pe: i32) -> Result<()> {
     const F: &str = "shmem_getmem";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
     if len == 0 {
         return Ok(());
@@ -234,7 +234,7 @@ pub unsafe fn getmem_nbi(dest: *mut u8, src: *const u8, len: usize, pe: i32) -> 
 #[inline]
 pub unsafe fn p<T: bytemuck::Pod>(dest: *mut T, value: T, pe: i32) -> Result<()> {
     const F: &str = "shmem_p";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
     let d = rt.translate(dest as usize, size_of::<T>(), "destination", F)?;
     // SAFETY: value is a live local.
@@ -248,7 +248,7 @@ pub unsafe fn p<T: bytemuck::Pod>(dest: *mut T, value: T, pe: i32) -> Result<()>
 #[inline]
 pub unsafe fn g<T: bytemuck::Pod>(src: *const T, pe: i32) -> Result<T> {
     const F: &str = "shmem_g";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
     let s = rt.translate(src as usize, size_of::<T>(), "source", F)?;
     let mut v = T::zeroed();
@@ -287,7 +287,7 @@ pub unsafe fn iput(
     pe: i32,
 ) -> Result<()> {
     const F: &str = "shmem_iput";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
     if n == 0 {
         return Ok(());
@@ -320,7 +320,7 @@ pub unsafe fn iget(
     pe: i32,
 ) -> Result<()> {
     const F: &str = "shmem_iget";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
     if n == 0 {
         return Ok(());
@@ -340,7 +340,7 @@ pub unsafe fn iget(
 /// Raw `shmem_ptr`: a local pointer to `dest` on `pe`, or null when `pe`'s memory is not
 /// mapped here (another host) or `dest` is not symmetric.
 pub fn ptr(dest: *const u8, pe: i32) -> *mut u8 {
-    let Ok(rt) = rt("shmem_ptr") else {
+    let Ok(rt) = running("shmem_ptr") else {
         return std::ptr::null_mut();
     };
     if pe < 0 || pe as usize >= rt.n {
@@ -354,7 +354,7 @@ pub fn ptr(dest: *const u8, pe: i32) -> *mut u8 {
 
 /// Raw `shmem_addr_accessible`: whether `addr` is symmetric and `pe` can be reached.
 pub fn addr_accessible(addr: *const u8, pe: i32) -> bool {
-    let Ok(rt) = rt("shmem_addr_accessible") else {
+    let Ok(rt) = running("shmem_addr_accessible") else {
         return false;
     };
     pe >= 0
@@ -365,7 +365,7 @@ pub fn addr_accessible(addr: *const u8, pe: i32) -> bool {
 
 /// Raw `shmem_pe_accessible`: whether `pe` can be reached by this PE.
 pub fn pe_accessible(pe: i32) -> bool {
-    let Ok(rt) = rt("shmem_pe_accessible") else {
+    let Ok(rt) = running("shmem_pe_accessible") else {
         return false;
     };
     pe >= 0

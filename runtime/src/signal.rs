@@ -10,8 +10,8 @@ use bytemuck::Pod;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sym::SymSlice;
 use crate::transport::{AmoOp, SymAddr, Width};
-use crate::wait::{Backoff, Cmp, SyncType};
-use crate::world::{Runtime, rt};
+use crate::wait::{Cmp, SyncType};
+use crate::world::{Runtime, running};
 
 /// How a signal word is updated (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,7 +166,7 @@ impl SymSlice<u64> {
     /// ```
     pub fn signal_wait_until(&self, at: usize, cmp: Cmp, value: u64) -> Result<u64> {
         const F: &str = "shmem_signal_wait_until";
-        let rt = rt(F)?;
+        let rt = running(F)?;
         if at >= self.len() {
             return Err(Error::new(rt.me, F, ErrorKind::OutOfBounds { start: at, end: at + 1, len: self.len() }));
         }
@@ -178,7 +178,7 @@ impl SymSlice<u64> {
 /// # Safety
 /// `p` must point to a live, aligned `u64`.
 unsafe fn wait_signal(rt: &Runtime, p: *const u64, cmp: Cmp, value: u64) -> Result<u64> {
-    let mut b = Backoff::new(rt.config.spin);
+    let mut b = rt.backoff();
     loop {
         // SAFETY: forwarded from the caller.
         let v = unsafe { u64::load_acquire(p) };
@@ -207,7 +207,7 @@ pub mod raw {
         pe: i32,
         func: &'static str,
     ) -> Result<()> {
-        let rt = rt(func)?;
+        let rt = running(func)?;
         let Some(op) = SignalOp::from_c(op) else {
             return Err(Error::new(
                 rt.me,
@@ -233,7 +233,7 @@ pub mod raw {
     /// `sig` is checked symmetric and aligned.
     pub unsafe fn signal_fetch(sig: *const u64) -> Result<u64> {
         const F: &str = "shmem_signal_fetch";
-        let rt = rt(F)?;
+        let rt = running(F)?;
         let s = rt.translate(sig as usize, 8, "signal", F)?;
         rt.atomic_sym(rt.me, s, Width::W64, AmoOp::Fetch, F)
     }
@@ -244,7 +244,7 @@ pub mod raw {
     /// `sig` is checked symmetric; it must be aligned.
     pub unsafe fn signal_wait_until(sig: *const u64, cmp: Cmp, value: u64) -> Result<u64> {
         const F: &str = "shmem_signal_wait_until";
-        let rt = rt(F)?;
+        let rt = running(F)?;
         rt.translate(sig as usize, 8, "signal", F)?;
         if !(sig as usize).is_multiple_of(8) {
             return Err(Error::new(rt.me, F, ErrorKind::Misaligned { addr: sig as usize, width: 8 }));

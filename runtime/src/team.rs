@@ -12,12 +12,14 @@
 //! zeroes the slot (after a barrier that proves no member still writes into it) for the next
 //! team that takes it.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 /// Team slots in the pool (and so the most teams that can exist at once on a PE).
 pub const MAX_TEAMS: usize = 64;
@@ -249,22 +251,22 @@ impl Teams {
     }
 
     fn free_mask(&self) -> u64 {
-        *self.free.lock().unwrap_or_else(|e| e.into_inner())
+        *self.free.lock()
     }
 
     fn take(&self, slot: usize) {
-        *self.free.lock().unwrap_or_else(|e| e.into_inner()) &= !(1u64 << slot);
+        *self.free.lock() &= !(1u64 << slot);
     }
 
     fn give_back(&self, slot: usize) {
-        *self.free.lock().unwrap_or_else(|e| e.into_inner()) |= 1u64 << slot;
+        *self.free.lock() |= 1u64 << slot;
     }
 }
 
 impl Team {
     /// The team's state, or the error for a destroyed team.
     pub(crate) fn live(&self, func: &'static str) -> Result<(&'static Runtime, &TeamInner)> {
-        let rt = rt(func)?;
+        let rt = running(func)?;
         if self.0.destroyed.load(Ordering::Acquire) {
             return Err(Error::new(
                 rt.me,
@@ -651,7 +653,7 @@ impl crate::Shmem {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn team_world(&self) -> Team {
-        crate::world::rt_any().expect("a Shmem handle exists only after init").teams.world.clone()
+        crate::world::ever_initialized().expect("a Shmem handle exists only after init").teams.world.clone()
     }
 
     /// `SHMEM_TEAM_SHARED`: the PEs of this host (whose memory this PE can map).
@@ -662,7 +664,7 @@ impl crate::Shmem {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn team_shared(&self) -> Team {
-        crate::world::rt_any().expect("a Shmem handle exists only after init").teams.shared.clone()
+        crate::world::ever_initialized().expect("a Shmem handle exists only after init").teams.shared.clone()
     }
 }
 

@@ -1,5 +1,6 @@
 //! Waiting: `wait_until`, `test` and their `_all`, `_any`, `_some` and `_vector` forms, and the
-//! back-off every waiting loop in the runtime uses.
+//! back-off every waiting loop in the runtime uses (`Backoff`, over the polling loops' common
+//! [`SpinPolicy`], which the device layer's loops use too).
 //!
 //! A waiter spins briefly (a remote store usually lands within a microsecond), then yields
 //! the CPU on every poll: jobs run with more PEs than cores, and a PE that spins on a shared
@@ -10,6 +11,8 @@
 //! when, and notes the end of the wait when it is over, so that the hang report can say who
 //! waits for whom. Waits that end while spinning write nothing.
 
+mod spin;
+
 use std::panic::Location;
 use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering,
@@ -17,20 +20,29 @@ use std::sync::atomic::{
 
 use oxshmem_bootstrap::status::{self, Arg, Routine, code};
 
+pub use self::spin::{Nap, Spin, SpinPolicy};
 use crate::error::{Error, ErrorKind, Result};
+use crate::transport::Transport;
+use crate::world::Runtime;
 
 /// How long a wait yields on every poll before it starts to sleep between polls.
 const YIELD_FOR: std::time::Duration = std::time::Duration::from_millis(1);
 /// The sleep between polls of a wait that has lasted [`YIELD_FOR`].
 const NAP: std::time::Duration = std::time::Duration::from_micros(50);
 
-/// Spin, then yield, then (after a millisecond) nap.
+/// The runtime's waits: `spin` polls (`OXSHMEM_SPIN`) spinning, then a yield per poll, then
+/// (after a millisecond) a 50 µs nap per poll.
+const fn wait_policy(spin: u32) -> SpinPolicy {
+    SpinPolicy::spin_then_yield(spin).nap_after(YIELD_FOR, NAP)
+}
+
+/// Spin, then yield, then (after a millisecond) nap — progressing the network transport on
+/// every poll, and telling the hang report about the waits that last.
 #[derive(Debug)]
-pub(crate) struct Backoff {
-    spins_left: u32,
-    /// Yields since the wait started blocking, and when it did.
-    yields: u32,
-    since: Option<std::time::Instant>,
+pub(crate) struct Backoff<'a> {
+    spin: Spin,
+    /// The network transport, progressed on every poll.
+    net: Option<&'a dyn Transport>,
     /// It yields, and said so in the status table.
     blocked: bool,
     /// The PE it waits for (`usize::MAX`: none in particular).
@@ -40,14 +52,24 @@ pub(crate) struct Backoff {
     at: &'static Location<'static>,
 }
 
-impl Backoff {
+impl Runtime {
+    /// A wait of this PE: it spins `OXSHMEM_SPIN` polls and progresses this PE's network
+    /// transport on every poll.
     #[inline(always)]
     #[track_caller]
-    pub(crate) fn new(spin: u32) -> Self {
+    pub(crate) fn backoff(&self) -> Backoff<'_> {
+        Backoff::new(self.config.spin, self.net.as_deref())
+    }
+}
+
+impl<'a> Backoff<'a> {
+    /// A wait that spins `spin` polls, and progresses `net` on every poll.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn new(spin: u32, net: Option<&'a dyn Transport>) -> Self {
         Backoff {
-            spins_left: spin,
-            yields: 0,
-            since: None,
+            spin: Spin::new(wait_policy(spin)),
+            net,
             blocked: false,
             peer: usize::MAX,
             what: None,
@@ -74,24 +96,9 @@ impl Backoff {
     #[inline(never)]
     fn block(&mut self) {
         self.blocked = true;
-        let f = self.at.file();
         // A collective's waits are part of it: its own entry says where. Other waits are
         // named by their caller, or by the file they are in.
-        let what = self.what.or_else(|| {
-            if f.contains("coll/") || f.contains("coll\\") {
-                return None;
-            }
-            let c = if f.ends_with("lock.rs") {
-                code::SET_LOCK
-            } else if f.ends_with("signal.rs") {
-                code::SIGNAL_WAIT_UNTIL
-            } else if f.ends_with("sym.rs") || f.ends_with("wait.rs") {
-                code::WAIT_UNTIL
-            } else {
-                code::OTHER
-            };
-            Some((Routine::of(c), Arg::None))
-        });
+        let what = self.what.or_else(|| Some((Routine::of(routine_of_file(self.at.file())?), Arg::None)));
         status::wait_begin(what, (self.peer != usize::MAX).then_some(self.peer));
     }
 
@@ -106,12 +113,11 @@ impl Backoff {
     /// milliseconds.
     #[inline(always)]
     pub(crate) fn snooze(&mut self) {
-        if let Some(net) = crate::world::rt_any().and_then(|rt| rt.net.as_deref()) {
+        if let Some(net) = self.net {
             net.progress();
         }
-        if self.spins_left > 0 {
-            self.spins_left -= 1;
-            std::hint::spin_loop();
+        if self.spin.spinning() {
+            self.spin.pause();
         } else {
             self.wait_long();
         }
@@ -122,29 +128,40 @@ impl Backoff {
     fn wait_long(&mut self) {
         if !self.blocked {
             self.block();
-            self.since = Some(std::time::Instant::now());
         }
-        if self.yields < u32::MAX {
-            self.yields += 1;
-            // Look at the clock now and then: it costs as much as a poll.
-            if self.yields.is_multiple_of(64) && self.since.is_some_and(|t| t.elapsed() >= YIELD_FOR) {
-                self.yields = u32::MAX;
-            } else {
-                std::thread::yield_now();
-                return;
-            }
-        }
-        std::thread::sleep(NAP);
+        self.spin.pause();
     }
 }
 
-impl Drop for Backoff {
+impl Drop for Backoff<'_> {
     #[inline(always)]
     fn drop(&mut self) {
         if self.blocked {
             status::wait_end();
         }
     }
+}
+
+/// The routine a wait that did not name one counts as in the hang report, from the runtime
+/// source file it was made in (`Location::file`: `runtime/src/sym/wait.rs`, or an absolute
+/// path when the crate is built elsewhere): `None` for a collective's wait (the collective's
+/// own entry says where). Only the path below the crate's `src` folder counts.
+fn routine_of_file(file: &str) -> Option<u16> {
+    // Innermost first: `sym/wait.rs` gives "wait.rs", then "sym".
+    let mut below_src = file.rsplit(['/', '\\']).take_while(|c| *c != "src");
+    let name = below_src.next().unwrap_or_default();
+    let parent = below_src.next();
+    let top = below_src.last().or(parent);
+    if top == Some("coll") {
+        return None;
+    }
+    Some(match (parent, name) {
+        (None, "lock.rs") => code::SET_LOCK,
+        (None, "signal.rs") => code::SIGNAL_WAIT_UNTIL,
+        // The raw forms (`wait.rs`) and `SymSlice`'s (`sym/wait.rs`).
+        (None | Some("sym"), "wait.rs") => code::WAIT_UNTIL,
+        _ => code::OTHER,
+    })
 }
 
 /// Comparison operators of the point-to-point synchronization routines (`SHMEM_CMP_*`).
@@ -222,8 +239,9 @@ macro_rules! sync_type {
 sync_type!(i16 => AtomicI16, u16 => AtomicU16, i32 => AtomicI32, u32 => AtomicU32,
            i64 => AtomicI64, u64 => AtomicU64, isize => AtomicIsize, usize => AtomicUsize);
 
-fn check_ivars<T>(func: &'static str, ivars: *const T, n: usize) -> Result<()> {
-    let rt = crate::world::rt(func)?;
+/// Checks that `n` elements from `ivars` are symmetric and aligned; returns the runtime.
+fn check_ivars<T>(func: &'static str, ivars: *const T, n: usize) -> Result<&'static Runtime> {
+    let rt = crate::world::running(func)?;
     let len = n
         .checked_mul(size_of::<T>())
         .ok_or_else(|| Error::new(rt.me, func, ErrorKind::InvalidSize { what: format!("{n} elements overflows") }))?;
@@ -231,11 +249,7 @@ fn check_ivars<T>(func: &'static str, ivars: *const T, n: usize) -> Result<()> {
     if !(ivars as usize).is_multiple_of(align_of::<T>()) {
         return Err(Error::new(rt.me, func, ErrorKind::Misaligned { addr: ivars as usize, width: size_of::<T>() }));
     }
-    Ok(())
-}
-
-fn spin() -> u32 {
-    crate::world::rt("wait").map(|r| r.config.spin).unwrap_or(1000)
+    Ok(rt)
 }
 
 /// Raw `shmem_TYPE_test`: whether `*ivar cmp value` holds now.
@@ -253,8 +267,8 @@ pub unsafe fn test<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<bo
 /// # Safety
 /// `ivar` must point to a live `T` (checked to be symmetric).
 pub unsafe fn wait_until<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<()> {
-    check_ivars("shmem_wait_until", ivar, 1)?;
-    let mut b = Backoff::new(spin()).routine(Routine::of(code::WAIT_UNTIL), Arg::Addr(ivar as u64));
+    let rt = check_ivars("shmem_wait_until", ivar, 1)?;
+    let mut b = rt.backoff().routine(Routine::of(code::WAIT_UNTIL), Arg::Addr(ivar as u64));
     // SAFETY: checked symmetric and aligned above.
     while !cmp.holds(unsafe { T::load_acquire(ivar) }, value) {
         b.snooze();
@@ -268,7 +282,7 @@ fn active(status: Option<&[i32]>, i: usize) -> bool {
 }
 
 fn check_status(func: &'static str, n: usize, status: Option<&[i32]>, values: Option<usize>) -> Result<()> {
-    let rt = crate::world::rt(func)?;
+    let rt = crate::world::running(func)?;
     if let Some(s) = status
         && s.len() < n
     {
@@ -351,9 +365,9 @@ pub unsafe fn wait_until_all<T: SyncType>(
     v: CmpValues<'_, T>,
 ) -> Result<()> {
     const F: &str = "shmem_wait_until_all";
-    check_ivars(F, ivars, n)?;
+    let rt = check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
-    let mut b = Backoff::new(spin()).routine(Routine::of(code::WAIT_UNTIL_ALL), Arg::Addr(ivars as u64));
+    let mut b = rt.backoff().routine(Routine::of(code::WAIT_UNTIL_ALL), Arg::Addr(ivars as u64));
     for i in 0..n {
         if !active(status, i) {
             continue;
@@ -427,12 +441,12 @@ pub unsafe fn wait_until_any<T: SyncType>(
     v: CmpValues<'_, T>,
 ) -> Result<Option<usize>> {
     const F: &str = "shmem_wait_until_any";
-    check_ivars(F, ivars, n)?;
+    let rt = check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
     if !(0..n).any(|i| active(status, i)) {
         return Ok(None);
     }
-    let mut b = Backoff::new(spin()).routine(Routine::of(code::WAIT_UNTIL_ANY), Arg::Addr(ivars as u64));
+    let mut b = rt.backoff().routine(Routine::of(code::WAIT_UNTIL_ANY), Arg::Addr(ivars as u64));
     loop {
         // SAFETY: checked above.
         if let Some(i) = unsafe { scan_any(ivars, n, status, cmp, &v) } {
@@ -456,12 +470,11 @@ pub unsafe fn test_some<T: SyncType>(
     v: CmpValues<'_, T>,
 ) -> Result<usize> {
     const F: &str = "shmem_test_some";
-    check_ivars(F, ivars, n)?;
+    let rt = check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
     if out.len() < n {
-        let me = crate::world::pe_for_errors();
         return Err(Error::new(
-            me,
+            rt.me,
             F,
             ErrorKind::SizeMismatch { what: format!("indices has {} entries for {n} ivars", out.len()) },
         ));
@@ -494,7 +507,12 @@ pub unsafe fn wait_until_some<T: SyncType>(
         check_ivars("shmem_wait_until_some", ivars, n)?;
         return Ok(0);
     }
-    let mut b = Backoff::new(spin()).routine(Routine::of(code::WAIT_UNTIL_SOME), Arg::Addr(ivars as u64));
+    // Before init or after finalize test_some fails at once, naming itself.
+    let b = match crate::world::running("shmem_wait_until_some") {
+        Ok(rt) => rt.backoff(),
+        Err(_) => Backoff::new(1000, None),
+    };
+    let mut b = b.routine(Routine::of(code::WAIT_UNTIL_SOME), Arg::Addr(ivars as u64));
     loop {
         // SAFETY: forwarded from the caller.
         let k = unsafe { test_some(ivars, n, out, status, cmp, v) }?;
@@ -502,5 +520,30 @@ pub unsafe fn wait_until_some<T: SyncType>(
             return Ok(k);
         }
         b.snooze();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_is_named_by_the_file_below_src_that_made_it() {
+        let wait = Some(code::WAIT_UNTIL);
+        assert_eq!(routine_of_file("runtime/src/sym/wait.rs"), wait);
+        assert_eq!(routine_of_file("runtime/src/wait.rs"), wait);
+        assert_eq!(routine_of_file(r"C:\work\runtime\src\sym\wait.rs"), wait);
+        assert_eq!(routine_of_file("/home/u/.cargo/registry/src/index/oxshmem-0.1.0/src/sym/wait.rs"), wait);
+        assert_eq!(routine_of_file("runtime/src/lock.rs"), Some(code::SET_LOCK));
+        assert_eq!(routine_of_file("runtime/src/signal.rs"), Some(code::SIGNAL_WAIT_UNTIL));
+        // A collective's waits are its own entry's.
+        assert_eq!(routine_of_file("runtime/src/coll/mailbox.rs"), None);
+        assert_eq!(routine_of_file(r"runtime\src\coll\barrier.rs"), None);
+        // Only the path below `src` counts: a checkout under a folder named `coll` is no
+        // collective, and a file of the same name elsewhere is not that routine.
+        assert_eq!(routine_of_file("/home/coll/runtime/src/wait.rs"), wait);
+        assert_eq!(routine_of_file("runtime/src/sym/slice.rs"), Some(code::OTHER));
+        assert_eq!(routine_of_file("runtime/src/transport/ofi/wait.rs"), Some(code::OTHER));
+        assert_eq!(routine_of_file("runtime/src/heap/lock.rs"), Some(code::OTHER));
     }
 }

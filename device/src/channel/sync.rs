@@ -20,12 +20,10 @@ impl<T> UnsafeCell<T> {
     }
 }
 
-/// What a waiting loop does between polls.
+/// How the channels' waiting loops wait between polls: 200 spins, then a yield per poll.
+pub(crate) const WAIT: oxshmem::wait::SpinPolicy = oxshmem::wait::SpinPolicy::spin_then_yield(200);
+
+/// What a waiting loop does between polls, `*spins` the polls it made so far ([`WAIT`]).
 pub(crate) fn pause(spins: &mut u32) {
-    if *spins < 200 {
-        *spins += 1;
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
+    WAIT.pause(spins);
 }

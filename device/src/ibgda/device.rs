@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use oxshmem::SignalOp;
 use oxshmem::transport::AmoOp;
+use oxshmem::wait::SpinPolicy;
 
 use super::Ibgda;
 use super::keys::{HEAP_LKEY, IBUF_LKEY_BASE, IMPLICIT_LKEY};
@@ -24,6 +25,10 @@ use crate::state::ErrorCode;
 
 /// Largest single RDMA transfer (bytes); longer ones are split.
 const MAX_XFER: usize = 1 << 30;
+
+/// How a device thread waits for the NIC or for another thread: spin only briefly before
+/// giving the core away, as device threads usually outnumber cores.
+const IB_WAIT: SpinPolicy = SpinPolicy::spin_then_yield(16);
 
 impl Thread<'_> {
     pub(crate) fn ib(&self) -> &Ibgda {
@@ -74,17 +79,15 @@ impl Thread<'_> {
         let nic = &ib.nic;
         move || {
             // Waits here depend on another thread (the NIC, or the thread that reserved the
-            // slots before ours): spin only briefly before giving the core away, as device
-            // threads usually outnumber cores.
-            if spins < 16 {
-                spins += 1;
-                std::hint::spin_loop();
+            // slots before ours).
+            if IB_WAIT.spin(&mut spins) {
                 return true;
             }
             // Drive the NIC ourselves unless another thread does (see `softnic::progress`,
-            // which also serves a doorbell rung while helping inside the queue code).
+            // which also serves a doorbell rung while helping inside the queue code); else
+            // yield.
             if !super::softnic::progress(ib) {
-                std::thread::yield_now();
+                IB_WAIT.pause(&mut spins);
             }
             // A stopped NIC completes nothing more (and touches no lent memory): give up now.
             if !nic.is_alive() {

@@ -16,7 +16,7 @@ use crate::coll::reduce::{ReduceOp, Reducible};
 use crate::error::{Error, ErrorKind, Result};
 use crate::team::ACTIVE_SLOT;
 use crate::transport::SymAddr;
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 /// An active set, resolved to its members.
 #[derive(Debug)]
@@ -75,7 +75,7 @@ pub(crate) fn set_members(code: u64) -> Vec<usize> {
 /// `psync` is checked to be symmetric.
 pub unsafe fn barrier(start: i32, log_stride: i32, size: i32, psync: *mut i64) -> Result<()> {
     const F: &str = "shmem_barrier";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let s = resolve(rt, start, log_stride, size, psync, F)?;
     rt.quiet_internal()?;
     rt.dissemination(ACTIVE_SLOT, &s.members, s.me, F)
@@ -87,7 +87,7 @@ pub unsafe fn barrier(start: i32, log_stride: i32, size: i32, psync: *mut i64) -
 /// `psync` is checked to be symmetric.
 pub unsafe fn sync(start: i32, log_stride: i32, size: i32, psync: *mut i64) -> Result<()> {
     const F: &str = "shmem_sync";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let s = resolve(rt, start, log_stride, size, psync, F)?;
     rt.dissemination(ACTIVE_SLOT, &s.members, s.me, F)
 }
@@ -116,7 +116,7 @@ pub unsafe fn broadcast(
     psync: *mut i64,
 ) -> Result<()> {
     const F: &str = "shmem_broadcast";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let s = resolve(rt, start, log_stride, size, psync, F)?;
     let nbytes = nelems * esize;
     match syms(rt, dest, source, nbytes, F) {
@@ -148,7 +148,7 @@ pub unsafe fn collect(
     psync: *mut i64,
 ) -> Result<()> {
     let func = if fixed { "shmem_fcollect" } else { "shmem_collect" };
-    let rt = rt(func)?;
+    let rt = running(func)?;
     let s = resolve(rt, start, log_stride, size, psync, func)?;
     let nbytes = nelems * esize;
     let checked = crate::coll::api::raw::collect_dest(rt, dest, nbytes, func)
@@ -177,7 +177,7 @@ pub unsafe fn alltoalls(
     psync: *mut i64,
 ) -> Result<()> {
     let func = if dst == 1 && sst == 1 { "shmem_alltoall" } else { "shmem_alltoalls" };
-    let rt = rt(func)?;
+    let rt = running(func)?;
     let s = resolve(rt, start, log_stride, size, psync, func)?;
     let k = if dst == 1 && sst == 1 { kind::ALLTOALL } else { kind::ALLTOALLS };
     if dst < 1 || sst < 1 {
@@ -221,7 +221,7 @@ pub unsafe fn to_all<T: Reducible>(
     psync: *mut i64,
 ) -> Result<()> {
     const F: &str = "shmem_to_all";
-    let rt = rt(F)?;
+    let rt = running(F)?;
     let s = resolve(rt, start, log_stride, size, psync, F)?;
     let bytes = nreduce * size_of::<T>();
     let checked = (|| {

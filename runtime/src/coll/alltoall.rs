@@ -5,7 +5,8 @@
 //! larger ones are put straight into each member's destination after it, member `me+1` first
 //! so that members do not all write to the same PE at once, then one signal per member.
 
-use crate::coll::header::{Group, Header, kind, payload_of};
+use crate::coll::header::{Group, Header, kind};
+use crate::coll::wire::payload_of;
 use crate::error::Result;
 use crate::transport::SymAddr;
 use crate::world::Runtime;

@@ -11,8 +11,8 @@
 
 use oxshmem_bootstrap::status::Routine;
 
-use crate::coll::mailbox::Item;
 use crate::coll::sequence::{Seen, same_collective};
+use crate::coll::wire::Item;
 use crate::error::Result;
 use crate::team::{TeamInner, WORLD_SLOT};
 use crate::world::Runtime;

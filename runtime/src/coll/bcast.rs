@@ -28,13 +28,12 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use crate::coll::header::{Group, HDR, Header, kind, payload_of};
-use crate::coll::mailbox::Item;
+use crate::coll::header::{Group, Header, kind};
 use crate::coll::sequence::{Coll, POISON, Seen, header_routine};
+use crate::coll::wire::{HDR, Item, payload_of};
 use crate::error::{Error, ErrorKind, Result};
 use crate::team::{ACTIVE_SLOT, Chan};
 use crate::transport::SymAddr;
-use crate::wait::Backoff;
 use crate::world::Runtime;
 
 /// The headers a small broadcast's root has not yet taken: one from each member but itself.
@@ -295,7 +294,7 @@ impl Runtime {
         if arrived() {
             return None;
         }
-        let mut b = Backoff::new(self.config.spin).waiting_for(rpe);
+        let mut b = self.backoff().waiting_for(rpe);
         let mut polls = 0u32;
         loop {
             if arrived() {

@@ -5,7 +5,8 @@
 //! straight into each member's destination after it (the exchange proves each destination is
 //! ready), followed by one signal per member.
 
-use crate::coll::header::{Group, Header, kind, payload_of};
+use crate::coll::header::{Group, Header, kind};
+use crate::coll::wire::payload_of;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
 use crate::world::Runtime;

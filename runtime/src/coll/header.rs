@@ -1,6 +1,6 @@
 //! The checked exchange that opens every data-moving collective.
 //!
-//! Each member sends every other member one mailbox message: a 64-byte header describing the
+//! Each member sends every other member one mailbox message: a 40-byte header describing the
 //! call (kind, root, sizes, operation, element type) and, when it fits, the payload that
 //! member needs. Each member receives every other's message before any other data moves, so
 //! every member learns every other's arguments — PEs that disagree all get the same
@@ -14,14 +14,10 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::coll::mailbox::{Item, Mail};
 use crate::coll::sequence::Seen;
+use crate::coll::wire::{HDR, Item, Mail, op_name, type_name};
 use crate::error::{Error, ErrorKind, Result};
 use crate::world::Runtime;
-
-/// Bytes of the header at the start of a message (the mailbox's 16 bytes of sequence words
-/// precede it, so a header and 8 bytes of payload share one 64-byte cache line).
-pub(crate) const HDR: usize = 40;
 
 /// What a collective call looked like on its caller.
 #[repr(C)]
@@ -48,7 +44,8 @@ pub(crate) struct Header {
     pub(crate) set: u64,
 }
 
-const _: () = assert!(size_of::<Header>() == HDR);
+// The header is 40 bytes (HDR): 16 bytes of codes, the count, the two strides, the set.
+const _: () = assert!(size_of::<Header>() == HDR && HDR == 40);
 
 /// Collective kinds.
 pub(crate) mod kind {
@@ -112,11 +109,7 @@ impl Header {
         }
         let reduction = matches!(self.kind, kind::REDUCE | kind::INSCAN | kind::EXSCAN);
         if reduction {
-            s += &format!(
-                ", operation {}, element type {}",
-                crate::coll::reduce::op_name(u32::from(self.op)),
-                crate::coll::reduce::type_name(self.type_id)
-            );
+            s += &format!(", operation {}, element type {}", op_name(u32::from(self.op)), type_name(self.type_id));
         }
         if matches!(self.kind, kind::COLLECT | kind::FCOLLECT) && (self.a, self.b) != (0, 0) {
             s += &format!(", destination of {} bytes", u64::from(self.a) | u64::from(self.b) << 32);
@@ -270,10 +263,4 @@ impl Runtime {
         }
         Ok(())
     }
-}
-
-/// The payload bytes that follow a message's header.
-pub(crate) fn payload_of(mail: &Mail) -> *const u8 {
-    // SAFETY: a message is at least HDR bytes long.
-    unsafe { mail.ptr.add(HDR) }
 }

@@ -12,27 +12,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::coll::wire::{HDR, Item, Mail};
 use crate::error::Result;
 use crate::team::{BOXES, Chan};
-use crate::wait::Backoff;
 use crate::world::Runtime;
 
 /// Bytes of the sequence and acknowledgement words at the start of a mailbox.
 const SEQ: usize = 16;
-
-/// A received message: where its data lies in our copy of the slot.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Mail {
-    pub(crate) ptr: *const u8,
-}
-
-/// The next item of a peer's stream: a message, or a signal (see `Runtime::sig_send_tagged`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Item {
-    Mail(Mail),
-    /// A signal with this tag (its words: `Runtime::signal_words`).
-    Signal(u64),
-}
 
 impl Runtime {
     /// Largest payload a collective carries inside its checked exchange. Beyond a few KiB a
@@ -40,7 +26,7 @@ impl Runtime {
     /// of it), while the direct algorithms move it once: measured on this machine, the direct
     /// path wins from about 4 KiB on.
     pub(crate) fn inline_max(&self) -> usize {
-        (self.mb_capacity() - crate::coll::header::HDR).min(2048)
+        (self.mb_capacity() - HDR).min(2048)
     }
 
     /// Bytes one message can carry.
@@ -67,7 +53,7 @@ impl Runtime {
         let need = (m + 1).saturating_sub(BOXES as u64);
         if st.acked[to].load(Ordering::Relaxed) < need {
             let a = self.slots.flag(slot, Chan::Consumed, self.me);
-            let mut b = Backoff::new(self.config.spin).waiting_for(to);
+            let mut b = self.backoff().waiting_for(to);
             loop {
                 let c = self.load_flag(to, a, func)?;
                 if c >= need {
@@ -168,7 +154,7 @@ impl Runtime {
         let other = if signal { self.mailbox_next(slot, from) } else { self.slots.flag(slot, Chan::Arrive, from) };
         // SAFETY: as `want`.
         let other = unsafe { AtomicU64::from_ptr(self.local_addr(other) as *mut u64) };
-        let mut b = Backoff::new(self.config.spin).waiting_for(from);
+        let mut b = self.backoff().waiting_for(from);
         loop {
             if want.load(Ordering::Acquire) >= c {
                 return true;

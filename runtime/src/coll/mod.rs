@@ -1,11 +1,12 @@
 //! Collectives on teams, built from the runtime's own one-sided operations on the team slot's
 //! internal symmetric flags and mailboxes — no second communication stack.
 //!
-//! Everything rests on two primitives (`signal.rs` of this folder is `mailbox.rs`): an ordered
-//! signal stream per pair of PEs per slot (a flag store carrying a running count, and beside
-//! it, in the same cache line, a tag naming the collective: `sequence.rs`), and a
+//! Everything rests on two primitives: an ordered signal stream per pair of PEs per slot (a
+//! flag store carrying a running count, and beside it, in the same cache line, a tag naming
+//! the collective: `sig_send`/`sig_wait` below, the tags in `sequence.rs`; these are the
+//! collectives' own signals, not the user's `shmem_signal_*` of `crate::signal`), and a
 //! mailbox per pair per slot (a put into the receiver's copy of the slot, then a signal), with
-//! credit-based flow control. Every collective except barrier/sync begins with a *checked
+//! credit-based flow control (`mailbox.rs`). Every collective except barrier/sync begins with a *checked
 //! exchange*: each member sends every other a header describing its arguments (kind, sizes,
 //! root, operation); small payloads ride in the same message. Every member therefore sees
 //! every other's arguments before any data moves, and PEs that disagree all return the same
@@ -33,13 +34,13 @@ pub(crate) mod mailbox;
 pub mod reduce;
 pub mod scan;
 pub(crate) mod sequence;
+pub(crate) mod wire;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
 use crate::team::Chan;
 use crate::transport::SymAddr;
-use crate::wait::Backoff;
 use crate::world::Runtime;
 
 /// What a zero-length buffer of a collective stands for. No algorithm reads or writes zero
@@ -200,7 +201,7 @@ impl Runtime {
         if f.load(Ordering::Acquire) >= v {
             return;
         }
-        let mut b = Backoff::new(self.config.spin).waiting_for(from);
+        let mut b = self.backoff().waiting_for(from);
         while f.load(Ordering::Acquire) < v {
             b.snooze();
         }

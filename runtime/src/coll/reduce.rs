@@ -10,7 +10,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::coll::header::{Group, Header, kind, payload_of};
+use crate::coll::header::{Group, Header, kind};
+use crate::coll::wire::payload_of;
 use crate::error::Result;
 use crate::transport::SymAddr;
 use crate::world::Runtime;
@@ -33,41 +34,6 @@ pub enum ReduceOp {
     Sum = 6,
     /// Product (wrapping for integers).
     Prod = 7,
-}
-
-pub(crate) fn type_name(id: u32) -> &'static str {
-    match id {
-        1 => "i8",
-        2 => "u8",
-        3 => "i16",
-        4 => "u16",
-        5 => "i32",
-        6 => "u32",
-        7 => "i64",
-        8 => "u64",
-        9 => "isize",
-        10 => "usize",
-        11 => "f32",
-        12 => "f64",
-        13 => "Complex<f32>",
-        14 => "Complex<f64>",
-        15 => "f16",
-        16 => "bf16",
-        _ => "(other)",
-    }
-}
-
-pub(crate) fn op_name(op: u32) -> &'static str {
-    match op {
-        1 => "and",
-        2 => "or",
-        3 => "xor",
-        4 => "max",
-        5 => "min",
-        6 => "sum",
-        7 => "prod",
-        _ => "?",
-    }
 }
 
 /// A complex number of `f32` or `f64` parts (C's `float _Complex` / `double _Complex`).
@@ -419,7 +385,22 @@ fn combine<T: Reducible>(op: ReduceOp, acc: &mut [T], other: *const T) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coll::wire::{op_name, type_name};
     use half::{bf16, f16};
+
+    /// The names a mismatch error gives are those of the operations and types defined here.
+    #[test]
+    fn wire_names_are_those_of_the_operations_and_types() {
+        use ReduceOp::*;
+        for op in [And, Or, Xor, Max, Min, Sum, Prod] {
+            assert_eq!(op_name(op as u32), format!("{op:?}").to_lowercase());
+        }
+        assert_eq!(type_name(i8::TYPE_ID), "i8");
+        assert_eq!(type_name(usize::TYPE_ID), "usize");
+        assert_eq!(type_name(f64::TYPE_ID), "f64");
+        assert_eq!(type_name(Complex::<f32>::TYPE_ID), "Complex<f32>");
+        assert_eq!(type_name(Complex::<f64>::TYPE_ID), "Complex<f64>");
+    }
 
     #[test]
     fn half_types_combine_in_f32_and_round_back() {

@@ -16,8 +16,9 @@
 //!   writes only its own destination, so `dest` may be `source` (an in-place scan), and each
 //!   byte crosses between cores once per member; chunks overlap along the chain.
 
-use crate::coll::header::{Group, Header, kind, payload_of};
+use crate::coll::header::{Group, Header, kind};
 use crate::coll::reduce::{ArithReducible, ReduceOp};
+use crate::coll::wire::payload_of;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sym::SymSlice;
 use crate::team::{Team, TeamInner};

@@ -28,10 +28,10 @@
 //! The deprecated active-set routines share one slot among all active sets, so their numbers
 //! are not comparable between PEs: there only the routine is checked.
 
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
 use oxshmem_bootstrap::status::{self, Arg, Routine, code};
+use parking_lot::Mutex;
 
 use crate::coll::header::Header;
 use crate::error::{Error, ErrorKind, Result};
@@ -163,13 +163,7 @@ impl Runtime {
 
     #[cold]
     fn broken_error(&self, slot: usize, members: &[usize], func: &'static str) -> Error {
-        let why = BROKEN_WHY
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .find(|(s, _)| *s == slot)
-            .map(|(_, w)| w.clone())
-            .unwrap_or_default();
+        let why = BROKEN_WHY.lock().iter().find(|(s, _)| *s == slot).map(|(_, w)| w.clone()).unwrap_or_default();
         Error::new(
             self.me,
             func,
@@ -215,7 +209,7 @@ impl Runtime {
             text += &format!(", as PE {by} found");
         }
         self.coll_counter(c.slot).fetch_or(BROKEN, Ordering::Relaxed);
-        let mut why = BROKEN_WHY.lock().unwrap_or_else(|p| p.into_inner());
+        let mut why = BROKEN_WHY.lock();
         why.retain(|(s, _)| *s != c.slot);
         why.push((c.slot, format!("collective #{}: {}", c.seq, text.split_once(": ").map_or("", |x| x.1))));
         Error::new(self.me, func, ErrorKind::CollectiveSequence(text))

@@ -16,8 +16,9 @@ pub(crate) mod alloc;
 pub(crate) mod segment;
 pub(crate) mod static_data;
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::world::Runtime;
@@ -28,6 +29,8 @@ use alloc::{AllocError, Allocator};
 pub(crate) struct Heap {
     pub(crate) base: usize,
     pub(crate) len: usize,
+    /// A panic while it is held leaves the allocator consistent (every mutation completes
+    /// before it can panic), and the lock usable (parking_lot's locks do not poison).
     alloc: Mutex<Allocator>,
     /// Running hash of the collective allocation calls every PE agreed on. Collective calls
     /// do not run concurrently on a PE (OpenSHMEM 1.5 §9.2), so plain loads and stores do.
@@ -113,19 +116,15 @@ impl Heap {
         Heap { base, len, alloc: Mutex::new(Allocator::new(len)), hash: AtomicU64::new(0) }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Allocator> {
-        // A panic while holding the lock leaves the allocator consistent (every mutation
-        // completes before it can panic), so a poisoned lock is still usable.
-        self.alloc.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn map_err(&self, pe: usize, func: &'static str, e: AllocError, size: usize) -> Error {
+    /// The runtime's error for the allocator's failure `e` in `func`: `size_or_addr` is the
+    /// size asked for, or the address of a block that is not live.
+    fn alloc_error(&self, pe: usize, func: &'static str, e: AllocError, size_or_addr: usize) -> Error {
         let kind = match e {
             AllocError::Exhausted { asked, free, largest } => {
                 ErrorKind::OutOfMemory { asked, free, largest, total: self.len }
             }
-            AllocError::Overflow => ErrorKind::InvalidSize { what: format!("{size} bytes overflows") },
-            AllocError::NotLive => ErrorKind::BadFree { addr: size },
+            AllocError::Overflow => ErrorKind::InvalidSize { what: format!("{size_or_addr} bytes overflows") },
+            AllocError::NotLive => ErrorKind::BadFree { addr: size_or_addr },
         };
         Error::new(pe, func, kind)
     }
@@ -138,19 +137,19 @@ impl Heap {
         if !align.is_power_of_two() || align > crate::world::HEAP_ALIGN {
             return Err(Error::new(pe, func, ErrorKind::BadAlignment { align }));
         }
-        self.lock().alloc(size, align).map_err(|e| self.map_err(pe, func, e, size))
+        self.alloc.lock().alloc(size, align).map_err(|e| self.alloc_error(pe, func, e, size))
     }
 
     /// Frees locally (no barrier) the block starting at `addr`.
     pub(crate) fn free(&self, pe: usize, func: &'static str, addr: usize) -> Result<()> {
         let off = self.offset_of_block(pe, func, addr)?;
-        self.lock().free(off).map_err(|e| self.map_err(pe, func, e, addr))
+        self.alloc.lock().free(off).map_err(|e| self.alloc_error(pe, func, e, addr))
     }
 
     /// Length of the live block at `addr`.
     pub(crate) fn block_len(&self, pe: usize, func: &'static str, addr: usize) -> Result<usize> {
         let off = self.offset_of_block(pe, func, addr)?;
-        self.lock().len_of(off).ok_or_else(|| Error::new(pe, func, ErrorKind::BadFree { addr }))
+        self.alloc.lock().len_of(off).ok_or_else(|| Error::new(pe, func, ErrorKind::BadFree { addr }))
     }
 
     fn offset_of_block(&self, pe: usize, func: &'static str, addr: usize) -> Result<usize> {
@@ -163,17 +162,17 @@ impl Heap {
     /// Resizes in place if possible.
     pub(crate) fn resize_in_place(&self, pe: usize, func: &'static str, addr: usize, size: usize) -> Result<bool> {
         let off = self.offset_of_block(pe, func, addr)?;
-        self.lock().resize_in_place(off, size).map_err(|e| self.map_err(pe, func, e, size))
+        self.alloc.lock().resize_in_place(off, size).map_err(|e| self.alloc_error(pe, func, e, size))
     }
 
     /// Bytes free.
     pub(crate) fn free_bytes(&self) -> usize {
-        self.lock().free_bytes()
+        self.alloc.lock().free_bytes()
     }
 
     /// Bytes managed.
     pub(crate) fn total(&self) -> usize {
-        self.lock().total()
+        self.alloc.lock().total()
     }
 }
 
@@ -200,7 +199,7 @@ pub const SHMEMX_MALLOC_NO_BARRIER: u64 = 1 << 2;
 pub fn malloc_with_hints(size: usize, hints: u64) -> Result<*mut u8> {
     const F: &str = "shmem_malloc_with_hints";
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let rt = crate::world::rt(F)?;
+    let rt = crate::world::running(F)?;
     let unknown = hints & !(SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE | SHMEMX_MALLOC_NO_BARRIER);
     if unknown != 0 && rt.config.debug && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
         eprintln!("PE {}: {F}: ignored unknown hint bits {unknown:#x} (hints only advise; said once per PE)", rt.me);

@@ -182,6 +182,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri: memfd_create and mmap are foreign calls")]
     fn create_is_private_and_shared() {
         let (fd, m) = Mapping::create(1 << 20, "oxshmem-test", 1 << 21).unwrap();
         assert_eq!(m.addr() % (1 << 21), 0);

@@ -147,6 +147,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri: dl_iterate_phdr is a foreign call")]
     fn finds_the_writable_segment() {
         static mut PROBE: u64 = 7;
         let (start, len) = writable_segment().expect("a Rust test binary has .data");

@@ -2,7 +2,7 @@
 //! numbers, layout, barriers, ordering, finalize). Allocation is in `slice.rs`.
 
 use crate::error::Result;
-use crate::world::{NodeLayout, Runtime, ThreadLevel, rt};
+use crate::world::{NodeLayout, Runtime, ThreadLevel, running};
 
 /// A handle to the initialized runtime; cheap to copy, usable from any thread.
 ///
@@ -41,7 +41,7 @@ pub fn init() -> Result<Shmem> {
 /// ```
 pub fn init_thread(level: ThreadLevel) -> Result<(Shmem, ThreadLevel)> {
     let provided = crate::world::init_runtime_checked(level, false, None)?;
-    let rt = rt("shmem_init")?;
+    let rt = running("shmem_init")?;
     Ok((Shmem { me: rt.me, n: rt.n }, provided))
 }
 
@@ -53,12 +53,12 @@ pub fn init_thread(level: ThreadLevel) -> Result<(Shmem, ThreadLevel)> {
 /// # Ok::<(), oxshmem::Error>(())
 /// ```
 pub fn current() -> Result<Shmem> {
-    let rt = rt("shmem_current")?;
+    let rt = running("shmem_current")?;
     Ok(Shmem { me: rt.me, n: rt.n })
 }
 
 pub(super) fn runtime(func: &'static str) -> Result<&'static Runtime> {
-    rt(func)
+    running(func)
 }
 
 impl Shmem {

@@ -5,7 +5,7 @@ use bytemuck::Pod;
 
 use super::SymSlice;
 use crate::error::{Error, ErrorKind, Result};
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 impl<T: Pod> SymSlice<T> {
     /// Copies `src` into elements `at..at+src.len()` on `pe` (`shmem_put`). Blocking: `src`
@@ -132,7 +132,7 @@ impl<T: Pod> SymSlice<T> {
     /// ```
     pub fn iput(&self, at: usize, dst: usize, src: &[T], sst: usize, n: usize, pe: usize) -> Result<()> {
         const F: &str = "shmem_iput";
-        let rt = rt(F)?;
+        let rt = running(F)?;
         let pe = rt.check_pe(pe, F)?;
         if n == 0 {
             return Ok(());
@@ -165,7 +165,7 @@ impl<T: Pod> SymSlice<T> {
     /// ```
     pub fn iget(&self, at: usize, sst: usize, dst: &mut [T], dst_stride: usize, n: usize, pe: usize) -> Result<()> {
         const F: &str = "shmem_iget";
-        let rt = rt(F)?;
+        let rt = running(F)?;
         let pe = rt.check_pe(pe, F)?;
         if n == 0 {
             return Ok(());
@@ -193,7 +193,7 @@ impl<T: Pod> SymSlice<T> {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn remote_ptr(&self, pe: usize) -> Option<*mut T> {
-        let rt = rt("shmem_ptr").ok()?;
+        let rt = running("shmem_ptr").ok()?;
         if pe >= rt.n {
             return None;
         }

@@ -9,7 +9,7 @@ use bytemuck::Pod;
 use super::handle::{Shmem, runtime};
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
-use crate::world::{Runtime, rt};
+use crate::world::{Runtime, running};
 
 impl Shmem {
     /// Allocates one symmetric `T` initialized to `value` on every PE (`shmem_malloc`; collective).
@@ -93,7 +93,7 @@ impl<T: Pod> Drop for SymSlice<T> {
         if std::thread::panicking() {
             return;
         }
-        if let Ok(rt) = rt("shmem_free")
+        if let Ok(rt) = running("shmem_free")
             && let Err(e) = rt.sym_free("shmem_free", self.addr)
         {
             eprintln!("{e}");
@@ -147,7 +147,7 @@ impl<T: Pod> SymSlice<T> {
     /// ```
     pub fn free(self) -> Result<()> {
         let me = std::mem::ManuallyDrop::new(self);
-        rt("shmem_free")?.sym_free("shmem_free", me.addr)
+        running("shmem_free")?.sym_free("shmem_free", me.addr)
     }
 
     /// The symmetric location of element 0.
@@ -177,7 +177,7 @@ impl<T: Pod> SymSlice<T> {
         n: usize,
         func: &'static str,
     ) -> Result<(&'static Runtime, usize, SymAddr)> {
-        let rt = rt(func)?;
+        let rt = running(func)?;
         let pe = rt.check_pe(pe, func)?;
         let a = self.range(rt, at, n, func)?;
         Ok((rt, pe, a))

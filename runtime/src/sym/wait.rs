@@ -1,14 +1,15 @@
 //! Waiting on and testing local symmetric elements (`shmem_wait_until*`, `shmem_test*`), and
 //! the [`SymBox`] shorthand. Every load here is an acquire load (the access rule's flags).
-//! (The file is named `wait.rs` on purpose: a wait that blocks is reported in the hang report
-//! by its caller's file name, `crate::wait::Backoff`, and this one counts as `shmem_wait_until`.)
+//! (The file's path matters: a wait that blocks and names no routine is reported in the hang
+//! report by the file that made it (`crate::wait::Backoff`), and `sym/wait.rs` counts as
+//! `shmem_wait_until`.)
 
 use bytemuck::Pod;
 
 use super::{SymBox, SymSlice};
 use crate::error::Result;
-use crate::wait::{Backoff, Cmp, CmpValues, SyncType};
-use crate::world::rt;
+use crate::wait::{Cmp, CmpValues, SyncType};
+use crate::world::running;
 
 impl<T: Pod + SyncType> SymSlice<T> {
     /// Blocks until local element `at` satisfies `cmp value` (`shmem_wait_until`).
@@ -23,7 +24,7 @@ impl<T: Pod + SyncType> SymSlice<T> {
     /// ```
     pub fn wait_until(&self, at: usize, cmp: Cmp, value: T) -> Result<()> {
         let p = self.checked_elem(at, "shmem_wait_until")?;
-        let mut b = Backoff::new(rt("shmem_wait_until")?.config.spin);
+        let mut b = running("shmem_wait_until")?.backoff();
         // SAFETY: p is an aligned element of this live object.
         while !cmp.holds(unsafe { T::load_acquire(p) }, value) {
             b.snooze();
@@ -47,7 +48,7 @@ impl<T: Pod + SyncType> SymSlice<T> {
     }
 
     fn checked_elem(&self, at: usize, func: &'static str) -> Result<*const T> {
-        let rt = rt(func)?;
+        let rt = running(func)?;
         self.range(rt, at, 1, func)?;
         // SAFETY: at < len.
         Ok(unsafe { self.as_ptr().add(at) })

@@ -12,8 +12,9 @@
 //! one load and compare as before. Init still maps one peer (the next PE of the node), so that
 //! a host where mapping cannot work (another user's PE, a ptrace policy) fails at init.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+
+use parking_lot::Mutex;
 
 use super::{AmoOp, LocalBytes, LocalBytesMut, MAX_SEGMENTS, SymAddr, Transport, Width};
 use crate::error::Result;
@@ -33,6 +34,8 @@ pub(crate) struct PeerSegment {
 /// The mapped segments of every PE on this host.
 #[derive(Debug)]
 pub struct ShmTransport {
+    /// This PE, for error messages.
+    me: usize,
     n_pes: usize,
     /// `bases[pe * MAX_SEGMENTS + seg]`: where `pe`'s segment `seg` is mapped here; 0 if not
     /// (yet).
@@ -50,8 +53,10 @@ pub struct ShmTransport {
 type Mapped = (Vec<Mapping>, Vec<(usize, String)>);
 
 impl ShmTransport {
-    pub(crate) fn new(n_pes: usize) -> Self {
+    /// The table of PE `me` in a job of `n_pes`, with no segment in it yet.
+    pub(crate) fn new(me: usize, n_pes: usize) -> Self {
         ShmTransport {
+            me,
             n_pes,
             bases: (0..n_pes * MAX_SEGMENTS).map(|_| AtomicUsize::new(0)).collect(),
             lens: vec![0; n_pes * MAX_SEGMENTS].into_boxed_slice(),
@@ -74,7 +79,7 @@ impl ShmTransport {
 
     /// Keeps a mapping alive as long as the transport.
     pub(crate) fn keep(&mut self, m: Mapping) {
-        self.maps.get_mut().unwrap_or_else(|p| p.into_inner()).0.push(m);
+        self.maps.get_mut().0.push(m);
     }
 
     /// Maps `pe`'s segment `seg` now if it is mappable and not mapped yet; the error says why
@@ -93,7 +98,7 @@ impl ShmTransport {
     /// Why mapping `pe`'s segment `seg` failed, if it did.
     pub(crate) fn map_error(&self, pe: usize, seg: usize) -> Option<String> {
         let i = pe * MAX_SEGMENTS + seg;
-        let g = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        let g = self.maps.lock();
         g.1.iter().find(|(j, _)| *j == i).map(|(_, e)| e.clone())
     }
 
@@ -103,7 +108,7 @@ impl ShmTransport {
         // Peers on other hosts have no source: their operations go on to the network
         // transport from here, without a lock or an allocation.
         let src = self.sources[i].as_ref()?;
-        let mut g = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.maps.lock();
         // Another thread may have mapped it while this one waited for the lock.
         let b = self.bases[i].load(Ordering::Acquire);
         if b != 0 {
@@ -311,7 +316,7 @@ pub unsafe fn atomic_at(p: *mut u8, width: Width, op: AmoOp) -> u64 {
 impl ShmTransport {
     fn unmapped(&self, pe: usize, a: SymAddr, len: usize, func: &'static str) -> crate::Error {
         crate::Error::new(
-            crate::world::pe_for_errors(),
+            self.me,
             func,
             crate::ErrorKind::InvalidArgument(format!(
                 "shm transport: PE {pe} segment {} offset {:#x} (+{len}) is not mapped here",
@@ -353,7 +358,7 @@ impl Transport for ShmTransport {
         let p = self.ptr(pe, dst, width.bytes()).ok_or_else(|| self.unmapped(pe, dst, width.bytes(), func))?;
         if !(p as usize).is_multiple_of(width.bytes()) {
             return Err(crate::Error::new(
-                crate::world::pe_for_errors(),
+                self.me,
                 func,
                 crate::ErrorKind::Misaligned { addr: p as usize, width: width.bytes() },
             ));
@@ -422,7 +427,7 @@ mod tests {
         let (fd, m) = Mapping::create(8192, "lazy-test", 4096).unwrap();
         // SAFETY: the mapping is 8192 bytes long and writable.
         unsafe { (m.addr() as *mut u64).write(0x1234_5678) };
-        let mut t = ShmTransport::new(3);
+        let mut t = ShmTransport::new(2, 3);
         let me = std::process::id();
         t.set_lazy(0, 0, 8192, PeerSegment { pid: me, fd: fd.as_raw_fd(), what: "heap of PE 0".into() });
         t.set_lazy(1, 0, 8192, PeerSegment { pid: me, fd: 1_000_000, what: "heap of PE 1".into() });

@@ -4,8 +4,10 @@
 //! this transport reaches into the address vector, and start the progress thread where the
 //! provider needs one.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 
 use super::atomics::{AmoTable, probe_atomics};
 use super::card::{Card, SegCard};

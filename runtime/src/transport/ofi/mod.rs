@@ -67,10 +67,12 @@ mod progress;
 mod settings;
 
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use atomics::AmoTable;
 use card::SegCard;
@@ -193,10 +195,6 @@ unsafe impl Send for Inner {}
 // SAFETY: as for Send; every other field is an atomic or a mutex.
 unsafe impl Sync for Inner {}
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// The libfabric transport of one PE. See the module documentation.
 pub struct OfiTransport {
     inner: Arc<Inner>,
@@ -250,7 +248,7 @@ impl Inner {
     }
 
     fn guard(&self) -> Option<MutexGuard<'_, ()>> {
-        self.serial.as_ref().map(lock)
+        self.serial.as_ref().map(Mutex::lock)
     }
 }
 

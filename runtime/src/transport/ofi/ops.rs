@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::progress::{Call, OpLabel};
-use super::{Inner, OfiTransport, SLOT_SIZE, ffi, lock};
+use super::{Inner, OfiTransport, SLOT_SIZE, ffi};
 use crate::error::Result;
 use crate::transport::{AmoOp, LocalBytes, LocalBytesMut, SymAddr, Transport, Width};
 
@@ -207,7 +207,7 @@ impl Inner {
     }
 
     fn take_failure(&self, func: &'static str) -> Result<()> {
-        match lock(&self.failure).take() {
+        match self.failure.lock().take() {
             Some(m) => Err(self.error(func, m)),
             None => Ok(()),
         }
@@ -291,7 +291,7 @@ impl Transport for OfiTransport {
     fn shutdown(&self) {
         self.inner.stop_progress();
         self.inner.closed.store(true, Ordering::Release);
-        if let Some(mut f) = lock(&self.inner.fids).take() {
+        if let Some(mut f) = self.inner.fids.lock().take() {
             f.close();
         }
     }

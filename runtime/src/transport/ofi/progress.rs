@@ -7,11 +7,14 @@
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use super::{Inner, SLOT_SIZE, SLOTS, ffi, lock};
+use parking_lot::Mutex;
+
+use super::{Inner, SLOT_SIZE, SLOTS, ffi};
 use crate::error::Result;
+use crate::wait::SpinPolicy;
 
 /// Completion context kinds: who owns an operation's completion (bits 0..4 of the context
 /// value; the libfabric call in bits 4..8, slot + 1 in bits 8..24, the peer from bit 24).
@@ -98,7 +101,7 @@ static LIVE: Mutex<Vec<Weak<Inner>>> = Mutex::new(Vec::new());
 static EXIT_HOOK: std::sync::Once = std::sync::Once::new();
 
 extern "C" fn stop_progress_at_exit() {
-    let live: Vec<Weak<Inner>> = std::mem::take(&mut *lock(&LIVE));
+    let live: Vec<Weak<Inner>> = std::mem::take(&mut *LIVE.lock());
     for i in live.iter().filter_map(Weak::upgrade) {
         i.stop_progress();
     }
@@ -108,8 +111,8 @@ extern "C" fn stop_progress_at_exit() {
 pub(super) fn start_progress_thread(inner: &Arc<Inner>) -> std::io::Result<()> {
     let i = Arc::clone(inner);
     let t = std::thread::Builder::new().name("oxshmem-ofi-progress".into()).spawn(move || i.progress_loop())?;
-    *lock(&inner.thread) = Some(t);
-    lock(&LIVE).push(Arc::downgrade(inner));
+    *inner.thread.lock() = Some(t);
+    LIVE.lock().push(Arc::downgrade(inner));
     // SAFETY: atexit with a valid extern "C" fn that takes no arguments.
     EXIT_HOOK.call_once(|| unsafe {
         libc::atexit(stop_progress_at_exit);
@@ -176,7 +179,7 @@ impl Inner {
         match kind {
             CTX_OWNED_BY_COUNTERS => {
                 if let Some((_, m)) = &err {
-                    lock(&self.failure).get_or_insert_with(|| format!("an earlier {call} to PE {pe} failed: {m}"));
+                    self.failure.lock().get_or_insert_with(|| format!("an earlier {call} to PE {pe} failed: {m}"));
                 }
                 if (1..=SLOTS).contains(&slot) {
                     self.release(slot - 1);
@@ -189,7 +192,7 @@ impl Inner {
             CTX_OWNED_BY_WAITER if (1..=SLOTS).contains(&slot) => {
                 let s = slot - 1;
                 if let Some((e, m)) = err {
-                    *lock(&self.slot_msg[s]) = m;
+                    *self.slot_msg[s].lock() = m;
                     self.slot_err[s].store(e, Ordering::Relaxed);
                 }
                 self.slot_done[s].store(1, Ordering::Release);
@@ -206,6 +209,10 @@ impl Inner {
     /// completion (a system call per operation, 1-2 µs here), `fi_cq_sread` crashes on
     /// `udp;ofi_rxd` 1.17 and ignores its timeout on `shm`. The price is that a PE busy outside
     /// the runtime serves one-sided operations aimed at it once per nap.
+    ///
+    /// Its back-off is not a [`SpinPolicy`]: it spins for a time since the last traffic (not
+    /// a number of polls), never yields, sleeps in two steps, and starts over on any
+    /// completion or caller.
     ///
     /// [`Transport::progress`]: crate::transport::Transport::progress
     fn progress_loop(&self) {
@@ -242,7 +249,7 @@ impl Inner {
 
     pub(super) fn stop_progress(&self) {
         self.stop.store(true, Ordering::Release);
-        let t = lock(&self.thread).take();
+        let t = self.thread.lock().take();
         if let Some(t) = t
             && t.thread().id() != std::thread::current().id()
         {
@@ -260,6 +267,7 @@ impl Inner {
         self.caller_polls.fetch_add(1, Ordering::Relaxed);
         let _busy = self.busy();
         let start = Instant::now();
+        let mut polls = 0;
         loop {
             let rc = {
                 let _g = self.guard();
@@ -275,7 +283,7 @@ impl Inner {
             if start.elapsed() > self.timeout {
                 return Err(self.timeout_error(func, label.pe, &format!("{label} was refused (FI_EAGAIN) for")));
             }
-            std::thread::yield_now();
+            SpinPolicy::YIELD.pause(&mut polls);
         }
     }
 
@@ -292,19 +300,17 @@ impl Inner {
         }
         let _busy = self.busy();
         let start = Instant::now();
-        let mut spins = 0u32;
+        // Poll as the runtime's waiters do (OXSHMEM_SPIN polls, 0 when the host runs more PEs
+        // than cores), then let other processes run between polls.
+        let policy = SpinPolicy::spin_then_yield(self.spin_polls);
+        let mut polls = 0;
         loop {
             self.progress();
             if cond() {
                 return Ok(());
             }
-            // Poll as the runtime's waiters do (OXSHMEM_SPIN polls, 0 when the host runs
-            // more PEs than cores), then let other processes run between polls.
-            spins = spins.saturating_add(1);
-            if spins > self.spin_polls {
-                std::thread::yield_now();
-            }
-            if spins.is_multiple_of(CLOCK_EVERY) && start.elapsed() > self.timeout {
+            policy.pause(&mut polls);
+            if polls.is_multiple_of(CLOCK_EVERY) && start.elapsed() > self.timeout {
                 return Err(self.timed_out(func, pe, &what()));
             }
         }
@@ -312,6 +318,7 @@ impl Inner {
 
     pub(super) fn acquire(&self, func: &'static str, pe: usize) -> Result<usize> {
         let start = Instant::now();
+        let mut polls = 0;
         loop {
             let m = self.slot_free.load(Ordering::Acquire);
             if m != 0 {
@@ -329,7 +336,7 @@ impl Inner {
                     &format!("an operation to PE {pe} found every bounce buffer held by earlier operations for"),
                 ));
             }
-            std::thread::yield_now();
+            SpinPolicy::YIELD.pause(&mut polls);
         }
     }
 
@@ -399,7 +406,7 @@ impl Inner {
         self.wait_until(func, pe, &text, || self.slot_done[s].load(Ordering::Acquire) != 0)?;
         let r = match self.slot_err[s].load(Ordering::Relaxed) {
             0 => Ok(read(s)),
-            _ => Err(self.error(func, format!("{label} failed: {}", lock(&self.slot_msg[s])))),
+            _ => Err(self.error(func, format!("{label} failed: {}", self.slot_msg[s].lock()))),
         };
         self.release(s);
         r
