@@ -97,17 +97,30 @@ pub(crate) fn allgather(
         s.write(rank, crate::shmgather::ShmGather::fits(data.len()).then_some(data));
     }
     kvs.barrier()?;
-    (0..size)
+    let mut from_kvs = 0;
+    let all = (0..size)
         .map(|r| {
             if r == rank {
                 return Ok(data.to_vec());
             }
             match seg.as_ref().and_then(|s| s.read(r).ok().flatten()) {
                 Some(b) => Ok(b),
-                None => get_blob(kvs, epoch, r),
+                None => {
+                    from_kvs += 1;
+                    get_blob(kvs, epoch, r)
+                }
             }
         })
-        .collect()
+        .collect();
+    tracing::debug!(
+        target: "boot",
+        epoch,
+        bytes = data.len(),
+        shared_segment = seg.is_some(),
+        from_kvs,
+        "allgather"
+    );
+    all
 }
 
 /// `root`'s `data` on every rank, as collective `epoch` of rank `rank`.

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod kvs;
+pub mod logging;
 pub mod launcher;
 pub mod mapping;
 pub mod mpi;
@@ -218,6 +219,26 @@ pub fn detect(var: impl Fn(&str) -> Option<String>) -> Result<Kind> {
 
 /// Connect the back end `kind`, configured from the environment.
 pub fn connect(kind: Kind) -> Result<Box<dyn Bootstrap>> {
+    let start = std::time::Instant::now();
+    let boot = connect_kind(kind);
+    if let Ok(b) = &boot {
+        logging::set_pe(b.rank());
+    }
+    match &boot {
+        Ok(b) => tracing::debug!(
+            target: "boot",
+            bootstrap = kind.name(),
+            rank = b.rank(),
+            size = b.size(),
+            took_us = start.elapsed().as_micros() as u64,
+            "connected"
+        ),
+        Err(e) => tracing::debug!(target: "boot", bootstrap = kind.name(), "cannot connect: {e}"),
+    }
+    boot
+}
+
+fn connect_kind(kind: Kind) -> Result<Box<dyn Bootstrap>> {
     Ok(match kind {
         Kind::Pmi1 => Box::new(pmi1::Pmi1::from_env()?),
         Kind::Pmi2 => Box::new(pmi2::Pmi2::from_env()?),
@@ -254,7 +275,12 @@ pub fn connect(kind: Kind) -> Result<Box<dyn Bootstrap>> {
 
 /// Pick the bootstrap from the environment ([`detect`]) and connect it ([`connect`]).
 pub fn from_env() -> Result<Box<dyn Bootstrap>> {
-    connect(detect(|k| std::env::var(k).ok())?)
+    let kind = detect(|k| std::env::var(k).ok());
+    match &kind {
+        Ok(k) => tracing::debug!(target: "boot", bootstrap = k.name(), "chosen"),
+        Err(e) => tracing::debug!(target: "boot", "no bootstrap: {e}"),
+    }
+    connect(kind?)
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ fn pe_child() {
     let Ok(scenario) = std::env::var(PE_VAR) else {
         return;
     };
+    // As the runtime's init does: logging when the environment asks for it.
+    oxshmem_bootstrap::logging::install(None);
     std::process::exit(pe_main(&scenario));
 }
 
@@ -469,7 +471,9 @@ fn uid_pe(id: &UniqueId, rank: usize, size: usize, scenario: &str, timeout: &str
         .env("OXSHMEM_UNIQUEID", id.to_string())
         .env("OXSHMEM_UID_RANK", rank.to_string())
         .env("OXSHMEM_UID_SIZE", size.to_string())
-        .env("OXSHMEM_TIMEOUT", timeout);
+        .env("OXSHMEM_TIMEOUT", timeout)
+        // Refused strangers are warnings on the `boot` target (logging).
+        .env("OXSHMEM_LOG", "boot=warn");
     start(&mut c)
 }
 
@@ -530,7 +534,8 @@ fn uid_stranger_is_refused_and_the_job_completes() {
     }
     let log = &outs[0].stderr;
     assert!(
-        log.contains("oxshmem uid: refused the connection from 127.0.0.1:")
+        log.contains(" WARN ")
+            && log.contains("boot: uid: refused the connection from 127.0.0.1:")
             && log.contains("does not hold this job's unique id")
             && log.contains("it sent \"SSH-2.0-OpenSSH_\""),
         "{log}"

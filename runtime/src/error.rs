@@ -31,9 +31,12 @@ pub struct Error {
 }
 
 impl Error {
-    /// Builds an error.
+    /// Builds an error, and logs it (target `error`, level debug: `OXSHMEM_LOG=error=debug`
+    /// shows every error as it is built, including those a caller handles).
     pub fn new(pe: usize, func: &'static str, kind: ErrorKind) -> Self {
-        Error { pe, func, kind }
+        let e = Error { pe, func, kind };
+        tracing::debug!(target: "error", "{e}");
+        e
     }
 }
 

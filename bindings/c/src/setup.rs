@@ -20,6 +20,12 @@ fn init(func: &'static str, level: ThreadLevel) -> Result<ThreadLevel> {
     init_with(func, level, None)
 }
 
+/// The C library's logging: the stderr formatter with `OXSHMEM_LOG`'s filter (or
+/// `SHMEM_DEBUG`'s, `NVSHMEM_DEBUG`'s), `warn` when none is set (`oxshmem_bootstrap::logging`).
+pub(crate) fn install_logging() {
+    oxshmem_bootstrap::logging::install(Some("warn"));
+}
+
 /// Initializes the runtime over `boot` (else the environment's bootstrap) and sets the team
 /// handles: every init of the C ABI, OpenSHMEM's and NVSHMEM's, comes here.
 pub(crate) fn init_with(
@@ -27,6 +33,7 @@ pub(crate) fn init_with(
     level: ThreadLevel,
     boot: Option<Box<dyn oxshmem_bootstrap::Bootstrap>>,
 ) -> Result<ThreadLevel> {
+    install_logging();
     crate::longdouble::install_hooks();
     let provided = match boot {
         Some(b) => raw::init_with_bootstrap(level, b),

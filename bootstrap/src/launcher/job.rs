@@ -438,6 +438,7 @@ impl<'a> Job<'a> {
         // SAFETY: as above; the mask is plain data copied into the closure.
         unsafe { cmd.pre_exec(move || sys::child_setup(launcher_pid, child_fd, status_fd, bind)) };
         let mut child = cmd.spawn()?;
+        tracing::debug!(target: "oshrun", pe = rank, pid = child.id(), bound = bind.is_some(), "started");
         // Listed at once, so that it is ended with the job should the rest fail. `child` is
         // dropped without waiting: we reap by pid (see `reap`).
         self.pes.push(Pe {
@@ -848,6 +849,7 @@ impl<'a> Job<'a> {
     }
 
     fn on_exit(&mut self, r: usize, exit: Exit) {
+        tracing::debug!(target: "oshrun", pe = r, ?exit, "exited");
         // Its last PMI words (finalize, abort) are already in the socket: hear them first.
         if let Some(conn) = self.pes[r].conn.as_mut() {
             conn.read_available();

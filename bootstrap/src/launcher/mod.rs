@@ -34,7 +34,11 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
             println!("oshrun (oxshmem) {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(args::Action::Run(opts)) => job::run(&opts),
+        Ok(args::Action::Run(opts)) => {
+            // Warnings, and what OXSHMEM_LOG asks for (the PEs inherit it).
+            crate::logging::install_launcher(Some("warn"));
+            job::run(&opts)
+        }
         Err(e) => {
             eprintln!("oshrun: {e}\nTry 'oshrun --help' for more information.");
             2

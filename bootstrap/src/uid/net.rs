@@ -174,8 +174,10 @@ pub(super) fn secs(d: Duration) -> String {
     format!("{} s", d.as_secs_f64())
 }
 
+/// A note from the unique-id handshake that does not change the job (a stranger's connection
+/// refused, a late one closed): a warning on the `boot` target, seen with `OXSHMEM_LOG`.
 pub(super) fn log(msg: &str) {
-    eprintln!("oxshmem uid: {msg}");
+    tracing::warn!(target: "boot", "uid: {msg}");
 }
 
 /// At most the first 16 bytes a stranger sent, for a message.

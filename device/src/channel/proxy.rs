@@ -270,12 +270,16 @@ impl Proxy {
                 let mut spins = 0u32;
                 let mut stopping_since: Option<Instant> = None;
                 let mut idle_since: Option<Instant> = None;
+                // Requests executed since the proxy last fell asleep (for the log).
+                let mut since_nap = 0u64;
+                tracing::debug!(target: "proxy", spin, "started");
                 loop {
                     match ring.poll(t) {
                         Some(r) => {
                             execute(state, &r);
                             ring.complete(t);
                             t += 1;
+                            since_nap += 1;
                             spins = 0;
                             idle_since = None;
                         }
@@ -302,6 +306,10 @@ impl Proxy {
                             }
                             let idle = *idle_since.get_or_insert_with(Instant::now);
                             if idle.elapsed() > Duration::from_millis(1) {
+                                if since_nap > 0 {
+                                    tracing::trace!(target: "proxy", executed = since_nap, "idle for 1 ms: napping");
+                                    since_nap = 0;
+                                }
                                 state.proxy_sleeping.store(1, Ordering::Relaxed);
                                 std::sync::atomic::fence(Ordering::SeqCst);
                                 if ring.poll(t).is_none() && !s2.load(Ordering::Acquire) {
@@ -315,6 +323,7 @@ impl Proxy {
                     }
                 }
                 state.proxy_alive.store(0, Ordering::Release);
+                tracing::debug!(target: "proxy", executed = t, "stopped");
             })
             .expect("spawn the proxy thread");
         Proxy { stop, handle: Some(handle) }

@@ -138,6 +138,7 @@ impl Gpu {
         check(|| format!("cuDevicePrimaryCtxRetain({ordinal})"), unsafe {
             sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
         })?;
+        tracing::debug!(target: "cuda", ordinal, %name, "device opened");
         let gpu = Gpu { inner: Arc::new(GpuInner { ordinal, dev, ctx, name }) };
         gpu.make_current()?;
         Ok(gpu)

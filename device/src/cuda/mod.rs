@@ -63,6 +63,7 @@ pub(crate) fn driver() -> Result<(), CudaError> {
             // SAFETY: only tries to dlopen the driver's library names and closes them again;
             // the driver's load-time code is the driver's own.
             if !unsafe { sys::is_culib_present() } {
+                tracing::debug!(target: "cuda", "no driver: {DRIVER_LIB} not found");
                 return Err(CudaError::NoDriver { detail: format!("{DRIVER_LIB} not found") });
             }
             // SAFETY: cuInit takes flags 0 and may be called more than once.
@@ -80,6 +81,8 @@ pub(crate) fn driver() -> Result<(), CudaError> {
                 }),
                 r => Err(CudaError::driver("cuInit", r)),
             }
+            .inspect(|()| tracing::debug!(target: "cuda", "driver loaded and initialised"))
+            .inspect_err(|e| tracing::debug!(target: "cuda", "no driver: {e}"))
         })
         .clone()
 }

@@ -104,8 +104,10 @@ impl SoftNic {
                 // SAFETY: see start().
                 let ib = unsafe { &*p.0 };
                 let _ = ib.nic.thread.set(std::thread::current());
+                tracing::debug!(target: "softnic", nap_ms = ib.config.nic_nap_ms, "started");
                 run(ib);
                 ib.nic.alive.store(0, Ordering::Release);
+                tracing::debug!(target: "softnic", consumed = consumed(ib), "stopped");
             })
             .expect("spawn the software NIC thread");
         SoftNic { handle: Some(handle), ib }
@@ -235,6 +237,9 @@ fn run(ib: &Ibgda) {
     let mut spins = 0u32;
     // Slots consumed by anyone when this idle stretch began, and when it began.
     let mut window = (0u64, Instant::now());
+    // Slots consumed when the thread last fell asleep (for the log: one line per nap that
+    // follows work, not one per idle nap).
+    let mut at_last_nap = 0u64;
     loop {
         if pass(ib) {
             spins = 0;
@@ -269,6 +274,11 @@ fn run(ib: &Ibgda) {
         if slots >= STREAM_SLOTS && u128::from(slots) >= window.1.elapsed().as_micros() {
             std::thread::yield_now();
             continue;
+        }
+        let now = consumed(ib);
+        if now != at_last_nap {
+            tracing::trace!(target: "softnic", consumed_since = now.wrapping_sub(at_last_nap), "idle: napping");
+            at_last_nap = now;
         }
         ib.nic.sleeping.store(1, Ordering::SeqCst);
         // Pairs with the full barrier after a ringer's doorbell record: either it sees

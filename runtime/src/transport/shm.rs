@@ -120,6 +120,7 @@ impl ShmTransport {
         match Mapping::open_peer(src.pid, src.fd, self.lens[i], &src.what) {
             Ok(m) => {
                 let b = m.addr();
+                tracing::debug!(target: "shm", what = %src.what, pid = src.pid, bytes = self.lens[i], base = b, "peer segment mapped");
                 g.0.push(m);
                 self.bases[i].store(b, Ordering::Release);
                 Some(b)
@@ -135,6 +136,7 @@ impl ShmTransport {
                 } else {
                     e
                 };
+                tracing::debug!(target: "shm", "cannot map: {e}");
                 g.1.push((i, e));
                 drop(g);
                 if gone {

@@ -29,6 +29,10 @@ pub(crate) fn init_runtime_checked(
     with_static: bool,
     boot: Option<Box<dyn Bootstrap>>,
 ) -> Result<ThreadLevel> {
+    // Logging, when the environment asks (the C library has installed it already, with its
+    // default; a Rust program's own subscriber is kept).
+    oxshmem_bootstrap::logging::install(None);
+    let start = std::time::Instant::now();
     if let Err(phase) = state::begin_init() {
         let kind = match phase {
             Phase::Initializing => {
@@ -51,6 +55,14 @@ pub(crate) fn init_runtime_checked(
     state::release_init_boot();
     let rt = state::publish(rt);
     rt.barrier_all_internal(F)?;
+    tracing::info!(
+        target: "init",
+        n_pes = rt.n,
+        nodes = rt.layout.n_nodes(),
+        thread_level = ?rt.thread_level,
+        took_us = start.elapsed().as_micros() as u64,
+        "ready"
+    );
     if rt.me == 0 && (rt.config.info || rt.config.print_version) {
         crate::config::print_info(rt.config.info);
     }
@@ -61,6 +73,7 @@ pub(crate) fn init_runtime_checked(
 pub(crate) fn finalize_runtime() -> Result<()> {
     const F: &str = "shmem_finalize";
     let rt = state::running(F)?;
+    tracing::debug!(target: "init", "finalize");
     rt.barrier_all_internal(F)?;
     if !state::finalize() {
         return Err(Error::new(rt.me, F, ErrorKind::Finalized));
@@ -89,6 +102,8 @@ fn connect(given: Option<Box<dyn Bootstrap>>, requested: ThreadLevel) -> Result<
     state::keep_init_boot(boot.clone());
     let (me, n) = (boot.rank(), boot.size());
     state::set_my_pe(me);
+    oxshmem_bootstrap::logging::set_pe(me);
+    tracing::debug!(target: "init", bootstrap = boot.name(), rank = me, size = n, "bootstrap connected");
     // oshrun's status table for its hang report, where there is one.
     oxshmem_bootstrap::status::attach(me, n, requested == ThreadLevel::Multiple);
     if me == 0 {
@@ -136,6 +151,13 @@ fn init_runtime(requested: ThreadLevel, with_static: bool, given: Option<Box<dyn
     let slots = SlotLayout::new(config.symmetric_size, n);
     let seg_len = config.symmetric_size + slots.total_bytes();
     let segs = create_segments(me, seg_len, with_static)?;
+    tracing::debug!(
+        target: "heap",
+        user_bytes = config.symmetric_size,
+        runtime_bytes = slots.total_bytes(),
+        static_data_bytes = segs.static_data.as_ref().map_or(0, |s| s.2),
+        "segments created"
+    );
     let own = OwnSegments {
         heap: (segs.heap_map.addr(), segs.heap_map.len()),
         static_data: segs.static_data.as_ref().map(|s| (s.1, s.2)),
@@ -151,8 +173,10 @@ fn init_runtime(requested: ThreadLevel, with_static: bool, given: Option<Box<dyn
         static_fd: segs.static_data.as_ref().map_or(-1, |s| s.0.as_raw_fd()),
         static_len: own.static_data.map_or(0, |s| s.1),
     };
+    let t = std::time::Instant::now();
     let cards = card::exchange(&*boot, me, &mine)?;
     card::check_heap_sizes(me, &cards, slots.total_bytes())?;
+    tracing::debug!(target: "init", took_us = t.elapsed().as_micros() as u64, "cards exchanged");
 
     let layout = layout::node_layout(me, &cards, &config, &*boot);
     adjust_spin(&mut config, layout::pes_on_my_host(me, &cards));
@@ -160,6 +184,14 @@ fn init_runtime(requested: ThreadLevel, with_static: bool, given: Option<Box<dyn
     let map_peers = config.transport != TransportChoice::Ofi;
     let shm = peers::shm_table(me, &layout, &cards, own, segs.heap_map, map_peers)?;
     let net = peers::network(&*boot, me, &layout, own, map_peers, &config)?;
+    tracing::debug!(
+        target: "init",
+        transport = ?config.transport,
+        local_pes = layout.local_pes.len(),
+        network = net.as_ref().map(|_| "ofi"),
+        spin = config.spin,
+        "transports chosen"
+    );
     if config.show_peers {
         // One write, so that the lines of PEs sharing a pipe do not interleave.
         let line = format!("{}\n", peers::peer_table_line(me, &layout, &shm, net.as_deref()));

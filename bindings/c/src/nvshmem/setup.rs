@@ -305,6 +305,8 @@ unsafe fn bootstrap_of(
 /// # Safety
 /// `attr` must be NULL or readable (see [`bootstrap_of`]).
 unsafe fn init_attr(func: &'static str, flags: c_uint, attr: *const NvInitAttr) -> c_int {
+    // Before the bootstrap is built here (unique id, MPI): its events are logged too.
+    crate::setup::install_logging();
     if oxshmem_rt::world::initialized() {
         // With NVSHMEMX_INIT_WITH_SHMEM an OpenSHMEM init may have come first: that is the
         // runtime. Any other init of a running library is an error, found before a bootstrap

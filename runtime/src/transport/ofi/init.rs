@@ -69,6 +69,13 @@ impl OfiTransport {
         fabric::undo_foreign_crash_handlers();
         prov.mr_mode |= opts.extra_mr_mode;
         let pname = prov.name.clone();
+        tracing::debug!(
+            target: "ofi",
+            provider = %pname,
+            mr_mode = format_args!("{:#x}", prov.mr_mode),
+            manual_progress = prov.manual_progress,
+            "provider chosen"
+        );
         let fail_p = |m: String| fail(format!("{m} (provider {pname})"));
         let mr = |bit: u32| prov.mr_mode & bit != 0;
         let (virt, prov_key, mr_local) = (mr(ffi::FI_MR_VIRT_ADDR), mr(ffi::FI_MR_PROV_KEY), mr(ffi::FI_MR_LOCAL));
@@ -185,6 +192,7 @@ impl OfiTransport {
         if inner.prov.manual_progress {
             progress::start_progress_thread(&inner)
                 .map_err(|e| fail(format!("cannot start the progress thread: {e}")))?;
+            tracing::debug!(target: "ofi", "progress thread started");
         }
         Ok(OfiTransport { inner })
     }

@@ -254,6 +254,7 @@ impl Inner {
             && t.thread().id() != std::thread::current().id()
         {
             let _ = t.join();
+            tracing::debug!(target: "ofi", "progress thread stopped");
         }
     }
 
