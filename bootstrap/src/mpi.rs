@@ -48,8 +48,9 @@
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::fmt;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::{Bootstrap, BootstrapError, Result};
 
@@ -397,8 +398,8 @@ impl<H: Handle> Session<H> {
         Ok(Session { api, common, comm, rank, size, done: Mutex::new(false), freed: AtomicBool::new(false) })
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, bool>> {
-        let done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+    fn lock(&self) -> Result<MutexGuard<'_, bool>> {
+        let done = self.done.lock();
         if *done {
             return Err(BootstrapError::Invalid("mpi: used after finalize".into()));
         }

@@ -20,7 +20,9 @@
 
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::kvs::{self, Kvs};
 use crate::sock::{Sock, env_err, env_usize, quote, take_pmi_fd, write_all_fd};
@@ -346,9 +348,9 @@ impl Pmi1 {
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Conn>> {
-        // A panic in another thread mid-request leaves the stream in an unknown state, but
-        // the next reply check will catch that; poisoning adds nothing.
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        // The lock does not poison: a panic in another thread mid-request leaves the stream in
+        // an unknown state, but the next reply check will catch that.
+        let conn = self.conn.lock();
         if conn.finalized {
             return Err(BootstrapError::Invalid("pmi1: used after finalize".into()));
         }
@@ -495,12 +497,12 @@ impl Bootstrap for Pmi1 {
         let cmd = Command::new("abort").arg("exitcode", code).arg("message", oneline.trim());
         if let Ok(line) = cmd.encode().or_else(|_| Command::new("abort").arg("exitcode", code).encode()) {
             match self.conn.try_lock() {
-                Ok(conn) => {
+                Some(conn) => {
                     let _ = conn.sock.write_all(line.as_bytes());
                 }
                 // Another thread is blocked in a request; it is reading, not writing, so one
                 // short line cannot interleave with a request of its own.
-                Err(_) => {
+                None => {
                     let _ = write_all_fd(self.raw_fd, line.as_bytes());
                 }
             }
@@ -573,10 +575,10 @@ mod tests {
             handshake_reply(c).or_else(|| {
                 Some(match c.name.as_str() {
                     "put" => {
-                        store.lock().unwrap().insert(c.get("key")?.to_string(), c.get("value")?.to_string());
+                        store.lock().insert(c.get("key")?.to_string(), c.get("value")?.to_string());
                         "cmd=put_result rc=0 msg=success\n".to_string()
                     }
-                    "get" => match store.lock().unwrap().get(c.get("key")?) {
+                    "get" => match store.lock().get(c.get("key")?) {
                         Some(v) => format!("cmd=get_result rc=0 msg=success value={v}\n"),
                         None => "cmd=get_result rc=-1 msg=key_not_found\n".to_string(),
                     },

@@ -17,7 +17,9 @@
 
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::kvs::{self, Kvs};
 use crate::sock::{Sock, env_err, env_usize, quote, take_pmi_fd, write_all_fd};
@@ -409,9 +411,9 @@ impl Pmi2 {
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Conn>> {
-        // A panic in another thread mid-request leaves the stream in an unknown state, but the
-        // next reply check will catch that; poisoning adds nothing.
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        // The lock does not poison: a panic in another thread mid-request leaves the stream in
+        // an unknown state, but the next reply check will catch that.
+        let conn = self.conn.lock();
         if conn.finalized {
             return Err(BootstrapError::Invalid("pmi2: used after finalize".into()));
         }
@@ -573,12 +575,12 @@ impl Bootstrap for Pmi2 {
         let m = Message::new("abort").arg("isworld", "TRUE").arg("msg", oneline.trim());
         if let Ok(wire) = m.encode() {
             match self.conn.try_lock() {
-                Ok(conn) => {
+                Some(conn) => {
                     let _ = conn.sock.write_all(wire.as_bytes());
                 }
                 // Another thread is blocked in a request; it is reading, not writing, so one
                 // short message cannot interleave with a request of its own.
-                Err(_) => {
+                None => {
                     let _ = write_all_fd(self.raw_fd, wire.as_bytes());
                 }
             }
@@ -693,10 +695,10 @@ mod tests {
                 "job-getid" => "cmd=job-getid-response;rc=0;jobid=7.0;".into(),
                 "info-getjobattr" => "cmd=info-getjobattr-response;rc=0;found=TRUE;value=(vector,(0,2,1));".into(),
                 "kvs-put" => {
-                    kvs.lock().unwrap().insert(m.get("key").unwrap().to_string(), m.get("value").unwrap().to_string());
+                    kvs.lock().insert(m.get("key").unwrap().to_string(), m.get("value").unwrap().to_string());
                     "cmd=kvs-put-response;rc=0;".into()
                 }
-                "kvs-get" => match kvs.lock().unwrap().get(m.get("key").unwrap()) {
+                "kvs-get" => match kvs.lock().get(m.get("key").unwrap()) {
                     Some(v) => format!("cmd=kvs-get-response;found=TRUE;value={v};rc=0;"),
                     None => "cmd=kvs-get-response;found=FALSE;rc=0;".into(),
                 },
@@ -742,15 +744,15 @@ mod tests {
         // Ranks 0 and 2 already put their blobs for epoch 1.
         for r in [0usize, 2] {
             let hex = crate::wire::hex_encode(format!("rank {r}").as_bytes());
-            kvs.lock().unwrap().insert(format!("oxs1.{r}.0"), format!("1:{hex}"));
+            kvs.lock().insert(format!("oxs1.{r}.0"), format!("1:{hex}"));
         }
         // Rank 0 made no shared segment ("-"): every blob comes through the key-value space.
-        kvs.lock().unwrap().insert("oxs1.seg".to_string(), "-".to_string());
+        kvs.lock().insert("oxs1.seg".to_string(), "-".to_string());
         let inner = good_server(true, 3);
         let kvs2 = kvs.clone();
         let (sock, h) = fake(INIT_OK, move |m| {
             if m.name == "kvs-get" {
-                let v = kvs2.lock().unwrap().get(m.get("key").unwrap()).cloned();
+                let v = kvs2.lock().get(m.get("key").unwrap()).cloned();
                 return Act::Send(frame(&format!("cmd=kvs-get-response;rc=0;found=TRUE;value={};", v.unwrap()), true));
             }
             inner(m)

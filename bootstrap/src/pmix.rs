@@ -13,7 +13,8 @@
 //! length, so no hex or chunking is needed here. All `unsafe` of the module is the FFI.
 
 use std::ffi::{CStr, CString, c_char, c_int};
-use std::sync::Mutex;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::{Bootstrap, BootstrapError, Result, mapping};
 
@@ -276,8 +277,8 @@ impl Pmix {
         &self.nspace
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, State>> {
-        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+    fn lock(&self) -> Result<MutexGuard<'_, State>> {
+        let st = self.state.lock();
         if st.finalized {
             return Err(BootstrapError::Invalid("pmix: used after finalize".into()));
         }

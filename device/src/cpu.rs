@@ -11,10 +11,12 @@
 
 use std::cell::Cell;
 use std::panic::Location;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
 
 use crate::Device;
 use crate::state::{DeviceState, ErrorCode, ErrorSlot, op};
@@ -73,7 +75,7 @@ impl GroupBarrier {
         if self.broken.load(Ordering::Acquire) {
             return Ok(());
         }
-        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut g = self.state.lock();
         g.0 += 1;
         if g.0 == self.n {
             g.0 = 0;
@@ -93,13 +95,13 @@ impl GroupBarrier {
             }
             // Wake now and then to see whether another wait of the device timed out.
             let nap = (deadline - now).min(Duration::from_millis(50));
-            g = self.cv.wait_timeout(g, nap).unwrap_or_else(|e| e.into_inner()).0;
+            self.cv.wait_for(&mut g, nap);
         }
         Ok(())
     }
 
     fn break_all(&self) {
-        let _g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let _g = self.state.lock();
         self.broken.store(true, Ordering::Release);
         self.cv.notify_all();
     }
@@ -308,7 +310,7 @@ struct Job {
 #[derive(Debug)]
 pub struct Stream {
     tx: Mutex<Option<mpsc::Sender<Job>>>,
-    done: Arc<(Mutex<u64>, std::sync::Condvar)>,
+    done: Arc<(Mutex<u64>, Condvar)>,
     launched: Mutex<u64>,
     worker: Mutex<Option<std::thread::JoinHandle<()>>>,
     dev: Device,
@@ -381,7 +383,7 @@ fn run_kernel(dev: &Device, job: &Job) {
 impl Stream {
     pub(crate) fn new(dev: Device) -> Stream {
         let (tx, rx) = mpsc::channel::<Job>();
-        let done = Arc::new((Mutex::new(0u64), std::sync::Condvar::new()));
+        let done = Arc::new((Mutex::new(0u64), Condvar::new()));
         let d2 = done.clone();
         let dev2 = dev.clone();
         let worker = std::thread::Builder::new()
@@ -393,7 +395,7 @@ impl Stream {
                     run_kernel(&dev2, &job);
                     dev2.end_launch(job.info);
                     let (m, cv) = &*d2;
-                    *m.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                    *m.lock() += 1;
                     cv.notify_all();
                 }
             })
@@ -448,17 +450,12 @@ impl Stream {
         F: Fn(&Thread<'_>) + Send + Sync + 'static,
     {
         let site = Location::caller();
-        let mut n = self.launched.lock().unwrap_or_else(|e| e.into_inner());
+        let mut n = self.launched.lock();
         let Some(info) = self.dev.begin_launch(grid, site) else {
             self.dev.state().error.record(ErrorCode::Finalized, op::KERNEL, -1, 0, 0, u32::MAX, u32::MAX);
             return;
         };
-        let sent = self
-            .tx
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .is_some_and(|tx| tx.send(Job { info, kernel: Box::new(kernel) }).is_ok());
+        let sent = self.tx.lock().as_ref().is_some_and(|tx| tx.send(Job { info, kernel: Box::new(kernel) }).is_ok());
         if sent {
             *n += 1;
         } else {
@@ -470,11 +467,11 @@ impl Stream {
     /// (a kernel may end with `_nbi` operations outstanding), and reports the first device
     /// error, naming the PE, the operation, and the device thread.
     pub fn synchronize(&self) -> Result<(), crate::DeviceError> {
-        let target = *self.launched.lock().unwrap_or_else(|e| e.into_inner());
+        let target = *self.launched.lock();
         let (m, cv) = &*self.done;
-        let mut g = m.lock().unwrap_or_else(|e| e.into_inner());
+        let mut g = m.lock();
         while *g < target {
-            g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            cv.wait(&mut g);
         }
         drop(g);
         self.dev.quiet()
@@ -483,8 +480,8 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(w) = self.worker.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        self.tx.lock().take();
+        if let Some(w) = self.worker.lock().take() {
             let _ = w.join();
         }
     }

@@ -6,8 +6,8 @@ use std::fmt;
 use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6, TcpListener};
 use std::str::FromStr;
-use std::sync::Mutex;
 
+use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 
 use super::net::io_err;
@@ -277,13 +277,13 @@ pub fn create_unique_id() -> Result<UniqueId> {
     let listener = TcpListener::bind(addr).map_err(|e| io_err(&format!("listen on {addr}"), e))?;
     let bound = listener.local_addr().map_err(|e| io_err("listen: local address", e))?;
     let id = UniqueId::new(bound)?;
-    LISTENERS.lock().unwrap_or_else(|e| e.into_inner()).push((id.clone(), listener));
+    LISTENERS.lock().push((id.clone(), listener));
     Ok(id)
 }
 
 /// Rank 0: the socket [`create_unique_id`] bound for `id`, else a new one bound to its address.
 pub(super) fn take_listener(id: &UniqueId) -> Result<TcpListener> {
-    let mut ls = LISTENERS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut ls = LISTENERS.lock();
     if let Some(i) = ls.iter().position(|(l, _)| l == id) {
         return Ok(ls.swap_remove(i).1);
     }
@@ -294,7 +294,7 @@ pub(super) fn take_listener(id: &UniqueId) -> Result<TcpListener> {
 /// Whether a listener made by [`create_unique_id`] for `id` still waits for rank 0.
 #[cfg(test)]
 pub(super) fn has_listener(id: &UniqueId) -> bool {
-    LISTENERS.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|(l, _)| l == id)
+    LISTENERS.lock().iter().any(|(l, _)| l == id)
 }
 
 fn parse_bind_addr(v: &str) -> Option<SocketAddr> {

@@ -70,8 +70,9 @@ mod tests;
 
 use std::fmt;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, MutexGuard};
 
 pub use auth::{LEAF_LABEL, ROOT_LABEL, check_proof, check_response, leaf_mac, respond, root_mac};
 pub use codec::{
@@ -83,7 +84,7 @@ pub use codec::{
 pub use id::{ID_BYTES, ID_MAGIC, ID_PREFIX, ID_VERSION, IdError, SECRET_LEN, UniqueId, create_unique_id};
 
 use codec::frame_bytes;
-use net::{Peer, RecvResult, closed_hint, io_err, log, proto_err, secs};
+use net::{Peer, RecvResult, closed_hint, io_err, proto_err, secs};
 
 use crate::sock::{env_err, env_usize};
 use crate::{Bootstrap, BootstrapError, Result};
@@ -127,7 +128,7 @@ struct Joined {
 
 impl Joined {
     fn claim(id: &UniqueId, rank: usize) -> Result<Self> {
-        let mut j = JOINED.lock().unwrap_or_else(|e| e.into_inner());
+        let mut j = JOINED.lock();
         if j.iter().any(|(i, r)| i == id && *r == rank) {
             return Err(BootstrapError::Invalid(format!(
                 "uid: this process already joins the job at {} as rank {rank} (Uid::init called twice with the \
@@ -142,7 +143,7 @@ impl Joined {
 
 impl Drop for Joined {
     fn drop(&mut self) {
-        let mut j = JOINED.lock().unwrap_or_else(|e| e.into_inner());
+        let mut j = JOINED.lock();
         if let Some(i) = j.iter().position(|(i, r)| *i == self.id && *r == self.rank) {
             j.swap_remove(i);
         }
@@ -256,8 +257,8 @@ impl Uid {
         self.timeout
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, State>> {
-        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+    fn lock(&self) -> Result<MutexGuard<'_, State>> {
+        let st = self.state.lock();
         if st.finalized {
             return Err(BootstrapError::Invalid("uid: used after finalize".into()));
         }
@@ -349,7 +350,7 @@ impl Uid {
 
 fn exit_on_abort(from: u32, code: u32, msg: &[u8]) -> ! {
     let code = code as i32;
-    log(&format!("rank {from} aborted the job (exit code {code}): {}", String::from_utf8_lossy(msg)));
+    eprintln!("oxshmem uid: rank {from} aborted the job (exit code {code}): {}", String::from_utf8_lossy(msg));
     std::process::exit(code)
 }
 

@@ -11,8 +11,10 @@
 //! (for comparison).
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
 
 use crate::{Device, DeviceError, Grid, Stream, Thread};
 
@@ -44,12 +46,6 @@ struct Shared {
     done: Condvar,
 }
 
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 /// Runs MoE jobs on a grid of device threads.
 pub(super) struct Engine {
     dev: Device,
@@ -72,7 +68,7 @@ impl Engine {
             return self.stream.synchronize();
         }
         let sh = &self.shared;
-        let mut g = sh.lock();
+        let mut g = sh.state.lock();
         g.job = Some(Arc::new(job));
         g.submitted += 1;
         let target = g.submitted;
@@ -87,7 +83,7 @@ impl Engine {
         }
         sh.work.notify_all();
         while g.finished < target {
-            g = sh.done.wait_timeout(g, Duration::from_millis(50)).unwrap_or_else(|e| e.into_inner()).0;
+            sh.done.wait_for(&mut g, Duration::from_millis(50));
             // A kernel that could not start (the device is finalized) never reports.
             if g.finished < target
                 && let Some(e) = self.dev.error()
@@ -115,7 +111,7 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         // Retire the resident kernel; dropping the stream then waits for it to end.
-        self.shared.lock().live = None;
+        self.shared.state.lock().live = None;
         self.shared.work.notify_all();
     }
 }
@@ -124,7 +120,7 @@ impl Drop for Engine {
 fn resident(t: &Thread<'_>, sh: &Shared, id: u64, mut seen: u64) {
     loop {
         let job = {
-            let mut g = sh.lock();
+            let mut g = sh.state.lock();
             let since = Instant::now();
             loop {
                 if g.live != Some(id) {
@@ -133,7 +129,7 @@ fn resident(t: &Thread<'_>, sh: &Shared, id: u64, mut seen: u64) {
                 if g.submitted > seen {
                     break g.job.clone().expect("a submitted job");
                 }
-                g = sh.work.wait_timeout(g, IDLE).unwrap_or_else(|e| e.into_inner()).0;
+                sh.work.wait_for(&mut g, IDLE);
                 // Thread 0 retires the kernel for the whole block; the others see it above.
                 if t.thread_idx() == 0 && g.submitted == seen && g.live == Some(id) && since.elapsed() >= IDLE {
                     g.live = None;
@@ -143,13 +139,13 @@ fn resident(t: &Thread<'_>, sh: &Shared, id: u64, mut seen: u64) {
             }
         };
         if std::panic::catch_unwind(AssertUnwindSafe(|| job(t))).is_err() {
-            sh.lock().panicked = true;
+            sh.state.lock().panicked = true;
         }
         drop(job);
         t.sync_block();
         seen += 1;
         if t.thread_idx() == 0 {
-            let mut g = sh.lock();
+            let mut g = sh.state.lock();
             g.finished = seen;
             g.job = None;
             sh.done.notify_all();

@@ -13,7 +13,8 @@
 //! letting the first kernel dereference a device state nobody set.
 
 use std::ffi::{c_int, c_void};
-use std::sync::Mutex;
+
+use parking_lot::Mutex;
 
 /// The device library's ABI version this host library speaks: the layout of the device state
 /// (`device/include/oxshmem/device_state.h`) and the `attach` signature. Bumped with either.
@@ -43,13 +44,13 @@ static REGISTERED: Mutex<Option<Registered>> = Mutex::new(None);
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn oxshmemi_register_device_library(abi_version: c_int, attach: Option<AttachFn>) -> c_int {
     let Some(attach) = attach else { return -1 };
-    *REGISTERED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Registered { abi: abi_version, attach });
+    *REGISTERED.lock() = Some(Registered { abi: abi_version, attach });
     0
 }
 
 /// The registration, if the program links the device library.
 pub(crate) fn registered() -> Option<Registered> {
-    *REGISTERED.lock().unwrap_or_else(|p| p.into_inner())
+    *REGISTERED.lock()
 }
 
 /// The check `nvshmem_init` makes: a program with device code needs a device state this

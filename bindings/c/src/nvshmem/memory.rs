@@ -12,7 +12,8 @@
 
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
-use std::sync::Mutex;
+
+use parking_lot::Mutex;
 
 use super::{NvTeam, code};
 use crate::error::{invalid, report};
@@ -70,10 +71,6 @@ pub extern "C" fn nvshmemx_mc_ptr(team: NvTeam, _ptr: *const c_void) -> *mut c_v
 /// The registered local buffers: (start, length).
 static REGISTERED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
 
-fn registered() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
-    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// `nvshmemx_buffer_register`: 0, or an error code after saying why.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> c_int {
@@ -88,7 +85,7 @@ pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> 
     let Some(end) = start.checked_add(length) else {
         return super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} + {length} bytes overflows")));
     };
-    let mut regs = registered();
+    let mut regs = REGISTERED.lock();
     if let Some(&(s, l)) = regs.iter().find(|&&(s, l)| start < s + l && s < end) {
         return super::fail(
             F,
@@ -104,7 +101,7 @@ pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> 
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_buffer_unregister(addr: *mut c_void) -> c_int {
     const F: &str = "nvshmemx_buffer_unregister";
-    let mut regs = registered();
+    let mut regs = REGISTERED.lock();
     match regs.iter().position(|&(s, _)| s == addr as usize) {
         Some(i) => {
             regs.swap_remove(i);
@@ -117,7 +114,7 @@ pub extern "C" fn nvshmemx_buffer_unregister(addr: *mut c_void) -> c_int {
 /// `nvshmemx_buffer_unregister_all`.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_buffer_unregister_all() {
-    registered().clear();
+    REGISTERED.lock().clear();
 }
 
 /// `nvshmemx_buffer_register_symmetric`: needs a buffer from CUDA's VMM API and the CUDA back
