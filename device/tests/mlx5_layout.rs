@@ -415,6 +415,7 @@ fn rust_values(syndromes: &[String]) -> BTreeMap<String, String> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "Miri: compiles and runs a C program")]
 fn layouts_match_rdma_core_mlx5dv_h() {
     let (c, syndromes) = c_values();
     let rust = rust_values(&syndromes);

@@ -227,6 +227,8 @@ macro_rules! sync_type {
     ($($t:ty => $a:ty),*) => {$(
         impl sealed::Sealed for $t {}
         impl SyncType for $t {
+            /// # Safety
+            /// As the trait's: `p` valid and aligned for an atomic load of `Self`.
             #[inline(always)]
             unsafe fn load_acquire(p: *const Self) -> Self {
                 // SAFETY: the caller guarantees p is valid and aligned; the atomic type has the

@@ -21,6 +21,11 @@ fn writable_segment() -> Option<(usize, usize)> {
         loads: Vec<(usize, usize)>,
         relro: Option<(usize, usize)>,
     }
+    /// `dl_iterate_phdr`'s callback.
+    ///
+    /// # Safety
+    /// `info` must point to a valid record and `data` to the `Found` its caller passed, as
+    /// `dl_iterate_phdr` does.
     unsafe extern "C" fn cb(
         info: *mut libc::dl_phdr_info,
         _size: libc::size_t,
