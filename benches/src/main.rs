@@ -19,11 +19,11 @@
 //! - `raw-barrier`: a raw dissemination barrier on plain stores through the mapping.
 //!
 //! `--csv FILE` (after the benchmark's name) also appends every line to FILE as CSV
-//! (`table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio`);
+//! (`table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio`: a [`Row`],
+//! written by the `csv` crate through serde, with the header line when FILE is new or empty);
 //! `benches/plot.py FILE` draws one SVG per table from it.
 
 use std::hint::black_box;
-use std::io::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -51,14 +51,77 @@ fn header() {
     );
 }
 
-/// `--csv FILE`: where every [`report`] line also goes, and the current table's name.
-static CSV: Mutex<Option<(std::fs::File, String)>> = Mutex::new(None);
+/// One line of the `--csv` file (the field names are its header line).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Row {
+    /// The table's title up to its first `;`.
+    table: String,
+    operation: String,
+    /// The operation's size: its last number followed by " B", if any (else an empty field).
+    bytes: Option<usize>,
+    unit: String,
+    min: f64,
+    median: f64,
+    reference: String,
+    ref_min: f64,
+    ref_median: f64,
+    /// Subject median / reference median.
+    ratio: f64,
+}
+
+impl Row {
+    /// The row of one [`report`] line of table `table`: (min, median) of the subject and of
+    /// the reference, rounded to 6 decimals, and their ratio to 4.
+    fn new(table: &str, what: &str, unit: &str, subj: (f64, f64), refname: &str, refv: (f64, f64)) -> Row {
+        let round = |v: f64, digits: i32| {
+            let scale = 10f64.powi(digits);
+            (v * scale).round() / scale
+        };
+        Row {
+            table: table.to_string(),
+            operation: what.to_string(),
+            bytes: what.strip_suffix(" B").and_then(|w| w.rsplit(' ').next()).and_then(|b| b.parse().ok()),
+            unit: unit.to_string(),
+            min: round(subj.0, 6),
+            median: round(subj.1, 6),
+            reference: refname.to_string(),
+            ref_min: round(refv.0, 6),
+            ref_median: round(refv.1, 6),
+            ratio: round(subj.1 / refv.1, 4),
+        }
+    }
+}
+
+/// The `--csv` file: rows are appended, after a header line if the file is empty.
+struct CsvOut {
+    w: csv::Writer<std::fs::File>,
+    /// The current table's name.
+    table: String,
+}
+
+impl CsvOut {
+    fn open(path: &std::path::Path) -> std::io::Result<CsvOut> {
+        let f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        let empty = f.metadata()?.len() == 0;
+        Ok(CsvOut { w: csv::WriterBuilder::new().has_headers(empty).from_writer(f), table: String::new() })
+    }
+
+    /// Appends `row` and flushes it (the writer is a static's, never dropped, and a benchmark
+    /// may exit early).
+    fn write(&mut self, row: &Row) -> csv::Result<()> {
+        self.w.serialize(row)?;
+        Ok(self.w.flush()?)
+    }
+}
+
+/// `--csv FILE`: where every [`report`] line also goes.
+static CSV: Mutex<Option<CsvOut>> = Mutex::new(None);
 
 /// Starts a table: prints its title line (`# ...`) and names it for the CSV.
 fn table(title: &str) {
     println!("# {title}");
-    if let Some((_, t)) = CSV.lock().unwrap().as_mut() {
-        *t = title.split(';').next().unwrap_or(title).trim().replace(',', "");
+    if let Some(c) = CSV.lock().unwrap().as_mut() {
+        c.table = title.split(';').next().unwrap_or(title).trim().to_string();
     }
 }
 
@@ -66,20 +129,9 @@ fn table(title: &str) {
 fn report(what: &str, unit: &str, subj: &mut [f64], refname: &str, refv: &mut [f64], lower_is_better: bool) {
     let (sm, rm) = (median(subj), median(refv));
     let ratio = sm / rm;
-    if let Some((f, t)) = CSV.lock().unwrap().as_mut() {
-        // The size is the operation's last number followed by " B", if any.
-        let bytes = what
-            .strip_suffix(" B")
-            .and_then(|w| w.rsplit(' ').next())
-            .and_then(|b| b.parse::<usize>().ok())
-            .map_or(String::new(), |b| b.to_string());
-        let line = format!(
-            "{},{what},{bytes},{unit},{:.6},{sm:.6},{refname},{:.6},{rm:.6},{ratio:.4}\n",
-            t.replace(',', ";"),
-            min(subj),
-            min(refv)
-        );
-        f.write_all(line.as_bytes()).expect("writing the CSV file");
+    if let Some(c) = CSV.lock().unwrap().as_mut() {
+        let row = Row::new(&c.table, what, unit, (min(subj), sm), refname, (min(refv), rm));
+        c.write(&row).expect("writing the CSV file");
     }
     println!(
         "{what:<28} {:>10.4} {:>10.4} {unit:<6} | {refname:<14} {:>10.4} {:>10.4} {unit:<6} | ratio {:>6.2}{}",
@@ -517,12 +569,11 @@ fn main() {
             std::process::exit(2);
         };
         if shmem.my_pe() == 0 {
-            let new = !std::path::Path::new(path).exists();
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("opening the CSV file");
-            if new {
-                f.write_all(b"table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio\n").unwrap();
-            }
-            *CSV.lock().unwrap() = Some((f, String::new()));
+            let out = CsvOut::open(path.as_ref()).unwrap_or_else(|e| {
+                eprintln!("--csv {path}: {e}");
+                std::process::exit(2);
+            });
+            *CSV.lock().unwrap() = Some(out);
         }
     }
     // flags[0]: ping-pong flag; flags[8..]: raw barrier rounds (one cache line each).
@@ -575,4 +626,55 @@ fn main() {
     }
     drop(flags);
     shmem.finalize().unwrap();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(tag: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("shmem-bench-{}-{tag}.csv", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    #[test]
+    fn row_fields() {
+        let r = Row::new("Put latency", "put 4096 B", "us", (1.23456789, 2.0), "raw-store", (0.5, 1.0));
+        assert_eq!(r.bytes, Some(4096));
+        assert_eq!((r.min, r.median, r.ref_min, r.ref_median, r.ratio), (1.234568, 2.0, 0.5, 1.0, 2.0));
+        assert_eq!(Row::new("t", "barrier", "us", (1.0, 1.0), "raw-barrier", (3.0, 3.0)).ratio, 0.3333);
+        assert_eq!(Row::new("t", "barrier", "us", (1.0, 1.0), "raw-barrier", (1.0, 1.0)).bytes, None);
+        assert_eq!(Row::new("t", "put 8 KiB", "us", (1.0, 1.0), "r", (1.0, 1.0)).bytes, None);
+    }
+
+    /// The header once, at the top of a new file; rows appended by a later run; fields with a
+    /// comma quoted; read back as written.
+    #[test]
+    fn csv_file() {
+        let path = temp("file");
+        let rows = [
+            Row::new("Put latency, 2 PEs", "put 8 B", "us", (0.25, 0.5), "raw-store", (0.125, 0.25)),
+            Row::new("Barrier", "barrier", "us", (3.0, 4.0), "raw-barrier", (1.0, 2.0)),
+        ];
+        let mut out = CsvOut::open(&path).unwrap();
+        out.write(&rows[0]).unwrap();
+        drop(out);
+        let mut out = CsvOut::open(&path).unwrap();
+        out.write(&rows[1]).unwrap();
+        drop(out);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio",
+                "\"Put latency, 2 PEs\",put 8 B,8,us,0.25,0.5,raw-store,0.125,0.25,2.0",
+                "Barrier,barrier,,us,3.0,4.0,raw-barrier,1.0,2.0,2.0",
+            ]
+        );
+        let back: Vec<Row> = csv::Reader::from_path(&path).unwrap().deserialize().collect::<Result<_, _>>().unwrap();
+        assert_eq!(back, rows);
+        let _ = std::fs::remove_file(&path);
+    }
 }

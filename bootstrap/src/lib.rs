@@ -25,8 +25,8 @@
 #![warn(missing_docs)]
 
 mod kvs;
-pub mod logging;
 pub mod launcher;
+pub mod logging;
 pub mod mapping;
 pub mod mpi;
 pub mod pmi1;

@@ -79,10 +79,14 @@ pub mod cuda;
 pub mod ibgda;
 pub mod moe;
 pub mod state;
+/// The queue code's atomics: std's, or loom's under `--cfg loom` (the loom models).
+#[doc(hidden)]
+pub mod sync;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytemuck::Pod;
+use parking_lot::{Condvar, Mutex};
 
 pub use api::DevPtr;
 pub use channel::ChannelKind;
@@ -168,7 +172,7 @@ struct Inner {
     barrier: Mutex<Option<oxshmem::SymSlice<u64>>>,
     concurrent_blocks: usize,
     launches: Mutex<Launches>,
-    launches_done: std::sync::Condvar,
+    launches_done: Condvar,
 }
 
 /// Kernels launched and not yet finished, and whether the device is finalized.
@@ -333,6 +337,16 @@ impl Device {
             };
             channel[pe] = kind as u8;
         }
+        tracing::debug!(
+            target: "device",
+            p2p = channel.iter().filter(|&&c| c == ChannelKind::P2p as u8).count(),
+            proxy = channel.iter().filter(|&&c| c == ChannelKind::Proxy as u8).count(),
+            ibgda = channel.iter().filter(|&&c| c == ChannelKind::Ibgda as u8).count(),
+            forced = ?force,
+            ?remote,
+            proxy_spin,
+            "channels chosen per peer"
+        );
         let needs_proxy = channel.contains(&(ChannelKind::Proxy as u8));
         let ring = match needs_proxy {
             true => Some(
@@ -380,7 +394,7 @@ impl Device {
             barrier: Mutex::new(Some(flags)),
             concurrent_blocks,
             launches: Mutex::new(Launches::default()),
-            launches_done: std::sync::Condvar::new(),
+            launches_done: Condvar::new(),
         })))
     }
 
@@ -404,7 +418,7 @@ impl Device {
 
     /// Admits a kernel launch and numbers it; `None` once the device is finalized.
     pub(crate) fn begin_launch(&self, grid: Grid, site: &'static std::panic::Location<'static>) -> Option<LaunchInfo> {
-        let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
+        let mut g = self.0.launches.lock();
         if g.finalized {
             return None;
         }
@@ -418,7 +432,7 @@ impl Device {
     /// A launched kernel has finished (every thread of it has: any error it recorded is in the
     /// slot now, so its launch is kept for the report).
     pub(crate) fn end_launch(&self, info: LaunchInfo) {
-        let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
+        let mut g = self.0.launches.lock();
         g.inflight -= 1;
         g.running.retain(|l| l.id != info.id);
         if g.failed.is_none() && self.0.state.error.get().is_some_and(|e| e.launch == info.id) {
@@ -429,7 +443,7 @@ impl Device {
 
     /// The launch numbered `id`, if it runs or recorded the device's error.
     fn launch_info(&self, id: u64) -> Option<LaunchInfo> {
-        let g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
+        let g = self.0.launches.lock();
         g.failed.iter().chain(g.running.iter()).find(|l| l.id == id).copied()
     }
 
@@ -479,10 +493,10 @@ impl Device {
     /// like to device threads. For tests of the stall path only.
     #[doc(hidden)]
     pub fn stop_proxy_for_tests(&self) {
-        if let Some(mut p) = self.0.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(mut p) = self.0.proxy.lock().take() {
             p.stop();
         }
-        if let Some(mut n) = self.0.softnic.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(mut n) = self.0.softnic.lock().take() {
             n.stop();
         }
     }
@@ -595,20 +609,20 @@ impl Device {
         // Streams and clones share the device: no kernel may start after this point, and every
         // kernel launched before it runs to the end before the proxy and the barrier flags go.
         {
-            let mut g = self.0.launches.lock().unwrap_or_else(|e| e.into_inner());
+            let mut g = self.0.launches.lock();
             g.finalized = true;
             while g.inflight > 0 {
-                g = self.0.launches_done.wait(g).unwrap_or_else(|e| e.into_inner());
+                self.0.launches_done.wait(&mut g);
             }
         }
         let q = self.quiet();
-        if let Some(mut p) = self.0.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(mut p) = self.0.proxy.lock().take() {
             p.stop();
         }
-        if let Some(mut n) = self.0.softnic.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(mut n) = self.0.softnic.lock().take() {
             n.stop();
         }
-        if let Some(flags) = self.0.barrier.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(flags) = self.0.barrier.lock().take() {
             flags.free()?;
         }
         q
@@ -617,15 +631,15 @@ impl Device {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(mut p) = self.proxy.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(mut p) = self.proxy.lock().take() {
             p.stop();
         }
-        if let Some(mut n) = self.softnic.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(mut n) = self.softnic.lock().take() {
             n.stop();
         }
         // The barrier flags are symmetric: freeing them is collective, so a Device dropped
         // without finalize leaves them allocated rather than risk a hang.
-        if let Some(f) = self.barrier.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(f) = self.barrier.lock().take() {
             std::mem::forget(f);
         }
     }

@@ -1,39 +1,18 @@
-//! A loom model of the proxy ring (`src/channel/ring.rs`, included here with loom's atomics):
-//! several producers, one consumer, a ring small enough to wrap around, and `quiet`.
+//! A loom model of the proxy ring (`src/channel/ring.rs`, with loom's atomics): several
+//! producers, one consumer, a ring small enough to wrap around, and `quiet`.
 //! Loom explores every interleaving (within its bounds) and checks that no request is lost,
 //! duplicated or read before it is written, that the consumer executes tickets in order, and
 //! that once a producer's `quiet` returns, every request it issued has been executed.
-
-mod sync {
-    pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
-
-    #[derive(Debug)]
-    #[repr(transparent)]
-    pub(crate) struct UnsafeCell<T>(loom::cell::UnsafeCell<T>);
-    impl<T> UnsafeCell<T> {
-        pub(crate) fn new(v: T) -> Self {
-            UnsafeCell(loom::cell::UnsafeCell::new(v))
-        }
-        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
-            self.0.with(f)
-        }
-        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-            self.0.with_mut(f)
-        }
-    }
-}
-
-#[allow(dead_code, unreachable_pub)]
-#[path = "../src/channel/devmem.rs"]
-mod devmem;
-
-#[allow(dead_code, unreachable_pub)]
-#[path = "../src/channel/ring.rs"]
-mod ring;
+//!
+//! The crate's queue code takes its atomics from `oxshmem_device::sync`, loom's when the crate
+//! is built with `--cfg loom`; so this file is empty in an ordinary build. Run it with
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p oxshmem-device --test loom_ring`
+//! (a target folder of its own: every crate is built again with the flag).
+#![cfg(loom)]
 
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicU64, Ordering};
-use ring::RingBox;
+use oxshmem_device::channel::ring::RingBox;
 
 /// A request: (producer, sequence number within that producer); (0, 0) is "empty".
 type Req = (u64, u64);
@@ -44,6 +23,8 @@ fn model(producers: u64, per_producer: u64, capacity: usize, preemptions: usize,
     builder.max_branches = 100_000;
     builder.check(move || {
         let ring = Arc::new(RingBox::<Req>::new(capacity));
+        // Every word of the ring is a loom atomic from here on (see `oxshmem_device::sync`).
+        oxshmem_device::sync::materialize();
         // The "memory" requests act on: executed[p] = how many of p's requests ran.
         let executed: Arc<Vec<AtomicU64>> = Arc::new((0..producers).map(|_| AtomicU64::new(0)).collect());
         let total = producers * per_producer;
@@ -122,7 +103,8 @@ fn two_producers_race() {
 }
 
 /// Two producers on a one-slot ring: the loser of the race meets back-pressure. Larger still;
-/// run with `cargo test --release -p oxshmem-device --test loom_ring -- --ignored`.
+/// run with
+/// `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p oxshmem-device --test loom_ring -- --ignored`.
 #[test]
 #[ignore = "minutes of model checking; run in release with --ignored"]
 fn two_producers_back_pressure() {

@@ -21,7 +21,9 @@ fn hello(n: usize, env: &[(&str, &str)]) -> JobResult {
 fn lines<'a>(r: &'a JobResult, who: &str, level: &str, target: &str) -> Vec<&'a str> {
     r.stderr
         .lines()
-        .filter(|l| l.contains(&format!("{who} ")) && l.contains(&format!(" {level} ")) && l.contains(&format!("{target}: ")))
+        .filter(|l| {
+            l.contains(&format!("{who} ")) && l.contains(&format!(" {level} ")) && l.contains(&format!("{target}: "))
+        })
         .collect()
 }
 
@@ -80,11 +82,7 @@ fn errors_are_logged_as_they_are_built() {
     let r = Job::new(2, PE_MISC).args(&["bad-pe"]).env("OXSHMEM_LOG", "error=debug").run();
     assert_job_ok(&r);
     let errs = lines(&r, "PE 0", "DEBUG", "error");
-    assert!(
-        errs.iter().any(|l| l.contains("PE 0: shmem_putmem: PE -1 is out of range (0..2)")),
-        "{}",
-        r.report()
-    );
+    assert!(errs.iter().any(|l| l.contains("PE 0: shmem_putmem: PE -1 is out of range (0..2)")), "{}", r.report());
 }
 
 /// A filter that does not parse is reported once per process, and the job runs unlogged.

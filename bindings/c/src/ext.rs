@@ -21,6 +21,7 @@ use std::ptr::null_mut;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
+use crossbeam_utils::CachePadded;
 use oxshmem_rt::{ArithReducible, Error, ErrorKind, Result, raw};
 
 use crate::error::{bytes, invalid, ok, status};
@@ -321,9 +322,10 @@ const READS: usize = 1;
 /// One thread's counts on one context. Only that thread writes them (a plain load and store of
 /// each word: no read-modify-write on the operation's path); any thread may read them. Below
 /// `SHMEM_THREAD_MULTIPLE` the default context's counts are one block for all threads
-/// ([`SERIAL_DEFAULT`]), which the program's own ordering of its calls keeps exact.
+/// ([`SERIAL_DEFAULT`]), which the program's own ordering of its calls keeps exact. Every block
+/// is a [`CachePadded`] one (cache lines of its own, two on x86-64 and aarch64, whose
+/// prefetchers pull lines in pairs), so that one thread's counting never moves another's line.
 #[derive(Debug)]
-#[repr(align(64))]
 struct Counts {
     ctx: usize,
     v: [AtomicU64; 2],
@@ -344,7 +346,7 @@ static ALL: Mutex<Vec<&'static Counts>> = Mutex::new(Vec::new());
 /// The counts on the default context while the program runs below `SHMEM_THREAD_MULTIPLE`:
 /// then no two threads call the library at once (the program orders its calls), so plain
 /// loads and stores of one block are exact, and cheaper than finding a thread-local one.
-static SERIAL_DEFAULT: Counts = Counts { ctx: 0, v: [const { AtomicU64::new(0) }; 2] };
+static SERIAL_DEFAULT: CachePadded<Counts> = CachePadded::new(Counts { ctx: 0, v: [const { AtomicU64::new(0) }; 2] });
 
 /// Whether the thread level is below `SHMEM_THREAD_MULTIPLE`: 0 not known yet, 1 below, 2 not.
 static SERIAL: AtomicU8 = AtomicU8::new(0);
@@ -415,7 +417,7 @@ fn slot_of(tp: usize, ctx: usize) -> usize {
 /// A new block of counts for `ctx`, registered for the queries.
 #[cold]
 fn register(ctx: usize) -> &'static Counts {
-    let c: &'static Counts = Box::leak(Box::new(Counts { ctx, v: Default::default() }));
+    let c: &'static Counts = Box::leak(Box::new(CachePadded::new(Counts { ctx, v: Default::default() })));
     ALL.lock().unwrap_or_else(|e| e.into_inner()).push(c);
     c
 }
@@ -498,7 +500,7 @@ pub(crate) fn counted_read<R>(ctx: ShmemCtx, op: impl FnOnce() -> R) -> R {
 fn counted<R>(ctx: ShmemCtx, kind: usize, op: impl FnOnce() -> R) -> R {
     let r = op();
     let c = if ctx == handles::default_ctx() && SERIAL.load(Ordering::Relaxed) == 1 {
-        &SERIAL_DEFAULT
+        &*SERIAL_DEFAULT
     } else {
         counts(ctx)
     };
@@ -512,7 +514,7 @@ fn totals(func: &'static str, ctx: ShmemCtx) -> Result<[u64; 2]> {
     oxshmem_rt::raw::my_pe()?;
     handles::ctx(func, ctx)?;
     let mut t = [0u64; 2];
-    let serial = (ctx == handles::default_ctx()).then_some(&SERIAL_DEFAULT);
+    let serial = (ctx == handles::default_ctx()).then_some(&*SERIAL_DEFAULT);
     let all = ALL.lock().unwrap_or_else(|e| e.into_inner());
     for c in all.iter().copied().filter(|c| c.ctx == ctx as usize).chain(serial) {
         for (s, v) in t.iter_mut().zip(&c.v) {

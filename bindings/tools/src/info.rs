@@ -2,7 +2,8 @@
 //! machine (transports, RDMA devices, launchers, compilers) and every configuration variable
 //! of [`oxshmem::config::VARS`] with its value and where the value came from — the table the
 //! runtime itself reads, so the two cannot disagree. Like `ompi_info`, it has a human form and
-//! a `--parsable` one (`section:key:value`, one a line).
+//! a `--parsable` one (`section:key:value`, one a line); and `--json`, the same facts as one
+//! JSON document ([`json`]).
 //!
 //! The `nvshmem` section is the NVSHMEM view: the NVSHMEM version whose host API the library
 //! follows, where `nvshmem.h` and `libnvshmem_host.so` are, and every NVSHMEM variable oxshmem
@@ -32,6 +33,11 @@ fn fact(section: &'static str, key: impl Into<String>, value: impl Into<String>)
 
 /// Whether the process has a shared object whose file name contains `needle` loaded.
 fn loaded_object(needle: &str) -> Option<String> {
+    /// `dl_iterate_phdr`'s callback.
+    ///
+    /// # Safety
+    /// `info` must point to a valid record and `data` to the `(needle, found)` pair this
+    /// function's caller passed, as `dl_iterate_phdr` does.
     unsafe extern "C" fn visit(
         info: *mut libc::dl_phdr_info,
         _size: libc::size_t,
@@ -287,6 +293,78 @@ pub fn nvshmem_facts() -> Vec<Fact> {
 /// `section:key:value` lines.
 pub fn parsable(facts: &[Fact]) -> String {
     facts.iter().map(|f| format!("{}:{}:{}\n", f.section, f.key, f.value)).collect()
+}
+
+/// The facts as one JSON document (pretty-printed, with a final newline): an object with a
+/// member per section in print order, each an object of `"key": "value"` — but `config`, an
+/// object with a member per variable, `{"value", "source", "default", "aliases", "help"}`
+/// (`aliases` an array). So `section:key:value` of [`parsable`] is `doc[section][key]`, and
+/// `config:NAME:what:value` is `doc.config[NAME][what]`, with the same text (`source` is
+/// `default` or `environment (NAME)`).
+pub fn json(facts: &[Fact]) -> String {
+    /// Pairs in order, serialized as a JSON object.
+    struct Ordered<V>(Vec<(String, V)>);
+    impl<V: serde::Serialize> serde::Serialize for Ordered<V> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+        }
+    }
+    /// One configuration variable.
+    #[derive(Default, serde::Serialize)]
+    struct Setting<'a> {
+        value: &'a str,
+        source: &'a str,
+        default: &'a str,
+        aliases: Vec<&'a str>,
+        help: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(untagged)]
+    enum Section<'a> {
+        Plain(Ordered<&'a str>),
+        Config(Ordered<Setting<'a>>),
+    }
+
+    let mut doc: Ordered<Section<'_>> = Ordered(Vec::new());
+    for f in facts {
+        let i = match doc.0.iter().position(|(s, _)| s == f.section) {
+            Some(i) => i,
+            None => {
+                let section = match f.section {
+                    "config" => Section::Config(Ordered(Vec::new())),
+                    _ => Section::Plain(Ordered(Vec::new())),
+                };
+                doc.0.push((f.section.to_string(), section));
+                doc.0.len() - 1
+            }
+        };
+        match &mut doc.0[i].1 {
+            Section::Plain(kv) => kv.0.push((f.key.clone(), f.value.as_str())),
+            Section::Config(vars) => {
+                // `NAME:what` (a variable's name has no ':').
+                let (name, what) = f.key.split_once(':').unwrap_or((f.key.as_str(), "value"));
+                let j = match vars.0.iter().position(|(n, _)| n == name) {
+                    Some(j) => j,
+                    None => {
+                        vars.0.push((name.to_string(), Setting::default()));
+                        vars.0.len() - 1
+                    }
+                };
+                let v = &mut vars.0[j].1;
+                match what {
+                    "value" => v.value = &f.value,
+                    "source" => v.source = &f.value,
+                    "default" => v.default = &f.value,
+                    "aliases" => v.aliases = f.value.split(',').filter(|a| !a.is_empty()).collect(),
+                    "help" => v.help = &f.value,
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut s = serde_json::to_string_pretty(&doc).expect("strings and arrays of strings serialize");
+    s.push('\n');
+    s
 }
 
 /// The human form: aligned `key: value` lines under section titles, and the configuration

@@ -5,8 +5,6 @@
 //! returns host-pinned, device-mapped memory (`cuMemHostAlloc`) instead, and the structures
 //! are built in it unchanged. Each structure takes ONE allocation and carves its parts out of
 //! it ([`Carve`]), so a back end maps or registers one range per structure.
-//!
-//! This file has no dependency on the rest of the crate (the loom models include it).
 
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -49,6 +47,8 @@ impl DeviceAlloc for HostAlloc {
         if p.is_null() { Err(format!("out of memory allocating {bytes} bytes")) } else { Ok(p) }
     }
 
+    /// # Safety
+    /// `ptr` must come from this allocator's `alloc(bytes)` and not have been freed.
     unsafe fn free(&self, ptr: *mut u8, bytes: usize) {
         if let Ok(l) = std::alloc::Layout::from_size_align(bytes.max(1), DEVICE_ALIGN) {
             // SAFETY: allocated by `alloc` with this layout (the caller's promise).

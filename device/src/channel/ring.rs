@@ -16,13 +16,14 @@
 //! through the generated header `device/include/oxshmem/device_state.h` (`oxshmem_ring_t`,
 //! `oxshmem_ring_slot_t`); `tests/c_layout.rs` checks that both compilers agree on it.
 //!
-//! This file depends only on `super::sync` and `super::devmem`, so `tests/loom_ring.rs`
-//! model-checks it with loom's atomics.
+//! Its atomics and cells come from `crate::sync`: std's, or loom's when the crate is built
+//! with `--cfg loom`, as `tests/loom_ring.rs` builds it to model-check this protocol.
 
 use std::sync::Arc;
 
 use super::devmem::{Carve, DeviceAlloc, DeviceMem, host};
-use super::sync::{AtomicU64, Ordering, UnsafeCell};
+use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::cell::UnsafeCell;
 
 /// One slot: the sequence word and the request (C: `oxshmem_ring_slot_t`).
 #[repr(C)]
@@ -59,11 +60,11 @@ unsafe impl<T: Send> Send for Ring<T> {}
 
 /// Why a producer gave up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stalled {
+pub struct Stalled {
     /// The ticket that could not get its slot.
-    pub(crate) ticket: u64,
+    pub ticket: u64,
     /// Tickets completed when it gave up.
-    pub(crate) completed: u64,
+    pub completed: u64,
 }
 
 /// Owns a ring: its header and slots in one allocation. Dereferences to the header.
@@ -155,7 +156,7 @@ impl<T: Copy> Ring<T> {
     /// `wait` is called between polls; when it returns false the producer gives up. That only
     /// happens when the consumer has stopped draining for longer than the device's timeout:
     /// the unpublished ticket then blocks the ring for good, and the device reports the stall.
-    pub(crate) fn submit(&self, body: T, mut wait: impl FnMut() -> bool) -> Result<u64, Stalled> {
+    pub fn submit(&self, body: T, mut wait: impl FnMut() -> bool) -> Result<u64, Stalled> {
         let t = self.issue.fetch_add(1, Ordering::Relaxed);
         let cap = self.capacity();
         let mut gave_up = false;
@@ -177,7 +178,7 @@ impl<T: Copy> Ring<T> {
     }
 
     /// Consumer: the request of ticket `t` if it has been published.
-    pub(crate) fn poll(&self, t: u64) -> Option<T> {
+    pub fn poll(&self, t: u64) -> Option<T> {
         let slot = self.slot(t);
         if slot.seq.load(Ordering::Acquire) != t + 1 {
             return None;
@@ -187,17 +188,17 @@ impl<T: Copy> Ring<T> {
     }
 
     /// Consumer: ticket `t` (and so every ticket before it) is done.
-    pub(crate) fn complete(&self, t: u64) {
+    pub fn complete(&self, t: u64) {
         self.completed.store(t + 1, Ordering::Release);
     }
 
     /// Tickets completed (a prefix count).
-    pub(crate) fn completed(&self) -> u64 {
+    pub fn completed(&self) -> u64 {
         self.completed.load(Ordering::Acquire)
     }
 
     /// Tickets handed out.
-    pub(crate) fn issued(&self) -> u64 {
+    pub fn issued(&self) -> u64 {
         self.issue.load(Ordering::Acquire)
     }
 }

@@ -45,8 +45,8 @@
 //! from a [`DeviceAlloc`] ([`QpBox`] owns a queue alone; the IBGDA channel carves all its
 //! queues out of one allocation).
 //!
-//! This file uses only `super::sync` atomics, `super::devmem` and the [`NicLayout`] trait, so
-//! `tests/loom_ibgda.rs` model-checks it with loom.
+//! Its atomics come from `crate::sync`: std's, or loom's when the crate is built with
+//! `--cfg loom`, as `tests/loom_ibgda.rs` builds it to model-check this protocol.
 
 use std::marker::PhantomData;
 
@@ -54,7 +54,7 @@ use std::sync::Arc;
 
 use super::devmem::{Carve, DeviceAlloc, DeviceMem, host};
 use super::layout::{Completion, NicLayout, WorkRequest, WqeFlags, Wqebb};
-use super::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// A value on its own cache line (C: `oxshmem_qp_line_t`).
 #[repr(C, align(64))]
