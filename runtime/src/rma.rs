@@ -155,7 +155,7 @@ impl Runtime {
             return self.pe_error(pe as i128, func);
         }
         if let Some(e) = self.shm.map_error(pe, a.seg) {
-            return Error::new(self.me, func, ErrorKind::Os { call: e, errno: String::new() });
+            return Error::new(self.me, func, e.into());
         }
         if self.shm.base(pe, a.seg) != 0 {
             return Error::new(

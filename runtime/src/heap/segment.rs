@@ -22,8 +22,42 @@ unsafe impl Send for Mapping {}
 // SAFETY: as above; &Mapping only exposes the address and length.
 unsafe impl Sync for Mapping {}
 
-fn os_err(call: String) -> String {
-    format!("{call}: {}", std::io::Error::last_os_error())
+/// Why setting up or mapping a segment failed: the call with its subject (`mmap of PE 2's
+/// heap`) and the OS's reason, taken from `errno` at once; `errno` is empty for a check of our
+/// own (a size that does not fit, a peer's file of the wrong size). Becomes
+/// [`ErrorKind::Os`](crate::ErrorKind::Os) with both parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OsFailure {
+    pub(crate) call: String,
+    pub(crate) errno: String,
+}
+
+impl OsFailure {
+    /// `call` failed with the current `errno`.
+    pub(crate) fn last(call: String) -> Self {
+        OsFailure { call, errno: std::io::Error::last_os_error().to_string() }
+    }
+
+    /// A failed check of our own, with no OS reason.
+    pub(crate) fn check(what: String) -> Self {
+        OsFailure { call: what, errno: String::new() }
+    }
+}
+
+impl std::fmt::Display for OsFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.errno.is_empty() { f.write_str(&self.call) } else { write!(f, "{} failed: {}", self.call, self.errno) }
+    }
+}
+
+impl From<OsFailure> for crate::ErrorKind {
+    fn from(e: OsFailure) -> Self {
+        crate::ErrorKind::Os { call: e.call, errno: e.errno }
+    }
+}
+
+fn os_err(call: String) -> OsFailure {
+    OsFailure::last(call)
 }
 
 impl Mapping {
@@ -37,7 +71,7 @@ impl Mapping {
         self.len
     }
 
-    fn map(fd: &OwnedFd, len: usize, what: &str) -> Result<Mapping, String> {
+    fn map(fd: &OwnedFd, len: usize, what: &str) -> Result<Mapping, OsFailure> {
         // SAFETY: mapping a fresh range chosen by the kernel (addr = NULL) cannot clobber any
         // existing mapping; the fd is valid for the duration of the call.
         let p = unsafe {
@@ -58,8 +92,8 @@ impl Mapping {
 
     /// Creates a new anonymous shared file of `len` bytes (mode 0600) and maps it at an
     /// address aligned to `align` (a power of two, at least the page size).
-    pub(crate) fn create(len: usize, name: &str, align: usize) -> Result<(OwnedFd, Mapping), String> {
-        let cname = CString::new(name).map_err(|_| "segment name has a NUL byte".to_string())?;
+    pub(crate) fn create(len: usize, name: &str, align: usize) -> Result<(OwnedFd, Mapping), OsFailure> {
+        let cname = CString::new(name).map_err(|_| OsFailure::check("segment name has a NUL byte".into()))?;
         // SAFETY: cname is a valid NUL-terminated string.
         let raw = unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) };
         if raw < 0 {
@@ -71,7 +105,7 @@ impl Mapping {
         if unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) } != 0 {
             return Err(os_err(format!("fchmod 0600 of {name}")));
         }
-        let off = libc::off_t::try_from(len).map_err(|_| format!("segment size {len} too large"))?;
+        let off = libc::off_t::try_from(len).map_err(|_| OsFailure::check(format!("segment size {len} too large")))?;
         // SAFETY: fd is a valid descriptor.
         if unsafe { libc::ftruncate(fd.as_raw_fd(), off) } != 0 {
             return Err(os_err(format!("ftruncate of {name} to {len} bytes")));
@@ -82,8 +116,10 @@ impl Mapping {
 
     /// Maps `fd` at an address aligned to `align`: reserve `len + align` bytes of address space,
     /// map the file over the aligned part, release the rest.
-    fn map_aligned(fd: &OwnedFd, len: usize, align: usize, what: &str) -> Result<Mapping, String> {
-        let span = len.checked_add(align).ok_or_else(|| format!("{what}: {len} bytes + alignment overflows"))?;
+    fn map_aligned(fd: &OwnedFd, len: usize, align: usize, what: &str) -> Result<Mapping, OsFailure> {
+        let span = len
+            .checked_add(align)
+            .ok_or_else(|| OsFailure::check(format!("{what}: {len} bytes + alignment overflows")))?;
         // SAFETY: a fresh PROT_NONE reservation chosen by the kernel; nothing else is touched.
         let r = unsafe {
             libc::mmap(
@@ -131,7 +167,7 @@ impl Mapping {
     }
 
     /// Maps the segment that process `pid` holds open as descriptor `fd`.
-    pub(crate) fn open_peer(pid: u32, fd: i32, len: usize, what: &str) -> Result<Mapping, String> {
+    pub(crate) fn open_peer(pid: u32, fd: i32, len: usize, what: &str) -> Result<Mapping, OsFailure> {
         let path = format!("/proc/{pid}/fd/{fd}");
         let cpath = CString::new(path.clone()).expect("no NUL in a /proc path");
         // SAFETY: cpath is a valid NUL-terminated string.
@@ -149,9 +185,9 @@ impl Mapping {
         // SAFETY: fstat succeeded, so st is initialized.
         let size = unsafe { st.assume_init() }.st_size;
         if usize::try_from(size).ok() != Some(len) {
-            return Err(format!(
+            return Err(OsFailure::check(format!(
                 "{path} ({what}) is {size} bytes, expected {len}: the peer's segment changed or the descriptor was reused"
-            ));
+            )));
         }
         Self::map(&owned, len, what)
     }
@@ -195,6 +231,6 @@ mod tests {
             assert_eq!(*(peer.addr() as *const u64).add(512), 0xfeed);
         }
         let err = Mapping::open_peer(pid, fd.as_raw_fd(), 4096, "self").unwrap_err();
-        assert!(err.contains("expected 4096"), "{err}");
+        assert!(err.call.contains("expected 4096") && err.errno.is_empty(), "{err}");
     }
 }

@@ -12,6 +12,8 @@
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use super::segment::OsFailure;
+
 /// The executable's writable data segment (the one holding `.data` and `.bss`),
 /// page-aligned: `(start, len)`. GNU ld emits one writable `PT_LOAD` that begins with the RELRO
 /// data; lld emits a separate writable `PT_LOAD` for RELRO alone, which is skipped.
@@ -60,8 +62,9 @@ fn writable_segment() -> Option<(usize, usize)> {
 }
 
 /// Protection of every page of `[start, start+len)` from /proc/self/maps.
-fn protections(start: usize, len: usize) -> Result<Vec<(usize, usize, i32)>, String> {
-    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|e| format!("read /proc/self/maps: {e}"))?;
+fn protections(start: usize, len: usize) -> Result<Vec<(usize, usize, i32)>, OsFailure> {
+    let maps = std::fs::read_to_string("/proc/self/maps")
+        .map_err(|e| OsFailure { call: "read /proc/self/maps".into(), errno: e.to_string() })?;
     let mut out = Vec::new();
     for line in maps.lines() {
         let mut it = line.split_whitespace();
@@ -90,14 +93,15 @@ fn protections(start: usize, len: usize) -> Result<Vec<(usize, usize, i32)>, Str
 
 /// Turns the executable's writable segment into a shared memfd mapping; returns the file and
 /// the range. Must run before the program starts threads that write globals.
-pub(crate) fn capture() -> Result<(OwnedFd, usize, usize), String> {
-    let (start, len) = writable_segment().ok_or("the executable has no writable segment")?;
+pub(crate) fn capture() -> Result<(OwnedFd, usize, usize), OsFailure> {
+    let (start, len) =
+        writable_segment().ok_or_else(|| OsFailure::check("the executable has no writable segment".into()))?;
     let prots = protections(start, len)?;
     let name = CString::new("oxshmem-static").expect("no NUL");
     // SAFETY: name is a valid C string.
     let raw = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
     if raw < 0 {
-        return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
+        return Err(OsFailure::last("memfd_create of the static data".into()));
     }
     // SAFETY: a fresh descriptor nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
@@ -107,7 +111,7 @@ pub(crate) fn capture() -> Result<(OwnedFd, usize, usize), String> {
         // SAFETY: as above.
         && unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } == 0;
     if !sized {
-        return Err(format!("sizing the static-data file: {}", std::io::Error::last_os_error()));
+        return Err(OsFailure::last("sizing the static-data file".into()));
     }
     // Read-only pages (RELRO) must be readable for the copy; they are.
     // From here to the mmap only system calls run, so no global changes in between.
@@ -118,7 +122,7 @@ pub(crate) fn capture() -> Result<(OwnedFd, usize, usize), String> {
             libc::pwrite(fd.as_raw_fd(), (start + done) as *const libc::c_void, len - done, done as libc::off_t)
         };
         if n <= 0 {
-            return Err(format!("copying static data: {}", std::io::Error::last_os_error()));
+            return Err(OsFailure::last("copying static data".into()));
         }
         done += n as usize;
     }
@@ -136,7 +140,7 @@ pub(crate) fn capture() -> Result<(OwnedFd, usize, usize), String> {
     };
     if p == libc::MAP_FAILED || p as usize != start {
         // A failed MAP_FIXED leaves the old mapping in place.
-        return Err(format!("mapping static data shared: {}", std::io::Error::last_os_error()));
+        return Err(OsFailure::last("mapping static data shared".into()));
     }
     for (lo, l, prot) in prots {
         if prot != libc::PROT_READ | libc::PROT_WRITE {

@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 
 use super::{AmoOp, LocalBytes, LocalBytesMut, MAX_SEGMENTS, SymAddr, Transport, Width};
 use crate::error::Result;
-use crate::heap::segment::Mapping;
+use crate::heap::segment::{Mapping, OsFailure};
 
 /// Where a peer's segment can be mapped from: its process and the descriptor there.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ pub struct ShmTransport {
 }
 
 /// The mappings made so far, and the failures as (`bases` index, reason).
-type Mapped = (Vec<Mapping>, Vec<(usize, String)>);
+type Mapped = (Vec<Mapping>, Vec<(usize, OsFailure)>);
 
 impl ShmTransport {
     /// The table of PE `me` in a job of `n_pes`, with no segment in it yet.
@@ -84,19 +84,20 @@ impl ShmTransport {
 
     /// Maps `pe`'s segment `seg` now if it is mappable and not mapped yet; the error says why
     /// it could not be.
-    pub(crate) fn map_now(&self, pe: usize, seg: usize) -> std::result::Result<usize, String> {
+    pub(crate) fn map_now(&self, pe: usize, seg: usize) -> std::result::Result<usize, OsFailure> {
         let i = pe * MAX_SEGMENTS + seg;
         match self.bases.get(i).map(|b| b.load(Ordering::Acquire)) {
-            None => Err(format!("PE {pe} is out of range")),
+            None => Err(OsFailure::check(format!("PE {pe} is out of range"))),
             Some(b) if b != 0 => Ok(b),
             Some(_) => self.map_slow(i).ok_or_else(|| {
-                self.map_error(pe, seg).unwrap_or_else(|| format!("PE {pe}'s segment {seg} is not on this host"))
+                self.map_error(pe, seg)
+                    .unwrap_or_else(|| OsFailure::check(format!("PE {pe}'s segment {seg} is not on this host")))
             }),
         }
     }
 
     /// Why mapping `pe`'s segment `seg` failed, if it did.
-    pub(crate) fn map_error(&self, pe: usize, seg: usize) -> Option<String> {
+    pub(crate) fn map_error(&self, pe: usize, seg: usize) -> Option<OsFailure> {
         let i = pe * MAX_SEGMENTS + seg;
         let g = self.maps.lock();
         g.1.iter().find(|(j, _)| *j == i).map(|(_, e)| e.clone())
@@ -132,7 +133,10 @@ impl ShmTransport {
                 // rather than racing it with an error of our own that it would blame on us.
                 let gone = !std::path::Path::new(&format!("/proc/{}/fd/{}", src.pid, src.fd)).exists();
                 let e = if gone {
-                    format!("{} cannot be mapped: its process (pid {}) has exited ({e})", src.what, src.pid)
+                    OsFailure {
+                        call: format!("mapping {} (its process, pid {}, has exited; {})", src.what, src.pid, e.call),
+                        errno: e.errno,
+                    }
                 } else {
                     e
                 };
@@ -442,10 +446,10 @@ mod tests {
         assert!(t.ptr(0, a, 8193).is_none(), "the length is the peer's");
         assert!(t.ptr(1, a, 8).is_none());
         let e = t.map_error(1, 0).expect("the failure is kept");
-        assert!(e.contains("heap of PE 1"), "{e}");
+        assert!(e.call.contains("heap of PE 1") && !e.errno.is_empty(), "{e}");
         assert_eq!(t.map_now(1, 0).unwrap_err(), e);
         assert!(t.ptr(2, a, 8).is_none() && t.map_error(2, 0).is_none(), "not on this host");
-        assert!(t.map_now(2, 0).unwrap_err().contains("not on this host"));
+        assert!(t.map_now(2, 0).unwrap_err().to_string().contains("not on this host"));
         drop(m);
     }
 }

@@ -124,7 +124,7 @@ struct Segments {
 /// Creates the heap's file, `seg_len` bytes, and — for C programs — captures the static data,
 /// first thing after the heap, before anything else runs.
 fn create_segments(me: usize, seg_len: usize, with_static: bool) -> Result<Segments> {
-    let oserr = |e: String| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() });
+    let oserr = |e: crate::heap::segment::OsFailure| Error::new(me, F, e.into());
     let (heap_fd, heap_map) = Mapping::create(seg_len, "oxshmem-heap", HEAP_ALIGN).map_err(oserr)?;
     let static_data = if with_static { Some(crate::heap::static_data::capture().map_err(oserr)?) } else { None };
     Ok(Segments { heap_fd, heap_map, static_data })

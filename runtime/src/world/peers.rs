@@ -49,7 +49,7 @@ pub(super) fn shm_table(
     if map_peers && layout.local_pes.len() > 1 {
         let at = layout.local_pes.iter().position(|&p| p == me).expect("this PE is on its node");
         let next = layout.local_pes[(at + 1) % layout.local_pes.len()];
-        shm.map_now(next, 0).map_err(|e| Error::new(me, F, ErrorKind::Os { call: e, errno: String::new() }))?;
+        shm.map_now(next, 0).map_err(|e| Error::new(me, F, e.into()))?;
     }
     if let Some((sbase, slen)) = own.static_data {
         super::card::check_static_sizes(me, cards, slen)?;
