@@ -3,26 +3,10 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::process::Command;
 
-use common::{run_ok, tool};
-
-/// `oxshmem-info` with none of the configuration variables set, then `set`.
-fn info(args: &[&str], set: &[(&str, &str)]) -> String {
-    let mut cmd = Command::new(tool("oxshmem-info"));
-    cmd.args(args);
-    for v in oxshmem::config::shown_vars() {
-        cmd.env_remove(v.name);
-        for a in v.aliases {
-            cmd.env_remove(a);
-        }
-    }
-    for (k, v) in set {
-        cmd.env(k, v);
-    }
-    run_ok(&mut cmd)
-}
+use common::{info, tool};
+use std::collections::HashMap;
 
 fn parse(text: &str) -> HashMap<String, String> {
     text.lines()

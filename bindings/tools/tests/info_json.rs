@@ -5,24 +5,8 @@ mod common;
 
 use std::process::Command;
 
-use common::{run_ok, tool};
+use common::{info, tool};
 use serde_json::Value;
-
-/// `oxshmem-info` with none of the configuration variables set, then `set`.
-fn info(args: &[&str], set: &[(&str, &str)]) -> String {
-    let mut cmd = Command::new(tool("oxshmem-info"));
-    cmd.args(args);
-    for v in oxshmem::config::shown_vars() {
-        cmd.env_remove(v.name);
-        for a in v.aliases {
-            cmd.env_remove(a);
-        }
-    }
-    for (k, v) in set {
-        cmd.env(k, v);
-    }
-    run_ok(&mut cmd)
-}
 
 const SET: &[(&str, &str)] = &[("NVSHMEM_DEBUG", "1"), ("OXSHMEM_SPIN", "7"), ("SMA_SYMMETRIC_SIZE", "64M")];
 

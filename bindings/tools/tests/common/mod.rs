@@ -124,3 +124,19 @@ pub(crate) fn check_ring(out: &str, n: usize, prefix: &str) {
         assert!(out.lines().any(|l| l == want), "no line {want:?} in:\n{out}");
     }
 }
+
+/// `oxshmem-info` with none of the configuration variables set, then `set`.
+pub(crate) fn info(args: &[&str], set: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(tool("oxshmem-info"));
+    cmd.args(args);
+    for v in oxshmem::config::shown_vars() {
+        cmd.env_remove(v.name);
+        for a in v.aliases {
+            cmd.env_remove(a);
+        }
+    }
+    for (k, v) in set {
+        cmd.env(k, v);
+    }
+    run_ok(&mut cmd)
+}
