@@ -216,8 +216,10 @@ pub fn type_name(ty: u8) -> &'static str {
     }
 }
 
-fn op_name(op: u8) -> &'static str {
-    match op {
+/// The OpenSHMEM name of reduction operation code `op` (`sum` in `shmem_long_sum_reduce`), None
+/// for an unknown code.
+pub fn op_name(op: u8) -> Option<&'static str> {
+    Some(match op {
         1 => "and",
         2 => "or",
         3 => "xor",
@@ -225,8 +227,8 @@ fn op_name(op: u8) -> &'static str {
         5 => "min",
         6 => "sum",
         7 => "prod",
-        _ => "OP",
-    }
+        _ => return None,
+    })
 }
 
 /// The OpenSHMEM name of `r`: `shmem_long_sum_reduce`, `shmem_barrier_all`. `active`: the
@@ -238,8 +240,8 @@ pub fn routine_name(r: Routine, active: bool) -> String {
         _ => base.to_string(),
     };
     match r.code {
-        code::REDUCE if active => format!("shmem_{}_{}_to_all", type_name(r.ty), op_name(r.op)),
-        code::REDUCE => format!("shmem_{}_{}_reduce", type_name(r.ty), op_name(r.op)),
+        code::REDUCE if active => format!("shmem_{}_{}_to_all", type_name(r.ty), op_name(r.op).unwrap_or("OP")),
+        code::REDUCE => format!("shmem_{}_{}_reduce", type_name(r.ty), op_name(r.op).unwrap_or("OP")),
         code::INSCAN => format!("shmem_{}_sum_inscan", type_name(r.ty)),
         code::EXSCAN => format!("shmem_{}_sum_exscan", type_name(r.ty)),
         code::BROADCAST => sized("shmem_broadcast"),
@@ -712,6 +714,8 @@ mod tests {
         let r = Routine { code: code::REDUCE, op: 6, ty: 7 };
         assert_eq!(routine_name(r, false), "shmem_long_sum_reduce");
         assert_eq!(routine_name(r, true), "shmem_long_sum_to_all");
+        assert_eq!(op_name(0), None);
+        assert_eq!(routine_name(Routine { op: 0, ..r }, false), "shmem_long_OP_reduce");
         assert_eq!(routine_name(Routine { code: code::BROADCAST, op: 0, ty: 8 }, true), "shmem_broadcast64");
         assert_eq!(routine_name(Routine { code: code::BROADCAST, op: 0, ty: 8 }, false), "shmem_broadcast");
         assert_eq!(routine_name(Routine::from_name("shmem_barrier_all"), false), "shmem_barrier_all");

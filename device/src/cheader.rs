@@ -127,7 +127,7 @@ macro_rules! cstruct {
 
 type ProxySlot = Slot<Request>;
 type ProxyRingHeader = Ring<Request>;
-type QpLine = Line<crate::channel::sync::AtomicU64>;
+type QpLine = Line<crate::sync::atomic::AtomicU64>;
 type QpMlx5 = Qp<Mlx5>;
 
 const U8: CType = t("uint8_t");

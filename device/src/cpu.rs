@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::Device;
+use crate::channel::sync::WAIT;
 use crate::state::{DeviceState, ErrorCode, ErrorSlot, op};
 
 /// Threads of a warp.
@@ -249,18 +250,24 @@ impl Thread<'_> {
     }
 }
 
-/// How a device thread waits for memory that another thread or PE writes: it spins briefly,
-/// yields its core for the first millisecond, then naps (device threads usually outnumber
-/// cores, and a job may run more PEs than the host has cores). Past the device timeout
-/// (`OXSHMEM_TIMEOUT`) it gives up — and at once when another wait of the device has already
-/// timed out: the device is then in error, as a CUDA context is after a trap, and a kernel
-/// stuck in many waits ends after one timeout, not one per wait.
+/// How a device thread waits for memory that another thread or PE writes: it spins briefly
+/// and yields as the channels' loops do ([`WAIT`]), but yields its core only for the first
+/// millisecond, then naps (device threads usually outnumber cores, and a job may run more PEs
+/// than the host has cores). Past the device timeout (`OXSHMEM_TIMEOUT`) it gives up — and at
+/// once when another wait of the device has already timed out: the device is then in error,
+/// as a CUDA context is after a trap, and a kernel stuck in many waits ends after one timeout,
+/// not one per wait.
 pub(crate) struct Waiter<'a> {
     slot: &'a ErrorSlot,
     timeout: Duration,
+    /// Polls so far, as [`WAIT`] counts them.
     spins: u32,
+    /// When the spin phase ended (the clock is read only after it).
     since: Option<Instant>,
 }
+
+/// How long a [`Waiter`] yields on every poll, once its spin phase is over, before it naps.
+const YIELD_FOR: Duration = Duration::from_millis(1);
 
 impl<'a> Waiter<'a> {
     pub(crate) fn new(state: &'a DeviceState) -> Waiter<'a> {
@@ -269,9 +276,7 @@ impl<'a> Waiter<'a> {
 
     /// Between two polls: false when the wait must give up.
     pub(crate) fn pause(&mut self) -> bool {
-        if self.spins < 200 {
-            self.spins += 1;
-            std::hint::spin_loop();
+        if WAIT.spin(&mut self.spins) {
             return true;
         }
         let now = Instant::now();
@@ -279,8 +284,9 @@ impl<'a> Waiter<'a> {
         if waited >= self.timeout || self.slot.is_timeout() {
             return false;
         }
-        if waited < Duration::from_millis(1) {
-            std::thread::yield_now();
+        if waited < YIELD_FOR {
+            // Past the spin phase: a yield.
+            WAIT.pause(&mut self.spins);
         } else {
             // Naps grow with the wait (1/16 of it, 50 µs to 1 ms): a long wait costs almost no
             // CPU, and wakes up late by a small fraction of what it has waited already.

@@ -11,14 +11,32 @@
 /// `std::sync::atomic`'s types (loom's under `cfg(loom)`).
 #[cfg(not(loom))]
 pub(crate) mod atomic {
-    // std's, through `channel::sync`, which still names them for the rest of the channel code.
-    pub(crate) use crate::channel::sync::{AtomicU32, AtomicU64, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 }
 
 /// An `UnsafeCell` with loom's closure API (`with`, `with_mut`); loom's under `cfg(loom)`.
 #[cfg(not(loom))]
 pub(crate) mod cell {
-    pub(crate) use crate::channel::sync::UnsafeCell;
+    /// `std::cell::UnsafeCell` with loom's closure API, so that the same queue code runs
+    /// under loom.
+    #[derive(Debug, Default)]
+    #[repr(transparent)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        /// A cell holding `v`.
+        pub(crate) fn new(v: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(v))
+        }
+        /// Calls `f` with a pointer to the value, for reading.
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+        /// Calls `f` with a pointer to the value, for writing.
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
 }
 
 /// loom's atomics, but for [`AtomicU64`], a lazily created loom atomic.

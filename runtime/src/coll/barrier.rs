@@ -11,7 +11,8 @@
 
 use oxshmem_bootstrap::status::Routine;
 
-use crate::coll::sequence::{Seen, same_collective};
+use crate::coll::header::Seen;
+use crate::coll::sequence::same_collective;
 use crate::coll::wire::Item;
 use crate::error::Result;
 use crate::team::{TeamInner, WORLD_SLOT};

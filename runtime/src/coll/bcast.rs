@@ -28,8 +28,8 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use crate::coll::header::{Group, Header, kind};
-use crate::coll::sequence::{Coll, POISON, Seen, header_routine};
+use crate::coll::header::{Group, Header, Seen, kind};
+use crate::coll::sequence::{Coll, POISON};
 use crate::coll::wire::{HDR, Item, payload_of};
 use crate::error::{Error, ErrorKind, Result};
 use crate::team::{ACTIVE_SLOT, Chan};
@@ -130,7 +130,7 @@ impl Runtime {
                 let _ = self.bcast(g, hdr, None, func);
             }
             _ => {
-                self.coll_begin(g.slot, header_routine(&hdr), g.members, func)?;
+                self.coll_begin(g.slot, hdr.routine(), g.members, func)?;
             }
         }
         Err(err)
@@ -140,10 +140,10 @@ impl Runtime {
         let n = g.n();
         let root = hdr.root as usize;
         if root >= n {
-            self.coll_begin(g.slot, header_routine(&hdr), g.members, func)?;
+            self.coll_begin(g.slot, hdr.routine(), g.members, func)?;
             return Err(Error::new(self.me, func, ErrorKind::PeOutOfRange { pe: root as i128, n_pes: n }));
         }
-        let c = self.coll_begin(g.slot, header_routine(&hdr), g.members, func)?;
+        let c = self.coll_begin(g.slot, hdr.routine(), g.members, func)?;
         let mut mine = hdr;
         mine.set = g.set;
         mine.seq = c.seq as u16;

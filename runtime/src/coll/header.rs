@@ -11,11 +11,14 @@
 //! The header also carries the collective's number on its team, and each member takes from
 //! each other member whatever comes next, message or signal (see `sequence.rs`): a member in
 //! another collective (a barrier, the next one) makes every member fail naming both calls.
+//! What a member takes instead is a [`Seen`], and the routine a header names is
+//! [`Header::routine`]; both live here, so that `sequence.rs` imports this file and not the
+//! reverse.
 
 use bytemuck::{Pod, Zeroable};
+use oxshmem_bootstrap::status::{Routine, code, op_name};
 
-use crate::coll::sequence::Seen;
-use crate::coll::wire::{HDR, Item, Mail, op_name, type_name};
+use crate::coll::wire::{HDR, Item, Mail, type_name};
 use crate::error::{Error, ErrorKind, Result};
 use crate::world::Runtime;
 
@@ -42,6 +45,15 @@ pub(crate) struct Header {
     /// The active set (`PE_start | logPE_stride << 24 | PE_size << 32`) of the deprecated
     /// routines; 0 for teams.
     pub(crate) set: u64,
+}
+
+/// What a PE received where a collective expected the next item of the same collective.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Seen {
+    /// A signal with this tag and these words.
+    Signal(u64, (u64, u64)),
+    /// A message with this header.
+    Message(Header),
 }
 
 // The header is 40 bytes (HDR): 16 bytes of codes, the count, the two strides, the set.
@@ -91,6 +103,13 @@ impl Header {
             && self.set == o.set
     }
 
+    /// The routine this header describes (its kind is the routine's code).
+    pub(crate) fn routine(&self) -> Routine {
+        let reduction = matches!(u16::from(self.kind), code::REDUCE | code::INSCAN | code::EXSCAN);
+        let ty = if reduction || self.type_id <= 255 { self.type_id as u8 } else { 0 };
+        Routine { code: u16::from(self.kind), op: self.op, ty }
+    }
+
     pub(crate) fn describe(&self) -> String {
         let name = match self.kind {
             kind::BCAST => "broadcast",
@@ -109,7 +128,7 @@ impl Header {
         }
         let reduction = matches!(self.kind, kind::REDUCE | kind::INSCAN | kind::EXSCAN);
         if reduction {
-            s += &format!(", operation {}, element type {}", op_name(u32::from(self.op)), type_name(self.type_id));
+            s += &format!(", operation {}, element type {}", op_name(self.op).unwrap_or("?"), type_name(self.type_id));
         }
         if matches!(self.kind, kind::COLLECT | kind::FCOLLECT) && (self.a, self.b) != (0, 0) {
             s += &format!(", destination of {} bytes", u64::from(self.a) | u64::from(self.b) << 32);
@@ -170,7 +189,7 @@ impl Runtime {
         func: &'static str,
         payload: impl Fn(usize) -> (*const u8, usize),
     ) -> Result<Received> {
-        let c = self.coll_begin(g.slot, crate::coll::sequence::header_routine(&hdr), g.members, func)?;
+        let c = self.coll_begin(g.slot, hdr.routine(), g.members, func)?;
         let n = g.n();
         let mut mine = hdr;
         mine.set = g.set;

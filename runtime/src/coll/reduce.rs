@@ -385,7 +385,7 @@ fn combine<T: Reducible>(op: ReduceOp, acc: &mut [T], other: *const T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coll::wire::{op_name, type_name};
+    use crate::coll::wire::type_name;
     use half::{bf16, f16};
 
     /// The names a mismatch error gives are those of the operations and types defined here.
@@ -393,7 +393,7 @@ mod tests {
     fn wire_names_are_those_of_the_operations_and_types() {
         use ReduceOp::*;
         for op in [And, Or, Xor, Max, Min, Sum, Prod] {
-            assert_eq!(op_name(op as u32), format!("{op:?}").to_lowercase());
+            assert_eq!(oxshmem_bootstrap::status::op_name(op as u8).unwrap(), format!("{op:?}").to_lowercase());
         }
         assert_eq!(type_name(i8::TYPE_ID), "i8");
         assert_eq!(type_name(usize::TYPE_ID), "usize");

@@ -33,7 +33,7 @@ use std::sync::atomic::Ordering;
 use oxshmem_bootstrap::status::{self, Arg, Routine, code};
 use parking_lot::Mutex;
 
-use crate::coll::header::Header;
+use crate::coll::header::Seen;
 use crate::error::{Error, ErrorKind, Result};
 use crate::team::{ACTIVE_SLOT, SHARED_SLOT, WORLD_SLOT};
 use crate::world::Runtime;
@@ -94,15 +94,6 @@ pub(crate) struct Coll {
     pub(crate) tag: u64,
 }
 
-/// What a PE received where a collective expected the next item of the same collective.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Seen {
-    /// A signal with this tag and these words.
-    Signal(u64, (u64, u64)),
-    /// A message with this header.
-    Message(Header),
-}
-
 /// Another PE's collective, as a mismatch names it.
 #[derive(Debug, Clone, Copy)]
 struct Theirs {
@@ -115,13 +106,6 @@ struct Theirs {
 
 /// Why each broken slot is broken (the first error's text), for the errors of later calls.
 static BROKEN_WHY: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
-
-/// The routine a header describes.
-pub(crate) fn header_routine(h: &Header) -> Routine {
-    let reduction = matches!(u16::from(h.kind), code::REDUCE | code::INSCAN | code::EXSCAN);
-    let ty = if reduction || h.type_id <= 255 { h.type_id as u8 } else { 0 };
-    Routine { code: u16::from(h.kind), op: h.op, ty }
-}
 
 impl Runtime {
     /// The counter of collectives this PE entered in `slot`, kept in the slot's stream to
@@ -218,12 +202,9 @@ impl Runtime {
     /// Who is where, from what this PE saw.
     fn theirs(&self, c: &Coll, from: usize, seen: Seen) -> Theirs {
         match seen {
-            Seen::Message(h) => Theirs {
-                pe: from,
-                routine: header_routine(&h),
-                seq: widen(c.seq, u64::from(h.seq), 16),
-                found_by: None,
-            },
+            Seen::Message(h) => {
+                Theirs { pe: from, routine: h.routine(), seq: widen(c.seq, u64::from(h.seq), 16), found_by: None }
+            }
             Seen::Signal(t, (w0, w1)) => {
                 let first_hand = Theirs { pe: from, routine: tag_routine(t), seq: widen(c.seq, t, 32), found_by: None };
                 if t & POISON == 0 || !same_collective(t & !POISON, c.tag) {

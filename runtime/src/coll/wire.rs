@@ -1,7 +1,7 @@
 //! What the collectives' files share about a message, so that none of them imports another
 //! for it: the size of the header (`header.rs`) that opens a message, what a receiver holds of
-//! a message or a signal (`mailbox.rs`), and the names of the codes a header carries (defined
-//! by `reduce.rs`).
+//! a message or a signal (`mailbox.rs`), and the names of the element types a header carries
+//! (defined by `reduce.rs`; its operations are named by `oxshmem_bootstrap::status::op_name`).
 
 /// Bytes of the header at the start of a message (the mailbox's 16 bytes of sequence words
 /// precede it, so a header and 8 bytes of payload share one 64-byte cache line).
@@ -47,19 +47,5 @@ pub(crate) fn type_name(id: u32) -> &'static str {
         15 => "f16",
         16 => "bf16",
         _ => "(other)",
-    }
-}
-
-/// The name of reduction operation `op` (`ReduceOp as u32`).
-pub(crate) fn op_name(op: u32) -> &'static str {
-    match op {
-        1 => "and",
-        2 => "or",
-        3 => "xor",
-        4 => "max",
-        5 => "min",
-        6 => "sum",
-        7 => "prod",
-        _ => "?",
     }
 }
