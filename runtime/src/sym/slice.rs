@@ -161,12 +161,16 @@ impl<T: Pod> SymSlice<T> {
             Some(end) if end <= self.len => {
                 Ok(SymAddr { seg: self.sym.seg, offset: self.sym.offset + at * size_of::<T>() })
             }
-            _ => Err(Error::new(
-                rt.me,
-                func,
-                ErrorKind::OutOfBounds { start: at, end: at.saturating_add(n), len: self.len },
-            )),
+            _ => Err(self.out_of_bounds(rt, at, n, func)),
         }
+    }
+
+    /// The error of a range outside the object, out of line so that the data path of every
+    /// operation that checks a range stays one straight run of code.
+    #[cold]
+    #[inline(never)]
+    fn out_of_bounds(&self, rt: &Runtime, at: usize, n: usize, func: &'static str) -> Error {
+        Error::new(rt.me, func, ErrorKind::OutOfBounds { start: at, end: at.saturating_add(n), len: self.len })
     }
 
     #[inline(always)]
