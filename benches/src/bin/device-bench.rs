@@ -15,7 +15,8 @@
 //! - `rate`: 4 blocks × 64 device threads each do N 8-byte `p` to the next PE, then `quiet`;
 //!   Mops/s of this PE from the first thread's start to the last thread's end. A third line
 //!   repeats P2P with an idle proxy device alive in the same process (its proxy thread polls).
-//! - `lat`: one device thread on PE 0, `put` + `quiet` and blocking `get` to PE 1, 8 B … 1 MiB.
+//! - `lat`: one device thread on PE 0, `put` + `quiet` and blocking `get` to PE 1, 8 B … 1 MiB,
+//!   after a warm-up of 200 ms per round (`DEVICE_BENCH_WARMUP_MS`).
 //! - `a2a`: every PE's kernel sends 7 KiB to every other PE (`put_signal_nbi`, one device
 //!   thread per peer), then waits for the signal of every peer; µs per all-to-all.
 
@@ -214,19 +215,24 @@ fn lat_once(shmem: &Shmem, dev: &Device, target: DevPtr<u64>) -> Vec<(f64, f64)>
     let out: Arc<Mutex<Vec<(f64, f64)>>> = Arc::new(Mutex::new(Vec::new()));
     let o2 = out.clone();
     let stream = dev.stream();
+    let warmup = std::time::Duration::from_millis(
+        std::env::var("DEVICE_BENCH_WARMUP_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(200),
+    );
     shmem.barrier_all().expect("barrier");
     if shmem.my_pe() == 0 {
         stream.launch(Grid::new(1, 1), move |t| {
             let src = vec![7u64; (1 << 20) / 8];
             let mut dst = vec![0u64; (1 << 20) / 8];
             let mut res = Vec::new();
-            // Warm up for 20 ms first: a fresh device's threads (this one, the proxy, the
-            // NIC) start on the core of the thread that made them, and the scheduler takes a
-            // few milliseconds to spread them; measured from the first request, the first
-            // size (8 B) paid it, at 10-40x the proxy's steady median. A real application's
-            // proxy has been running for longer.
+            // Warm up first (200 ms; DEVICE_BENCH_WARMUP_MS): a fresh device's threads (this
+            // one, the proxy, the NIC) start on the core of the thread that made them, and the
+            // scheduler takes tens of milliseconds to spread them. Measured from the first
+            // request, the first size (8 B put) paid it: after a 20 ms warm-up, the proxy's
+            // 8 B put median was still 3-10x its best and 3-5x its 64 B median; after 200 ms
+            // it is in line with the other small sizes. A real application's proxy has been
+            // running for longer.
             let warm = Instant::now();
-            while warm.elapsed() < std::time::Duration::from_millis(20) {
+            while warm.elapsed() < warmup {
                 t.put(target, &src[..1], 1);
                 t.quiet();
                 t.get(&mut dst[..1], target, 1);
@@ -394,6 +400,10 @@ fn a2a(shmem: &Shmem) {
 
 fn main() {
     let what = std::env::args().nth(1).unwrap_or_else(|| "all".to_string());
+    if !["rate", "lat", "a2a", "all"].contains(&what.as_str()) {
+        eprintln!("device-bench: unknown benchmark {what:?}; usage: device-bench [all|rate|lat|a2a]");
+        std::process::exit(2);
+    }
     let shmem = oxshmem::init().expect("shmem init");
     if shmem.my_pe() == 0 {
         println!(
@@ -410,7 +420,7 @@ fn main() {
             lat(&shmem);
             a2a(&shmem);
         }
-        other => panic!("device-bench: unknown benchmark {other:?} (all, rate, lat, a2a)"),
+        _ => unreachable!("checked before init"),
     }
     shmem.barrier_all().expect("barrier");
     shmem.finalize().expect("finalize");
