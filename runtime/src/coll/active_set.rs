@@ -18,10 +18,14 @@ use crate::team::ACTIVE_SLOT;
 use crate::transport::SymAddr;
 use crate::world::{Runtime, running};
 
+/// The world PEs of an active set: inline up to 8, since every call of an active-set routine
+/// resolves its set again.
+pub(crate) type Members = smallvec::SmallVec<[usize; 8]>;
+
 /// An active set, resolved to its members.
 #[derive(Debug)]
 struct ActiveSet {
-    members: Vec<usize>,
+    members: Members,
     me: usize,
     code: u64,
 }
@@ -63,7 +67,7 @@ fn resolve(
 
 /// The world PEs of the active set whose code (`ActiveSet::code`, the collectives' header
 /// `set`) is `code`.
-pub(crate) fn set_members(code: u64) -> Vec<usize> {
+pub(crate) fn set_members(code: u64) -> Members {
     let (start, log, size) = ((code & 0xff_ffff) as usize, ((code >> 24) & 0xff) as u32, (code >> 32) as usize);
     (0..size).map(|i| start + (i << log)).collect()
 }

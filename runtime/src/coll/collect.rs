@@ -59,7 +59,8 @@ impl Runtime {
         let size = |j: usize| {
             if j == g.me { nbytes } else { recv[j].as_ref().map_or(0, |r| r.0.count as usize) }
         };
-        let mut offs = Vec::with_capacity(n + 1);
+        // Inline for up to 8 members: an 8-byte collect allocates nothing here.
+        let mut offs: smallvec::SmallVec<[usize; 8]> = smallvec::SmallVec::with_capacity(n);
         let mut total = 0usize;
         for j in 0..n {
             offs.push(total);

@@ -215,6 +215,26 @@ impl Runtime {
                     payload_of(&recv[j].as_ref().expect("a message from every other member").1).cast()
                 }
             };
+            let bytes = count * es;
+            let (d, s) = (dst_ptr as usize, src_ptr as usize);
+            if (d == s && g.me < 2) || d + bytes <= s || s + bytes <= d {
+                // Straight into the destination, with no staging buffer: our own contribution
+                // does not overlap it, or is it exactly and is read in the first step (we are
+                // member 0 or 1), each element before that element is written.
+                // SAFETY: every contribution holds count elements (ours, or its message); dst
+                // is our own destination of count elements; combine_into allows out == a or b.
+                unsafe {
+                    combine_into(op, dst_ptr, contribution(0), contribution(1 % n), count, n > 1);
+                    for j in 2..n {
+                        combine_into(op, dst_ptr, dst_ptr, contribution(j), count, true);
+                    }
+                }
+                self.release_all(g, &recv, func)?;
+                return Ok(());
+            }
+            // In place as member 2 or later (our source is read only at step g.me, after the
+            // destination, the same memory, has been written), or a partial overlap: build
+            // the result aside.
             // SAFETY: member 0's contribution holds count elements (ours, or its message).
             let mut acc: Vec<T> = (0..count).map(|i| unsafe { contribution(0).add(i).read_unaligned() }).collect();
             for j in 1..n {
