@@ -84,13 +84,19 @@ impl Default for Opts {
     }
 }
 
+/// A command-line error: says what was wrong and where the options are described, and exits 2.
+fn usage(what: &str) -> ! {
+    eprintln!("moe-bench: {what} (the options are described at the top of benches/src/bin/moe-bench.rs)");
+    std::process::exit(2)
+}
+
 fn parse_opts(args: &[String]) -> Opts {
     let mut o = Opts::default();
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
         let v = args.get(i + 1).cloned().unwrap_or_default();
-        let num = || v.parse::<usize>().unwrap_or_else(|_| panic!("moe-bench: {a} needs a number, got {v:?}"));
+        let num = || v.parse::<usize>().unwrap_or_else(|_| usage(&format!("{a} needs a number, got {v:?}")));
         match a {
             "--rounds" => o.rounds = num(),
             "--iters" => o.iters = num(),
@@ -102,10 +108,19 @@ fn parse_opts(args: &[String]) -> Opts {
             "--experts" => o.experts = num(),
             "--channels" => o.channels = v.split(',').map(str::to_string).collect(),
             "--modes" => {
-                o.modes =
-                    v.split(',').map(|m| Mode::from_name(m).unwrap_or_else(|| panic!("unknown mode {m:?}"))).collect()
+                o.modes = v
+                    .split(',')
+                    .map(|m| Mode::from_name(m).unwrap_or_else(|| usage(&format!("unknown mode {m:?}"))))
+                    .collect()
             }
-            "-n" | "--npes" => o.npes = v.split(',').map(|n| n.parse().expect("-n 2,4")).collect(),
+            "-n" | "--npes" => {
+                o.npes = v
+                    .split(',')
+                    .map(|n| {
+                        n.parse().unwrap_or_else(|_| usage(&format!("{a} needs PE counts such as 2,4, got {v:?}")))
+                    })
+                    .collect()
+            }
             "--machine" => {
                 o.machine = true;
                 i += 1;
@@ -116,7 +131,7 @@ fn parse_opts(args: &[String]) -> Opts {
                 i += 1;
                 continue;
             }
-            other => panic!("moe-bench: unknown option {other:?} (see the file's documentation)"),
+            other => usage(&format!("unknown option {other:?}")),
         }
         i += 2;
     }
