@@ -11,21 +11,17 @@
 //! `SHMEM_SYNC_VALUE` for the next call, with no barrier needed between calls that reuse them.
 //! As the specification says for this form, the root's `dest` is not written by broadcast.
 
-use crate::coll::header::{Group, kind};
+use crate::coll::header::{Group, PerMember, kind};
 use crate::coll::reduce::{ReduceOp, Reducible};
 use crate::error::{Error, ErrorKind, Result};
 use crate::team::ACTIVE_SLOT;
 use crate::transport::SymAddr;
 use crate::world::{Runtime, running};
 
-/// The world PEs of an active set: inline up to 8, since every call of an active-set routine
-/// resolves its set again.
-pub(crate) type Members = smallvec::SmallVec<[usize; 8]>;
-
 /// An active set, resolved to its members.
 #[derive(Debug)]
 struct ActiveSet {
-    members: Members,
+    members: PerMember<usize>,
     me: usize,
     code: u64,
 }
@@ -67,7 +63,7 @@ fn resolve(
 
 /// The world PEs of the active set whose code (`ActiveSet::code`, the collectives' header
 /// `set`) is `code`.
-pub(crate) fn set_members(code: u64) -> Members {
+pub(crate) fn set_members(code: u64) -> PerMember<usize> {
     let (start, log, size) = ((code & 0xff_ffff) as usize, ((code >> 24) & 0xff) as u32, (code >> 32) as usize);
     (0..size).map(|i| start + (i << log)).collect()
 }

@@ -5,7 +5,7 @@
 //! straight into each member's destination after it (the exchange proves each destination is
 //! ready), followed by one signal per member.
 
-use crate::coll::header::{Group, Header, kind};
+use crate::coll::header::{Group, Header, PerMember, kind};
 use crate::coll::wire::payload_of;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
@@ -59,8 +59,7 @@ impl Runtime {
         let size = |j: usize| {
             if j == g.me { nbytes } else { recv[j].as_ref().map_or(0, |r| r.0.count as usize) }
         };
-        // Inline for up to 8 members: an 8-byte collect allocates nothing here.
-        let mut offs: smallvec::SmallVec<[usize; 8]> = smallvec::SmallVec::with_capacity(n);
+        let mut offs: PerMember<usize> = PerMember::with_capacity(n);
         let mut total = 0usize;
         for j in 0..n {
             offs.push(total);
