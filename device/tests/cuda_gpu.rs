@@ -40,6 +40,7 @@ fn pattern(who: u8, len: usize) -> Vec<u8> {
 fn probe_reports_the_devices() {
     match cuda::probe() {
         Err(e) if e.is_no_driver() => println!("SKIPPED: no CUDA driver"),
+        Err(CudaError::NoDevice { detail }) => println!("SKIPPED: no CUDA device ({detail})"),
         Err(e) => panic!("probe: {e}"),
         Ok(info) => {
             println!("{info}");

@@ -976,8 +976,14 @@ pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
     ("OXSHMEM_CI_ISOLATED", ".ci/run", false),
     ("OXSHMEM_OSHRUN_ARGS", "benches/c/run.sh: extra oshrun options for oxshmem's runs (--bind-to none)", false),
     ("OXSHMEM_LIBFABRIC_DIR", "runtime/build.rs: where libfabric is installed", false),
-    ("OXSHMEM_CUDA_*", "scripts/cuda-toolchain.sh and the tests of nvshmem.h with CUDA's headers", false),
+    (
+        "OXSHMEM_CUDA_*",
+        "the CUDA back end (OXSHMEM_CUDA_DEVICE: the GPU; OXSHMEM_CUDA_HEAP=auto|on|off: the GPU heap of \
+         nvshmem_malloc, docs/cuda.md), scripts/cuda-toolchain.sh and the tests of nvshmem.h with CUDA's headers",
+        false,
+    ),
     ("OXSHMEM_CCCL_VERSION", "scripts/cuda-toolchain.sh", false),
+    ("OXSHMEM_EMUCUDA_*", "tests/emucuda/libcuda.c, the emulated CUDA driver of the tests", false),
     ("OXSHMEM_NVCC", "scripts/cuda-toolchain.sh: the nvcc to test with", false),
     ("OXSHMEM_DEVICE_STATE_INCLUDE", "bindings/cuda/build.sh: where device_state.h is (default device/include)", false),
     (
@@ -993,7 +999,7 @@ pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
 /// `NVSHMEM_DEBUG=WARN` and above, by `NVSHMEM_INFO` and by `oxshmem-info`.
 pub const NVSHMEM_NO_EFFECT: &[(&str, &[&str])] = &[
     (
-        "CUDA and GPU memory: this build of oxshmem has no CUDA back end",
+        "CUDA and GPU memory: oxshmem's CUDA back end has no such setting",
         &[
             "NVSHMEM_CUDA_PATH",
             "NVSHMEM_CUMEM_GRANULARITY",
@@ -1300,7 +1306,12 @@ pub fn nvshmem_info_text() -> String {
     let (smaj, smin) = crate::SPEC_VERSION;
     let library = format!("{} (NVSHMEM {major}.{minor} API, OpenSHMEM {smaj}.{smin})", crate::VENDOR_STRING);
     let _ = writeln!(s, "  {:<28} {library}", "Library");
-    let _ = writeln!(s, "  {:<28} none (this build of oxshmem has no CUDA back end)", "CUDA");
+    let _ = writeln!(
+        s,
+        "  {:<28} the GPU heap and device state of the C library's CUDA back end: when the program links \
+         libnvshmem_device.a, or OXSHMEM_CUDA_HEAP=on",
+        "CUDA"
+    );
     s.push('\n');
     for section in Section::ALL {
         let _ = writeln!(s, "{}:", section.title());

@@ -91,7 +91,7 @@ fn nvshmem_debug_levels_are_accepted() {
         let version_lines = r.stdout.lines().filter(|l| l.starts_with("oxshmem ") && l.ends_with(" (NVSHMEM 3.4 API)"));
         assert_eq!(version_lines.count(), usize::from(version), "NVSHMEM_DEBUG={level}:\n{}", r.report());
         let note = "oxshmem: warning: NVSHMEM_CUMEM_GRANULARITY is NVSHMEM's and has no effect in oxshmem (CUDA and \
-                    GPU memory: this build of oxshmem has no CUDA back end)";
+                    GPU memory: oxshmem's CUDA back end has no such setting)";
         assert_eq!(count(&r.stderr, note), usize::from(warn), "NVSHMEM_DEBUG={level}:\n{}", r.report());
     }
 }

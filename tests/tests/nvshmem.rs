@@ -208,6 +208,8 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
             cmd.args([std, "-O1", "-Wall", "-Wextra", "-Werror"])
                 .arg(&src)
                 .arg(format!("-I{}", p.join("include").display()))
+                // oxshmem/device_state.h, for gpu_heap.c, which stands in for the device library.
+                .arg(format!("-I{}", Path::new(env!("CARGO_MANIFEST_DIR")).join("../device/include").display()))
                 .arg(format!("-L{}", p.join("lib").display()))
                 .arg("-lnvshmem_host")
                 .arg(format!("-Wl,-rpath,{}", p.join("lib").display()));
@@ -503,7 +505,7 @@ fn a_nonzero_stream_ends_the_job_naming_the_routine() {
     for (case, routine, n) in cases {
         let out = oshrun(n, &prog, &["badstream", case], &[]);
         let msg = format!("PE {}: {routine}: invalid argument: stream 0x1000 is not the default stream (0)", n - 1);
-        assert_failed_saying(&out, Duration::from_secs(45), &[&msg, "no CUDA back end"]);
+        assert_failed_saying(&out, Duration::from_secs(45), &[&msg, "does not order work on CUDA streams yet"]);
         assert!(!out.stderr.contains("returned although"), "{out:?}");
     }
 }
@@ -781,4 +783,85 @@ fn uid_strangers_on_the_root_port_do_not_disturb_the_job() {
         eprintln!("uid-launch -n {n} with strangers: {:.2?}\n{}", out.elapsed, out.stderr);
     });
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------- the CUDA back end
+
+/// `tests/emucuda/libcuda.c` built as `libcuda.so.1` (and `libcuda.so`) in a directory of its
+/// own: the emulated driver, under which the GPU heap's set-up runs on host memory.
+fn emulated_driver() -> &'static Path {
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let r = DIR.get_or_init(|| {
+        let dir = work_dir().join("emucuda");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("emucuda/libcuda.c");
+        let lib = dir.join("libcuda.so.1");
+        let out = Command::new("cc")
+            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
+            .arg(&lib)
+            .arg(&src)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run cc: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("cc {} failed: {}", src.display(), describe_output(&out)));
+        }
+        std::fs::copy(&lib, dir.join("libcuda.so")).map_err(|e| e.to_string())?;
+        Ok(dir)
+    });
+    match r {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A job of `gpu_heap.c` under the emulated driver.
+fn gpu_heap_job(n: usize, args: &[&str]) -> Out {
+    let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
+    oshrun(n, &c_program("gpu_heap"), args, &[("LD_LIBRARY_PATH", &driver), ("SHMEM_SYMMETRIC_SIZE", "8M")])
+}
+
+/// A program that links the device library (here `gpu_heap.c`, which registers as one) gets
+/// the GPU heap at `nvshmem_init`: every PE's heap mapped by every other, `nvshmem_malloc`
+/// from it at one offset everywhere, `nvshmem_ptr` into the peers' mappings, host put, get, p
+/// and g on it, calloc and free, and a device state and team table that agree with all that.
+#[test]
+fn gpu_heap_under_the_emulated_driver() {
+    for n in [2, 4] {
+        assert_all_ok(&gpu_heap_job(n, &[]), n);
+    }
+}
+
+/// A host routine the back end does not reach GPU memory with yet ends the job saying so,
+/// instead of calling GPU memory not symmetric.
+#[test]
+fn a_host_atomic_on_gpu_memory_says_what_is_missing() {
+    let out = gpu_heap_job(2, &["amo"]);
+    assert_failed_saying(
+        &out,
+        Duration::from_secs(40),
+        &["nvshmem_int_atomic_add", "is in the GPU symmetric heap (nvshmem_malloc)", "host put, get, p and g do"],
+    );
+}
+
+/// Without a driver, a program with device code stops at `nvshmem_init` with the reason (on a
+/// machine with a real driver there is nothing to show).
+#[test]
+fn device_code_without_a_driver_stops_at_init() {
+    let empty = work_dir().join("no-driver");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = oshrun(2, &c_program("gpu_heap"), &[], &[("LD_LIBRARY_PATH", empty.to_str().unwrap())]);
+    if out.status.success() {
+        eprintln!("skipping: a CUDA driver is installed here, so init succeeds\n{out:?}");
+        return;
+    }
+    assert_failed_saying(&out, Duration::from_secs(40), &["nvshmem_init", "no CUDA driver: libcuda.so.1 not found"]);
+}
+
+/// `OXSHMEM_CUDA_HEAP=off` cannot take the GPU heap from a program with device code.
+#[test]
+fn the_gpu_heap_cannot_be_switched_off_under_device_code() {
+    let driver = emulated_driver().to_str().unwrap().to_string();
+    let out = oshrun(2, &c_program("gpu_heap"), &[], &[("LD_LIBRARY_PATH", &driver), ("OXSHMEM_CUDA_HEAP", "off")]);
+    assert_failed_saying(&out, Duration::from_secs(40), &["OXSHMEM_CUDA_HEAP=off", "links libnvshmem_device.a"]);
 }

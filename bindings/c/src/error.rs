@@ -12,7 +12,8 @@ use oxshmem_rt::{Error, ErrorKind, Result};
 /// Prints `e` as detected in `func` and ends the job with status 1.
 #[cold]
 #[inline(never)]
-pub(crate) fn fatal(func: &'static str, mut e: Error) -> ! {
+pub(crate) fn fatal(func: &'static str, e: Error) -> ! {
+    let mut e = on_gpu_memory(e);
     e.func = func;
     // The launcher prints the message as the reason the job ended.
     oxshmem_rt::raw::abort(1, &e.to_string())
@@ -21,12 +22,27 @@ pub(crate) fn fatal(func: &'static str, mut e: Error) -> ! {
 /// Prints `e` as detected in `func` (for routines that then return an error value).
 #[cold]
 #[inline(never)]
-pub(crate) fn report(func: &'static str, mut e: Error) {
+pub(crate) fn report(func: &'static str, e: Error) {
     use std::io::Write as _;
+    let mut e = on_gpu_memory(e);
     e.func = func;
     // One write of the whole line: processes that share a stderr do not interleave mid-line.
     let line = format!("{e}\n");
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// A "not symmetric" error about an address of the GPU heap says that the routine does not
+/// reach GPU memory from the host yet, rather than that the memory is not symmetric.
+fn on_gpu_memory(e: Error) -> Error {
+    match e.kind {
+        ErrorKind::NotSymmetric { what, addr, len } => match crate::nvshmem::gpu_rma::explain(addr) {
+            Some(why) => {
+                Error::new(e.pe, e.func, ErrorKind::InvalidArgument(format!("{what} {addr:#x} (+{len} bytes) {why}")))
+            }
+            None => e,
+        },
+        _ => e,
+    }
 }
 
 /// The value of `r`, or the end of the job.

@@ -14,9 +14,27 @@ use oxshmem_rt::{AmoType, Cmp, CmpValues, ReduceOp, Reducible, Result, SyncType}
 use crate::error::{bytes, count, invalid, ok, status};
 use crate::handles::{self, ShmemCtx, ShmemTeam, TeamRec};
 use crate::longdouble::LongDouble;
+use crate::nvshmem::gpu_rma;
 
 /// `SHMEM_CMP_NE`: what the deprecated `shmem_TYPE_wait` waits for.
 pub(crate) const CMP_NE: c_int = Cmp::Ne as c_int;
+
+/// Whether `e` is the runtime's "not symmetric": an address outside its segments, which may be
+/// the CUDA back end's GPU heap.
+#[inline(always)]
+fn not_symmetric(e: &oxshmem_rt::Error) -> bool {
+    matches!(e.kind, oxshmem_rt::ErrorKind::NotSymmetric { .. })
+}
+
+/// `r`, or, when the runtime found the address outside its segments, what the GPU heap's RMA
+/// gives (`gpu`; `None`: not GPU memory either, and the runtime's error stands).
+#[inline(always)]
+fn or_gpu(r: Result<()>, gpu: impl FnOnce() -> Option<Result<()>>) -> Result<()> {
+    match r {
+        Err(e) if not_symmetric(&e) => gpu().unwrap_or(Err(e)),
+        r => r,
+    }
+}
 
 /// Contiguous put.
 ///
@@ -35,7 +53,11 @@ pub(crate) unsafe fn put(
 ) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the caller guarantees `source` holds nelems elements; the runtime checks dest.
-        unsafe { raw::putmem(dest.cast(), source.cast(), bytes(func, nelems, esize)?, pe) }
+        let len = bytes(func, nelems, esize)?;
+        // SAFETY: as above.
+        or_gpu(unsafe { raw::putmem(dest.cast(), source.cast(), len, pe) }, || unsafe {
+            gpu_rma::put(func, dest.cast(), source.cast(), len, pe as usize)
+        })
     });
     ok(func, r)
 }
@@ -56,7 +78,11 @@ pub(crate) unsafe fn put_nbi(
 ) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: as in `put`.
-        unsafe { raw::putmem_nbi(dest.cast(), source.cast(), bytes(func, nelems, esize)?, pe) }
+        let len = bytes(func, nelems, esize)?;
+        // SAFETY: as above.
+        or_gpu(unsafe { raw::putmem_nbi(dest.cast(), source.cast(), len, pe) }, || unsafe {
+            gpu_rma::put(func, dest.cast(), source.cast(), len, pe as usize)
+        })
     });
     ok(func, r)
 }
@@ -78,7 +104,11 @@ pub(crate) unsafe fn get(
 ) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the caller guarantees `dest` holds nelems elements; the runtime checks source.
-        unsafe { raw::getmem(dest.cast(), source.cast(), bytes(func, nelems, esize)?, pe) }
+        let len = bytes(func, nelems, esize)?;
+        // SAFETY: as above.
+        or_gpu(unsafe { raw::getmem(dest.cast(), source.cast(), len, pe) }, || unsafe {
+            gpu_rma::get(func, dest.cast(), source.cast(), len, pe as usize)
+        })
     });
     ok(func, r)
 }
@@ -99,7 +129,11 @@ pub(crate) unsafe fn get_nbi(
 ) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: as in `get`.
-        unsafe { raw::getmem_nbi(dest.cast(), source.cast(), bytes(func, nelems, esize)?, pe) }
+        let len = bytes(func, nelems, esize)?;
+        // SAFETY: as above.
+        or_gpu(unsafe { raw::getmem_nbi(dest.cast(), source.cast(), len, pe) }, || unsafe {
+            gpu_rma::get(func, dest.cast(), source.cast(), len, pe as usize)
+        })
     });
     ok(func, r)
 }
@@ -112,7 +146,9 @@ pub(crate) unsafe fn get_nbi(
 pub(crate) unsafe fn p<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, dest: *mut T, value: T, pe: c_int) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the runtime checks dest; value is a local.
-        unsafe { raw::p(dest, value, pe) }
+        or_gpu(unsafe { raw::p(dest, value, pe) }, || unsafe {
+            gpu_rma::put(func, dest.cast(), (&raw const value).cast(), size_of::<T>(), pe as usize)
+        })
     });
     ok(func, r)
 }
@@ -125,7 +161,17 @@ pub(crate) unsafe fn p<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, dest
 pub(crate) unsafe fn g<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, source: *const T, pe: c_int) -> T {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the runtime checks source.
-        unsafe { raw::g(source, pe) }
+        match unsafe { raw::g(source, pe) } {
+            Err(e) if not_symmetric(&e) => {
+                let mut v = T::zeroed();
+                // SAFETY: v is a live local of the element's size.
+                match unsafe { gpu_rma::get(func, (&raw mut v).cast(), source.cast(), size_of::<T>(), pe as usize) } {
+                    Some(r) => r.map(|()| v),
+                    None => Err(e),
+                }
+            }
+            r => r,
+        }
     });
     ok(func, r)
 }

@@ -135,7 +135,7 @@ pub(crate) unsafe fn query_thread(func: &'static str, provided: *mut c_int) {
 /// `shmem_finalize`.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_finalize() {
-    ok("shmem_finalize", raw::finalize());
+    ok("shmem_finalize", crate::nvshmem::finalize_gpu().and_then(|()| raw::finalize()));
 }
 
 /// `shmem_global_exit`: ends the whole job with `status`.

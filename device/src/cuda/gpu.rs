@@ -247,6 +247,26 @@ impl Gpu {
     pub unsafe fn copy_dtod(&self, dst: DevAddr, src: DevAddr, bytes: usize) -> Result<(), CudaError> {
         self.memcpy("copy_dtod", dst, src, bytes)
     }
+
+    /// Sets `bytes` bytes at device address `dst` to `value` (`cuMemsetD8`), synchronously.
+    ///
+    /// # Safety
+    /// As [`Gpu::copy_dtod`]'s destination.
+    ///
+    /// # Errors
+    /// `cuMemsetD8 (4096 bytes at 0x…) failed: CUDA_ERROR_INVALID_VALUE (1)`.
+    pub unsafe fn memset(&self, dst: DevAddr, value: u8, bytes: usize) -> Result<(), CudaError> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.make_current()?;
+        // SAFETY: the caller's contract makes the range valid for `bytes`; the driver's memset
+        // on the null stream is synchronous with respect to the host for device memory once
+        // the context is synchronized below.
+        let r = unsafe { sys::cuMemsetD8_v2(dst, value, bytes) };
+        check(|| format!("cuMemsetD8 ({bytes} bytes at {dst:#x})"), r)?;
+        self.synchronize()
+    }
 }
 
 /// Host memory that a GPU reads and writes (`cuMemHostAlloc(DEVICEMAP | PORTABLE)`): the proxy

@@ -5,18 +5,27 @@
 //! addresses, no time), the same collective call sequence yields the same offsets on every PE,
 //! with no communication. It never touches the heap's memory itself; offsets are relative to
 //! the start of the managed range.
+//!
+//! Public for other symmetric segments managed outside the runtime (the C library's GPU heap).
 
 use std::collections::{BTreeMap, HashMap};
 
 /// Every block starts on, and is a multiple of, one cache line: no two objects share a line,
 /// so remote atomics on one never slow a neighbour, and every atomic type is aligned.
-pub(crate) const MIN_ALIGN: usize = 64;
+pub const MIN_ALIGN: usize = 64;
 
 /// The allocator could not satisfy a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum AllocError {
+pub enum AllocError {
     /// Not enough contiguous space.
-    Exhausted { asked: usize, free: usize, largest: usize },
+    Exhausted {
+        /// Bytes asked for, rounded up to [`MIN_ALIGN`].
+        asked: usize,
+        /// Bytes free in all.
+        free: usize,
+        /// The largest free block.
+        largest: usize,
+    },
     /// The size overflows once rounded up.
     Overflow,
     /// Not the start of a live block.
@@ -25,7 +34,7 @@ pub(crate) enum AllocError {
 
 /// First-fit allocator over `[0, total)`.
 #[derive(Debug)]
-pub(crate) struct Allocator {
+pub struct Allocator {
     total: usize,
     /// offset -> length of each free block; adjacent free blocks are always merged.
     free: BTreeMap<usize, usize>,
@@ -40,7 +49,7 @@ fn round_up(x: usize, a: usize) -> Option<usize> {
 
 impl Allocator {
     /// Manages `total` bytes (rounded down to `MIN_ALIGN`).
-    pub(crate) fn new(total: usize) -> Self {
+    pub fn new(total: usize) -> Self {
         let total = total & !(MIN_ALIGN - 1);
         let mut free = BTreeMap::new();
         if total > 0 {
@@ -50,22 +59,22 @@ impl Allocator {
     }
 
     /// Bytes managed.
-    pub(crate) fn total(&self) -> usize {
+    pub fn total(&self) -> usize {
         self.total
     }
 
     /// Bytes free.
-    pub(crate) fn free_bytes(&self) -> usize {
+    pub fn free_bytes(&self) -> usize {
         self.free_bytes
     }
 
     /// Largest contiguous free block.
-    pub(crate) fn largest_free(&self) -> usize {
+    pub fn largest_free(&self) -> usize {
         self.free.values().copied().max().unwrap_or(0)
     }
 
     /// Allocates `size` bytes (> 0) aligned to `align` (a power of two). Returns the offset.
-    pub(crate) fn alloc(&mut self, size: usize, align: usize) -> Result<usize, AllocError> {
+    pub fn alloc(&mut self, size: usize, align: usize) -> Result<usize, AllocError> {
         debug_assert!(size > 0 && align.is_power_of_two());
         let align = align.max(MIN_ALIGN);
         let len = round_up(size, MIN_ALIGN).ok_or(AllocError::Overflow)?;
@@ -97,12 +106,12 @@ impl Allocator {
     }
 
     /// Length of the live block at `off`.
-    pub(crate) fn len_of(&self, off: usize) -> Option<usize> {
+    pub fn len_of(&self, off: usize) -> Option<usize> {
         self.live.get(&off).copied()
     }
 
     /// Frees the live block at `off`.
-    pub(crate) fn free(&mut self, off: usize) -> Result<(), AllocError> {
+    pub fn free(&mut self, off: usize) -> Result<(), AllocError> {
         let len = self.live.remove(&off).ok_or(AllocError::NotLive)?;
         self.insert_free(off, len);
         self.free_bytes += len;
@@ -125,7 +134,7 @@ impl Allocator {
     }
 
     /// Grows or shrinks the live block at `off` in place if it can; returns whether it did.
-    pub(crate) fn resize_in_place(&mut self, off: usize, size: usize) -> Result<bool, AllocError> {
+    pub fn resize_in_place(&mut self, off: usize, size: usize) -> Result<bool, AllocError> {
         let cur = *self.live.get(&off).ok_or(AllocError::NotLive)?;
         let want = round_up(size.max(1), MIN_ALIGN).ok_or(AllocError::Overflow)?;
         if want <= cur {

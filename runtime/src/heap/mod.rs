@@ -12,7 +12,7 @@
 //! a PE that differs and both calls, which the PEs then exchange (off the allocation path).
 //! `SHMEM_DEBUG` adds a comparison of the routine names before the call (`check_collective`).
 
-pub(crate) mod alloc;
+pub mod alloc;
 pub(crate) mod segment;
 pub(crate) mod static_data;
 

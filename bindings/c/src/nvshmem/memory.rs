@@ -2,7 +2,10 @@
 //! so NVSHMEM and OpenSHMEM routines may use each other's memory), `nvshmem_ptr`, and buffer
 //! registration.
 //!
-//! Without the CUDA back end the heap is host memory. `nvshmemx_buffer_register` exists so that
+//! With the CUDA back end (`nvshmem/gpu.rs`: a program that links `libnvshmem_device.a`, or
+//! `OXSHMEM_CUDA_HEAP=on`) `nvshmem_malloc`, `_calloc`, `_align` and `_free` work on the GPU
+//! symmetric heap and `nvshmem_ptr` gives peers' GPU heap addresses; `shmem_malloc` keeps
+//! giving host memory. Without it the heap is host memory. `nvshmemx_buffer_register` exists so that
 //! a NIC may use a local buffer as the source or target of RMA; oxshmem's transports reach any
 //! local memory, so registration only records the range (and a second registration of an
 //! overlapping range, or unregistering what was never registered, is an error, as in NVSHMEM).
@@ -22,18 +25,41 @@ use crate::memory;
 /// `nvshmem_malloc`: collective.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_malloc(size: usize) -> *mut c_void {
+    #[cfg(feature = "cuda")]
+    if let Some(r) = super::gpu::malloc("nvshmem_malloc", size, 1, false) {
+        return crate::error::ok("nvshmem_malloc", r);
+    }
     memory::malloc("nvshmem_malloc", size)
 }
 
 /// `nvshmem_calloc`: collective; zeroed.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
+    #[cfg(feature = "cuda")]
+    if super::gpu::active() {
+        const F: &str = "nvshmem_calloc";
+        let r = count
+            .checked_mul(size)
+            .ok_or_else(|| invalid(F, format!("{count} elements of {size} bytes overflow")))
+            .and_then(|bytes| super::gpu::malloc(F, bytes, 1, true).expect("the back end is active"));
+        return crate::error::ok(F, r);
+    }
     memory::calloc("nvshmem_calloc", count, size)
 }
 
 /// `nvshmem_align`: collective.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_align(alignment: usize, size: usize) -> *mut c_void {
+    #[cfg(feature = "cuda")]
+    if super::gpu::active() {
+        const F: &str = "nvshmem_align";
+        let r = if alignment.is_power_of_two() {
+            super::gpu::malloc(F, size, alignment, false).expect("the back end is active")
+        } else {
+            Err(invalid(F, format!("alignment {alignment} is not a power of two")))
+        };
+        return crate::error::ok(F, r);
+    }
     memory::align("nvshmem_align", alignment, size)
 }
 
@@ -43,6 +69,10 @@ pub extern "C" fn nvshmem_align(alignment: usize, size: usize) -> *mut c_void {
 /// `ptr` must be NULL or a live symmetric allocation, not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvshmem_free(ptr: *mut c_void) {
+    #[cfg(feature = "cuda")]
+    if let Some(r) = super::gpu::free("nvshmem_free", ptr) {
+        return crate::error::ok("nvshmem_free", r);
+    }
     // SAFETY: forwarded from the caller.
     unsafe { memory::free("nvshmem_free", ptr) }
 }
@@ -54,6 +84,10 @@ pub unsafe extern "C" fn nvshmem_free(ptr: *mut c_void) {
 /// None: `ptr` is only translated.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvshmem_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void {
+    #[cfg(feature = "cuda")]
+    if let Some(p) = super::gpu::ptr(ptr as usize, pe) {
+        return p;
+    }
     oxshmem_rt::raw::ptr(ptr.cast(), pe).cast()
 }
 

@@ -26,6 +26,8 @@ use crate::error::{invalid, report};
 use crate::handles::ShmemTeam;
 
 mod device_lib;
+#[cfg(feature = "cuda")]
+pub(crate) mod gpu;
 mod memory;
 mod setup;
 mod stream;
@@ -248,4 +250,76 @@ pub(crate) unsafe fn reducescatter<T: Reducible>(
 pub(crate) fn fail(func: &'static str, code: c_int, e: oxshmem_rt::Error) -> c_int {
     report(func, e);
     code
+}
+
+/// Tears the CUDA back end down (collective: every PE unmaps its peers' GPU heaps) before the
+/// runtime finalizes; nothing to do without it.
+pub(crate) fn finalize_gpu() -> oxshmem_rt::Result<()> {
+    #[cfg(feature = "cuda")]
+    return gpu::finalize();
+    #[cfg(not(feature = "cuda"))]
+    Ok(())
+}
+
+/// Host RMA whose symmetric side is in the GPU heap: what the routines of [`crate::ops`] fall
+/// back to when the runtime finds an address outside its own segments. `None`: not GPU memory
+/// (or no CUDA back end), so the runtime's error stands.
+pub(crate) mod gpu_rma {
+    use oxshmem_rt::Result;
+
+    /// A put of `len` bytes to `dest` on world PE `pe`.
+    ///
+    /// # Safety
+    /// `src` is valid for reads of `len` bytes.
+    #[cold]
+    pub(crate) unsafe fn put(
+        func: &'static str,
+        dest: *mut u8,
+        src: *const u8,
+        len: usize,
+        pe: usize,
+    ) -> Option<Result<()>> {
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe { super::gpu::put(func, dest, src, len, pe) };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, dest, src, len, pe);
+            None
+        }
+    }
+
+    /// A get of `len` bytes at `src` on world PE `pe` into `dest`.
+    ///
+    /// # Safety
+    /// `dest` is valid for writes of `len` bytes.
+    #[cold]
+    pub(crate) unsafe fn get(
+        func: &'static str,
+        dest: *mut u8,
+        src: *const u8,
+        len: usize,
+        pe: usize,
+    ) -> Option<Result<()>> {
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe { super::gpu::get(func, dest, src, len, pe) };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, dest, src, len, pe);
+            None
+        }
+    }
+
+    /// What to add to a "not symmetric" error about `addr`, when it is GPU memory.
+    #[cold]
+    pub(crate) fn explain(addr: usize) -> Option<String> {
+        #[cfg(feature = "cuda")]
+        return super::gpu::explain(addr);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = addr;
+            None
+        }
+    }
 }

@@ -42,6 +42,8 @@ fn init(func: &'static str, level: ThreadLevel, boot: Option<Box<dyn Bootstrap>>
     super::device_lib::check_at_init().map_err(|m| crate::error::invalid(func, m))?;
     let provided = crate::setup::init_with(func, level, boot)?;
     super::teams::init_nv_teams(func)?;
+    #[cfg(feature = "cuda")]
+    super::gpu::init(func)?;
     Ok(provided)
 }
 
@@ -89,13 +91,13 @@ pub unsafe extern "C" fn nvshmem_query_thread(provided: *mut c_int) {
 /// `nvshmem_finalize`: collective.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_finalize() {
-    ok("nvshmem_finalize", raw::finalize());
+    ok("nvshmem_finalize", super::finalize_gpu().and_then(|()| raw::finalize()));
 }
 
 /// `nvshmemx_hostlib_finalize`: `nvshmem_finalize` (host and device library are one here).
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_hostlib_finalize() {
-    ok("nvshmemx_hostlib_finalize", raw::finalize());
+    ok("nvshmemx_hostlib_finalize", super::finalize_gpu().and_then(|()| raw::finalize()));
 }
 
 /// `nvshmem_global_exit`: ends the whole job with `status`.

@@ -44,8 +44,8 @@ fn no_executor(func: &'static str, stream: CudaStream) -> ! {
         invalid(
             func,
             format!(
-                "stream {stream:p} is not the default stream (0), and this build has no CUDA back end to \
-                 order work on other streams (build oxshmem with the cuda feature and run on a GPU)"
+                "stream {stream:p} is not the default stream (0), and oxshmem does not order work on CUDA \
+                 streams yet (the *_on_stream forms run on the host, in program order, for stream 0 only)"
             ),
         ),
     )

@@ -170,8 +170,8 @@ fn no_gpu(func: &'static str, code: c_int) -> c_int {
         func,
         invalid(
             func,
-            "there is no GPU kernel to launch: this build of oxshmem has no CUDA back end (build it with the \
-             cuda feature and run on a GPU)",
+            "there is no GPU kernel to launch from the host library: the collective launch is defined by \
+             libnvshmem_device.a (linked into the program with the CUDA runtime), which this program does not link",
         ),
     );
     code

@@ -25,7 +25,7 @@ const SAME_MYPE_NODE: NvTeam = 3;
 /// `NVSHMEM_TEAMS_MIN`: the first index of a team the program makes.
 const TEAMS_MIN: NvTeam = 7;
 /// Teams a program may create over its life.
-const MAX_TEAMS: usize = 4096;
+pub(crate) const MAX_TEAMS: usize = 4096;
 
 /// Index -> team handle (null: never used, or destroyed).
 static TABLE: [AtomicPtr<OpaqueTeam>; MAX_TEAMS] = [const { AtomicPtr::new(null_mut()) }; MAX_TEAMS];
@@ -99,12 +99,16 @@ fn resolve_cold(func: &'static str, team: NvTeam) -> Option<ShmemTeam> {
 
 /// A new index for `team` (a live record).
 fn register(func: &'static str, team: Team) -> Result<NvTeam> {
+    #[cfg(feature = "cuda")]
+    let described = team.clone();
     let h = handles::new_team(func, team)?;
     let i = NEXT.fetch_add(1, Ordering::AcqRel);
     if i as usize >= MAX_TEAMS {
         return Err(invalid(func, format!("too many teams: at most {} over a program's life", MAX_TEAMS - 7)));
     }
     TABLE[i as usize].store(h, Ordering::Release);
+    #[cfg(feature = "cuda")]
+    super::gpu::team_made(i, &described);
     Ok(i)
 }
 
@@ -324,6 +328,8 @@ pub extern "C" fn nvshmem_team_destroy(team: NvTeam) {
     ok(F, slot.get().team.clone().destroy());
     slot.destroy();
     TABLE[team as usize].store(null_mut(), Ordering::Release);
+    #[cfg(feature = "cuda")]
+    super::gpu::team_gone(team);
 }
 
 /// `nvshmemx_team_get_uniqueid`: a new team id for `nvshmemx_team_init`.

@@ -1,0 +1,686 @@
+//! The CUDA back end of the C library (feature `cuda`): the GPU symmetric heap that
+//! `nvshmem_malloc` allocates from, host RMA on it, `nvshmem_ptr` into peers' GPU heaps, and
+//! the device state handed to `libnvshmem_device.a` so that kernels can call NVSHMEM.
+//!
+//! At `nvshmem_init` (after the runtime and the teams), when the program links the device
+//! library or `OXSHMEM_CUDA_HEAP=on` asks for it (`off`: never; `auto`, the default: when the
+//! device library is linked), every PE:
+//!
+//! 1. opens its GPU (`OXSHMEM_CUDA_DEVICE`, else its rank on the node modulo the GPUs there,
+//!    so several PEs share a GPU when a node has more PEs than GPUs);
+//! 2. creates its GPU heap (CUDA VMM, `oxshmem_device::cuda::GpuHeap`), as large as the
+//!    host heap (`NVSHMEM_SYMMETRIC_SIZE` / `SHMEM_SYMMETRIC_SIZE`) plus the back end's own
+//!    area, and exports it as a file descriptor;
+//! 3. passes the descriptor to every other PE of its node (an abstract Unix socket named after
+//!    its pid, `pidfd_getfd` or `SCM_RIGHTS`) and maps theirs, so that a peer's GPU heap is a
+//!    load or store away, from kernels and for host copies alike;
+//! 4. places the device state (`oxshmem_device_state_t`: PE, heap, per-peer bases and channels,
+//!    the device barrier's flags, the error slot) and the CUDA-side team table in pinned host
+//!    memory the GPU reads, and calls the device library's `attach` with their addresses.
+//!
+//! The first [`RESERVED`] bytes of the GPU heap are the back end's: the world barrier's flags,
+//! then a barrier-flags area and [`TEAM_SCRATCH`] bytes of collective scratch for each
+//! predefined team (world, shared, node, same-PE-on-node). The rest is carved by the runtime's
+//! deterministic allocator, so the same collective calls give the same offset on every PE.
+//!
+//! Host RMA on GPU memory (`nvshmem_putmem`, `_getmem`, `_p`, `_g` and their `shmem_` and typed
+//! twins) reaches it through synchronous CUDA copies into the peer's mapping. The other host
+//! routines do not reach GPU memory yet: they end the job with an error saying so (see
+//! `docs/cuda.md`). Only peers of this node are reachable: the device channel is P2P for each;
+//! a job spanning nodes, or `OXSHMEM_DEVICE_CHANNEL=proxy|ibgda`, fails at init with a message
+//! (the proxy and IBGDA channels run on the CPU back end, `oxshmem-device`, not here yet).
+
+use std::ffi::c_void;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use oxshmem_device::ChannelKind;
+use oxshmem_device::cuda::{DevAddr, Gpu, GpuHeap, PeerMapping, PinnedBuf, fdpass};
+use oxshmem_device::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
+use oxshmem_rt::heap::alloc::{AllocError, Allocator};
+use oxshmem_rt::{Error, ErrorKind, Result, Team};
+use parking_lot::Mutex;
+
+use crate::error::invalid;
+
+/// Bytes of one barrier round's flag line (`FLAG_STRIDE` in `bindings/cuda/src/state.cuh`).
+const FLAG_STRIDE: usize = 64;
+/// Bytes of barrier flags at the start of a team's scratch (`TEAM_FLAG_BYTES` there).
+const TEAM_FLAG_BYTES: usize = BARRIER_ROUNDS * FLAG_STRIDE;
+/// Bytes of collective scratch after each predefined team's flags (`scratch_bytes`).
+pub(crate) const TEAM_SCRATCH: usize = 64 << 10;
+/// Predefined teams with scratch: world, shared, node, same-PE-on-node (NVSHMEM's 0..4).
+const PREDEFINED: usize = 4;
+/// The back end's area at the start of the GPU heap: the world barrier's flags, then each
+/// predefined team's flags and scratch; rounded to 64 KiB.
+pub(crate) const RESERVED: usize =
+    (TEAM_FLAG_BYTES + PREDEFINED * (TEAM_FLAG_BYTES + TEAM_SCRATCH)).next_multiple_of(64 << 10);
+/// Entries of the device team table: every `nvshmem_team_t` the host library hands out.
+const DEVICE_TEAMS: usize = super::teams::MAX_TEAMS;
+/// Alignment of `nvshmem_malloc` (as `cudaMalloc`'s).
+const MALLOC_ALIGN: usize = 256;
+/// The device library's ABI (`oxshmemi::ABI_VERSION`).
+const ABI_VERSION: u32 = super::device_lib::DEVICE_ABI_VERSION as u32;
+/// The variable that switches the back end: `auto` (default), `on`, `off`.
+pub(crate) const MODE_VAR: &str = "OXSHMEM_CUDA_HEAP";
+
+/// One team of the device-side team table: `oxshmem_cuda_team_t` of
+/// `bindings/cuda/src/state.cuh` (whose `static_assert`s pin the same size and offsets).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct CudaTeam {
+    /// World PE of the team's PE 0 (-1: the slot is unused).
+    start: i32,
+    /// World-PE distance between consecutive team PEs.
+    stride: i32,
+    /// Number of PEs.
+    size: i32,
+    /// This PE's index in the team, -1 when not a member.
+    my_pe: i32,
+    /// Symmetric address of the team's barrier flags, then its scratch (0: none).
+    scratch: u64,
+    /// This PE's barrier epoch for the team (device-written).
+    epoch: u64,
+}
+
+/// `oxshmem_cuda_state_t` of `bindings/cuda/src/state.cuh`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct CudaState {
+    abi_version: u32,
+    n_teams: u32,
+    /// Device address of the team table.
+    teams: u64,
+    /// Bytes of each team's scratch after its barrier flags.
+    scratch_bytes: u64,
+}
+
+const _: () = assert!(size_of::<CudaTeam>() == 32 && std::mem::offset_of!(CudaTeam, scratch) == 16);
+const _: () = assert!(std::mem::offset_of!(CudaTeam, epoch) == 24);
+const _: () = assert!(size_of::<CudaState>() == 24 && std::mem::offset_of!(CudaState, teams) == 8);
+const _: () = assert!(std::mem::offset_of!(CudaState, scratch_bytes) == 16);
+
+/// Where each part lives in the pinned block.
+#[derive(Debug, Clone, Copy)]
+struct PinnedLayout {
+    peer_base: usize,
+    channel: usize,
+    cuda_state: usize,
+    teams: usize,
+    total: usize,
+}
+
+impl PinnedLayout {
+    fn new(n: usize) -> PinnedLayout {
+        let peer_base = size_of::<DeviceState>().next_multiple_of(64);
+        let channel = peer_base + 8 * n;
+        let cuda_state = (channel + n).next_multiple_of(64);
+        let teams = (cuda_state + size_of::<CudaState>()).next_multiple_of(64);
+        let total = teams + DEVICE_TEAMS * size_of::<CudaTeam>();
+        PinnedLayout { peer_base, channel, cuda_state, teams, total }
+    }
+}
+
+/// The back end of one PE.
+struct Backend {
+    me: usize,
+    gpu: Gpu,
+    heap: GpuHeap,
+    /// Per PE: where its GPU heap is mapped here (this PE's own heap for itself; 0: not mapped).
+    peer_base: Vec<u64>,
+    _maps: Vec<PeerMapping>,
+    alloc: Mutex<Allocator>,
+    pinned: PinnedBuf,
+    layout: PinnedLayout,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend").field("me", &self.me).field("heap", &self.heap).finish_non_exhaustive()
+    }
+}
+
+static BACKEND: Mutex<Option<Arc<Backend>>> = Mutex::new(None);
+/// `[HEAP_LO, HEAP_HI)`: this PE's GPU heap (both 0 without the back end), for the cheap
+/// "is this GPU memory" test the RMA fallbacks make.
+static HEAP_LO: AtomicUsize = AtomicUsize::new(0);
+static HEAP_HI: AtomicUsize = AtomicUsize::new(0);
+
+fn backend() -> Option<Arc<Backend>> {
+    BACKEND.lock().clone()
+}
+
+/// Whether `addr` lies in this PE's GPU heap.
+#[inline]
+pub(crate) fn owns(addr: usize) -> bool {
+    addr >= HEAP_LO.load(Ordering::Relaxed) && addr < HEAP_HI.load(Ordering::Relaxed)
+}
+
+/// Whether the back end is up.
+pub(crate) fn active() -> bool {
+    HEAP_HI.load(Ordering::Relaxed) != 0
+}
+
+/// A CUDA driver error of `func` (`PE 0: nvshmem_init: no CUDA driver: libcuda.so.1 not found`).
+fn cuda_err(func: &'static str, e: impl std::fmt::Display) -> Error {
+    Error::new(crate::error::me(), func, ErrorKind::Layer { layer: "cuda", reason: e.to_string() })
+}
+
+/// What `OXSHMEM_CUDA_HEAP` asks for, given whether the device library is linked.
+fn wanted(func: &'static str, device_lib: bool) -> Result<bool> {
+    let v = std::env::var(MODE_VAR).unwrap_or_default();
+    match v.trim() {
+        "" | "auto" => Ok(device_lib),
+        "on" | "1" | "yes" => Ok(true),
+        "off" | "0" | "no" if device_lib => Err(invalid(
+            func,
+            format!("{MODE_VAR}=off, but this program links libnvshmem_device.a, whose kernels need the GPU heap"),
+        )),
+        "off" | "0" | "no" => Ok(false),
+        other => Err(invalid(func, format!("{MODE_VAR}={other:?}: expected auto, on or off"))),
+    }
+}
+
+/// Sets the back end up if wanted (collective: every PE decides alike, from the same
+/// environment and program).
+pub(crate) fn init(func: &'static str) -> Result<()> {
+    let registered = super::device_lib::registered();
+    if !wanted(func, registered.is_some())? {
+        return Ok(());
+    }
+    let (channel, var) = oxshmem_rt::config::device_channel().map_err(|m| invalid(func, m))?;
+    if !matches!(channel.trim(), "" | "auto" | "p2p") {
+        return Err(invalid(
+            func,
+            format!(
+                "{var}={channel}: the CUDA back end of this library has the P2P channel only so far (the proxy \
+                 and IBGDA channels run on oxshmem-device's CPU back end); use p2p or auto"
+            ),
+        ));
+    }
+    let b = Arc::new(setup(func)?);
+    if let Some(r) = registered {
+        let state = b.pinned.device_ptr() as *const c_void;
+        let cuda_state = (b.pinned.device_ptr() + b.layout.cuda_state as u64) as *const c_void;
+        // SAFETY: the device library's attach copies two pointers into its __device__
+        // globals; both point into `b.pinned`, which lives until finalize.
+        let rc = unsafe { (r.attach)(state, cuda_state) };
+        if rc != 0 {
+            return Err(invalid(
+                func,
+                format!(
+                    "libnvshmem_device.a's attach (cudaMemcpyToSymbol of the device state) returned CUDA error {rc}"
+                ),
+            ));
+        }
+    }
+    HEAP_LO.store(b.heap.base() as usize, Ordering::Relaxed);
+    HEAP_HI.store(b.heap.base() as usize + b.heap.size(), Ordering::Relaxed);
+    tracing::info!(
+        target: "cuda",
+        gpu = ?b.gpu,
+        heap = b.heap.size(),
+        peers_mapped = b.peer_base.iter().filter(|&&p| p != 0).count(),
+        attached = registered.is_some(),
+        "CUDA back end up"
+    );
+    *BACKEND.lock() = Some(b);
+    Ok(())
+}
+
+fn setup(func: &'static str) -> Result<Backend> {
+    let shmem = oxshmem_rt::current()?;
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let node = shmem.team_shared().members()?;
+    if node.len() != n {
+        return Err(invalid(
+            func,
+            format!(
+                "the job spans several nodes ({} of its {n} PEs on this one): the CUDA back end of this library \
+                 reaches GPU heaps on this node only so far",
+                node.len()
+            ),
+        ));
+    }
+    let local_rank = node.iter().position(|&p| p == me).unwrap_or(0);
+    let gpu = Gpu::select(local_rank).map_err(|e| cuda_err(func, e))?;
+    let want = oxshmem_rt::raw::heap_size()? + RESERVED;
+    let (heap, fd) = GpuHeap::create(&gpu, want).map_err(|e| cuda_err(func, e))?;
+    let size = heap.size();
+
+    // Every PE's pid and heap size, through the host heap.
+    let mine = shmem.alloc_slice(2, 0u64)?;
+    let all = shmem.alloc_slice(2 * n, 0u64)?;
+    mine.write(0, u64::from(std::process::id()));
+    mine.write(1, size as u64);
+    shmem.team_world().fcollect(&all, &mine, 2)?;
+    let cards: Vec<(u32, usize)> = (0..n).map(|pe| (all.read(2 * pe) as u32, all.read(2 * pe + 1) as usize)).collect();
+    mine.free()?;
+    all.free()?;
+    if let Some(pe) = (0..n).find(|&pe| cards[pe].1 != size) {
+        return Err(invalid(
+            func,
+            format!(
+                "PE {pe}'s GPU heap is {} bytes and this PE's {size}: every PE needs the same \
+                 NVSHMEM_SYMMETRIC_SIZE",
+                cards[pe].1
+            ),
+        ));
+    }
+
+    let maps = exchange(func, &shmem, me, &node, &cards, &gpu, &fd)?;
+    drop(fd);
+    let mut peer_base = vec![0u64; n];
+    let mut kept = Vec::with_capacity(maps.len());
+    for (pe, m) in maps {
+        peer_base[pe] = m.base();
+        kept.push(m);
+    }
+    peer_base[me] = heap.base();
+
+    // The heap starts zeroed for the back end's area (flags and epochs count from 0).
+    // SAFETY: the first RESERVED bytes are this PE's own heap memory, nothing uses them yet.
+    unsafe { gpu.memset(heap.base(), 0, RESERVED) }.map_err(|e| cuda_err(func, e))?;
+
+    let layout = PinnedLayout::new(n);
+    let pinned = PinnedBuf::new(&gpu, layout.total).map_err(|e| cuda_err(func, e))?;
+    let b = Backend {
+        me,
+        gpu,
+        heap,
+        peer_base,
+        _maps: kept,
+        alloc: Mutex::new(Allocator::new(size - RESERVED)),
+        pinned,
+        layout,
+    };
+    b.write_state(n);
+    b.write_teams(func)?;
+    shmem.barrier_all()?;
+    Ok(b)
+}
+
+/// The abstract socket a PE's heap descriptor is offered on.
+fn socket_name(pid: u32) -> Vec<u8> {
+    format!("oxshmem-gpu-heap-{pid}").into_bytes()
+}
+
+/// How long the exchange waits for a peer (the job's launcher ends a job whose PE died).
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Offers this PE's heap descriptor to every other PE of the node and maps theirs.
+fn exchange(
+    func: &'static str,
+    shmem: &oxshmem_rt::Shmem,
+    me: usize,
+    node: &[usize],
+    cards: &[(u32, usize)],
+    gpu: &Gpu,
+    fd: &OwnedFd,
+) -> Result<Vec<(usize, PeerMapping)>> {
+    let io = |what: String, e: std::io::Error| invalid(func, format!("GPU heap exchange: {what}: {e}"));
+    let listener = fdpass::listen_abstract(&socket_name(cards[me].0))
+        .map_err(|e| io(format!("listening on @oxshmem-gpu-heap-{}", cards[me].0), e))?;
+    listener.set_nonblocking(true).map_err(|e| io("the listener".into(), e))?;
+    shmem.barrier_all()?;
+    let peers = node.len() - 1;
+    let maps = std::thread::scope(|s| -> Result<Vec<(usize, PeerMapping)>> {
+        let server = s.spawn(|| -> std::result::Result<(), String> {
+            let deadline = Instant::now() + EXCHANGE_TIMEOUT;
+            let mut served = 0;
+            while served < peers {
+                match listener.accept() {
+                    Ok((sock, _)) => {
+                        sock.set_nonblocking(false).map_err(|e| e.to_string())?;
+                        sock.set_read_timeout(Some(EXCHANGE_TIMEOUT)).map_err(|e| e.to_string())?;
+                        fdpass::offer_fd(&sock, fd.as_fd(), true).map_err(|e| format!("offering the heap: {e}"))?;
+                        served += 1;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        if Instant::now() > deadline {
+                            return Err(format!(
+                                "{served} of the {peers} other PEs of this node took this PE's GPU heap within {} s",
+                                EXCHANGE_TIMEOUT.as_secs()
+                            ));
+                        }
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    Err(e) => return Err(format!("accept: {e}")),
+                }
+            }
+            Ok(())
+        });
+        let mut maps = Vec::with_capacity(peers);
+        for &pe in node.iter().filter(|&&p| p != me) {
+            let (pid, size) = cards[pe];
+            let sock = fdpass::connect_abstract(&socket_name(pid))
+                .map_err(|e| io(format!("connecting to PE {pe} (pid {pid})"), e))?;
+            sock.set_read_timeout(Some(EXCHANGE_TIMEOUT)).map_err(|e| io("the socket".into(), e))?;
+            let (peer_fd, _) = fdpass::take_fd(&sock, true).map_err(|e| io(format!("taking PE {pe}'s heap"), e))?;
+            let m = GpuHeap::import_peer(gpu, &peer_fd, size)
+                .map_err(|e| invalid(func, format!("mapping PE {pe}'s GPU heap: {e}")))?;
+            maps.push((pe, m));
+        }
+        server.join().expect("the GPU heap server does not panic").map_err(|m| invalid(func, m))?;
+        Ok(maps)
+    })?;
+    shmem.barrier_all()?;
+    Ok(maps)
+}
+
+impl Backend {
+    fn pinned_at<T>(&self, off: usize) -> *mut T {
+        // SAFETY: every offset of the layout is inside the pinned block.
+        unsafe { self.pinned.host_ptr().add(off).cast() }
+    }
+
+    fn dev_at(&self, off: usize) -> u64 {
+        self.pinned.device_ptr() + off as u64
+    }
+
+    /// Writes the device state, the per-peer bases and channels.
+    fn write_state(&self, n: usize) {
+        let peer_base: *mut u64 = self.pinned_at(self.layout.peer_base);
+        let channel: *mut u8 = self.pinned_at(self.layout.channel);
+        for pe in 0..n {
+            // SAFETY: n entries of each array are inside the pinned block; no GPU reads it yet.
+            unsafe {
+                peer_base.add(pe).write(self.peer_base[pe]);
+                channel.add(pe).write(ChannelKind::P2p as u8);
+            }
+        }
+        let state = DeviceState {
+            my_pe: self.me as u32,
+            n_pes: n as u32,
+            heap_base: self.heap.base(),
+            heap_size: self.heap.size() as u64,
+            peer_base: self.dev_at(self.layout.peer_base) as *const u64,
+            channel: self.dev_at(self.layout.channel) as *const u8,
+            ring: std::ptr::null_mut(),
+            ibgda: std::ptr::null_mut(),
+            barrier_flags: self.heap.base(),
+            barrier_epoch: AtomicU64::new(0),
+            timeout_ns: timeout_ns(),
+            proxy_alive: Default::default(),
+            proxy_sleeping: Default::default(),
+            error: ErrorSlot::default(),
+        };
+        // SAFETY: the block starts with room for a DeviceState, 64-byte aligned (pinned
+        // allocations are page-aligned); nothing reads it yet.
+        unsafe { self.pinned_at::<DeviceState>(0).write(state) };
+        let cs = CudaState {
+            abi_version: ABI_VERSION,
+            n_teams: DEVICE_TEAMS as u32,
+            teams: self.dev_at(self.layout.teams),
+            scratch_bytes: TEAM_SCRATCH as u64,
+        };
+        // SAFETY: as above.
+        unsafe { self.pinned_at::<CudaState>(self.layout.cuda_state).write(cs) };
+        for t in 0..DEVICE_TEAMS {
+            self.set_team(t, None);
+        }
+    }
+
+    /// Writes slot `index` of the device team table: `team` with `scratch` (0: none), or unused.
+    fn set_team_with(&self, index: usize, team: Option<(&Team, u64)>) -> Result<()> {
+        let entry = match team {
+            None => CudaTeam { start: -1, stride: 0, size: 0, my_pe: -1, scratch: 0, epoch: 0 },
+            Some((t, scratch)) => {
+                let members = t.members()?;
+                let Some((start, stride)) = strided(&members) else {
+                    // A team that is not a stride of world PEs cannot be described to the
+                    // device: its slot stays unused, and device code naming it fails.
+                    tracing::debug!(target: "cuda", index, "team is not strided; no device entry");
+                    return Ok(());
+                };
+                CudaTeam {
+                    start: start as i32,
+                    stride: stride as i32,
+                    size: members.len() as i32,
+                    my_pe: members.iter().position(|&p| p == self.me).map_or(-1, |i| i as i32),
+                    scratch,
+                    epoch: 0,
+                }
+            }
+        };
+        // SAFETY: `index < DEVICE_TEAMS` (callers); the slot is inside the pinned block. A
+        // kernel reading the slot while the host rewrites it would race, as it would with a
+        // team being created under it in NVSHMEM: teams are made and destroyed between kernels.
+        unsafe { self.pinned_at::<CudaTeam>(self.layout.teams).add(index).write_volatile(entry) };
+        Ok(())
+    }
+
+    fn set_team(&self, index: usize, team: Option<&Team>) {
+        let _ = self.set_team_with(index, team.map(|t| (t, 0)));
+    }
+
+    /// The predefined teams, each with its flags and scratch in the reserved area.
+    fn write_teams(&self, func: &'static str) -> Result<()> {
+        for index in 0..PREDEFINED {
+            let Ok(h) = super::teams::resolve(func, index as i32) else { continue };
+            let t = crate::handles::team(func, h)?.get().team.clone();
+            let scratch = self.heap.base() + (TEAM_FLAG_BYTES + index * (TEAM_FLAG_BYTES + TEAM_SCRATCH)) as u64;
+            self.set_team_with(index, Some((&t, scratch)))?;
+        }
+        Ok(())
+    }
+
+    /// The device address of `pe`'s copy of the `len` bytes at `addr` (in this PE's GPU heap).
+    fn remote(&self, func: &'static str, addr: usize, len: usize, pe: usize) -> Result<DevAddr> {
+        let off = addr - self.heap.base() as usize;
+        if off.checked_add(len).is_none_or(|e| e > self.heap.size()) {
+            return Err(invalid(
+                func,
+                format!(
+                    "{addr:#x} (+{len} bytes) runs past the end of the GPU symmetric heap ({:#x} +{} bytes)",
+                    self.heap.base(),
+                    self.heap.size()
+                ),
+            ));
+        }
+        match self.peer_base.get(pe) {
+            Some(&b) if b != 0 => Ok(b + off as u64),
+            _ => Err(invalid(func, format!("PE {pe}'s GPU heap is not mapped here"))),
+        }
+    }
+
+    /// A synchronous copy on unified addresses (either side host or GPU memory), complete
+    /// (also for the GPU) when it returns.
+    ///
+    /// # Safety
+    /// Both ranges are valid for `len` bytes.
+    unsafe fn copy(&self, func: &'static str, dst: DevAddr, src: DevAddr, len: usize) -> Result<()> {
+        // SAFETY: the caller's; cuMemcpy with unified addressing reaches pageable host memory,
+        // pinned memory, this GPU's heap and peer mappings alike.
+        unsafe { self.gpu.copy_dtod(dst, src, len) }.map_err(|e| cuda_err(func, e))?;
+        self.gpu.synchronize().map_err(|e| cuda_err(func, e))
+    }
+}
+
+/// `(start, stride)` when `members` are `start, start + stride, …` (stride 1 for one member).
+fn strided(members: &[usize]) -> Option<(usize, usize)> {
+    let start = *members.first()?;
+    let stride = if members.len() > 1 { members[1].checked_sub(start)? } else { 1 };
+    members.iter().enumerate().all(|(i, &p)| p == start + i * stride).then_some((start, stride))
+}
+
+fn timeout_ns() -> u64 {
+    let secs = oxshmem_rt::config::value_of("OXSHMEM_TIMEOUT").0.trim().parse::<u64>().unwrap_or(60);
+    secs.clamp(1, u64::MAX / 2_000_000_000) * 1_000_000_000
+}
+
+/// A team the program made got NVSHMEM index `index`: describe it to the device (no
+/// collective scratch: device collectives and barriers on it record an error).
+pub(crate) fn team_made(index: i32, team: &Team) {
+    if let Some(b) = backend()
+        && (index as usize) < DEVICE_TEAMS
+    {
+        b.set_team(index as usize, Some(team));
+    }
+}
+
+/// Team index `index` was destroyed.
+pub(crate) fn team_gone(index: i32) {
+    if let Some(b) = backend()
+        && (index as usize) < DEVICE_TEAMS
+    {
+        b.set_team(index as usize, None);
+    }
+}
+
+/// `nvshmem_malloc` and friends on the GPU heap: `None` without the back end. Collective.
+pub(crate) fn malloc(func: &'static str, size: usize, align: usize, zero: bool) -> Option<Result<*mut c_void>> {
+    let b = backend()?;
+    Some((|| {
+        let shmem = oxshmem_rt::current()?;
+        if size == 0 {
+            shmem.barrier_all()?;
+            return Ok(std::ptr::null_mut());
+        }
+        let off = b.alloc.lock().alloc(size, align.max(MALLOC_ALIGN)).map_err(|e| alloc_error(func, size, e))?;
+        let addr = b.heap.base() + (RESERVED + off) as u64;
+        if zero {
+            // SAFETY: the block was just allocated in this PE's own heap.
+            unsafe { b.gpu.memset(addr, 0, size) }.map_err(|e| cuda_err(func, e))?;
+        }
+        shmem.barrier_all()?;
+        Ok(addr as *mut c_void)
+    })())
+}
+
+fn alloc_error(func: &'static str, size: usize, e: AllocError) -> Error {
+    invalid(
+        func,
+        match e {
+            AllocError::Exhausted { free, largest, .. } => format!(
+                "cannot allocate {size} bytes in the GPU symmetric heap: {free} bytes free, the largest free block \
+                 {largest}; raise NVSHMEM_SYMMETRIC_SIZE"
+            ),
+            AllocError::Overflow => format!("{size} bytes is too large"),
+            AllocError::NotLive => "not an allocation".into(),
+        },
+    )
+}
+
+/// `nvshmem_free` on the GPU heap: `None` when `ptr` is not in it. Collective.
+pub(crate) fn free(func: &'static str, ptr: *mut c_void) -> Option<Result<()>> {
+    if !owns(ptr as usize) {
+        return None;
+    }
+    let b = backend()?;
+    Some((|| {
+        let shmem = oxshmem_rt::current()?;
+        shmem.barrier_all()?;
+        let off = (ptr as usize - b.heap.base() as usize).checked_sub(RESERVED);
+        off.and_then(|o| b.alloc.lock().free(o).ok())
+            .ok_or_else(|| invalid(func, format!("{ptr:p} is not an allocation of the GPU symmetric heap")))
+    })())
+}
+
+/// `nvshmem_ptr` for an address in the GPU heap: `None` when it is not in it.
+pub(crate) fn ptr(addr: usize, pe: i32) -> Option<*mut c_void> {
+    if !owns(addr) {
+        return None;
+    }
+    let b = backend()?;
+    let base = *b.peer_base.get(usize::try_from(pe).ok()?)?;
+    Some(if base == 0 {
+        std::ptr::null_mut()
+    } else {
+        (base as usize + (addr - b.heap.base() as usize)) as *mut c_void
+    })
+}
+
+/// A put of `len` bytes from `src` to `dest` (in the GPU heap) on world PE `pe`: `None` when
+/// `dest` is not GPU memory of the back end.
+///
+/// # Safety
+/// `src` is valid for `len` bytes (host or GPU memory).
+pub(crate) unsafe fn put(
+    func: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    len: usize,
+    pe: usize,
+) -> Option<Result<()>> {
+    if !owns(dest as usize) {
+        return None;
+    }
+    let b = backend()?;
+    Some(b.remote(func, dest as usize, len, pe).and_then(|d| {
+        // SAFETY: `d` is inside pe's mapped heap for len bytes; src per the caller.
+        unsafe { b.copy(func, d, src as DevAddr, len) }
+    }))
+}
+
+/// A get of `len` bytes at `src` (in the GPU heap) on world PE `pe` into `dest`: `None` when
+/// `src` is not GPU memory of the back end.
+///
+/// # Safety
+/// `dest` is valid for writes of `len` bytes (host or GPU memory).
+pub(crate) unsafe fn get(
+    func: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    len: usize,
+    pe: usize,
+) -> Option<Result<()>> {
+    if !owns(src as usize) {
+        return None;
+    }
+    let b = backend()?;
+    Some(b.remote(func, src as usize, len, pe).and_then(|s| {
+        // SAFETY: `s` is inside pe's mapped heap for len bytes; dest per the caller.
+        unsafe { b.copy(func, dest as DevAddr, s, len) }
+    }))
+}
+
+/// What to say of `addr`, instead of "is not symmetric", when it is GPU memory: the routine
+/// does not reach the GPU heap from the host yet.
+pub(crate) fn explain(addr: usize) -> Option<String> {
+    owns(addr).then(|| {
+        "is in the GPU symmetric heap (nvshmem_malloc), which this host routine does not reach yet in oxshmem's \
+         CUDA back end: host put, get, p and g do; for the rest, call the routine from a kernel or use a host \
+         buffer (shmem_malloc)"
+            .to_string()
+    })
+}
+
+/// Tears the back end down before the runtime finalizes: every PE stops using the peers'
+/// heaps, then unmaps them and frees its own (collective).
+pub(crate) fn finalize() -> Result<()> {
+    let Some(b) = BACKEND.lock().take() else { return Ok(()) };
+    HEAP_LO.store(0, Ordering::Relaxed);
+    HEAP_HI.store(0, Ordering::Relaxed);
+    // Kernels still running could touch peers' memory: wait for this GPU's work.
+    let r = b.gpu.synchronize().map_err(|e| cuda_err("nvshmem_finalize", e));
+    oxshmem_rt::raw::barrier_all()?;
+    drop(b);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_teams() {
+        assert_eq!(strided(&[0, 1, 2, 3]), Some((0, 1)));
+        assert_eq!(strided(&[1, 3, 5]), Some((1, 2)));
+        assert_eq!(strided(&[4]), Some((4, 1)));
+        assert_eq!(strided(&[0, 1, 3]), None);
+        assert_eq!(strided(&[]), None);
+    }
+
+    #[test]
+    fn the_reserved_area_holds_every_predefined_team() {
+        let end_of_last = TEAM_FLAG_BYTES + PREDEFINED * (TEAM_FLAG_BYTES + TEAM_SCRATCH);
+        assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(64 << 10));
+        let l = PinnedLayout::new(5);
+        assert!(l.peer_base >= size_of::<DeviceState>() && l.channel == l.peer_base + 40);
+        assert!(l.cuda_state >= l.channel + 5 && l.cuda_state.is_multiple_of(64));
+        assert_eq!(l.total, l.teams + DEVICE_TEAMS * 32);
+    }
+}

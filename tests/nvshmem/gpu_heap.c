@@ -1,0 +1,192 @@
+/*
+ * gpu_heap.c -- the CUDA back end's set-up, seen from a program: the GPU symmetric heap that
+ * nvshmem_malloc allocates from, the peers' heaps mapped here (nvshmem_ptr), host RMA on GPU
+ * memory, and the device state handed to the device library.
+ *
+ * This program stands in for libnvshmem_device.a: like the archive's host part, it registers
+ * an attach callback before main (oxshmemi_register_device_library), and so receives the
+ * device state and the CUDA-side team table that kernels would read. Then it does in plain C
+ * what a kernel's P2P path does (a store through the peer's mapping, a load of its own heap).
+ *
+ * It runs under the emulated driver (tests/emucuda: "GPU memory" is shared host memory, so
+ * the host may touch it), launched by tests/tests/nvshmem.rs; on a real GPU the direct
+ * stores through nvshmem_ptr below would need a kernel. Argument "amo": a host atomic on GPU
+ * memory, which the back end does not reach yet and must refuse with a clear error.
+ *
+ * A mismatch prints "PE n: <what>: expected X got Y" on stderr; a PE that saw none prints
+ * "PE n: OK".
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#include <oxshmem/device_state.h>
+#include <shmem.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The CUDA-side state (bindings/cuda/src/state.cuh: oxshmem_cuda_state_t / _team_t). */
+typedef struct {
+    int32_t start, stride, size, my_pe;
+    uint64_t scratch, epoch;
+} cuda_team_t;
+typedef struct {
+    uint32_t abi_version, n_teams;
+    cuda_team_t *teams;
+    uint64_t scratch_bytes;
+} cuda_state_t;
+
+int oxshmemi_register_device_library(int abi_version, int (*attach)(const void *, const void *));
+
+static const oxshmem_device_state_t *state;
+static const cuda_state_t *cuda_state;
+static int attached;
+
+static int attach(const void *device_state, const void *cuda) {
+    state = (const oxshmem_device_state_t *)device_state;
+    cuda_state = (const cuda_state_t *)cuda;
+    attached++;
+    return 0;
+}
+
+__attribute__((constructor)) static void register_device_library(void) {
+    oxshmemi_register_device_library(1, attach);
+}
+
+static int me = -1, npes = 0;
+static long failures = 0;
+
+static void check(const char *what, long long expected, long long got) {
+    if (expected != got) {
+        fprintf(stderr, "PE %d: %s: expected %lld got %lld\n", me, what, expected, got);
+        failures++;
+    }
+}
+
+int main(int argc, char **argv) {
+    nvshmem_init();
+    me = nvshmem_my_pe();
+    npes = nvshmem_n_pes();
+    int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+
+    /* The device state the device library received. */
+    check("attach calls", 1, attached);
+    if (!state || !cuda_state) {
+        fprintf(stderr, "PE %d: no device state attached\n", me);
+        return 1;
+    }
+    check("state my_pe", me, state->my_pe);
+    check("state n_pes", npes, state->n_pes);
+    check("own peer_base is heap_base", (long long)state->heap_base, (long long)state->peer_base[me]);
+    for (int pe = 0; pe < npes; pe++) {
+        check("channel is P2P", OXSHMEM_CHANNEL_P2P, state->channel[pe]);
+        check("peer heap mapped", 1, state->peer_base[pe] != 0);
+    }
+    check("no device error", 0, (long long)state->error.state);
+    check("barrier flags in the GPU heap", (long long)state->heap_base, (long long)state->barrier_flags);
+    check("cuda state abi", 1, cuda_state->abi_version);
+    check("team table size", 4096, cuda_state->n_teams);
+    const cuda_team_t *world = &cuda_state->teams[NVSHMEM_TEAM_WORLD];
+    check("world start", 0, world->start);
+    check("world stride", 1, world->stride);
+    check("world size", npes, world->size);
+    check("world my_pe", me, world->my_pe);
+    check("world scratch in the heap", 1,
+          world->scratch > state->heap_base && world->scratch < state->heap_base + state->heap_size);
+    check("node team size", npes, cuda_state->teams[NVSHMEMX_TEAM_NODE].size);
+    check("shared team my_pe", me, cuda_state->teams[NVSHMEM_TEAM_SHARED].my_pe);
+
+    /* nvshmem_malloc gives GPU memory, at the same offset on every PE; shmem_malloc host memory. */
+    const int N = 64;
+    int *buf = (int *)nvshmem_malloc(N * sizeof(int));
+    uintptr_t a = (uintptr_t)buf;
+    check("nvshmem_malloc in the GPU heap", 1, a >= state->heap_base && a + N * sizeof(int) <= state->heap_base + state->heap_size);
+    check("nvshmem_malloc aligned to 256", 0, (long long)(a % 256));
+    long *host_off = (long *)shmem_malloc(sizeof(long));
+    long *all_offs = (long *)shmem_malloc(npes * sizeof(long));
+    *host_off = (long)(a - state->heap_base);
+    check("shmem_malloc is not in the GPU heap", 0,
+          (uintptr_t)host_off >= state->heap_base && (uintptr_t)host_off < state->heap_base + state->heap_size);
+    nvshmem_long_fcollect(NVSHMEM_TEAM_WORLD, all_offs, host_off, 1);
+    for (int pe = 0; pe < npes; pe++) check("same offset on every PE", *host_off, all_offs[pe]);
+
+    /* nvshmem_ptr: the peer's heap as mapped here. */
+    for (int pe = 0; pe < npes; pe++) {
+        uintptr_t p = (uintptr_t)nvshmem_ptr(buf, pe);
+        check("nvshmem_ptr is the peer mapping", (long long)(state->peer_base[pe] + (a - state->heap_base)), (long long)p);
+    }
+    check("nvshmem_ptr to oneself", (long long)a, (long long)(uintptr_t)nvshmem_ptr(buf, me));
+
+    /* What a kernel's P2P store does: through the mapping of the right neighbour's heap. */
+    int *peer = (int *)nvshmem_ptr(buf, right);
+    for (int i = 0; i < 16; i++) peer[i] = 1000 * me + i;
+    nvshmem_barrier_all();
+    for (int i = 0; i < 16; i++) check("P2P store arrived", 1000 * left + i, nvshmem_int_g(buf + i, me));
+
+    /* Host RMA on GPU memory: put, get, p, g, the nbi forms, the typed and mem forms. */
+    int src[16], got[16];
+    for (int i = 0; i < 16; i++) src[i] = 7 * me + i;
+    nvshmem_int_put(buf + 16, src, 16, right);
+    nvshmem_putmem_nbi(buf + 32, src, 8 * sizeof(int), right);
+    nvshmem_quiet();
+    nvshmem_int_p(buf + 48, 5000 + me, left);
+    nvshmem_barrier_all();
+    nvshmem_getmem(got, buf + 16, sizeof got, me);
+    for (int i = 0; i < 16; i++) check("nvshmem_int_put", 7 * left + i, got[i]);
+    memset(got, 0, sizeof got);
+    nvshmem_int_get_nbi(got, buf + 32, 8, me);
+    nvshmem_quiet();
+    for (int i = 0; i < 8; i++) check("nvshmem_putmem_nbi", 7 * left + i, got[i]);
+    check("nvshmem_int_p", 5000 + right, buf[48]);
+    check("nvshmem_int_g from the right", 7 * me + 3, nvshmem_int_g(buf + 19, right));
+    nvshmem_int_get(got, buf, 4, left);
+    for (int i = 0; i < 4; i++) check("nvshmem_int_get from the left", 1000 * ((left + npes - 1) % npes) + i, got[i]);
+
+    /* calloc zeroes, free gives the space back at the same offset on every PE. */
+    nvshmem_barrier_all();
+    size_t big = 4096;
+    unsigned char *dirty = (unsigned char *)nvshmem_malloc(big);
+    memset(dirty, 0xab, big); /* emulated GPU memory: the host may write it */
+    nvshmem_free(dirty);
+    unsigned char *clean = (unsigned char *)nvshmem_calloc(big / 4, 4);
+    check("calloc reuses the freed block", (long long)(uintptr_t)dirty, (long long)(uintptr_t)clean);
+    long nonzero = 0;
+    for (size_t i = 0; i < big; i++) nonzero += clean[i] != 0;
+    check("calloc zeroes", 0, nonzero);
+    void *aligned = nvshmem_align(1 << 16, 100);
+    check("nvshmem_align", 0, (long long)((uintptr_t)aligned % (1 << 16)));
+
+    /* A team made by the program appears in the device team table. */
+    nvshmem_team_t evens;
+    nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &evens);
+    if (me % 2 == 0) {
+        check("split team is valid", 1, evens != NVSHMEM_TEAM_INVALID);
+        const cuda_team_t *t = &cuda_state->teams[evens];
+        check("team start", 0, t->start);
+        if (t->size > 1) check("team stride", 2, t->stride);
+        check("team size", (npes + 1) / 2, t->size);
+        check("team my_pe", me / 2, t->my_pe);
+        nvshmem_team_destroy(evens);
+        check("destroyed team's slot", -1, cuda_state->teams[evens].start);
+    } else {
+        check("not in the split team", NVSHMEM_TEAM_INVALID, evens);
+    }
+
+    if (argc > 1 && strcmp(argv[1], "amo") == 0) {
+        nvshmem_barrier_all();
+        nvshmem_int_atomic_add(buf, 1, right); /* must end the job, saying why */
+        fprintf(stderr, "PE %d: a host atomic on GPU memory returned\n", me);
+        return 1;
+    }
+
+    nvshmem_free(aligned);
+    nvshmem_free(clean);
+    nvshmem_free(buf);
+    shmem_free(all_offs);
+    shmem_free(host_off);
+    check("no device error at the end", 0, (long long)state->error.state);
+    nvshmem_finalize();
+    if (failures == 0) printf("PE %d: OK\n", me);
+    return failures != 0;
+}
