@@ -178,7 +178,11 @@ CUresult cuMemImportFromShareableHandle(H *h, void *os, int type) {
     *h = 43; return 0;
 }
 CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p) { return 1; /* CUDA_ERROR_INVALID_VALUE */ }
-CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { logf_("memcpy %llu", n, 0, 0); memmove((void *)d, (void *)s, n); return 0; }
+CUresult cuStreamCreate(void **st, unsigned f) { *st = (void *)0x5000; return 0; }
+CUresult cuStreamDestroy_v2(void *st) { return 0; }
+CUresult cuStreamSynchronize(void *st) { return 0; }
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) { logf_("memcpy %llu", n, 0, 0); memmove((void *)d, (void *)s, n); return 0; }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *st) { memset((void *)d, v, n); return 0; }
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) { *p = malloc(n); logf_("host alloc %llu flags %llu", n, flags, 0); return 0; }
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f) { *d = (CUdeviceptr)p; return 0; }
 CUresult cuMemFreeHost(void *p) { free(p); logf_("host free", 0, 0, 0); return 0; }

@@ -6,12 +6,20 @@
  * GPU heap's set-up runs for real in tests: VMM reservation, export as a POSIX fd, fd passing,
  * peer mapping, copies, pinned memory. Device memory is host memory: a cuMemCreate allocation
  * is a memfd, a mapping an mmap of it, so PEs of a node share it as they would a GPU's. It proves
- * the plumbing, not CUDA semantics: kernels cannot run, there are no streams, a copy is memmove.
+ * the plumbing, not CUDA semantics: kernels cannot run, and a copy is memmove.
+ *
+ * Streams are emulated for ordering: a stream is a worker thread running a FIFO of operations
+ * (copies, memsets, host functions, stream memory operations: waits poll the word, writes are
+ * release stores), so stream order, cuStreamSynchronize/Query, and cross-stream waits behave as
+ * on a GPU. The null stream, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD run an operation in the
+ * calling thread, before the call returns; on the first two it first waits for the work already
+ * enqueued on the context's blocking streams (those made without CU_STREAM_NON_BLOCKING), as the
+ * legacy stream does. cuStreamDestroy waits for the stream's work (CUDA returns at once).
  *
  * The calls follow CUDA 13.0's cuda.h (signatures, enum values, struct layouts) and check their
  * arguments as the driver does where that is cheap (granularity, ranges inside a reservation,
- * unknown handles), with its error codes. Only the calls oxshmem makes are defined: cudarc
- * fails loudly (it panics: "Missing symbol") on any other.
+ * unknown handles), with its error codes. Only the calls oxshmem and its tests make are
+ * defined: cudarc fails loudly (it panics: "Missing symbol") on any other.
  *
  * Environment:
  *   OXSHMEM_EMUCUDA_DEVICES  number of devices (default 1; 0: cuInit returns NO_DEVICE)
@@ -23,6 +31,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -31,6 +40,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- Types and values of cuda.h (13.0) ---------------------------------------------------- */
@@ -40,6 +50,10 @@ typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
 typedef unsigned long long CUmemGenericAllocationHandle;
 typedef struct emu_ctx *CUcontext;
+typedef struct emu_stream *CUstream;
+typedef void (*CUhostFn)(void *userData);
+typedef uint32_t cuuint32_t;
+typedef uint64_t cuuint64_t;
 typedef struct { int type; int id; } CUmemLocation;
 typedef struct {
     int type;                 /* CUmemAllocationType */
@@ -54,16 +68,25 @@ typedef struct { CUmemLocation location; int flags; } CUmemAccessDesc;
 enum {
     CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_DEVICE = 101,
-    CUDA_ERROR_INVALID_CONTEXT = 201, CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_INVALID_CONTEXT = 201, CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 enum { /* CUdevice_attribute */
     ATTR_MULTIPROCESSOR_COUNT = 16, ATTR_UNIFIED_ADDRESSING = 41, ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76,
-    ATTR_VMM_SUPPORTED = 102, ATTR_POSIX_FD_SUPPORTED = 103, ATTR_GDR_WITH_VMM_SUPPORTED = 110,
+    ATTR_CAN_USE_STREAM_MEM_OPS_V1 = 92, ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS_V1 = 93,
+    ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR_V1 = 94, ATTR_VMM_SUPPORTED = 102, ATTR_POSIX_FD_SUPPORTED = 103,
+    ATTR_GDR_WITH_VMM_SUPPORTED = 110, ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
+    ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR = 123,
 };
 enum { MEM_ALLOCATION_TYPE_PINNED = 1, MEM_LOCATION_TYPE_DEVICE = 1, MEM_HANDLE_TYPE_POSIX_FD = 1 };
 enum { MEM_ACCESS_PROT_NONE = 0, MEM_ACCESS_PROT_READ = 1, MEM_ACCESS_PROT_READWRITE = 3 };
 enum { POINTER_ATTRIBUTE_MEMORY_TYPE = 2, MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
 enum { MEMHOSTALLOC_ALL_FLAGS = 0x7 }; /* PORTABLE | DEVICEMAP | WRITECOMBINED */
+#define STREAM_LEGACY ((CUstream)0x1)
+#define STREAM_PER_THREAD ((CUstream)0x2)
+enum { STREAM_NON_BLOCKING = 1 }; /* CUstream_flags; CU_STREAM_DEFAULT is 0 */
+enum { WAIT_VALUE_GEQ = 0, WAIT_VALUE_EQ = 1, WAIT_VALUE_AND = 2, WAIT_VALUE_NOR = 3, WAIT_VALUE_FLUSH = 1 << 30 };
+enum { WRITE_VALUE_NO_MEMORY_BARRIER = 1 };
 
 /* ---- State: small fixed tables under one lock --------------------------------------------- */
 
@@ -85,6 +108,7 @@ static struct handle handles[MAX_SLOTS];  /* refs 0: free */
 static struct range reserved[MAX_SLOTS];  /* cuMemAddressReserve */
 static struct range mapped[MAX_SLOTS];    /* cuMemMap, with the access cuMemSetAccess granted */
 static struct range host[MAX_SLOTS];      /* cuMemHostAlloc */
+static struct emu_stream *streams[MAX_SLOTS]; /* cuStreamCreate; null: a free slot */
 static _Thread_local CUcontext current;   /* the calling thread's current context */
 
 #define LOCK() pthread_mutex_lock(&lock)
@@ -212,6 +236,9 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
      * this memory as GPU memory. */
     int x = attr == ATTR_CC_MAJOR ? 9 : attr == ATTR_MULTIPROCESSOR_COUNT ? 4 : 0;
     if (attr == ATTR_UNIFIED_ADDRESSING || attr == ATTR_VMM_SUPPORTED || attr == ATTR_POSIX_FD_SUPPORTED) x = 1;
+    if ((attr >= ATTR_CAN_USE_STREAM_MEM_OPS_V1 && attr <= ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR_V1) ||
+        attr == ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS || attr == ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR)
+        x = 1; /* stream memory operations, 32- and 64-bit, NOR included */
     ANSWER(v, x);
 }
 
@@ -240,8 +267,6 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
 }
 
 CUresult cuCtxGetCurrent(CUcontext *ctx) { REQUIRE_INIT(); ANSWER(ctx, current); }
-/* Every call here has completed when it returns: nothing to wait for. */
-CUresult cuCtxSynchronize(void) { REQUIRE_CTX(); return CUDA_SUCCESS; }
 
 /* ---- Virtual memory management ------------------------------------------------------------ */
 
@@ -417,6 +442,248 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *o
     return logged(r, "cuMemImportFromShareableHandle(fd %d) = %#llx", fd, r ? 0ull : *h);
 }
 
+/* ---- Streams ------------------------------------------------------------------------------ */
+
+/* An operation of a stream, run by its worker (or by the caller, on the built-in streams). */
+enum { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_WRITE };
+struct op {
+    struct op *next;
+    int kind;
+    unsigned size;            /* bytes of a set's element, of a wait's or a write's word */
+    unsigned cond;            /* a wait's test: CU_STREAM_WAIT_VALUE_GEQ, EQ, AND or NOR */
+    uintptr_t dst, src;
+    size_t n;                 /* bytes of a copy, elements of a set */
+    uint64_t value;
+    CUhostFn fn;
+    void *user;
+};
+
+/* A stream: a worker thread running a FIFO of operations in order, each with no lock held (a
+ * host function may block for long: only its stream waits). `refs` and `dying` are under
+ * `lock`, the queue and counts under `mu`; a thread may take `mu` holding `lock`, never `lock`
+ * holding `mu`. `queued` and `done` count operations: what was enqueued before a moment has
+ * finished once `done` reaches the `queued` of that moment. A reference keeps the memory alive:
+ * the table's, until cuStreamDestroy, and one for each call using the stream. */
+struct emu_stream {
+    CUcontext ctx;             /* set at creation, as are `flags` and `worker` */
+    unsigned flags, refs;
+    int dying;                 /* in cuStreamDestroy: no longer a valid handle */
+    pthread_mutex_t mu;
+    pthread_cond_t work;       /* for the worker: an operation arrived, or `stop` */
+    pthread_cond_t progress;   /* for waiters: `done` grew */
+    struct op *head, *tail;    /* the head: running, or next to run */
+    unsigned long long queued, done;
+    int stop;                  /* the worker ends once the queue is empty */
+    pthread_t worker;
+};
+
+static int builtin(CUstream s) { return (uintptr_t)s <= (uintptr_t)STREAM_PER_THREAD; }
+static int slot_of_stream(CUstream s) { /* s null: a free slot */
+    for (int i = 0; i < MAX_SLOTS; i++)
+        if (streams[i] == s) return i;
+    return -1;
+}
+
+/* Takes a reference to a live stream; false for anything else (then an invalid handle). */
+static int acquire(CUstream s) {
+    LOCK();
+    int ok = !builtin(s) && slot_of_stream(s) >= 0 && !s->dying;
+    if (ok) s->refs++;
+    UNLOCK();
+    return ok;
+}
+static void release(CUstream s) {
+    LOCK();
+    unsigned left = --s->refs;
+    UNLOCK();
+    if (left) return;
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->progress);
+    free(s);
+}
+
+/* Whether a wait's word passes its test (CUstreamWaitValue_flags) against its value. */
+static int satisfied(const struct op *o) {
+    uint64_t x, v = o->value, d;
+    if (o->size == 8) x = __atomic_load_n((uint64_t *)o->dst, __ATOMIC_ACQUIRE);
+    else x = __atomic_load_n((uint32_t *)o->dst, __ATOMIC_ACQUIRE); /* v too has 32 bits */
+    switch (o->cond) {
+    case WAIT_VALUE_GEQ: /* cyclic: (int32_t)(x - v) >= 0 */
+        d = x - v;
+        return o->size == 8 ? (int64_t)d >= 0 : (int32_t)(uint32_t)d >= 0;
+    case WAIT_VALUE_EQ: return x == v;
+    case WAIT_VALUE_AND: return (x & v) != 0;
+    default: return (o->size == 8 ? ~(x | v) : (uint32_t)~(x | v)) != 0; /* NOR */
+    }
+}
+
+static void run(const struct op *o) {
+    void *p = (void *)o->dst;
+    switch (o->kind) {
+    case OP_COPY: if (o->n) memmove(p, (const void *)o->src, o->n); break;
+    case OP_SET:
+        if (o->size == 1) memset(p, (int)o->value, o->n);
+        else for (uint32_t *w = p; w < (uint32_t *)p + o->n; w++) *w = (uint32_t)o->value;
+        break;
+    case OP_HOST: o->fn(o->user); break;
+    case OP_WRITE:
+        if (o->size == 8) __atomic_store_n((uint64_t *)p, o->value, __ATOMIC_RELEASE);
+        else __atomic_store_n((uint32_t *)p, (uint32_t)o->value, __ATOMIC_RELEASE);
+        break;
+    case OP_WAIT: /* polls, as the GPU's front end does: a host store wakes no one */
+        for (long ns = 0; !satisfied(o); ns = ns < 100000 ? ns + 1000 : ns) {
+            if (ns < 20000) sched_yield();
+            else nanosleep(&(struct timespec){ 0, ns }, NULL);
+        }
+        break;
+    }
+}
+
+static void *worker(void *arg) {
+    struct emu_stream *s = arg;
+    pthread_setname_np(pthread_self(), "emucuda-stream");
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->head && !s->stop) pthread_cond_wait(&s->work, &s->mu);
+        struct op *o = s->head;
+        if (!o) break; /* stopped, and drained */
+        pthread_mutex_unlock(&s->mu); /* enqueuers and waiters go on while it runs */
+        run(o);
+        pthread_mutex_lock(&s->mu);
+        if (!(s->head = o->next)) s->tail = NULL;
+        s->done++;
+        pthread_cond_broadcast(&s->progress);
+        free(o);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Waits until `done` reaches `target` (with `now`, the `queued` of this moment); with `query`
+ * does not wait. Whether it has. */
+static int reach(struct emu_stream *s, unsigned long long target, int now, int query) {
+    pthread_mutex_lock(&s->mu);
+    if (now) target = s->queued;
+    while (!query && s->done < target) pthread_cond_wait(&s->progress, &s->mu);
+    int idle = s->done >= target;
+    pthread_mutex_unlock(&s->mu);
+    return idle;
+}
+
+/* Waits for the work enqueued so far on the streams of `ctx` (with `blocking`, only those made
+ * without CU_STREAM_NON_BLOCKING); with `query` does not wait. Whether all of it has finished. */
+static int drain(CUcontext ctx, int blocking, int query) {
+    struct emu_stream *s[MAX_SLOTS];
+    unsigned long long target[MAX_SLOTS];
+    int n = 0, idle = 1;
+    LOCK();
+    for (int i = 0; i < MAX_SLOTS; i++) {
+        struct emu_stream *x = streams[i];
+        if (!x || x->ctx != ctx || (blocking && (x->flags & STREAM_NON_BLOCKING))) continue;
+        x->refs++;
+        pthread_mutex_lock(&x->mu);
+        target[n] = x->queued;
+        pthread_mutex_unlock(&x->mu);
+        s[n++] = x;
+    }
+    UNLOCK();
+    for (int i = 0; i < n; i++) {
+        idle &= reach(s[i], target[i], 0, query);
+        release(s[i]);
+    }
+    return idle;
+}
+
+/* Enqueues a copy of `o` on `s`; on a built-in stream runs it now (after the blocking streams'
+ * work, on the legacy one). The arguments were checked. */
+static CUresult submit(CUstream s, const struct op *o) {
+    if (builtin(s)) {
+        if (s != STREAM_PER_THREAD) drain(current, 1, 0);
+        run(o);
+        return CUDA_SUCCESS;
+    }
+    if (!acquire(s)) return CUDA_ERROR_INVALID_HANDLE;
+    struct op *q = malloc(sizeof *q);
+    CUresult r = q ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&s->mu);
+    if (!r && s->stop) r = CUDA_ERROR_INVALID_HANDLE; /* destroyed meanwhile */
+    if (!r) {
+        *q = *o;
+        q->next = NULL;
+        *(s->tail ? &s->tail->next : &s->head) = q;
+        s->tail = q;
+        s->queued++;
+        pthread_cond_signal(&s->work);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (r) free(q);
+    release(s);
+    return r;
+}
+
+CUresult cuStreamCreate(CUstream *out, unsigned int flags) {
+    REQUIRE_CTX();
+    if (!out || (flags & ~(unsigned)STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+    struct emu_stream *s = calloc(1, sizeof *s);
+    if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+    s->ctx = current;
+    s->flags = flags;
+    s->refs = 1; /* the table's */
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->progress, NULL);
+    LOCK();
+    int i = slot_of_stream(NULL);
+    CUresult r = i >= 0 && pthread_create(&s->worker, NULL, worker, s) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!r) streams[i] = s;
+    UNLOCK();
+    if (r) release(s);
+    else *out = s;
+    return r;
+}
+
+/* Waits for the stream's work, then ends its worker: unlike CUDA's, which returns at once. */
+CUresult cuStreamDestroy_v2(CUstream s) {
+    REQUIRE_CTX();
+    LOCK();
+    int i = builtin(s) ? -1 : slot_of_stream(s);
+    if (i >= 0 && s->dying) i = -1;
+    if (i >= 0) s->dying = 1;
+    UNLOCK();
+    if (i < 0) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->worker, NULL);
+    LOCK();
+    streams[i] = NULL;
+    UNLOCK();
+    release(s);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy(CUstream s) { return cuStreamDestroy_v2(s); }
+
+/* Waits for (or, with `query`, asks about) what was enqueued on `s` before the call. */
+static CUresult finish(CUstream s, int query) {
+    REQUIRE_CTX();
+    int idle;
+    if (builtin(s)) /* their operations are done when their calls return; the legacy one's waits */
+        idle = s == STREAM_PER_THREAD || drain(current, 1, query);
+    else if (!acquire(s)) return CUDA_ERROR_INVALID_HANDLE;
+    else {
+        idle = reach(s, 0, 1, query);
+        release(s);
+    }
+    return idle ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+CUresult cuStreamSynchronize(CUstream s) { return finish(s, 0); }
+CUresult cuStreamQuery(CUstream s) { return finish(s, 1); }
+
+/* Waits for every stream of the context (the built-in streams' work is done already). */
+CUresult cuCtxSynchronize(void) { REQUIRE_CTX(); drain(current, 0, 0); return CUDA_SUCCESS; }
+
 /* ---- Copies, pinned host memory, pointer queries ------------------------------------------ */
 
 /* Whether [p, p+n) may be touched by a copy with access `prot`: device memory (in a
@@ -433,28 +700,27 @@ static int reachable(CUdeviceptr p, size_t n, int prot) {
     return ok;
 }
 
-CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+/* The arguments are checked when the operation is enqueued, as the driver does. */
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
     REQUIRE_CTX();
-    if (!n) return CUDA_SUCCESS;
-    if (!reachable(dst, n, PROT_WRITE) || !reachable(src, n, PROT_READ)) return CUDA_ERROR_INVALID_VALUE;
-    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
-    return CUDA_SUCCESS;
+    if (n && (!reachable(dst, n, PROT_WRITE) || !reachable(src, n, PROT_READ))) return CUDA_ERROR_INVALID_VALUE;
+    return submit(s, &(struct op){ .kind = OP_COPY, .dst = dst, .src = src, .n = n });
 }
 
-CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream s) {
     REQUIRE_CTX();
-    if (!n) return CUDA_SUCCESS;
-    if (!reachable(dst, n, PROT_WRITE)) return CUDA_ERROR_INVALID_VALUE;
-    memset((void *)(uintptr_t)dst, value, n);
-    return CUDA_SUCCESS;
+    if (n && !reachable(dst, n, PROT_WRITE)) return CUDA_ERROR_INVALID_VALUE;
+    return submit(s, &(struct op){ .kind = OP_SET, .size = 1, .dst = dst, .n = n, .value = value });
 }
+
+/* The synchronous ones: on the legacy stream, done when they return. */
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return cuMemcpyAsync(dst, src, n, NULL); }
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) { return cuMemsetD8Async(dst, value, n, NULL); }
 
 CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t n) {
     REQUIRE_CTX();
-    if (!n) return CUDA_SUCCESS;
-    if (dst % 4 || n > SIZE_MAX / 4 || !reachable(dst, n * 4, PROT_WRITE)) return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned int *p = (unsigned int *)(uintptr_t)dst; n--; p++) *p = value;
-    return CUDA_SUCCESS;
+    if (n && (dst % 4 || n > SIZE_MAX / 4 || !reachable(dst, n * 4, PROT_WRITE))) return CUDA_ERROR_INVALID_VALUE;
+    return submit(NULL, &(struct op){ .kind = OP_SET, .size = 4, .dst = dst, .n = n, .value = value });
 }
 
 CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags) {
@@ -495,4 +761,52 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
     UNLOCK();
     if (!type) return CUDA_ERROR_INVALID_VALUE; /* memory the driver does not know, as malloc's */
     ANSWER((unsigned int *)data, type);
+}
+
+/* ---- Stream memory operations, host functions --------------------------------------------- */
+
+/* Whether a stream memory operation may reach the `size`-byte word at p: aligned, and in a
+ * cuMemHostAlloc allocation (its device address is its host address) or a VMM mapping with
+ * access `prot`. Any other address, host memory the driver does not know included, is refused. */
+static int word_known(CUdeviceptr p, unsigned size, int prot) {
+    if (!p || p % size || p > UINTPTR_MAX - size) return 0;
+    LOCK();
+    int ok = containing(host, p, size) >= 0 || mapped_bytes(p, size, prot, 0) == (long long)size;
+    UNLOCK();
+    return ok;
+}
+
+/* The stream waits (polling) until the word at addr passes the test in flags & 3 against v. */
+static CUresult wait_value(CUstream s, CUdeviceptr addr, uint64_t v, unsigned flags, unsigned size) {
+    REQUIRE_CTX();
+    if ((flags & ~(3u | WAIT_VALUE_FLUSH)) || !word_known(addr, size, PROT_READ)) return CUDA_ERROR_INVALID_VALUE;
+    return submit(s, &(struct op){ .kind = OP_WAIT, .size = size, .cond = flags & 3, .dst = addr, .value = v });
+}
+
+/* The stream stores v at addr, a release store with or without NO_MEMORY_BARRIER. */
+static CUresult write_value(CUstream s, CUdeviceptr addr, uint64_t v, unsigned flags, unsigned size) {
+    REQUIRE_CTX();
+    if ((flags & ~(unsigned)WRITE_VALUE_NO_MEMORY_BARRIER) || !word_known(addr, size, PROT_WRITE))
+        return CUDA_ERROR_INVALID_VALUE;
+    return submit(s, &(struct op){ .kind = OP_WRITE, .size = size, .dst = addr, .value = v });
+}
+
+/* cuda.h maps the plain names to _v2; both are here, the same calls. */
+#define MEMOP(name, T, call, size) \
+    CUresult name(CUstream s, CUdeviceptr addr, T value, unsigned flags) { return call(s, addr, value, flags, size); }
+MEMOP(cuStreamWaitValue32_v2, cuuint32_t, wait_value, 4)
+MEMOP(cuStreamWaitValue32, cuuint32_t, wait_value, 4)
+MEMOP(cuStreamWaitValue64_v2, cuuint64_t, wait_value, 8)
+MEMOP(cuStreamWaitValue64, cuuint64_t, wait_value, 8)
+MEMOP(cuStreamWriteValue32_v2, cuuint32_t, write_value, 4)
+MEMOP(cuStreamWriteValue32, cuuint32_t, write_value, 4)
+MEMOP(cuStreamWriteValue64_v2, cuuint64_t, write_value, 8)
+MEMOP(cuStreamWriteValue64, cuuint64_t, write_value, 8)
+
+/* fn(user) runs on the stream's worker, in order; it may block (only its stream waits), but
+ * must make no CUDA call, as CUDA requires. */
+CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
+    REQUIRE_CTX();
+    if (!fn) return CUDA_ERROR_INVALID_VALUE;
+    return submit(s, &(struct op){ .kind = OP_HOST, .fn = fn, .user = user });
 }

@@ -213,6 +213,11 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
                 .arg(format!("-L{}", p.join("lib").display()))
                 .arg("-lnvshmem_host")
                 .arg(format!("-Wl,-rpath,{}", p.join("lib").display()));
+            if name == "gpu_stream" {
+                // It makes its stream with the (emulated) driver API itself.
+                let d = emulated_driver();
+                cmd.arg(format!("-L{}", d.display())).arg("-lcuda").arg(format!("-Wl,-rpath,{}", d.display()));
+            }
         }
         let out =
             cmd.arg("-o").arg(&exe).stdin(Stdio::null()).output().map_err(|e| format!("cannot run {tool}: {e}"))?;
@@ -856,6 +861,17 @@ fn device_code_without_a_driver_stops_at_init() {
         return;
     }
     assert_failed_saying(&out, Duration::from_secs(40), &["nvshmem_init", "no CUDA driver: libcuda.so.1 not found"]);
+}
+
+/// The `*_on_stream` routines are stream operations: asynchronous, after the stream's earlier
+/// work, before its later work (`gpu_stream.c`, on a stream it makes with the driver API).
+#[test]
+fn on_stream_routines_are_ordered_stream_operations() {
+    let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
+    for n in [2, 4] {
+        let out = oshrun(n, &program("gpu_stream", Compiler::Cc), &[], &[("LD_LIBRARY_PATH", &driver)]);
+        assert_all_ok(&out, n);
+    }
 }
 
 /// `OXSHMEM_CUDA_HEAP=off` cannot take the GPU heap from a program with device code.

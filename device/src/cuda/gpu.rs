@@ -81,12 +81,28 @@ pub fn pointer_is_device(ptr: *const c_void) -> Result<bool, CudaError> {
     }
 }
 
+/// A CUDA stream as programs pass it (`CUstream`, the same pointer as the runtime's
+/// `cudaStream_t`; null: the legacy default stream).
+pub type RawStream = sys::CUstream;
+
 struct GpuInner {
     ordinal: i32,
     dev: sys::CUdevice,
     ctx: sys::CUcontext,
     name: String,
+    /// The stream host copies run on (made on first use): non-blocking, so that a copy never
+    /// waits for the program's kernels on the legacy default stream's implicit
+    /// synchronisation (a host put that a running kernel waits for would deadlock).
+    copy_stream: std::sync::OnceLock<Result<StreamHandle, CudaError>>,
 }
+
+/// A `CUstream` the layer owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StreamHandle(sys::CUstream);
+// SAFETY: a stream handle may be used from any thread (the driver API is thread-safe).
+unsafe impl Send for StreamHandle {}
+// SAFETY: as above.
+unsafe impl Sync for StreamHandle {}
 
 // SAFETY: a CUcontext is a handle the driver lets any thread make current; the driver API is
 // thread-safe. The other fields are plain data.
@@ -96,6 +112,14 @@ unsafe impl Sync for GpuInner {}
 
 impl Drop for GpuInner {
     fn drop(&mut self) {
+        if let Some(Ok(s)) = self.copy_stream.get() {
+            // SAFETY: the stream was made by this value and is destroyed once, here, with
+            // its context current.
+            unsafe {
+                sys::cuCtxSetCurrent(self.ctx);
+                sys::cuStreamDestroy_v2(s.0);
+            }
+        }
         // SAFETY: releases the retain taken in `Gpu::open`; the heaps and buffers that used
         // the context hold a `Gpu` clone, so they are gone by now.
         unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.dev) };
@@ -139,7 +163,8 @@ impl Gpu {
             sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
         })?;
         tracing::debug!(target: "cuda", ordinal, %name, "device opened");
-        let gpu = Gpu { inner: Arc::new(GpuInner { ordinal, dev, ctx, name }) };
+        let gpu =
+            Gpu { inner: Arc::new(GpuInner { ordinal, dev, ctx, name, copy_stream: std::sync::OnceLock::new() }) };
         gpu.make_current()?;
         Ok(gpu)
     }
@@ -199,17 +224,34 @@ impl Gpu {
         check(|| "cuCtxSynchronize".into(), unsafe { sys::cuCtxSynchronize() })
     }
 
-    /// `cuMemcpy` of `bytes` from `src` to `dst`, synchronous; `routine` names the wrapper in
-    /// the error.
+    /// The layer's own non-blocking stream for host copies.
+    fn copy_stream(&self) -> Result<sys::CUstream, CudaError> {
+        self.make_current()?;
+        self.inner
+            .copy_stream
+            .get_or_init(|| {
+                let mut s: sys::CUstream = std::ptr::null_mut();
+                // SAFETY: `s` is a valid out-pointer; the context is current.
+                let r = unsafe { sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) };
+                check(|| "cuStreamCreate (the host copy stream)".into(), r).map(|()| StreamHandle(s))
+            })
+            .clone()
+            .map(|s| s.0)
+    }
+
+    /// A copy of `bytes` from `src` to `dst` on the layer's copy stream, complete (for the
+    /// GPU too) when it returns; `routine` names the wrapper in the error.
     fn memcpy(&self, routine: &str, dst: DevAddr, src: DevAddr, bytes: usize) -> Result<(), CudaError> {
         if bytes == 0 {
             return Ok(());
         }
-        self.make_current()?;
-        // SAFETY: the callers' contracts make both ranges valid for `bytes`; the copy is
-        // synchronous, so nothing outlives the call.
-        let r = unsafe { sys::cuMemcpy(dst, src, bytes) };
-        check(|| format!("cuMemcpy ({routine} of {bytes} bytes from {src:#x} to {dst:#x})"), r)
+        let s = self.copy_stream()?;
+        // SAFETY: the callers' contracts make both ranges valid for `bytes` until the stream
+        // is synchronized below, before returning.
+        let r = unsafe { sys::cuMemcpyAsync(dst, src, bytes, s) };
+        check(|| format!("cuMemcpyAsync ({routine} of {bytes} bytes from {src:#x} to {dst:#x})"), r)?;
+        // SAFETY: a stream of this context.
+        check(|| "cuStreamSynchronize (the host copy stream)".into(), unsafe { sys::cuStreamSynchronize(s) })
     }
 
     /// Copies `src` (host memory) to device address `dst`, synchronously.
@@ -219,7 +261,7 @@ impl Gpu {
     /// mapping) or mapped host memory that no Rust reference covers during the call.
     ///
     /// # Errors
-    /// `cuMemcpy (copy_htod of 8 bytes from 0x… to 0x…) failed: CUDA_ERROR_INVALID_VALUE (1)`.
+    /// `cuMemcpyAsync (copy_htod of 8 bytes from 0x… to 0x…) failed: CUDA_ERROR_INVALID_VALUE (1)`.
     pub unsafe fn copy_htod(&self, dst: DevAddr, src: &[u8]) -> Result<(), CudaError> {
         self.memcpy("copy_htod", dst, src.as_ptr() as DevAddr, src.len())
     }
@@ -248,24 +290,84 @@ impl Gpu {
         self.memcpy("copy_dtod", dst, src, bytes)
     }
 
-    /// Sets `bytes` bytes at device address `dst` to `value` (`cuMemsetD8`), synchronously.
+    /// Enqueues `f` on `stream` (`cuLaunchHostFunc`): it runs on a driver thread once
+    /// everything enqueued there before has finished, and what is enqueued after waits for it.
+    /// `f` must not call CUDA (the driver's rule for host functions) and should return soon:
+    /// it holds its stream.
+    ///
+    /// # Safety
+    /// `stream` is a live stream of this GPU's context (a `cudaStream_t` of the program, or
+    /// null for the legacy default stream).
+    ///
+    /// # Errors
+    /// The driver's (`cuLaunchHostFunc on stream 0x… failed: CUDA_ERROR_INVALID_HANDLE (400)`).
+    pub unsafe fn launch_host_fn(&self, stream: RawStream, f: Box<dyn FnOnce() + Send>) -> Result<(), CudaError> {
+        unsafe extern "C" fn trampoline(user: *mut c_void) {
+            // SAFETY: `user` is the Box made below, handed to the driver once and called once.
+            let f = unsafe { Box::from_raw(user.cast::<Box<dyn FnOnce() + Send>>()) };
+            // A panic must not unwind into the driver.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        }
+        self.make_current()?;
+        let user = Box::into_raw(Box::new(f));
+        // SAFETY: the trampoline takes ownership of `user` when the driver calls it.
+        let r = unsafe { sys::cuLaunchHostFunc(stream, Some(trampoline), user.cast()) };
+        check(|| format!("cuLaunchHostFunc on stream {stream:p}"), r).inspect_err(|_| {
+            // SAFETY: the driver refused it, so it will never call the trampoline.
+            drop(unsafe { Box::from_raw(user) });
+        })
+    }
+
+    /// Makes `stream` wait until the 32-bit word at device address `addr` reaches `value`
+    /// (`cuStreamWaitValue32`, `CU_STREAM_WAIT_VALUE_GEQ`: wrap-around `(int32)(*addr - value)
+    /// >= 0`). The host keeps on; the stream stalls on the device side.
+    ///
+    /// # Safety
+    /// `stream` as in [`Gpu::launch_host_fn`]; `addr` is the device address of a word of
+    /// pinned host memory ([`PinnedBuf::device_ptr`]) that lives until the wait is over.
+    ///
+    /// # Errors
+    /// The driver's (a device or driver without stream memory operations).
+    pub unsafe fn stream_wait_value32(&self, stream: RawStream, addr: DevAddr, value: u32) -> Result<(), CudaError> {
+        self.make_current()?;
+        let geq = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
+        // SAFETY: per the caller's contract.
+        let r = unsafe { sys::cuStreamWaitValue32_v2(stream, addr, value, geq) };
+        check(|| format!("cuStreamWaitValue32 on stream {stream:p} ({addr:#x} >= {value})"), r)
+    }
+
+    /// Waits until everything enqueued on `stream` has finished (`cuStreamSynchronize`).
+    ///
+    /// # Safety
+    /// `stream` as in [`Gpu::launch_host_fn`].
+    ///
+    /// # Errors
+    /// The driver's; an asynchronous error of the stream's work shows up here.
+    pub unsafe fn stream_synchronize(&self, stream: RawStream) -> Result<(), CudaError> {
+        self.make_current()?;
+        // SAFETY: per the caller's contract.
+        check(|| format!("cuStreamSynchronize({stream:p})"), unsafe { sys::cuStreamSynchronize(stream) })
+    }
+
+    /// Sets `bytes` bytes at device address `dst` to `value` (`cuMemsetD8Async` on the copy
+    /// stream, waited for).
     ///
     /// # Safety
     /// As [`Gpu::copy_dtod`]'s destination.
     ///
     /// # Errors
-    /// `cuMemsetD8 (4096 bytes at 0x…) failed: CUDA_ERROR_INVALID_VALUE (1)`.
+    /// `cuMemsetD8Async (4096 bytes at 0x…) failed: CUDA_ERROR_INVALID_VALUE (1)`.
     pub unsafe fn memset(&self, dst: DevAddr, value: u8, bytes: usize) -> Result<(), CudaError> {
         if bytes == 0 {
             return Ok(());
         }
-        self.make_current()?;
-        // SAFETY: the caller's contract makes the range valid for `bytes`; the driver's memset
-        // on the null stream is synchronous with respect to the host for device memory once
-        // the context is synchronized below.
-        let r = unsafe { sys::cuMemsetD8_v2(dst, value, bytes) };
-        check(|| format!("cuMemsetD8 ({bytes} bytes at {dst:#x})"), r)?;
-        self.synchronize()
+        let s = self.copy_stream()?;
+        // SAFETY: the caller's contract makes the range valid for `bytes`; the stream is
+        // synchronized before returning.
+        let r = unsafe { sys::cuMemsetD8Async(dst, value, bytes, s) };
+        check(|| format!("cuMemsetD8Async ({bytes} bytes at {dst:#x})"), r)?;
+        // SAFETY: a stream of this context.
+        check(|| "cuStreamSynchronize (the host copy stream)".into(), unsafe { sys::cuStreamSynchronize(s) })
     }
 }
 

@@ -216,6 +216,10 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
             ));
         }
     }
+    // The *_on_stream routines become stream operations (a process initializes once, so the
+    // executor is installed once).
+    let streams = super::gpu_stream::CudaStreams::new(&b.gpu).map_err(|m| invalid(func, m))?;
+    super::stream::set_stream_executor(Box::new(streams));
     HEAP_LO.store(b.heap.base() as usize, Ordering::Relaxed);
     HEAP_HI.store(b.heap.base() as usize + b.heap.size(), Ordering::Relaxed);
     tracing::info!(
@@ -486,16 +490,17 @@ impl Backend {
         }
     }
 
-    /// A synchronous copy on unified addresses (either side host or GPU memory), complete
-    /// (also for the GPU) when it returns.
+    /// A copy on unified addresses (either side host or GPU memory), complete (also for the
+    /// GPU) when it returns. It waits for its own copy only: never for the context (a
+    /// `cuCtxSynchronize` here would wait for a program stream that waits for this very copy,
+    /// when it runs as a stream operation).
     ///
     /// # Safety
     /// Both ranges are valid for `len` bytes.
     unsafe fn copy(&self, func: &'static str, dst: DevAddr, src: DevAddr, len: usize) -> Result<()> {
-        // SAFETY: the caller's; cuMemcpy with unified addressing reaches pageable host memory,
+        // SAFETY: the caller's; with unified addressing the copy reaches pageable host memory,
         // pinned memory, this GPU's heap and peer mappings alike.
-        unsafe { self.gpu.copy_dtod(dst, src, len) }.map_err(|e| cuda_err(func, e))?;
-        self.gpu.synchronize().map_err(|e| cuda_err(func, e))
+        unsafe { self.gpu.copy_dtod(dst, src, len) }.map_err(|e| cuda_err(func, e))
     }
 }
 

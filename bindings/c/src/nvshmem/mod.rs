@@ -28,6 +28,8 @@ use crate::handles::ShmemTeam;
 mod device_lib;
 #[cfg(feature = "cuda")]
 pub(crate) mod gpu;
+#[cfg(feature = "cuda")]
+mod gpu_stream;
 mod memory;
 mod setup;
 mod stream;
