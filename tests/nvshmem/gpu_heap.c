@@ -10,8 +10,11 @@
  *
  * It runs under the emulated driver (tests/emucuda: "GPU memory" is shared host memory, so
  * the host may touch it), launched by tests/tests/nvshmem.rs; on a real GPU the direct
- * stores through nvshmem_ptr below would need a kernel. Argument "amo": a host atomic on GPU
- * memory, which the back end does not reach yet and must refuse with a clear error.
+ * stores through nvshmem_ptr below would need a kernel. It also registers, as the archive does,
+ * the host-callable atomic on GPU memory (a one-thread kernel there, CPU atomics on the
+ * emulated memory here), unless OXSHMEM_TEST_NO_AMO_KERNEL is set. Argument "iput": a host
+ * routine the back end does not reach GPU memory with yet, which must be refused with a clear
+ * error; "amo": a host atomic, expected to fail when the AMO kernel is not registered.
  *
  * A mismatch prints "PE n: <what>: expected X got Y" on stderr; a PE that saw none prints
  * "PE n: OK".
@@ -38,6 +41,7 @@ typedef struct {
 } cuda_state_t;
 
 int oxshmemi_register_device_library(int abi_version, int (*attach)(const void *, const void *));
+int oxshmemi_register_device_amo(int (*amo)(uint64_t, uint32_t, uint64_t, uint64_t, uint64_t *));
 
 static const oxshmem_device_state_t *state;
 static const cuda_state_t *cuda_state;
@@ -50,8 +54,49 @@ static int attach(const void *device_state, const void *cuda) {
     return 0;
 }
 
+static long amo_calls;
+
+/* The device library's one-thread AMO kernel, as CPU atomics on the emulated GPU memory. */
+static int amo(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, uint64_t *old) {
+    amo_calls++;
+    uint32_t op = flags & OXSHMEM_AMO_OP_MASK;
+    if (flags & OXSHMEM_AMO_W64) {
+        uint64_t *p = (uint64_t *)(uintptr_t)addr, e = cond;
+        switch (op) {
+            case OXSHMEM_AMO_FETCH: *old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;
+            case OXSHMEM_AMO_SET:
+            case OXSHMEM_AMO_SWAP: *old = __atomic_exchange_n(p, value, __ATOMIC_SEQ_CST); break;
+            case OXSHMEM_AMO_COMPARE_SWAP:
+                __atomic_compare_exchange_n(p, &e, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+                *old = e;
+                break;
+            case OXSHMEM_AMO_FETCH_ADD: *old = __atomic_fetch_add(p, value, __ATOMIC_SEQ_CST); break;
+            case OXSHMEM_AMO_FETCH_AND: *old = __atomic_fetch_and(p, value, __ATOMIC_SEQ_CST); break;
+            case OXSHMEM_AMO_FETCH_OR: *old = __atomic_fetch_or(p, value, __ATOMIC_SEQ_CST); break;
+            default: *old = __atomic_fetch_xor(p, value, __ATOMIC_SEQ_CST);
+        }
+    } else {
+        uint32_t *p = (uint32_t *)(uintptr_t)addr, v = (uint32_t)value, e = (uint32_t)cond;
+        switch (op) {
+            case OXSHMEM_AMO_FETCH: *old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;
+            case OXSHMEM_AMO_SET:
+            case OXSHMEM_AMO_SWAP: *old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); break;
+            case OXSHMEM_AMO_COMPARE_SWAP:
+                __atomic_compare_exchange_n(p, &e, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+                *old = e;
+                break;
+            case OXSHMEM_AMO_FETCH_ADD: *old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); break;
+            case OXSHMEM_AMO_FETCH_AND: *old = __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); break;
+            case OXSHMEM_AMO_FETCH_OR: *old = __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); break;
+            default: *old = __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
+        }
+    }
+    return 0;
+}
+
 __attribute__((constructor)) static void register_device_library(void) {
     oxshmemi_register_device_library(1, attach);
+    if (!getenv("OXSHMEM_TEST_NO_AMO_KERNEL")) oxshmemi_register_device_amo(amo);
 }
 
 static int me = -1, npes = 0;
@@ -173,12 +218,35 @@ int main(int argc, char **argv) {
         check("not in the split team", NVSHMEM_TEAM_INVALID, evens);
     }
 
-    if (argc > 1 && strcmp(argv[1], "amo") == 0) {
+    if (argc > 1 && strcmp(argv[1], "iput") == 0) {
         nvshmem_barrier_all();
-        nvshmem_int_atomic_add(buf, 1, right); /* must end the job, saying why */
-        fprintf(stderr, "PE %d: a host atomic on GPU memory returned\n", me);
+        nvshmem_int_iput(buf, src, 2, 2, 4, right); /* must end the job, saying why */
+        fprintf(stderr, "PE %d: a host iput to GPU memory returned\n", me);
         return 1;
     }
+
+    /* Host atomics on GPU memory, through the device library's AMO kernel. */
+    int *ctr = buf + 56;
+    long long *wide = (long long *)(buf + 60);
+    nvshmem_int_p(ctr, 0, me);
+    nvshmem_longlong_p(wide, 0, me);
+    nvshmem_barrier_all();
+    nvshmem_int_atomic_add(ctr, me + 1, right);
+    nvshmem_longlong_atomic_add(wide, 1LL << 40, left);
+    nvshmem_barrier_all();
+    check("atomic_add from the left", left + 1, nvshmem_int_atomic_fetch(ctr, me));
+    check("64-bit atomic_add from the right", 1LL << 40, nvshmem_longlong_atomic_fetch(wide, me));
+    check("fetch_add", left + 1, nvshmem_int_atomic_fetch_add(ctr, 10, me));
+    check("compare_swap hit", left + 11, nvshmem_int_atomic_compare_swap(ctr, left + 11, -5, me));
+    check("compare_swap miss", -5, nvshmem_int_atomic_compare_swap(ctr, 99, 7, me));
+    check("swap", -5, nvshmem_int_atomic_swap(ctr, 3, me));
+    check("fetch_or", 3, (int)nvshmem_uint_atomic_fetch_or((unsigned *)ctr, 4u, me));
+    check("after fetch_or", 7, nvshmem_int_atomic_fetch(ctr, me));
+    int fetched = -1;
+    shmem_int_atomic_fetch_add_nbi(&fetched, ctr, 1, me); /* the OpenSHMEM twin, on GPU memory */
+    nvshmem_quiet();
+    check("shmem_int_atomic_fetch_add_nbi", 7, fetched);
+    check("the AMO kernel was used", 1, amo_calls >= 9);
 
     nvshmem_free(aligned);
     nvshmem_free(clean);

@@ -821,9 +821,11 @@ fn emulated_driver() -> &'static Path {
 }
 
 /// A job of `gpu_heap.c` under the emulated driver.
-fn gpu_heap_job(n: usize, args: &[&str]) -> Out {
+fn gpu_heap_job(n: usize, args: &[&str], env: &[(&str, &str)]) -> Out {
     let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
-    oshrun(n, &c_program("gpu_heap"), args, &[("LD_LIBRARY_PATH", &driver), ("SHMEM_SYMMETRIC_SIZE", "8M")])
+    let mut all = vec![("LD_LIBRARY_PATH", driver.as_str()), ("SHMEM_SYMMETRIC_SIZE", "8M")];
+    all.extend_from_slice(env);
+    oshrun(n, &c_program("gpu_heap"), args, &all)
 }
 
 /// A program that links the device library (here `gpu_heap.c`, which registers as one) gets
@@ -833,20 +835,23 @@ fn gpu_heap_job(n: usize, args: &[&str]) -> Out {
 #[test]
 fn gpu_heap_under_the_emulated_driver() {
     for n in [2, 4] {
-        assert_all_ok(&gpu_heap_job(n, &[]), n);
+        assert_all_ok(&gpu_heap_job(n, &[], &[]), n);
     }
 }
 
 /// A host routine the back end does not reach GPU memory with yet ends the job saying so,
-/// instead of calling GPU memory not symmetric.
+/// instead of calling GPU memory not symmetric; so does a host atomic when the device library
+/// registered no AMO kernel.
 #[test]
-fn a_host_atomic_on_gpu_memory_says_what_is_missing() {
-    let out = gpu_heap_job(2, &["amo"]);
+fn host_routines_that_do_not_reach_gpu_memory_say_so() {
+    let out = gpu_heap_job(2, &["iput"], &[]);
     assert_failed_saying(
         &out,
         Duration::from_secs(40),
-        &["nvshmem_int_atomic_add", "is in the GPU symmetric heap (nvshmem_malloc)", "host put, get, p and g do"],
+        &["nvshmem_int_iput", "is in the GPU symmetric heap (nvshmem_malloc)", "host put, get, p, g and atomics do"],
     );
+    let out = gpu_heap_job(2, &[], &[("OXSHMEM_TEST_NO_AMO_KERNEL", "1")]);
+    assert_failed_saying(&out, Duration::from_secs(40), &["nvshmem_int_atomic_add", "AMO kernel"]);
 }
 
 /// Without a driver, a program with device code stops at `nvshmem_init` with the reason (on a

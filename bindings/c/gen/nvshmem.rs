@@ -638,6 +638,12 @@ extern "C" {
 NVSHMEMI_HOST_API int oxshmemi_register_device_library(int abi_version,
                                                        int (*attach)(const void *device_state,
                                                                      const void *cuda_state));
+/* oxshmem internal: the device library's host-callable atomic on GPU memory (a one-thread
+ * kernel), which host atomics and the proxy use on GPU heap addresses. `flags`: an
+ * OXSHMEM_AMO_* operation, | OXSHMEM_AMO_W64 for a 64-bit word; the prior value goes to `*old`.
+ * Returns 0 or a CUDA error. */
+NVSHMEMI_HOST_API int oxshmemi_register_device_amo(int (*amo)(uint64_t addr, uint32_t flags, uint64_t value,
+                                                              uint64_t cond, uint64_t *old));
 
 /* Thread levels (nvshmem_init_thread) */
 enum nvshmemx_thread_support_t {

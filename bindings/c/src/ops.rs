@@ -290,7 +290,11 @@ impl<T: AmoType> Amo<T> {
 pub(crate) unsafe fn amo<T: AmoType>(func: &'static str, ctx: ShmemCtx, dest: *mut T, op: Amo<T>, pe: c_int) -> T {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the runtime checks dest (symmetric and aligned).
-        unsafe { raw::atomic(dest, op.op(), pe, func) }
+        match unsafe { raw::atomic(dest, op.op(), pe, func) } {
+            Err(e) if not_symmetric(&e) => gpu_rma::amo(func, dest.cast(), size_of::<T>(), op.op(), pe as usize)
+                .map_or(Err(e), |r| r.map(T::from_bits)),
+            r => r,
+        }
     });
     ok(func, r)
 }
@@ -314,7 +318,12 @@ pub(crate) unsafe fn amo_nbi<T: AmoType>(
             return Err(invalid(func, "fetch is NULL"));
         }
         // SAFETY: the caller guarantees fetch is writable; the runtime checks dest.
-        unsafe { raw::atomic_nbi(fetch, dest, op.op(), pe, func) }
+        or_gpu(unsafe { raw::atomic_nbi(fetch, dest, op.op(), pe, func) }, || {
+            gpu_rma::amo(func, dest.cast(), size_of::<T>(), op.op(), pe as usize).map(|r| {
+                // SAFETY: as above.
+                r.map(|old| unsafe { fetch.write_unaligned(T::from_bits(old)) })
+            })
+        })
     });
     ok(func, r)
 }

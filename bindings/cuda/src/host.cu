@@ -4,6 +4,8 @@
 // program's kernels; these definitions interpose on the host library's fallbacks).
 #include <cuda_runtime.h>
 
+#include <mutex>
+
 #include "state.cuh"
 
 __device__ oxshmem_device_state_t *oxshmemi_state_d = nullptr;
@@ -17,6 +19,10 @@ extern "C" {
 __attribute__((weak)) int oxshmemi_register_device_library(int abi_version,
                                                            int (*attach)(const void *device_state_gpu_ptr,
                                                                          const void *cuda_state_gpu_ptr));
+/// Exported by the host library: remembers the host-callable atomic on GPU memory below, which
+/// host atomics and the proxy use on GPU heap addresses. Weak, as above.
+__attribute__((weak)) int oxshmemi_register_device_amo(int (*amo)(uint64_t addr, uint32_t flags, uint64_t value,
+                                                                  uint64_t cond, uint64_t *old));
 
 }  // extern "C"
 
@@ -29,8 +35,63 @@ int oxshmemi_attach(const void *device_state_gpu_ptr, const void *cuda_state_gpu
     return (int)e;
 }
 
+/// One atomic on the word at `addr` (GPU memory, or a peer's heap mapped here), system scope,
+/// by one thread: the prior value to `*old` (mapped host memory).
+template <class T>
+__device__ T amo_word(T *p, uint32_t op, T value, T cond) {
+    cuda::atomic_ref<T, cuda::thread_scope_system> a(*p);
+    switch (op) {
+        case OXSHMEM_AMO_FETCH: return a.load(cuda::memory_order_acquire);
+        case OXSHMEM_AMO_SET: return a.exchange(value, cuda::memory_order_acq_rel);
+        case OXSHMEM_AMO_SWAP: return a.exchange(value, cuda::memory_order_acq_rel);
+        case OXSHMEM_AMO_COMPARE_SWAP: {
+            T expected = cond;
+            a.compare_exchange_strong(expected, value, cuda::memory_order_acq_rel);
+            return expected;
+        }
+        case OXSHMEM_AMO_FETCH_ADD: return a.fetch_add(value, cuda::memory_order_acq_rel);
+        case OXSHMEM_AMO_FETCH_AND: return a.fetch_and(value, cuda::memory_order_acq_rel);
+        case OXSHMEM_AMO_FETCH_OR: return a.fetch_or(value, cuda::memory_order_acq_rel);
+        default: return a.fetch_xor(value, cuda::memory_order_acq_rel);
+    }
+}
+
+__global__ void oxshmemi_amo_kernel(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, uint64_t *old) {
+    uint32_t op = flags & OXSHMEM_AMO_OP_MASK;
+    if (flags & OXSHMEM_AMO_W64)
+        *old = amo_word<unsigned long long>((unsigned long long *)addr, op, value, cond);
+    else
+        *old = amo_word<uint32_t>((uint32_t *)addr, op, (uint32_t)value, (uint32_t)cond);
+    __threadfence_system();
+}
+
+/// The host side: launches the kernel on a non-blocking stream of its own (so it never waits
+/// for the program's kernels) and waits for it. 0, or the CUDA error code.
+int oxshmemi_amo(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, uint64_t *old) {
+    static std::mutex lock;
+    static cudaStream_t stream;
+    static uint64_t *slot_host, *slot_dev;
+    std::lock_guard<std::mutex> g(lock);
+    cudaError_t e = cudaSuccess;
+    if (!stream) {
+        e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+        if (e == cudaSuccess) e = cudaHostAlloc((void **)&slot_host, sizeof(uint64_t), cudaHostAllocMapped);
+        if (e == cudaSuccess) e = cudaHostGetDevicePointer((void **)&slot_dev, slot_host, 0);
+        if (e != cudaSuccess) {
+            stream = nullptr;
+            return (int)e;
+        }
+    }
+    oxshmemi_amo_kernel<<<1, 1, 0, stream>>>(addr, flags, value, cond, slot_dev);
+    e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e == cudaSuccess) *old = *(volatile uint64_t *)slot_host;
+    return (int)e;
+}
+
 __attribute__((constructor)) void oxshmemi_register() {
     if (oxshmemi_register_device_library) oxshmemi_register_device_library(oxshmemi::ABI_VERSION, oxshmemi_attach);
+    if (oxshmemi_register_device_amo) oxshmemi_register_device_amo(oxshmemi_amo);
 }
 
 }  // namespace

@@ -48,6 +48,32 @@ pub unsafe extern "C" fn oxshmemi_register_device_library(abi_version: c_int, at
     0
 }
 
+/// The device library's host-callable atomic on GPU memory: `amo(addr, flags, value, cond,
+/// &old)` with `flags` an `OXSHMEM_AMO_*` operation (`| OXSHMEM_AMO_W64`); 0 or a CUDA error.
+pub type AmoFn = unsafe extern "C" fn(addr: u64, flags: u32, value: u64, cond: u64, old: *mut u64) -> c_int;
+
+static AMO: Mutex<Option<AmoFn>> = Mutex::new(None);
+
+/// `oxshmemi_register_device_amo`: called by `libnvshmem_device.a`'s load-time constructor
+/// (after `oxshmemi_register_device_library`) with the function that performs an atomic on GPU
+/// memory with a one-thread kernel. Returns 0, or -1 when `amo` is NULL.
+///
+/// # Safety
+/// `amo` must be NULL or a function of the [`AmoFn`] signature that stays valid for the life
+/// of the process.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn oxshmemi_register_device_amo(amo: Option<AmoFn>) -> c_int {
+    let Some(amo) = amo else { return -1 };
+    *AMO.lock() = Some(amo);
+    0
+}
+
+/// The registered GPU atomic, if any.
+#[cfg(feature = "cuda")]
+pub(crate) fn amo() -> Option<AmoFn> {
+    *AMO.lock()
+}
+
 /// The registration, if the program links the device library.
 pub(crate) fn registered() -> Option<Registered> {
     *REGISTERED.lock()

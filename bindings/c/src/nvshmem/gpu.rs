@@ -40,6 +40,7 @@ use oxshmem_device::ChannelKind;
 use oxshmem_device::cuda::{DevAddr, Gpu, GpuHeap, PeerMapping, PinnedBuf, fdpass};
 use oxshmem_device::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 use oxshmem_rt::heap::alloc::{AllocError, Allocator};
+use oxshmem_rt::raw::AmoOp;
 use oxshmem_rt::{Error, ErrorKind, Result, Team};
 use parking_lot::Mutex;
 
@@ -642,13 +643,64 @@ pub(crate) unsafe fn get(
     }))
 }
 
+/// The request flags of `op` on a `width`-byte word, and its operand and compare value
+/// (`OXSHMEM_AMO_*` of `device_state.h`).
+fn amo_flags(op: AmoOp, width: usize) -> (u32, u64, u64) {
+    use oxshmem_device::channel::proxy::amo;
+    let (k, v, c) = match op {
+        AmoOp::Fetch => (amo::FETCH, 0, 0),
+        AmoOp::Set(v) => (amo::SET, v, 0),
+        AmoOp::Swap(v) => (amo::SWAP, v, 0),
+        AmoOp::CompareSwap { cond, value } => (amo::COMPARE_SWAP, value, cond),
+        AmoOp::FetchAdd(v) => (amo::FETCH_ADD, v, 0),
+        AmoOp::FetchAnd(v) => (amo::FETCH_AND, v, 0),
+        AmoOp::FetchOr(v) => (amo::FETCH_OR, v, 0),
+        AmoOp::FetchXor(v) => (amo::FETCH_XOR, v, 0),
+    };
+    (u32::from(k | if width == 8 { amo::W64 } else { 0 }), v, c)
+}
+
+/// A host atomic on the `width`-byte word at `dest` (in the GPU heap) of world PE `pe`, through
+/// the device library's one-thread kernel (the host cannot reach GPU memory atomically): the
+/// prior value. `None` when `dest` is not GPU memory of the back end.
+pub(crate) fn amo(func: &'static str, dest: usize, width: usize, op: AmoOp, pe: usize) -> Option<Result<u64>> {
+    if !owns(dest) {
+        return None;
+    }
+    let b = backend()?;
+    Some((|| {
+        if !dest.is_multiple_of(width) || !matches!(width, 4 | 8) {
+            return Err(invalid(func, format!("{dest:#x} is not a naturally aligned 4- or 8-byte word")));
+        }
+        let target = b.remote(func, dest, width, pe)?;
+        let kernel = super::device_lib::amo().ok_or_else(|| {
+            invalid(
+                func,
+                format!(
+                    "{dest:#x} is in the GPU symmetric heap, and an atomic there from the host needs \
+                     libnvshmem_device.a's AMO kernel, which this program did not register (link the device library)"
+                ),
+            )
+        })?;
+        let (flags, value, cond) = amo_flags(op, width);
+        let mut old = 0u64;
+        // SAFETY: `target` is a naturally aligned word of pe's heap as mapped here; the
+        // callback writes the prior value to `old`, a live local.
+        let rc = unsafe { kernel(target, flags, value, cond, &mut old) };
+        if rc != 0 {
+            return Err(cuda_err(func, format!("the device library's atomic kernel returned CUDA error {rc}")));
+        }
+        Ok(old)
+    })())
+}
+
 /// What to say of `addr`, instead of "is not symmetric", when it is GPU memory: the routine
 /// does not reach the GPU heap from the host yet.
 pub(crate) fn explain(addr: usize) -> Option<String> {
     owns(addr).then(|| {
         "is in the GPU symmetric heap (nvshmem_malloc), which this host routine does not reach yet in oxshmem's \
-         CUDA back end: host put, get, p and g do; for the rest, call the routine from a kernel or use a host \
-         buffer (shmem_malloc)"
+         CUDA back end: host put, get, p, g and atomics do; for the rest, call the routine from a kernel or use \
+         a host buffer (shmem_malloc)"
             .to_string()
     })
 }

@@ -36,7 +36,9 @@ mod stream;
 mod sync;
 mod teams;
 
-pub use device_lib::{AttachFn, DEVICE_ABI_VERSION, oxshmemi_register_device_library};
+pub use device_lib::{
+    AmoFn, AttachFn, DEVICE_ABI_VERSION, oxshmemi_register_device_amo, oxshmemi_register_device_library,
+};
 pub use memory::*;
 pub use setup::*;
 pub use stream::{StreamExecutor, set_stream_executor};
@@ -309,6 +311,24 @@ pub(crate) mod gpu_rma {
         #[cfg(not(feature = "cuda"))]
         {
             let _ = (func, dest, src, len, pe);
+            None
+        }
+    }
+
+    /// An atomic of `op` on the `width`-byte word at `dest` on world PE `pe`; the prior value.
+    #[cold]
+    pub(crate) fn amo(
+        func: &'static str,
+        dest: *mut u8,
+        width: usize,
+        op: oxshmem_rt::raw::AmoOp,
+        pe: usize,
+    ) -> Option<Result<u64>> {
+        #[cfg(feature = "cuda")]
+        return super::gpu::amo(func, dest as usize, width, op, pe);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, dest, width, op, pe);
             None
         }
     }
