@@ -14,7 +14,10 @@
  * the host-callable atomic on GPU memory (a one-thread kernel there, CPU atomics on the
  * emulated memory here), unless OXSHMEM_TEST_NO_AMO_KERNEL is set. Argument "iput": a host
  * routine the back end does not reach GPU memory with yet, which must be refused with a clear
- * error; "amo": a host atomic, expected to fail when the AMO kernel is not registered.
+ * error; "amo": a host atomic, expected to fail when the AMO kernel is not registered. Under
+ * OXSHMEM_DEVICE_CHANNEL=proxy it also plays a kernel's proxy path: requests into the ring the
+ * device state points to, with the ring protocol of bindings/cuda (ticket, wait for room, body,
+ * sequence word), executed by the host library's proxy thread on the GPU heaps.
  *
  * A mismatch prints "PE n: <what>: expected X got Y" on stderr; a PE that saw none prints
  * "PE n: OK".
@@ -24,6 +27,7 @@
 #include <nvshmemx.h>
 #include <oxshmem/device_state.h>
 #include <shmem.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +106,20 @@ __attribute__((constructor)) static void register_device_library(void) {
 static int me = -1, npes = 0;
 static long failures = 0;
 
+/* The proxy ring's producer side (bindings/cuda/src/state.cuh ring_submit). */
+static uint64_t ring_submit(oxshmem_ring_t *ring, const oxshmem_proxy_request_t *r) {
+    uint64_t t = __atomic_fetch_add(&ring->issue, 1, __ATOMIC_RELAXED);
+    while (__atomic_load_n(&ring->completed, __ATOMIC_ACQUIRE) + ring->capacity <= t) sched_yield();
+    oxshmem_ring_slot_t *slot = &ring->slots[t % ring->capacity];
+    slot->body = *r;
+    __atomic_store_n(&slot->seq, t + 1, __ATOMIC_RELEASE);
+    return t;
+}
+
+static void ring_wait(oxshmem_ring_t *ring, uint64_t t) {
+    while (__atomic_load_n(&ring->completed, __ATOMIC_ACQUIRE) <= t) sched_yield();
+}
+
 static void check(const char *what, long long expected, long long got) {
     if (expected != got) {
         fprintf(stderr, "PE %d: %s: expected %lld got %lld\n", me, what, expected, got);
@@ -124,8 +142,11 @@ int main(int argc, char **argv) {
     check("state my_pe", me, state->my_pe);
     check("state n_pes", npes, state->n_pes);
     check("own peer_base is heap_base", (long long)state->heap_base, (long long)state->peer_base[me]);
+    const char *channel = getenv("OXSHMEM_DEVICE_CHANNEL");
+    int proxy = channel && strcmp(channel, "proxy") == 0;
+    check("a ring with the proxy channel", proxy, state->ring != NULL);
     for (int pe = 0; pe < npes; pe++) {
-        check("channel is P2P", OXSHMEM_CHANNEL_P2P, state->channel[pe]);
+        check("channel", proxy ? OXSHMEM_CHANNEL_PROXY : OXSHMEM_CHANNEL_P2P, state->channel[pe]);
         check("peer heap mapped", 1, state->peer_base[pe] != 0);
     }
     check("no device error", 0, (long long)state->error.state);
@@ -247,6 +268,50 @@ int main(int argc, char **argv) {
     nvshmem_quiet();
     check("shmem_int_atomic_fetch_add_nbi", 7, fetched);
     check("the AMO kernel was used", 1, amo_calls >= 9);
+
+    if (proxy) {
+        /* A kernel's proxy path: put, p, a fetching AMO, put-signal and a signal op to the
+         * neighbours, then a get, each a request executed by the proxy thread. */
+        int *pbuf = (int *)nvshmem_calloc(32, sizeof(int));
+        oxshmem_ring_t *ring = state->ring;
+        int mine[8], back[8];
+        uint64_t old = 12345, t;
+        for (int i = 0; i < 8; i++) mine[i] = 500 * me + i;
+        oxshmem_proxy_request_t r;
+        memset(&r, 0, sizeof r);
+        r.kind = OXSHMEM_PROXY_PUT, r.pe = right, r.len = sizeof mine, r.dest = (uintptr_t)pbuf, r.local = (uintptr_t)mine;
+        ring_submit(ring, &r);
+        memset(&r, 0, sizeof r);
+        r.kind = OXSHMEM_PROXY_P, r.pe = right, r.len = 4, r.dest = (uintptr_t)(pbuf + 8), r.value = 900 + me;
+        ring_submit(ring, &r);
+        memset(&r, 0, sizeof r);
+        r.kind = OXSHMEM_PROXY_AMO, r.flags = OXSHMEM_AMO_FETCH_ADD | OXSHMEM_AMO_W64, r.pe = right;
+        r.dest = (uintptr_t)(pbuf + 16), r.value = 1ull << me, r.local = (uintptr_t)&old;
+        ring_submit(ring, &r);
+        memset(&r, 0, sizeof r);
+        r.kind = OXSHMEM_PROXY_PUT_SIGNAL, r.pe = right, r.len = 4 * sizeof(int), r.dest = (uintptr_t)(pbuf + 20);
+        r.local = (uintptr_t)mine, r.sig = (uintptr_t)(pbuf + 24), r.value = 77 + me, r.flags = 0;
+        ring_submit(ring, &r);
+        memset(&r, 0, sizeof r);
+        r.kind = OXSHMEM_PROXY_SIGNAL_OP, r.pe = left, r.sig = (uintptr_t)(pbuf + 26), r.value = 5, r.flags = 1;
+        t = ring_submit(ring, &r);
+        ring_wait(ring, t);
+        check("the AMO's fetched value", 0, (long long)old);
+        nvshmem_barrier_all();
+        for (int i = 0; i < 8; i++) check("proxy put", 500 * left + i, pbuf[i]);
+        check("proxy p", 900 + left, pbuf[8]);
+        check("proxy fetch_add", 1ll << left, *(long long *)(pbuf + 16));
+        for (int i = 0; i < 4; i++) check("proxy put_signal data", 500 * left + i, pbuf[20 + i]);
+        check("proxy put_signal signal", 77 + left, (long long)*(uint64_t *)(pbuf + 24));
+        check("proxy signal add", 5, (long long)*(uint64_t *)(pbuf + 26));
+        memset(&r, 0, sizeof r);
+        r.kind = OXSHMEM_PROXY_GET, r.pe = right, r.len = sizeof back, r.dest = (uintptr_t)pbuf, r.local = (uintptr_t)back;
+        ring_wait(ring, ring_submit(ring, &r));
+        for (int i = 0; i < 8; i++) check("proxy get", 500 * me + i, back[i]);
+        check("the proxy thread runs", 1, (long long)state->proxy_alive);
+        nvshmem_barrier_all();
+        nvshmem_free(pbuf);
+    }
 
     nvshmem_free(aligned);
     nvshmem_free(clean);

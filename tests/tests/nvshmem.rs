@@ -839,6 +839,16 @@ fn gpu_heap_under_the_emulated_driver() {
     }
 }
 
+/// `OXSHMEM_DEVICE_CHANNEL=proxy`: the device state points at a request ring in pinned memory,
+/// and the host library's proxy thread carries out what a kernel submits there (put, p, a
+/// fetching AMO, put-signal, signal op, get) on the peers' GPU heaps.
+#[test]
+fn the_proxy_channel_over_the_gpu_heap() {
+    for n in [2, 4] {
+        assert_all_ok(&gpu_heap_job(n, &[], &[("OXSHMEM_DEVICE_CHANNEL", "proxy")]), n);
+    }
+}
+
 /// A host routine the back end does not reach GPU memory with yet ends the job saying so,
 /// instead of calling GPU memory not symmetric; so does a host atomic when the device library
 /// registered no AMO kernel.

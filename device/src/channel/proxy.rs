@@ -190,10 +190,42 @@ fn op_of(kind: u16) -> u32 {
     }
 }
 
+/// What carries out the proxy's requests: the host runtime ([`RuntimeTarget`], for symmetric
+/// memory the runtime owns), or a back end's own executor (the C library's CUDA back end
+/// copies into peers' GPU heaps). The proxy thread, the ring protocol and the error reporting
+/// are the same for both.
+pub trait ProxyTarget: Send + Sync + 'static {
+    /// Executes `r` (its addresses are as the device thread gave them: `dest` and `sig` the
+    /// local addresses of symmetric objects, `local` a buffer of the requesting device). An
+    /// error is recorded in the device state's error slot as a transport error.
+    ///
+    /// # Errors
+    /// Why the request could not be carried out.
+    fn execute(&self, r: &Request) -> Result<(), String>;
+}
+
+/// Requests executed by the host runtime (the CPU back end's target).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RuntimeTarget;
+
+impl ProxyTarget for RuntimeTarget {
+    fn execute(&self, r: &Request) -> Result<(), String> {
+        execute_on_runtime(r).map_err(|e| e.to_string())
+    }
+}
+
+/// Executes one request through `target`, recording a failure in the device state.
+fn execute(state: &DeviceState, target: &dyn ProxyTarget, r: &Request) {
+    if let Err(why) = target.execute(r) {
+        tracing::debug!(target: "proxy", kind = r.kind, pe = r.pe, %why, "request failed");
+        state.error.record(ErrorCode::Transport, op_of(r.kind), i64::from(r.pe), r.dest, r.len, u32::MAX, u32::MAX);
+    }
+}
+
 /// Executes one request through the host runtime.
-fn execute(state: &DeviceState, r: &Request) {
+fn execute_on_runtime(r: &Request) -> oxshmem::Result<()> {
     let pe = r.pe as i32;
-    let res: oxshmem::Result<()> = (|| {
+    (|| {
         // SAFETY: (all arms) the device thread that submitted the request checked the target
         // range against the symmetric heap and keeps `local` valid until the ticket completes
         // (blocking operations wait for it; `_nbi` ones hold their buffers until quiet).
@@ -231,22 +263,19 @@ fn execute(state: &DeviceState, r: &Request) {
                 _ => Ok(()),
             }
         }
-    })();
-    if res.is_err() {
-        state.error.record(ErrorCode::Transport, op_of(r.kind), i64::from(r.pe), r.dest, r.len, u32::MAX, u32::MAX);
-    }
+    })()
 }
 
 /// The proxy thread of one PE.
 #[derive(Debug)]
-pub(crate) struct Proxy {
+pub struct Proxy {
     stop: Arc<AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Pointers the proxy thread needs, owned by the `Device`, which stops the proxy before it
 /// frees them.
-struct Shared(*const DeviceState, *const ProxyRing);
+struct Shared(*const DeviceState, *const ProxyRing, Arc<dyn ProxyTarget>);
 // SAFETY: see the struct's doc; both targets are Sync.
 unsafe impl Send for Shared {}
 
@@ -254,18 +283,36 @@ impl Proxy {
     /// Starts the proxy thread for `ring`; with `spin`, it polls without pause for as long as
     /// it lives (NVSHMEM's dedicated proxy thread), else it sleeps when idle.
     pub(crate) fn start(state: *const DeviceState, ring: *const ProxyRing, spin: bool) -> Proxy {
-        // SAFETY: the Device that calls this owns `state` and keeps it alive.
+        // SAFETY: the Device that calls this keeps both alive until it stops the proxy.
+        unsafe { Proxy::start_with(state, ring, spin, Arc::new(RuntimeTarget)) }
+    }
+
+    /// Starts the proxy thread for `ring`, executing its requests through `target`; with
+    /// `spin`, it polls without pause for as long as it lives (NVSHMEM's dedicated proxy
+    /// thread), else it sleeps when idle.
+    ///
+    /// # Safety
+    /// `state` and `ring` stay valid (and in place) until [`Proxy::stop`] has returned or the
+    /// proxy is dropped.
+    pub unsafe fn start_with(
+        state: *const DeviceState,
+        ring: *const ProxyRing,
+        spin: bool,
+        target: Arc<dyn ProxyTarget>,
+    ) -> Proxy {
+        // SAFETY: the caller keeps `state` alive.
         unsafe { &*state }.proxy_alive.store(1, Ordering::Release);
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();
-        let shared = Shared(state, ring);
+        let shared = Shared(state, ring, target);
         let handle = std::thread::Builder::new()
             .name("oxshmem-proxy".into())
             .spawn(move || {
                 crate::unbind_helper_thread();
                 let shared = shared;
-                // SAFETY: the Device keeps both alive until it has joined this thread.
+                // SAFETY: the owner keeps both alive until it has joined this thread.
                 let (state, ring) = unsafe { (&*shared.0, &*shared.1) };
+                let target = &*shared.2;
                 let mut t = 0u64;
                 let mut spins = 0u32;
                 let mut stopping_since: Option<Instant> = None;
@@ -276,7 +323,7 @@ impl Proxy {
                 loop {
                     match ring.poll(t) {
                         Some(r) => {
-                            execute(state, &r);
+                            execute(state, target, &r);
                             ring.complete(t);
                             t += 1;
                             since_nap += 1;
@@ -330,7 +377,7 @@ impl Proxy {
     }
 
     /// Stops the thread once every issued request is done.
-    pub(crate) fn stop(&mut self) {
+    pub fn stop(&mut self) {
         self.stop.store(true, Ordering::Release);
         if let Some(h) = self.handle.take() {
             let _ = h.join();

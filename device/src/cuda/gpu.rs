@@ -454,6 +454,47 @@ impl Drop for PinnedBuf {
     }
 }
 
+/// Pinned host memory as a [`DeviceAlloc`](crate::channel::devmem::DeviceAlloc): what the
+/// proxy ring and the IBGDA queues are built in when a GPU produces into them. Each allocation
+/// is one [`PinnedBuf`]; its device address must equal its host address (unified addressing),
+/// since the structures store host addresses that device code follows.
+#[derive(Debug)]
+pub struct PinnedAlloc {
+    gpu: Gpu,
+    live: parking_lot::Mutex<std::collections::HashMap<usize, PinnedBuf>>,
+}
+
+impl PinnedAlloc {
+    /// An allocator of `gpu`'s pinned memory.
+    pub fn new(gpu: &Gpu) -> PinnedAlloc {
+        PinnedAlloc { gpu: gpu.clone(), live: Default::default() }
+    }
+}
+
+impl crate::channel::devmem::DeviceAlloc for PinnedAlloc {
+    fn name(&self) -> &str {
+        "cuMemHostAlloc"
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<*mut u8, String> {
+        let b = PinnedBuf::new(&self.gpu, bytes).map_err(|e| e.to_string())?;
+        if b.device_ptr() != b.host_ptr() as DevAddr {
+            return Err(format!(
+                "pinned memory at {:p} has device address {:#x}: the CUDA back end needs unified addressing",
+                b.host_ptr(),
+                b.device_ptr()
+            ));
+        }
+        let p = b.host_ptr();
+        self.live.lock().insert(p as usize, b);
+        Ok(p)
+    }
+
+    unsafe fn free(&self, ptr: *mut u8, _bytes: usize) {
+        self.live.lock().remove(&(ptr as usize));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

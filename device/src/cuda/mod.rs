@@ -37,7 +37,7 @@ use std::sync::OnceLock;
 
 pub use cudarc::driver::sys::CUresult;
 pub use error::CudaError;
-pub use gpu::{Gpu, PinnedBuf, RawStream, pick_device, pointer_is_device};
+pub use gpu::{Gpu, PinnedAlloc, PinnedBuf, RawStream, pick_device, pointer_is_device};
 pub use heap::{GpuHeap, PeerMapping, granularity};
 
 use cudarc::driver::sys;

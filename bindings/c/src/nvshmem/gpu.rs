@@ -37,7 +37,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use oxshmem_device::ChannelKind;
-use oxshmem_device::cuda::{DevAddr, Gpu, GpuHeap, PeerMapping, PinnedBuf, fdpass};
+use oxshmem_device::channel::devmem::DeviceAlloc;
+use oxshmem_device::channel::proxy::{Proxy, ProxyRingBox, ProxyTarget, Request, amo as proxy_amo, kind};
+use oxshmem_device::cuda::{DevAddr, Gpu, GpuHeap, PeerMapping, PinnedAlloc, PinnedBuf, fdpass};
 use oxshmem_device::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 use oxshmem_rt::heap::alloc::{AllocError, Allocator};
 use oxshmem_rt::raw::AmoOp;
@@ -135,6 +137,10 @@ struct Backend {
     alloc: Mutex<Allocator>,
     pinned: PinnedBuf,
     layout: PinnedLayout,
+    /// The channel of every peer (P2P, or the proxy when `OXSHMEM_DEVICE_CHANNEL=proxy`).
+    kind: ChannelKind,
+    /// The proxy's request ring, in pinned memory (with the proxy channel).
+    ring: Option<ProxyRingBox>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -144,6 +150,8 @@ impl std::fmt::Debug for Backend {
 }
 
 static BACKEND: Mutex<Option<Arc<Backend>>> = Mutex::new(None);
+/// The proxy thread (with the proxy channel); stopped before the back end goes.
+static PROXY: Mutex<Option<Proxy>> = Mutex::new(None);
 /// `[HEAP_LO, HEAP_HI)`: this PE's GPU heap (both 0 without the back end), for the cheap
 /// "is this GPU memory" test the RMA fallbacks make.
 static HEAP_LO: AtomicUsize = AtomicUsize::new(0);
@@ -192,16 +200,20 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
         return Ok(());
     }
     let (channel, var) = oxshmem_rt::config::device_channel().map_err(|m| invalid(func, m))?;
-    if !matches!(channel.trim(), "" | "auto" | "p2p") {
-        return Err(invalid(
-            func,
-            format!(
-                "{var}={channel}: the CUDA back end of this library has the P2P channel only so far (the proxy \
-                 and IBGDA channels run on oxshmem-device's CPU back end); use p2p or auto"
-            ),
-        ));
-    }
-    let b = Arc::new(setup(func)?);
+    let kind = match channel.trim() {
+        "" | "auto" | "p2p" => ChannelKind::P2p,
+        "proxy" => ChannelKind::Proxy,
+        other => {
+            return Err(invalid(
+                func,
+                format!(
+                    "{var}={other}: the CUDA back end of this library has the P2P and proxy channels so far (IBGDA \
+                     runs on oxshmem-device's CPU back end); use p2p, proxy or auto"
+                ),
+            ));
+        }
+    };
+    let b = Arc::new(setup(func, kind)?);
     if let Some(r) = registered {
         let state = b.pinned.device_ptr() as *const c_void;
         let cuda_state = (b.pinned.device_ptr() + b.layout.cuda_state as u64) as *const c_void;
@@ -231,11 +243,100 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
         attached = registered.is_some(),
         "CUDA back end up"
     );
+    let ring = b.ring.as_ref().map(|r| r.as_ptr().cast_const());
+    let state = b.pinned.host_ptr().cast_const().cast::<DeviceState>();
     *BACKEND.lock() = Some(b);
+    if let Some(ring) = ring {
+        // SAFETY: the state and the ring live in the back end until finalize, which stops
+        // the proxy before it lets the back end go.
+        let proxy = unsafe { Proxy::start_with(state, ring, proxy_spin(func)?, Arc::new(GpuTarget)) };
+        *PROXY.lock() = Some(proxy);
+    }
     Ok(())
 }
 
-fn setup(func: &'static str) -> Result<Backend> {
+/// Whether the proxy thread spins (`OXSHMEM_PROXY_SPIN`; by default where this host has a CPU
+/// for every PE and its proxy, as on the CPU back end).
+fn proxy_spin(func: &'static str) -> Result<bool> {
+    Ok(match oxshmem_rt::config::proxy_spin().map_err(|m| invalid(func, m))? {
+        Some(s) => s,
+        None => {
+            let node = oxshmem_rt::current()?.team_shared().n_pes()?;
+            oxshmem_rt::config::job_cpus() >= 2 * node
+        }
+    })
+}
+
+/// The proxy's requests, carried out on the GPU heaps: copies for put, get and p, the device
+/// library's AMO kernel for atomics and signals.
+struct GpuTarget;
+
+impl ProxyTarget for GpuTarget {
+    fn execute(&self, r: &Request) -> std::result::Result<(), String> {
+        const F: &str = "nvshmem proxy";
+        let pe = r.pe as usize;
+        let signal = |sig: u64, op: AmoOp| amo(F, sig as usize, 8, op, pe).unwrap_or_else(|| not_gpu(sig)).map(drop);
+        let r2 = match r.kind {
+            // SAFETY: the device thread that submitted the request keeps `local` valid for `len`
+            // bytes until its ticket completes.
+            kind::PUT => unsafe { put(F, r.dest as *mut u8, r.local as *const u8, r.len as usize, pe) }
+                .unwrap_or_else(|| not_gpu(r.dest)),
+            // SAFETY: as for PUT.
+            kind::GET => unsafe { get(F, r.local as *mut u8, r.dest as *const u8, r.len as usize, pe) }
+                .unwrap_or_else(|| not_gpu(r.dest)),
+            // SAFETY: the value is a field of the request, `len` (1..=8) bytes of it.
+            kind::P => unsafe { put(F, r.dest as *mut u8, (&raw const r.value).cast(), r.len as usize, pe) }
+                .unwrap_or_else(|| not_gpu(r.dest)),
+            kind::AMO => {
+                let width = if r.flags & proxy_amo::W64 != 0 { 8 } else { 4 };
+                amo(F, r.dest as usize, width, amo_op(r), pe).unwrap_or_else(|| not_gpu(r.dest)).and_then(|old| {
+                    if r.local == 0 {
+                        return Ok(());
+                    }
+                    let b = backend().ok_or_else(|| invalid(F, "the CUDA back end is gone"))?;
+                    // SAFETY: the device thread gave `local` for the fetched value (8 bytes).
+                    unsafe { b.copy(F, r.local, (&raw const old) as DevAddr, 8) }
+                })
+            }
+            kind::PUT_SIGNAL => {
+                // SAFETY: as for PUT.
+                unsafe { put(F, r.dest as *mut u8, r.local as *const u8, r.len as usize, pe) }
+                    .unwrap_or_else(|| not_gpu(r.dest))
+                    .and_then(|()| signal(r.sig, signal_op(r.flags, r.value)))
+            }
+            kind::SIGNAL_OP => signal(r.sig, signal_op(r.flags, r.value)),
+            k => Err(invalid(F, format!("unknown request kind {k}"))),
+        };
+        r2.map_err(|e| e.to_string())
+    }
+}
+
+/// A proxy request's address outside the GPU heap.
+fn not_gpu<T>(addr: u64) -> Result<T> {
+    Err(invalid("nvshmem proxy", format!("{addr:#x} is not in the GPU symmetric heap")))
+}
+
+/// A put-signal's or signal op's update: the proxy's flags are OpenSHMEM's signal operations
+/// (0: set, 1: add).
+fn signal_op(flags: u16, value: u64) -> AmoOp {
+    if flags == 0 { AmoOp::Set(value) } else { AmoOp::FetchAdd(value) }
+}
+
+/// The AMO of a request.
+fn amo_op(r: &Request) -> AmoOp {
+    match r.flags & proxy_amo::OP_MASK {
+        proxy_amo::FETCH => AmoOp::Fetch,
+        proxy_amo::SET => AmoOp::Set(r.value),
+        proxy_amo::SWAP => AmoOp::Swap(r.value),
+        proxy_amo::COMPARE_SWAP => AmoOp::CompareSwap { cond: r.cond, value: r.value },
+        proxy_amo::FETCH_ADD => AmoOp::FetchAdd(r.value),
+        proxy_amo::FETCH_AND => AmoOp::FetchAnd(r.value),
+        proxy_amo::FETCH_OR => AmoOp::FetchOr(r.value),
+        _ => AmoOp::FetchXor(r.value),
+    }
+}
+
+fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
     let shmem = oxshmem_rt::current()?;
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     let node = shmem.team_shared().members()?;
@@ -291,6 +392,13 @@ fn setup(func: &'static str) -> Result<Backend> {
 
     let layout = PinnedLayout::new(n);
     let pinned = PinnedBuf::new(&gpu, layout.total).map_err(|e| cuda_err(func, e))?;
+    let ring = match kind {
+        ChannelKind::Proxy => {
+            let alloc: Arc<dyn DeviceAlloc> = Arc::new(PinnedAlloc::new(&gpu));
+            Some(ProxyRingBox::new_in(oxshmem_device::PROXY_RING_SLOTS, &alloc).map_err(|m| invalid(func, m))?)
+        }
+        _ => None,
+    };
     let b = Backend {
         me,
         gpu,
@@ -300,6 +408,8 @@ fn setup(func: &'static str) -> Result<Backend> {
         alloc: Mutex::new(Allocator::new(size - RESERVED)),
         pinned,
         layout,
+        kind,
+        ring,
     };
     b.write_state(n);
     b.write_teams(func)?;
@@ -393,7 +503,7 @@ impl Backend {
             // SAFETY: n entries of each array are inside the pinned block; no GPU reads it yet.
             unsafe {
                 peer_base.add(pe).write(self.peer_base[pe]);
-                channel.add(pe).write(ChannelKind::P2p as u8);
+                channel.add(pe).write(self.kind as u8);
             }
         }
         let state = DeviceState {
@@ -403,7 +513,7 @@ impl Backend {
             heap_size: self.heap.size() as u64,
             peer_base: self.dev_at(self.layout.peer_base) as *const u64,
             channel: self.dev_at(self.layout.channel) as *const u8,
-            ring: std::ptr::null_mut(),
+            ring: self.ring.as_ref().map_or(std::ptr::null_mut(), |r| r.as_ptr()),
             ibgda: std::ptr::null_mut(),
             barrier_flags: self.heap.base(),
             barrier_epoch: AtomicU64::new(0),
@@ -708,6 +818,10 @@ pub(crate) fn explain(addr: usize) -> Option<String> {
 /// Tears the back end down before the runtime finalizes: every PE stops using the peers'
 /// heaps, then unmaps them and frees its own (collective).
 pub(crate) fn finalize() -> Result<()> {
+    // The proxy first: it finishes what was issued while the back end is still there.
+    if let Some(mut p) = PROXY.lock().take() {
+        p.stop();
+    }
     let Some(b) = BACKEND.lock().take() else { return Ok(()) };
     HEAP_LO.store(0, Ordering::Relaxed);
     HEAP_HI.store(0, Ordering::Relaxed);
