@@ -168,6 +168,9 @@ enum Compiler {
     /// NVIDIA's nvcc (`OXSHMEM_NVCC`, from `scripts/cuda-toolchain.sh`), compiling the C source
     /// as CUDA C++: NVSHMEM's own build line.
     Nvcc,
+    /// nvcc on a `.cu` source that uses the device library's `__host__ __device__` code on the
+    /// host (`gpu_ibgda.cu`).
+    NvccCu,
 }
 
 /// `tests/nvshmem/<name>.c` (or `.cc`) compiled against the prefix, once per test process.
@@ -186,6 +189,7 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
             Compiler::Cxx => ("c++", format!("{name}.cc"), "-std=c++17"),
             Compiler::MpiCc => ("mpicc", format!("{name}.c"), "-std=c11"),
             Compiler::Nvcc => (nvcc.as_str(), format!("{name}.c"), "-std=c++17"),
+            Compiler::NvccCu => (nvcc.as_str(), format!("{name}.cu"), "-std=c++17"),
         };
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("nvshmem").join(src);
         let out_dir = work_dir().join("bin");
@@ -193,7 +197,7 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
         let exe = out_dir.join(if compiler == Compiler::Nvcc { format!("{name}-nvcc") } else { name.to_string() });
         let t = Instant::now();
         let mut cmd = Command::new(tool);
-        if compiler == Compiler::Nvcc {
+        if matches!(compiler, Compiler::Nvcc | Compiler::NvccCu) {
             // nvcc's host pass sees CUDA's headers (nvshmem.h includes them, as NVSHMEM's
             // does) and CCCL; link flags go through -Xlinker.
             let cuda = PathBuf::from(std::env::var_os("OXSHMEM_CUDA_INCLUDE").unwrap_or_default());
@@ -204,6 +208,11 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
                 .arg(format!("-L{}", p.join("lib").display()))
                 .arg("-lnvshmem_host")
                 .arg(format!("-Xlinker=-rpath,{}", p.join("lib").display()));
+            if compiler == Compiler::NvccCu {
+                // oxshmem/device_state.h, which the device library's headers include.
+                let state = Path::new(env!("CARGO_MANIFEST_DIR")).join("../device/include");
+                cmd.arg(format!("-I{}", state.display())).args(["-diag-suppress", "20044"]);
+            }
         } else {
             cmd.args([std, "-O1", "-Wall", "-Wextra", "-Werror"])
                 .arg(&src)
@@ -885,6 +894,28 @@ fn on_stream_routines_are_ordered_stream_operations() {
     let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
     for n in [2, 4] {
         let out = oshrun(n, &program("gpu_stream", Compiler::Cc), &[], &[("LD_LIBRARY_PATH", &driver)]);
+        assert_all_ok(&out, n);
+    }
+}
+
+/// `OXSHMEM_DEVICE_CHANNEL=ibgda`: the device library's queue-pair producer (compiled for the
+/// host by nvcc) posts work requests into the queues `nvshmem_init` built in pinned memory, and
+/// the host library's software NIC executes them on the peers' GPU heaps.
+#[test]
+fn the_ibgda_channel_over_the_gpu_heap() {
+    if std::env::var_os("OXSHMEM_NVCC").is_none() {
+        eprintln!("SKIPPED: OXSHMEM_NVCC is not set (eval \"$(scripts/cuda-toolchain.sh --env)\")");
+        return;
+    }
+    let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
+    let prog = program("gpu_ibgda", Compiler::NvccCu);
+    for n in [2, 4] {
+        let out = oshrun(
+            n,
+            &prog,
+            &[],
+            &[("LD_LIBRARY_PATH", &driver), ("SHMEM_SYMMETRIC_SIZE", "8M"), ("OXSHMEM_DEVICE_CHANNEL", "ibgda")],
+        );
         assert_all_ok(&out, n);
     }
 }

@@ -45,6 +45,43 @@ pub mod keys {
     pub const IBUF_LKEY_BASE: u32 = 0x0010_0000;
 }
 
+/// Memory the software NIC reaches only through a back end (a GPU's heap, which the CPU cannot
+/// load or store): how it copies and updates atomically there. Without one, the NIC uses the
+/// CPU on mapped heaps and the runtime's transport elsewhere.
+pub trait NicMemory: Send + Sync + std::fmt::Debug {
+    /// Copies `len` bytes from `src` to `dst` (addresses of this process: a local buffer, the
+    /// heap, a peer's heap as mapped here), complete when it returns.
+    ///
+    /// # Safety
+    /// Both ranges are valid for `len` bytes (the NIC checked them against their regions).
+    ///
+    /// # Errors
+    /// Why the copy failed.
+    unsafe fn copy(&self, dst: u64, src: u64, len: usize) -> Result<(), String>;
+
+    /// An atomic `op` on the naturally aligned `width`-byte word at `addr` (a heap as mapped
+    /// here); the prior value.
+    ///
+    /// # Errors
+    /// Why it failed.
+    fn atomic(&self, addr: u64, width: u32, op: oxshmem::transport::AmoOp) -> Result<u64, String>;
+}
+
+/// The symmetric heap the queues reach when it is not the runtime's (the CUDA back end's GPU
+/// heap): its base and size here, where every PE's copy is mapped here (0: not mapped), and how
+/// the NIC reaches that memory.
+#[derive(Debug, Clone)]
+pub struct IbgdaHeap {
+    /// This PE's heap.
+    pub base: u64,
+    /// Its size (the same on every PE).
+    pub size: u64,
+    /// Per PE: its heap as mapped in this process (0: not mapped).
+    pub mapped: Vec<u64>,
+    /// How the NIC copies and updates atomically there.
+    pub memory: std::sync::Arc<dyn NicMemory>,
+}
+
 /// Queue sizing and modes (from the environment at init).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IbgdaConfig {
@@ -177,6 +214,8 @@ pub struct Ibgda {
     pub(crate) heap_size: u64,
     /// Where each PE's heap is mapped in this process (0: not mapped: through the transport).
     pub(crate) mapped: DevSlice<u64>,
+    /// How the NIC reaches a heap the CPU cannot touch (`None`: the CPU and the transport).
+    pub(crate) memory: Option<std::sync::Arc<dyn NicMemory>>,
     pub(crate) config: IbgdaConfig,
     pub(crate) nic: softnic::NicShared,
     /// The device table, in `mem`.
@@ -208,8 +247,28 @@ impl Ibgda {
         config: IbgdaConfig,
         from: &std::sync::Arc<dyn DeviceAlloc>,
     ) -> oxshmem::Result<Ibgda> {
+        Self::new_on(shmem, config, from, None)
+    }
+
+    /// As [`new_in`](Self::new_in), over `heap` instead of the runtime's symmetric heap when
+    /// given (the CUDA back end's GPU heap). Collective.
+    ///
+    /// # Errors
+    /// The runtime's (the key exchange); the allocator's.
+    pub fn new_on(
+        shmem: &oxshmem::Shmem,
+        config: IbgdaConfig,
+        from: &std::sync::Arc<dyn DeviceAlloc>,
+        heap: Option<IbgdaHeap>,
+    ) -> oxshmem::Result<Ibgda> {
         let (me, n) = (shmem.my_pe(), shmem.n_pes());
-        let (base, size) = oxshmem::raw::heap_range()?;
+        let (base, size) = match &heap {
+            Some(h) => (h.base as usize, h.size as usize),
+            None => {
+                let (b, s) = oxshmem::raw::heap_range()?;
+                (b as usize, s)
+            }
+        };
         // A remote key per heap registration: unpredictable, never 0.
         let my_rkey = {
             use std::hash::{BuildHasher, Hasher};
@@ -259,7 +318,10 @@ impl Ibgda {
             for pe in 0..n {
                 rkeys.add(pe).write(all[2 * pe] as u32);
                 rbases.add(pe).write(all[2 * pe + 1]);
-                mapped.add(pe).write(oxshmem::raw::ptr(base as *const u8, pe as i32) as u64);
+                mapped.add(pe).write(match &heap {
+                    Some(h) => h.mapped[pe],
+                    None => oxshmem::raw::ptr(base as *const u8, pe as i32) as u64,
+                });
             }
             let qps = m.add(q_off).cast::<Qp<Mlx5>>();
             for (i, p) in parts.iter().enumerate() {
@@ -304,6 +366,7 @@ impl Ibgda {
                 heap_base: base as u64,
                 heap_size: size as u64,
                 mapped: DevSlice { ptr: mapped, len: n },
+                memory: heap.map(|h| h.memory),
                 config,
                 nic: softnic::NicShared::default(),
                 table,

@@ -64,7 +64,7 @@ impl NicShared {
 
 /// The NIC thread's handle.
 #[derive(Debug)]
-pub(crate) struct SoftNic {
+pub struct SoftNic {
     handle: Option<std::thread::JoinHandle<()>>,
     ib: *const Ibgda,
 }
@@ -91,6 +91,17 @@ type Syndrome = u8;
 impl SoftNic {
     /// Starts the NIC thread for `ib` (which must outlive it: call [`stop`](Self::stop)).
     pub(crate) fn start(ib: *const Ibgda, timeout_ns: u64) -> SoftNic {
+        // SAFETY: the caller's promise, as documented.
+        unsafe { Self::start_for(ib, timeout_ns) }
+    }
+
+    /// Starts the NIC thread for `ib`, which gives up waiting on a full CQ `timeout_ns` after
+    /// it was asked to stop.
+    ///
+    /// # Safety
+    /// `ib` stays valid (and in place) until [`stop`](Self::stop) has returned or the value is
+    /// dropped.
+    pub unsafe fn start_for(ib: *const Ibgda, timeout_ns: u64) -> SoftNic {
         // SAFETY: the caller keeps `ib` alive until stop() has joined the thread.
         let shared = unsafe { &(*ib).nic };
         shared.timeout_ns.store(timeout_ns, Ordering::Relaxed);
@@ -114,7 +125,7 @@ impl SoftNic {
     }
 
     /// Stops the thread once every announced WQE is consumed.
-    pub(crate) fn stop(&mut self) {
+    pub fn stop(&mut self) {
         if let Some(h) = self.handle.take() {
             // SAFETY: see start().
             let shared = unsafe { &(*self.ib).nic };
@@ -431,6 +442,11 @@ impl<'a> Engine<'a> {
             Decoded::Nop => Ok(()),
             Decoded::Dump { local } => {
                 let a = self.local(local, 1)?;
+                if let Some(m) = &self.ib.memory {
+                    let mut b = 0u8;
+                    // SAFETY: checked against its region (a live local byte); `b` is a local.
+                    return unsafe { m.copy((&raw mut b) as u64, a, 1) }.map_err(|_| syndrome::LOCAL_PROT_ERR);
+                }
                 // SAFETY: checked against its region (a live local byte).
                 unsafe { std::ptr::read_volatile(a as *const u8) };
                 Ok(())
@@ -453,6 +469,13 @@ impl<'a> Engine<'a> {
                 let (equiv, mapped) = self.remote(qp, remote, len)?;
                 // Reads see this queue's earlier writes (RC order): complete them first.
                 self.settle();
+                if let Some(m) = &self.ib.memory {
+                    if mapped == 0 {
+                        return Err(syndrome::REMOTE_OP_ERR);
+                    }
+                    // SAFETY: both ranges checked.
+                    return unsafe { m.copy(dst, mapped, len as usize) }.map_err(|_| syndrome::REMOTE_OP_ERR);
+                }
                 if mapped != 0 {
                     // SAFETY: both ranges checked; distinct objects (local scratch or heap vs the
                     // peer's mapped heap), or the same bytes when a PE reads itself.
@@ -472,6 +495,21 @@ impl<'a> Engine<'a> {
                 }
                 let res = if result.len == 0 { None } else { Some(self.local(result, w)?) };
                 self.settle();
+                if let Some(m) = &self.ib.memory {
+                    if mapped == 0 {
+                        return Err(syndrome::REMOTE_OP_ERR);
+                    }
+                    let old =
+                        via_amo(*op, *width, |a| m.atomic(mapped, *width, a)).map_err(|_| syndrome::REMOTE_OP_ERR)?;
+                    if let Some(a) = res {
+                        // As below: 4-byte results big-endian, 8-byte ones in host order.
+                        let bytes = if *width == 4 { u64::from((old as u32).to_be()) } else { old };
+                        // SAFETY: the result range was checked against its region, `w` bytes.
+                        unsafe { m.copy(a, (&raw const bytes) as u64, w as usize) }
+                            .map_err(|_| syndrome::LOCAL_PROT_ERR)?;
+                    }
+                    return Ok(());
+                }
                 let old = if mapped != 0 {
                     cpu_atomic(mapped, *width, *op)
                 } else {
@@ -494,6 +532,13 @@ impl<'a> Engine<'a> {
     }
 
     fn write(&mut self, pe: i32, src: *const u8, equiv: u64, mapped: u64, len: usize) -> Result<(), Syndrome> {
+        if let Some(m) = &self.ib.memory {
+            if mapped == 0 {
+                return Err(syndrome::REMOTE_OP_ERR);
+            }
+            // SAFETY: both ranges checked by the caller.
+            return unsafe { m.copy(mapped, src as u64, len) }.map_err(|_| syndrome::REMOTE_OP_ERR);
+        }
         if mapped != 0 {
             // SAFETY: both ranges checked by the caller.
             unsafe { oxshmem::transport::shm::copy_to_peer(mapped as *mut u8, src, len) };
@@ -556,6 +601,22 @@ fn cpu_atomic(addr: u64, width: u32, op: NicAtomic) -> u64 {
 /// Executes `op` through the runtime's transport; returns the prior value.
 fn transport_atomic(equiv: u64, width: u32, op: NicAtomic, pe: i32) -> oxshmem::Result<u64> {
     const F: &str = "nvshmem_atomic (softnic)";
+    via_amo(op, width, |a| {
+        // SAFETY: `equiv` is a checked, aligned symmetric address of `width` bytes.
+        unsafe {
+            if width == 4 {
+                oxshmem::raw::atomic(equiv as *mut u32, a, pe, F).map(u64::from)
+            } else {
+                oxshmem::raw::atomic(equiv as *mut u64, a, pe, F)
+            }
+        }
+    })
+}
+
+/// Executes the NIC atomic `op` on a `width`-byte word through `call`, an executor of the
+/// runtime's AMO operations: one call when `op` is one of them, else a compare-and-swap loop
+/// (a general masked form). Returns the prior value.
+fn via_amo<E>(op: NicAtomic, width: u32, mut call: impl FnMut(AmoOp) -> Result<u64, E>) -> Result<u64, E> {
     let m = if width == 4 { u64::from(u32::MAX) } else { u64::MAX };
     let amo = match op {
         NicAtomic::FetchAdd { add: 0, boundary: 0 } => Some(AmoOp::Fetch),
@@ -580,16 +641,6 @@ fn transport_atomic(equiv: u64, width: u32, op: NicAtomic, pe: i32) -> oxshmem::
             Some(AmoOp::FetchAnd(swap & m))
         }
         _ => None,
-    };
-    let call = |a: AmoOp| -> oxshmem::Result<u64> {
-        // SAFETY: `equiv` is a checked, aligned symmetric address of `width` bytes.
-        unsafe {
-            if width == 4 {
-                oxshmem::raw::atomic(equiv as *mut u32, a, pe, F).map(u64::from)
-            } else {
-                oxshmem::raw::atomic(equiv as *mut u64, a, pe, F)
-            }
-        }
     };
     match amo {
         Some(a) => call(a),

@@ -24,11 +24,14 @@
 //! deterministic allocator, so the same collective calls give the same offset on every PE.
 //!
 //! Host RMA on GPU memory (`nvshmem_putmem`, `_getmem`, `_p`, `_g` and their `shmem_` and typed
-//! twins) reaches it through synchronous CUDA copies into the peer's mapping. The other host
-//! routines do not reach GPU memory yet: they end the job with an error saying so (see
-//! `docs/cuda.md`). Only peers of this node are reachable: the device channel is P2P for each;
-//! a job spanning nodes, or `OXSHMEM_DEVICE_CHANNEL=proxy|ibgda`, fails at init with a message
-//! (the proxy and IBGDA channels run on the CPU back end, `oxshmem-device`, not here yet).
+//! twins) reaches it through synchronous CUDA copies into the peer's mapping, host atomics
+//! through the device library's AMO kernel ([`amo`]). The other host routines do not reach GPU
+//! memory yet: they end the job with an error saying so (see
+//! `docs/cuda.md`). Only peers of this node are reachable (a job spanning nodes fails at init
+//! with a message): the device channel is P2P for each, or with `OXSHMEM_DEVICE_CHANNEL` the
+//! proxy (a ring in pinned memory drained by the CPU back end's proxy thread, with a target
+//! that copies into the peers' mappings) or IBGDA (the queues in pinned memory over the GPU
+//! heap, executed by the software NIC through [`GpuNicMemory`]).
 
 use std::ffi::c_void;
 use std::os::fd::{AsFd, OwnedFd};
@@ -40,6 +43,8 @@ use oxshmem_device::ChannelKind;
 use oxshmem_device::channel::devmem::DeviceAlloc;
 use oxshmem_device::channel::proxy::{Proxy, ProxyRingBox, ProxyTarget, Request, amo as proxy_amo, kind};
 use oxshmem_device::cuda::{DevAddr, Gpu, GpuHeap, PeerMapping, PinnedAlloc, PinnedBuf, fdpass};
+use oxshmem_device::ibgda::softnic::SoftNic;
+use oxshmem_device::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
 use oxshmem_device::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 use oxshmem_rt::heap::alloc::{AllocError, Allocator};
 use oxshmem_rt::raw::AmoOp;
@@ -141,6 +146,8 @@ struct Backend {
     kind: ChannelKind,
     /// The proxy's request ring, in pinned memory (with the proxy channel).
     ring: Option<ProxyRingBox>,
+    /// The IBGDA queues and key tables, in pinned memory (with the IBGDA channel).
+    ibgda: Option<Box<Ibgda>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -152,6 +159,8 @@ impl std::fmt::Debug for Backend {
 static BACKEND: Mutex<Option<Arc<Backend>>> = Mutex::new(None);
 /// The proxy thread (with the proxy channel); stopped before the back end goes.
 static PROXY: Mutex<Option<Proxy>> = Mutex::new(None);
+/// The software NIC's thread (with the IBGDA channel); stopped before the back end goes.
+static NIC: Mutex<Option<SoftNic>> = Mutex::new(None);
 /// `[HEAP_LO, HEAP_HI)`: this PE's GPU heap (both 0 without the back end), for the cheap
 /// "is this GPU memory" test the RMA fallbacks make.
 static HEAP_LO: AtomicUsize = AtomicUsize::new(0);
@@ -203,15 +212,8 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     let kind = match channel.trim() {
         "" | "auto" | "p2p" => ChannelKind::P2p,
         "proxy" => ChannelKind::Proxy,
-        other => {
-            return Err(invalid(
-                func,
-                format!(
-                    "{var}={other}: the CUDA back end of this library has the P2P and proxy channels so far (IBGDA \
-                     runs on oxshmem-device's CPU back end); use p2p, proxy or auto"
-                ),
-            ));
-        }
+        "ibgda" => ChannelKind::Ibgda,
+        other => return Err(invalid(func, format!("{var}={other:?}: expected p2p, proxy, ibgda or auto"))),
     };
     let b = Arc::new(setup(func, kind)?);
     if let Some(r) = registered {
@@ -245,7 +247,13 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     );
     let ring = b.ring.as_ref().map(|r| r.as_ptr().cast_const());
     let state = b.pinned.host_ptr().cast_const().cast::<DeviceState>();
+    let ib = b.ibgda.as_deref().map(|i| i as *const Ibgda);
+    let timeout = timeout_ns();
     *BACKEND.lock() = Some(b);
+    if let Some(ib) = ib {
+        // SAFETY: the queues live in the back end until finalize, which stops the NIC first.
+        *NIC.lock() = Some(unsafe { SoftNic::start_for(ib, timeout) });
+    }
     if let Some(ring) = ring {
         // SAFETY: the state and the ring live in the back end until finalize, which stops
         // the proxy before it lets the back end go.
@@ -265,6 +273,24 @@ fn proxy_spin(func: &'static str) -> Result<bool> {
             oxshmem_rt::config::job_cpus() >= 2 * node
         }
     })
+}
+
+/// How the software NIC reaches the GPU heaps: copies on unified addresses, and the device
+/// library's AMO kernel.
+#[derive(Debug)]
+struct GpuNicMemory {
+    gpu: Gpu,
+}
+
+impl NicMemory for GpuNicMemory {
+    unsafe fn copy(&self, dst: u64, src: u64, len: usize) -> std::result::Result<(), String> {
+        // SAFETY: the NIC checked both ranges against their regions.
+        unsafe { self.gpu.copy_dtod(dst, src, len) }.map_err(|e| e.to_string())
+    }
+
+    fn atomic(&self, addr: u64, width: u32, op: AmoOp) -> std::result::Result<u64, String> {
+        amo_at("nvshmem softnic", addr, width as usize, op).map_err(|e| e.to_string())
+    }
 }
 
 /// The proxy's requests, carried out on the GPU heaps: copies for put, get and p, the device
@@ -392,10 +418,23 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
 
     let layout = PinnedLayout::new(n);
     let pinned = PinnedBuf::new(&gpu, layout.total).map_err(|e| cuda_err(func, e))?;
+    let pinned_alloc: Arc<dyn DeviceAlloc> = Arc::new(PinnedAlloc::new(&gpu));
     let ring = match kind {
         ChannelKind::Proxy => {
-            let alloc: Arc<dyn DeviceAlloc> = Arc::new(PinnedAlloc::new(&gpu));
-            Some(ProxyRingBox::new_in(oxshmem_device::PROXY_RING_SLOTS, &alloc).map_err(|m| invalid(func, m))?)
+            Some(ProxyRingBox::new_in(oxshmem_device::PROXY_RING_SLOTS, &pinned_alloc).map_err(|m| invalid(func, m))?)
+        }
+        _ => None,
+    };
+    let ibgda = match kind {
+        ChannelKind::Ibgda => {
+            let config = IbgdaConfig::from_env().map_err(|m| invalid(func, m))?;
+            let on = IbgdaHeap {
+                base: heap.base(),
+                size: heap.size() as u64,
+                mapped: peer_base.clone(),
+                memory: Arc::new(GpuNicMemory { gpu: gpu.clone() }),
+            };
+            Some(Box::new(Ibgda::new_on(&shmem, config, &pinned_alloc, Some(on))?))
         }
         _ => None,
     };
@@ -410,6 +449,7 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
         layout,
         kind,
         ring,
+        ibgda,
     };
     b.write_state(n);
     b.write_teams(func)?;
@@ -514,7 +554,7 @@ impl Backend {
             peer_base: self.dev_at(self.layout.peer_base) as *const u64,
             channel: self.dev_at(self.layout.channel) as *const u8,
             ring: self.ring.as_ref().map_or(std::ptr::null_mut(), |r| r.as_ptr()),
-            ibgda: std::ptr::null_mut(),
+            ibgda: self.ibgda.as_deref().map_or(std::ptr::null_mut(), Ibgda::device_table),
             barrier_flags: self.heap.base(),
             barrier_epoch: AtomicU64::new(0),
             timeout_ns: timeout_ns(),
@@ -783,25 +823,31 @@ pub(crate) fn amo(func: &'static str, dest: usize, width: usize, op: AmoOp, pe: 
             return Err(invalid(func, format!("{dest:#x} is not a naturally aligned 4- or 8-byte word")));
         }
         let target = b.remote(func, dest, width, pe)?;
-        let kernel = super::device_lib::amo().ok_or_else(|| {
-            invalid(
-                func,
-                format!(
-                    "{dest:#x} is in the GPU symmetric heap, and an atomic there from the host needs \
-                     libnvshmem_device.a's AMO kernel, which this program did not register (link the device library)"
-                ),
-            )
-        })?;
-        let (flags, value, cond) = amo_flags(op, width);
-        let mut old = 0u64;
-        // SAFETY: `target` is a naturally aligned word of pe's heap as mapped here; the
-        // callback writes the prior value to `old`, a live local.
-        let rc = unsafe { kernel(target, flags, value, cond, &mut old) };
-        if rc != 0 {
-            return Err(cuda_err(func, format!("the device library's atomic kernel returned CUDA error {rc}")));
-        }
-        Ok(old)
+        amo_at(func, target, width, op)
     })())
+}
+
+/// An atomic `op` on the naturally aligned `width`-byte word at `target` (a GPU heap as mapped
+/// here), through the device library's AMO kernel: the prior value.
+fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp) -> Result<u64> {
+    let kernel = super::device_lib::amo().ok_or_else(|| {
+        invalid(
+            func,
+            format!(
+                "{target:#x} is GPU memory, and an atomic there from the host needs libnvshmem_device.a's AMO \
+                 kernel, which this program did not register (link the device library)"
+            ),
+        )
+    })?;
+    let (flags, value, cond) = amo_flags(op, width);
+    let mut old = 0u64;
+    // SAFETY: `target` is a naturally aligned word of a GPU heap mapped here; the callback
+    // writes the prior value to `old`, a live local.
+    let rc = unsafe { kernel(target, flags, value, cond, &mut old) };
+    if rc != 0 {
+        return Err(cuda_err(func, format!("the device library's atomic kernel returned CUDA error {rc}")));
+    }
+    Ok(old)
 }
 
 /// What to say of `addr`, instead of "is not symmetric", when it is GPU memory: the routine
@@ -818,9 +864,12 @@ pub(crate) fn explain(addr: usize) -> Option<String> {
 /// Tears the back end down before the runtime finalizes: every PE stops using the peers'
 /// heaps, then unmaps them and frees its own (collective).
 pub(crate) fn finalize() -> Result<()> {
-    // The proxy first: it finishes what was issued while the back end is still there.
+    // The proxy and the NIC first: they finish what was issued while the back end is there.
     if let Some(mut p) = PROXY.lock().take() {
         p.stop();
+    }
+    if let Some(mut nic) = NIC.lock().take() {
+        nic.stop();
     }
     let Some(b) = BACKEND.lock().take() else { return Ok(()) };
     HEAP_LO.store(0, Ordering::Relaxed);
