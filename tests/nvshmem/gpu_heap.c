@@ -12,9 +12,10 @@
  * the host may touch it), launched by tests/tests/nvshmem.rs; on a real GPU the direct
  * stores through nvshmem_ptr below would need a kernel. It also registers, as the archive does,
  * the host-callable atomic on GPU memory (a one-thread kernel there, CPU atomics on the
- * emulated memory here), unless OXSHMEM_TEST_NO_AMO_KERNEL is set. Argument "iput": a host
+ * emulated memory here: emu_device_lib.h). Argument "iput": a host
  * routine the back end does not reach GPU memory with yet, which must be refused with a clear
- * error; "amo": a host atomic, expected to fail when the AMO kernel is not registered. Under
+ * error; with OXSHMEM_TEST_NO_AMO_KERNEL set, the first host atomic must fail saying the AMO
+ * kernel is missing. Under
  * OXSHMEM_DEVICE_CHANNEL=proxy it also plays a kernel's proxy path: requests into the ring the
  * device state points to, with the ring protocol of bindings/cuda (ticket, wait for room, body,
  * sequence word), executed by the host library's proxy thread on the GPU heaps.
@@ -27,6 +28,8 @@
 #include <nvshmemx.h>
 #include <oxshmem/device_state.h>
 #include <shmem.h>
+
+#include "emu_device_lib.h"
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,8 +47,6 @@ typedef struct {
     uint64_t scratch_bytes;
 } cuda_state_t;
 
-int oxshmemi_register_device_library(int abi_version, int (*attach)(const void *, const void *));
-int oxshmemi_register_device_amo(int (*amo)(uint64_t, uint32_t, uint64_t, uint64_t, uint64_t *));
 
 static const oxshmem_device_state_t *state;
 static const cuda_state_t *cuda_state;
@@ -58,49 +59,9 @@ static int attach(const void *device_state, const void *cuda) {
     return 0;
 }
 
-static long amo_calls;
-
-/* The device library's one-thread AMO kernel, as CPU atomics on the emulated GPU memory. */
-static int amo(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, uint64_t *old) {
-    amo_calls++;
-    uint32_t op = flags & OXSHMEM_AMO_OP_MASK;
-    if (flags & OXSHMEM_AMO_W64) {
-        uint64_t *p = (uint64_t *)(uintptr_t)addr, e = cond;
-        switch (op) {
-            case OXSHMEM_AMO_FETCH: *old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;
-            case OXSHMEM_AMO_SET:
-            case OXSHMEM_AMO_SWAP: *old = __atomic_exchange_n(p, value, __ATOMIC_SEQ_CST); break;
-            case OXSHMEM_AMO_COMPARE_SWAP:
-                __atomic_compare_exchange_n(p, &e, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-                *old = e;
-                break;
-            case OXSHMEM_AMO_FETCH_ADD: *old = __atomic_fetch_add(p, value, __ATOMIC_SEQ_CST); break;
-            case OXSHMEM_AMO_FETCH_AND: *old = __atomic_fetch_and(p, value, __ATOMIC_SEQ_CST); break;
-            case OXSHMEM_AMO_FETCH_OR: *old = __atomic_fetch_or(p, value, __ATOMIC_SEQ_CST); break;
-            default: *old = __atomic_fetch_xor(p, value, __ATOMIC_SEQ_CST);
-        }
-    } else {
-        uint32_t *p = (uint32_t *)(uintptr_t)addr, v = (uint32_t)value, e = (uint32_t)cond;
-        switch (op) {
-            case OXSHMEM_AMO_FETCH: *old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;
-            case OXSHMEM_AMO_SET:
-            case OXSHMEM_AMO_SWAP: *old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); break;
-            case OXSHMEM_AMO_COMPARE_SWAP:
-                __atomic_compare_exchange_n(p, &e, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-                *old = e;
-                break;
-            case OXSHMEM_AMO_FETCH_ADD: *old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); break;
-            case OXSHMEM_AMO_FETCH_AND: *old = __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); break;
-            case OXSHMEM_AMO_FETCH_OR: *old = __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); break;
-            default: *old = __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
-        }
-    }
-    return 0;
-}
-
 __attribute__((constructor)) static void register_device_library(void) {
     oxshmemi_register_device_library(1, attach);
-    if (!getenv("OXSHMEM_TEST_NO_AMO_KERNEL")) oxshmemi_register_device_amo(amo);
+    if (!getenv("OXSHMEM_TEST_NO_AMO_KERNEL")) oxshmemi_register_device_amo(emu_amo);
 }
 
 static int me = -1, npes = 0;
@@ -267,7 +228,7 @@ int main(int argc, char **argv) {
     shmem_int_atomic_fetch_add_nbi(&fetched, ctr, 1, me); /* the OpenSHMEM twin, on GPU memory */
     nvshmem_quiet();
     check("shmem_int_atomic_fetch_add_nbi", 7, fetched);
-    check("the AMO kernel was used", 1, amo_calls >= 9);
+    check("the AMO kernel was used", 1, emu_amo_calls >= 9);
 
     if (proxy) {
         /* A kernel's proxy path: put, p, a fetching AMO, put-signal and a signal op to the

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../../bindings/cuda/src/ibgda.cuh"
+#include "emu_device_lib.h"
 
 using namespace oxshmemi;
 using namespace oxshmemi::mlx5;
@@ -26,35 +27,9 @@ static int attach(const void *device_state, const void *cuda_state) {
     return 0;
 }
 
-template <class T>
-static uint64_t amo_word(T *p, uint32_t op, T v, T cond) {
-    switch (op) {
-        case OXSHMEM_AMO_FETCH: return __atomic_load_n(p, __ATOMIC_SEQ_CST);
-        case OXSHMEM_AMO_SET:
-        case OXSHMEM_AMO_SWAP: return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
-        case OXSHMEM_AMO_COMPARE_SWAP:
-            __atomic_compare_exchange_n(p, &cond, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-            return cond;
-        case OXSHMEM_AMO_FETCH_ADD: return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-        case OXSHMEM_AMO_FETCH_AND: return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
-        case OXSHMEM_AMO_FETCH_OR: return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
-        default: return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
-    }
-}
-
-/// The device library's AMO kernel, as CPU atomics on the emulated GPU memory.
-static int amo(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, uint64_t *old) {
-    uint32_t op = flags & OXSHMEM_AMO_OP_MASK;
-    if (flags & OXSHMEM_AMO_W64)
-        *old = amo_word<uint64_t>((uint64_t *)addr, op, value, cond);
-    else
-        *old = amo_word<uint32_t>((uint32_t *)addr, op, (uint32_t)value, (uint32_t)cond);
-    return 0;
-}
-
 __attribute__((constructor)) static void register_device_library() {
     oxshmemi_register_device_library(1, attach);
-    oxshmemi_register_device_amo(amo);
+    oxshmemi_register_device_amo(emu_amo);
 }
 
 static int me = -1;

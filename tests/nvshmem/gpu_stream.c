@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "emu_device_lib.h"
+
 /* The few driver calls this program makes itself (CUDA 13.0's cuda.h signatures). */
 typedef int CUresult;
 typedef int CUdevice;
@@ -33,13 +35,13 @@ CUresult cuStreamSynchronize(CUstream s);
 CUresult cuStreamDestroy_v2(CUstream s);
 CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *user);
 
-int oxshmemi_register_device_library(int abi_version, int (*attach)(const void *, const void *));
 static int attach(const void *a, const void *b) {
     (void)a, (void)b;
     return 0;
 }
 __attribute__((constructor)) static void register_device_library(void) {
     oxshmemi_register_device_library(1, attach);
+    oxshmemi_register_device_amo(emu_amo);
 }
 
 static int me = -1, npes = 0;
@@ -124,6 +126,27 @@ int main(void) {
     nvshmemx_barrier_all_on_stream(s);
     cu("cuStreamSynchronize", cuStreamSynchronize(s));
     check("p_on_stream", left + 1, buf[48]);
+
+    /* Signals on the stream: a put with signal to the right, a wait on our own signal word,
+     * then a signal add and the host's fetch. */
+    uint64_t *sig = (uint64_t *)nvshmem_calloc(2, sizeof(uint64_t));
+    int *data = (int *)nvshmem_calloc(8, sizeof(int));
+    int payload[8];
+    for (int i = 0; i < 8; i++) payload[i] = 40 * me + i;
+    nvshmem_barrier_all();
+    nvshmemx_putmem_signal_on_stream(data, payload, sizeof payload, sig, 1, NVSHMEM_SIGNAL_ADD, right, s);
+    nvshmemx_signal_wait_until_on_stream(sig, NVSHMEM_CMP_GE, 1, s);
+    nvshmemx_signal_op_on_stream(sig + 1, 5, NVSHMEM_SIGNAL_SET, left, s);
+    nvshmemx_barrier_all_on_stream(s);
+    cu("cuStreamSynchronize", cuStreamSynchronize(s));
+    for (int i = 0; i < 8; i++) check("putmem_signal_on_stream data", 40 * left + i, data[i]);
+    check("the signal the left neighbour added", 1, (long long)nvshmem_signal_fetch(sig));
+    check("the signal the right neighbour set", 5, (long long)nvshmem_signal_fetch(sig + 1));
+    nvshmemx_int_wait_until_on_stream(data, NVSHMEM_CMP_EQ, 40 * left, s);
+    cu("cuStreamSynchronize", cuStreamSynchronize(s));
+    nvshmem_barrier_all();
+    nvshmem_free(data);
+    nvshmem_free(sig);
 
     cu("cuStreamDestroy", cuStreamDestroy_v2(s));
     nvshmem_free(buf);

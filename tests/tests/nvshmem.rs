@@ -867,7 +867,11 @@ fn host_routines_that_do_not_reach_gpu_memory_say_so() {
     assert_failed_saying(
         &out,
         Duration::from_secs(40),
-        &["nvshmem_int_iput", "is in the GPU symmetric heap (nvshmem_malloc)", "host put, get, p, g and atomics do"],
+        &[
+            "nvshmem_int_iput",
+            "is in the GPU symmetric heap (nvshmem_malloc)",
+            "host put, get, p, g, atomics, signals and single-word waits do",
+        ],
     );
     let out = gpu_heap_job(2, &[], &[("OXSHMEM_TEST_NO_AMO_KERNEL", "1")]);
     assert_failed_saying(&out, Duration::from_secs(40), &["nvshmem_int_atomic_add", "AMO kernel"]);

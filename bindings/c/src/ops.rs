@@ -243,9 +243,13 @@ pub(crate) unsafe fn put_signal(
         let len = bytes(func, nelems, esize)?;
         // SAFETY: the caller guarantees `source` holds len bytes; the runtime checks dest and
         // sig_addr.
-        unsafe {
+        let r = unsafe {
             oxshmem_rt::signal::raw::put_signal(dest.cast(), source.cast(), len, sig_addr, signal, sig_op, pe, func)
-        }
+        };
+        // SAFETY: as above.
+        or_gpu(r, || unsafe {
+            gpu_rma::put_signal(func, dest.cast(), source.cast(), len, sig_addr, signal, sig_op, pe as usize)
+        })
     });
     ok(func, r)
 }
@@ -379,8 +383,41 @@ unsafe fn indices<'a>(func: &'static str, n: usize, indices: *mut usize) -> Resu
 /// # Safety
 /// `ivar` must point to a `T` (checked to be symmetric and aligned).
 pub(crate) unsafe fn wait_until<T: SyncType>(func: &'static str, ivar: *mut T, c: c_int, value: T) {
-    // SAFETY: the runtime checks ivar.
-    ok(func, cmp(func, c).and_then(|c| unsafe { raw::wait_until(ivar, c, value) }))
+    let r = cmp(func, c).and_then(|c| {
+        // SAFETY: the runtime checks ivar.
+        or_gpu(unsafe { raw::wait_until(ivar, c, value) }, || {
+            gpu_rma::wait_until(func, ivar, c, value).map(|r| r.map(drop))
+        })
+    });
+    ok(func, r)
+}
+
+/// `shmem_signal_wait_until` and its NVSHMEM forms: the signal's value once `value cmp
+/// cmp_value` holds.
+///
+/// # Safety
+/// `sig_addr` is checked to be symmetric (in the runtime's segments or the GPU heap).
+pub(crate) unsafe fn signal_wait_until(func: &'static str, sig_addr: *mut u64, c: Cmp, cmp_value: u64) -> Result<u64> {
+    // SAFETY: the runtime checks sig_addr.
+    match unsafe { oxshmem_rt::signal::raw::signal_wait_until(sig_addr, c, cmp_value) } {
+        Err(e) if not_symmetric(&e) => gpu_rma::wait_until(func, sig_addr, c, cmp_value).unwrap_or(Err(e)),
+        r => r,
+    }
+}
+
+/// `shmem_signal_fetch` and `nvshmem_signal_fetch`.
+///
+/// # Safety
+/// `sig_addr` is checked to be symmetric (in the runtime's segments or the GPU heap).
+pub(crate) unsafe fn signal_fetch(func: &'static str, sig_addr: *const u64) -> Result<u64> {
+    // SAFETY: the runtime checks sig_addr.
+    match unsafe { oxshmem_rt::signal::raw::signal_fetch(sig_addr) } {
+        Err(e) if not_symmetric(&e) => {
+            let me = oxshmem_rt::raw::my_pe()?;
+            gpu_rma::amo(func, sig_addr.cast_mut().cast(), 8, AmoOp::Fetch, me).unwrap_or(Err(e))
+        }
+        r => r,
+    }
 }
 
 /// `shmem_TYPE_test`.
@@ -388,8 +425,14 @@ pub(crate) unsafe fn wait_until<T: SyncType>(func: &'static str, ivar: *mut T, c
 /// # Safety
 /// As [`wait_until`].
 pub(crate) unsafe fn test<T: SyncType>(func: &'static str, ivar: *mut T, c: c_int, value: T) -> c_int {
-    // SAFETY: the runtime checks ivar.
-    ok(func, cmp(func, c).and_then(|c| unsafe { raw::test(ivar, c, value) })).into()
+    let r = cmp(func, c).and_then(|c| {
+        // SAFETY: the runtime checks ivar.
+        match unsafe { raw::test(ivar, c, value) } {
+            Err(e) if not_symmetric(&e) => gpu_rma::test(func, ivar, c, value).unwrap_or(Err(e)),
+            r => r,
+        }
+    });
+    ok(func, r).into()
 }
 
 /// `shmem_TYPE_wait_until_all[_vector]`.

@@ -79,8 +79,8 @@ pub unsafe extern "C" fn shmem_swap(dest: *mut c_long, value: c_long, pe: c_int)
 /// `sig_addr` is checked to be symmetric.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shmem_signal_fetch(sig_addr: *const u64) -> u64 {
-    // SAFETY: the runtime checks sig_addr.
-    ok("shmem_signal_fetch", unsafe { oxshmem_rt::signal::raw::signal_fetch(sig_addr) })
+    // SAFETY: checked there.
+    ok("shmem_signal_fetch", unsafe { crate::ops::signal_fetch("shmem_signal_fetch", sig_addr) })
 }
 
 /// `shmem_signal_wait_until`: returns the signal's value once `value cmp cmp_value` holds.
@@ -92,8 +92,8 @@ pub unsafe extern "C" fn shmem_signal_wait_until(sig_addr: *mut u64, cmp: c_int,
     const F: &str = "shmem_signal_wait_until";
     let r = oxshmem_rt::Cmp::from_c(cmp)
         .ok_or_else(|| crate::error::invalid(F, format!("cmp {cmp} is not a SHMEM_CMP_ constant (0..=5)")))
-        // SAFETY: the runtime checks sig_addr.
-        .and_then(|c| unsafe { oxshmem_rt::signal::raw::signal_wait_until(sig_addr, c, cmp_value) });
+        // SAFETY: checked there.
+        .and_then(|c| unsafe { crate::ops::signal_wait_until(F, sig_addr, c, cmp_value) });
     ok(F, r)
 }
 

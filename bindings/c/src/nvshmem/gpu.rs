@@ -48,7 +48,7 @@ use oxshmem_device::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
 use oxshmem_device::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 use oxshmem_rt::heap::alloc::{AllocError, Allocator};
 use oxshmem_rt::raw::AmoOp;
-use oxshmem_rt::{Error, ErrorKind, Result, Team};
+use oxshmem_rt::{Cmp, Error, ErrorKind, Result, Team};
 use parking_lot::Mutex;
 
 use crate::error::invalid;
@@ -793,6 +793,92 @@ pub(crate) unsafe fn get(
     }))
 }
 
+/// Reads the `T` at `addr` in this PE's GPU heap (a copy, complete when it returns).
+fn read_word<T: bytemuck::Pod>(func: &'static str, b: &Backend, addr: usize) -> Result<T> {
+    let mut v = T::zeroed();
+    let src = b.remote(func, addr, size_of::<T>(), b.me)?;
+    // SAFETY: `src` is inside this PE's heap for size_of::<T>() bytes; `v` is a live local.
+    unsafe { b.copy(func, (&raw mut v) as DevAddr, src, size_of::<T>()) }?;
+    Ok(v)
+}
+
+/// Whether the `T` at `ivar` (in the GPU heap) satisfies `cmp value` now: `None` when `ivar` is
+/// not GPU memory of the back end.
+pub(crate) fn test<T: bytemuck::Pod + PartialOrd>(
+    func: &'static str,
+    ivar: usize,
+    cmp: Cmp,
+    value: T,
+) -> Option<Result<bool>> {
+    if !owns(ivar) {
+        return None;
+    }
+    let b = backend()?;
+    Some(read_word::<T>(func, &b, ivar).map(|v| cmp.holds(v, value)))
+}
+
+/// Waits until the `T` at `ivar` (in the GPU heap) satisfies `cmp value`, and returns it: `None`
+/// when `ivar` is not GPU memory of the back end. The host polls the word with copies, backing
+/// off from yields to naps of up to a millisecond; the launcher's timeout ends a wait that
+/// never ends.
+pub(crate) fn wait_until<T: bytemuck::Pod + PartialOrd>(
+    func: &'static str,
+    ivar: usize,
+    cmp: Cmp,
+    value: T,
+) -> Option<Result<T>> {
+    if !owns(ivar) {
+        return None;
+    }
+    let b = backend()?;
+    Some((|| {
+        let mut polls = 0u32;
+        loop {
+            let v = read_word::<T>(func, &b, ivar)?;
+            if cmp.holds(v, value) {
+                return Ok(v);
+            }
+            polls += 1;
+            if polls < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(u64::from(polls.min(1000))));
+            }
+        }
+    })())
+}
+
+/// A put with signal to `pe` whose data or signal word is in the GPU heap: the data, then the
+/// signal (`op` 0: set, else add) through the AMO kernel. `None` when neither is GPU memory.
+///
+/// # Safety
+/// `src` is valid for reads of `len` bytes.
+pub(crate) unsafe fn put_signal(
+    func: &'static str,
+    dest: *mut u8,
+    src: *const u8,
+    len: usize,
+    sig: *mut u64,
+    signal: u64,
+    op: i32,
+    pe: usize,
+) -> Option<Result<()>> {
+    if !owns(dest as usize) && !owns(sig as usize) {
+        return None;
+    }
+    Some((|| {
+        if len > 0 {
+            // SAFETY: the caller's.
+            unsafe { put(func, dest, src, len, pe) }
+                .unwrap_or_else(|| Err(invalid(func, format!("{dest:p} is not in the GPU symmetric heap"))))?;
+        }
+        let sop = if op == 0 { AmoOp::Set(signal) } else { AmoOp::FetchAdd(signal) };
+        amo(func, sig as usize, 8, sop, pe)
+            .unwrap_or_else(|| Err(invalid(func, format!("signal {sig:p} is not in the GPU symmetric heap"))))
+            .map(drop)
+    })())
+}
+
 /// The request flags of `op` on a `width`-byte word, and its operand and compare value
 /// (`OXSHMEM_AMO_*` of `device_state.h`).
 fn amo_flags(op: AmoOp, width: usize) -> (u32, u64, u64) {
@@ -855,8 +941,8 @@ fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp) -> Result<u6
 pub(crate) fn explain(addr: usize) -> Option<String> {
     owns(addr).then(|| {
         "is in the GPU symmetric heap (nvshmem_malloc), which this host routine does not reach yet in oxshmem's \
-         CUDA back end: host put, get, p, g and atomics do; for the rest, call the routine from a kernel or use \
-         a host buffer (shmem_malloc)"
+         CUDA back end: host put, get, p, g, atomics, signals and single-word waits do; for the rest, call the \
+         routine from a kernel or use a host buffer (shmem_malloc)"
             .to_string()
     })
 }

@@ -333,6 +333,65 @@ pub(crate) mod gpu_rma {
         }
     }
 
+    /// Waits until the `T` at `ivar` satisfies `cmp value`; its value.
+    #[cold]
+    pub(crate) fn wait_until<T: bytemuck::Pod + PartialOrd>(
+        func: &'static str,
+        ivar: *const T,
+        cmp: oxshmem_rt::Cmp,
+        value: T,
+    ) -> Option<Result<T>> {
+        #[cfg(feature = "cuda")]
+        return super::gpu::wait_until(func, ivar as usize, cmp, value);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, ivar, cmp, value);
+            None
+        }
+    }
+
+    /// Whether the `T` at `ivar` satisfies `cmp value`.
+    #[cold]
+    pub(crate) fn test<T: bytemuck::Pod + PartialOrd>(
+        func: &'static str,
+        ivar: *const T,
+        cmp: oxshmem_rt::Cmp,
+        value: T,
+    ) -> Option<Result<bool>> {
+        #[cfg(feature = "cuda")]
+        return super::gpu::test(func, ivar as usize, cmp, value);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, ivar, cmp, value);
+            None
+        }
+    }
+
+    /// A put with signal.
+    ///
+    /// # Safety
+    /// `src` is valid for reads of `len` bytes.
+    #[cold]
+    pub(crate) unsafe fn put_signal(
+        func: &'static str,
+        dest: *mut u8,
+        src: *const u8,
+        len: usize,
+        sig: *mut u64,
+        signal: u64,
+        op: i32,
+        pe: usize,
+    ) -> Option<Result<()>> {
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe { super::gpu::put_signal(func, dest, src, len, sig, signal, op, pe) };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, dest, src, len, sig, signal, op, pe);
+            None
+        }
+    }
+
     /// What to add to a "not symmetric" error about `addr`, when it is GPU memory.
     #[cold]
     pub(crate) fn explain(addr: usize) -> Option<String> {

@@ -98,8 +98,8 @@ pub extern "C" fn nvshmemx_quiet_on_stream(cstrm: CudaStream) {
 /// `sig_addr` is checked to be symmetric and aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvshmem_signal_fetch(sig_addr: *mut u64) -> u64 {
-    // SAFETY: the runtime checks sig_addr.
-    ok("nvshmem_signal_fetch", unsafe { oxshmem_rt::signal::raw::signal_fetch(sig_addr) })
+    // SAFETY: checked there.
+    ok("nvshmem_signal_fetch", unsafe { crate::ops::signal_fetch("nvshmem_signal_fetch", sig_addr) })
 }
 
 /// The signal update of `nvshmemx_signal_op`: an atomic set or add on `pe`'s signal word.
@@ -160,8 +160,8 @@ pub unsafe extern "C" fn nvshmemx_signal_wait_until_on_stream(
     let sig = SendPtr(sig_addr);
     on_stream(F, cstream, move || {
         let c = oxshmem_rt::Cmp::from_c(super::cmp(F, cmp)).expect("translated to a SHMEM_CMP_ value");
-        // SAFETY: the runtime checks sig_addr.
-        ok(F, unsafe { oxshmem_rt::signal::raw::signal_wait_until(sig.get(), c, cmp_value) });
+        // SAFETY: checked there.
+        ok(F, unsafe { crate::ops::signal_wait_until(F, sig.get(), c, cmp_value) });
     });
 }
 
