@@ -230,6 +230,40 @@ int main(int argc, char **argv) {
     check("shmem_int_atomic_fetch_add_nbi", 7, fetched);
     check("the AMO kernel was used", 1, emu_amo_calls >= 9);
 
+    /* Host collectives on GPU memory, staged through host buffers (several chunks each). */
+    {
+        const size_t R = 70000, F = 20000; /* ints: reduce/broadcast, and per member for fcollect/alltoall */
+        int *gs = (int *)nvshmem_malloc(R * sizeof(int)), *gd = (int *)nvshmem_malloc(R * sizeof(int));
+        int *fs = (int *)nvshmem_malloc(F * sizeof(int)), *fd = (int *)nvshmem_malloc(npes * F * sizeof(int));
+        int *as = (int *)nvshmem_malloc(npes * F * sizeof(int)), *ad = (int *)nvshmem_malloc(npes * F * sizeof(int));
+        for (size_t i = 0; i < R; i++) gs[i] = (int)(i % 1000) + me; /* emulated GPU memory: the host may write it */
+        for (size_t i = 0; i < F; i++) fs[i] = me * 100000 + (int)i;
+        for (int p = 0; p < npes; p++)
+            for (size_t i = 0; i < F; i++) as[p * F + i] = me * 1000000 + p * 100000 + (int)i;
+        nvshmem_barrier_all();
+        nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, gd, gs, R);
+        long bad = 0;
+        for (size_t i = 0; i < R; i++) bad += gd[i] != npes * (int)(i % 1000) + npes * (npes - 1) / 2;
+        check("sum_reduce on GPU memory: wrong elements", 0, bad);
+        nvshmem_int_max_reduce(NVSHMEM_TEAM_WORLD, gd, gs, 5);
+        check("max_reduce on GPU memory", npes - 1 + 4, gd[4]);
+        nvshmem_int_broadcast(NVSHMEM_TEAM_WORLD, gd, gs, R, npes - 1);
+        bad = 0;
+        for (size_t i = 0; i < R; i++) bad += gd[i] != (int)(i % 1000) + npes - 1;
+        check("broadcast on GPU memory: wrong elements", 0, bad);
+        nvshmem_int_fcollect(NVSHMEM_TEAM_WORLD, fd, fs, F);
+        bad = 0;
+        for (int p = 0; p < npes; p++)
+            for (size_t i = 0; i < F; i++) bad += fd[p * F + i] != p * 100000 + (int)i;
+        check("fcollect on GPU memory: wrong elements", 0, bad);
+        nvshmem_int_alltoall(NVSHMEM_TEAM_WORLD, ad, as, F);
+        bad = 0;
+        for (int p = 0; p < npes; p++)
+            for (size_t i = 0; i < F; i++) bad += ad[p * F + i] != p * 1000000 + me * 100000 + (int)i;
+        check("alltoall on GPU memory: wrong elements", 0, bad);
+        nvshmem_free(ad), nvshmem_free(as), nvshmem_free(fd), nvshmem_free(fs), nvshmem_free(gd), nvshmem_free(gs);
+    }
+
     if (proxy) {
         /* A kernel's proxy path: put, p, a fetching AMO, put-signal and a signal op to the
          * neighbours, then a get, each a request executed by the proxy thread. */

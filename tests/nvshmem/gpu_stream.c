@@ -143,7 +143,9 @@ int main(void) {
     check("the signal the left neighbour added", 1, (long long)nvshmem_signal_fetch(sig));
     check("the signal the right neighbour set", 5, (long long)nvshmem_signal_fetch(sig + 1));
     nvshmemx_int_wait_until_on_stream(data, NVSHMEM_CMP_EQ, 40 * left, s);
+    nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, data, data, 8, s);
     cu("cuStreamSynchronize", cuStreamSynchronize(s));
+    for (int i = 0; i < 8; i++) check("sum_reduce_on_stream in place", 40 * npes * (npes - 1) / 2 + npes * i, data[i]);
     nvshmem_barrier_all();
     nvshmem_free(data);
     nvshmem_free(sig);

@@ -870,7 +870,7 @@ fn host_routines_that_do_not_reach_gpu_memory_say_so() {
         &[
             "nvshmem_int_iput",
             "is in the GPU symmetric heap (nvshmem_malloc)",
-            "host put, get, p, g, atomics, signals and single-word waits do",
+            "host put, get, p, g, atomics, signals, single-word waits, reduce, broadcast, fcollect and alltoall do",
         ],
     );
     let out = gpu_heap_job(2, &[], &[("OXSHMEM_TEST_NO_AMO_KERNEL", "1")]);

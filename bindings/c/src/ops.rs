@@ -585,6 +585,10 @@ pub(crate) unsafe fn broadcast(
 ) -> c_int {
     let r = handles::team(func, team).and_then(|t| {
         let n = bytes(func, nelems, esize)?;
+        if on_gpu(dest, source) {
+            // SAFETY: as below; the staging copies read and write the caller's ranges.
+            return unsafe { staged::broadcast(func, t.get(), dest.cast(), source.cast(), n, root, esize) };
+        }
         // SAFETY: the runtime checks both objects are symmetric; their length is the caller's.
         unsafe { oxshmem_rt::coll::api::raw::broadcast(&t.get().team, dest.cast(), source.cast(), n, root, esize) }
     });
@@ -607,6 +611,10 @@ pub(crate) unsafe fn collect(
 ) -> c_int {
     let r = handles::team(func, team).and_then(|t| {
         let n = bytes(func, nelems, esize)?;
+        if fixed && on_gpu(dest, source) {
+            // SAFETY: as in broadcast.
+            return unsafe { staged::fcollect(func, t.get(), dest.cast(), source.cast(), n, esize) };
+        }
         // SAFETY: as in broadcast.
         unsafe { oxshmem_rt::coll::api::raw::collect(&t.get().team, dest.cast(), source.cast(), n, fixed, esize) }
             .map(drop)
@@ -630,6 +638,11 @@ pub(crate) unsafe fn alltoalls(
     esize: usize,
 ) -> c_int {
     let r = handles::team(func, team).and_then(|t| {
+        if dst == 1 && sst == 1 && on_gpu(dest, source) {
+            let n = bytes(func, nelems, esize)?;
+            // SAFETY: as in broadcast.
+            return unsafe { staged::alltoall(func, t.get(), dest.cast(), source.cast(), n, esize) };
+        }
         // SAFETY: as in broadcast.
         unsafe {
             oxshmem_rt::coll::api::raw::alltoalls(&t.get().team, dest.cast(), source.cast(), dst, sst, nelems, esize)
@@ -743,6 +756,10 @@ pub(crate) unsafe fn reduce<T: CReduce>(
     nreduce: usize,
 ) -> c_int {
     let r = handles::team(func, team).and_then(|t| {
+        if on_gpu(dest, source) {
+            // SAFETY: forwarded from the caller.
+            return unsafe { staged::reduce(func, t.get(), op, dest, source, nreduce) };
+        }
         // SAFETY: forwarded from the caller.
         unsafe { T::team_reduce(t.get(), op, dest, source, nreduce) }
     });
@@ -771,4 +788,170 @@ pub(crate) unsafe fn to_all<T: CReduce>(
         unsafe { T::active_reduce(op, dest, source, n, start, log_stride, size, pwrk, psync) }
     });
     ok(func, r)
+}
+
+/// Whether a collective's destination or source is in the GPU heap (then it runs staged).
+#[inline(always)]
+fn on_gpu<D, S>(dest: *mut D, source: *const S) -> bool {
+    gpu_rma::is_gpu(dest as usize) || gpu_rma::is_gpu(source as usize)
+}
+
+/// Host collectives on GPU memory: the runtime's collective on the CUDA back end's symmetric
+/// host staging buffers, chunk by chunk (every member takes the same chunks, since the sizes
+/// are the same everywhere), with copies from the source and into the destination. Each copy
+/// is complete when it returns, so the chunk's collective sees the data and the next chunk may
+/// reuse the buffers.
+mod staged {
+    use oxshmem_rt::{ReduceOp, Result};
+
+    use super::{CReduce, TeamRec, gpu_rma};
+    use crate::error::invalid;
+
+    /// The staging buffers, or the error for a program without the CUDA back end.
+    fn stage<R>(func: &'static str, f: impl FnOnce(*mut u8, *mut u8, usize) -> Result<R>) -> Result<R> {
+        gpu_rma::with_stage(f).unwrap_or_else(|| Err(invalid(func, "GPU memory without the CUDA back end")))
+    }
+
+    /// # Safety
+    /// Both ranges are valid for `len` bytes.
+    unsafe fn copy(func: &'static str, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
+        // SAFETY: forwarded.
+        if len == 0 { Ok(()) } else { unsafe { gpu_rma::copy(func, dst, src, len) } }
+    }
+
+    /// `reduce` of `n` elements, staged.
+    ///
+    /// # Safety
+    /// `dest` and `source` hold `n` elements.
+    pub(super) unsafe fn reduce<T: CReduce>(
+        func: &'static str,
+        t: &TeamRec,
+        op: ReduceOp,
+        dest: *mut T,
+        source: *const T,
+        n: usize,
+    ) -> Result<()> {
+        let es = size_of::<T>();
+        stage(func, |sbuf, dbuf, cap| {
+            let per = cap / es;
+            let mut off = 0;
+            while off < n {
+                let c = per.min(n - off);
+                // SAFETY: chunk [off, off + c) of the caller's ranges; the buffers hold c elements.
+                unsafe {
+                    copy(func, sbuf, source.add(off).cast(), c * es)?;
+                    T::team_reduce(t, op, dbuf.cast(), sbuf.cast_const().cast(), c)?;
+                    copy(func, dest.add(off).cast(), dbuf, c * es)?;
+                }
+                off += c;
+            }
+            Ok(())
+        })
+    }
+
+    /// `broadcast` of `len` bytes from team PE `root`, staged.
+    ///
+    /// # Safety
+    /// `dest` and `source` hold `len` bytes.
+    pub(super) unsafe fn broadcast(
+        func: &'static str,
+        t: &TeamRec,
+        dest: *mut u8,
+        source: *const u8,
+        len: usize,
+        root: i32,
+        esize: usize,
+    ) -> Result<()> {
+        let me = t.team.my_pe()?;
+        stage(func, |sbuf, dbuf, cap| {
+            let per = cap - cap % esize.max(1);
+            let mut off = 0;
+            while off < len {
+                let c = per.min(len - off);
+                // SAFETY: chunk [off, off + c) of the caller's ranges; the buffers hold c bytes.
+                unsafe {
+                    if usize::try_from(root).is_ok_and(|r| r == me) {
+                        copy(func, sbuf, source.add(off), c)?;
+                    }
+                    oxshmem_rt::coll::api::raw::broadcast(&t.team, dbuf, sbuf, c, root, esize)?;
+                    copy(func, dest.add(off), dbuf, c)?;
+                }
+                off += c;
+            }
+            Ok(())
+        })
+    }
+
+    /// `fcollect` of `len` bytes from each member, staged.
+    ///
+    /// # Safety
+    /// `source` holds `len` bytes, `dest` `len` times the team's size.
+    pub(super) unsafe fn fcollect(
+        func: &'static str,
+        t: &TeamRec,
+        dest: *mut u8,
+        source: *const u8,
+        len: usize,
+        esize: usize,
+    ) -> Result<()> {
+        let size = t.members.len();
+        stage(func, |sbuf, dbuf, cap| {
+            let per = (cap / size.max(1)) / esize.max(1) * esize.max(1);
+            if per == 0 {
+                return Err(invalid(func, format!("a team of {size} PEs is too large for the GPU staging buffers")));
+            }
+            let mut off = 0;
+            while off < len {
+                let c = per.min(len - off);
+                // SAFETY: chunk [off, off + c) of each member's part; the staging destination
+                // holds size * c bytes.
+                unsafe {
+                    copy(func, sbuf, source.add(off), c)?;
+                    oxshmem_rt::coll::api::raw::collect(&t.team, dbuf, sbuf, c, true, esize)?;
+                    for i in 0..size {
+                        copy(func, dest.add(i * len + off), dbuf.add(i * c), c)?;
+                    }
+                }
+                off += c;
+            }
+            Ok(())
+        })
+    }
+
+    /// `alltoall` of `len` bytes to each member, staged.
+    ///
+    /// # Safety
+    /// `dest` and `source` hold `len` bytes per member.
+    pub(super) unsafe fn alltoall(
+        func: &'static str,
+        t: &TeamRec,
+        dest: *mut u8,
+        source: *const u8,
+        len: usize,
+        esize: usize,
+    ) -> Result<()> {
+        let size = t.members.len();
+        stage(func, |sbuf, dbuf, cap| {
+            let per = (cap / size.max(1)) / esize.max(1) * esize.max(1);
+            if per == 0 {
+                return Err(invalid(func, format!("a team of {size} PEs is too large for the GPU staging buffers")));
+            }
+            let mut off = 0;
+            while off < len {
+                let c = per.min(len - off);
+                // SAFETY: chunk [off, off + c) of each member's block; the buffers hold size * c.
+                unsafe {
+                    for i in 0..size {
+                        copy(func, sbuf.add(i * c), source.add(i * len + off), c)?;
+                    }
+                    oxshmem_rt::coll::api::raw::alltoalls(&t.team, dbuf, sbuf, 1, 1, c / esize, esize)?;
+                    for i in 0..size {
+                        copy(func, dest.add(i * len + off), dbuf.add(i * c), c)?;
+                    }
+                }
+                off += c;
+            }
+            Ok(())
+        })
+    }
 }

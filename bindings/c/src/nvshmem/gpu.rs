@@ -48,7 +48,7 @@ use oxshmem_device::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
 use oxshmem_device::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 use oxshmem_rt::heap::alloc::{AllocError, Allocator};
 use oxshmem_rt::raw::AmoOp;
-use oxshmem_rt::{Cmp, Error, ErrorKind, Result, Team};
+use oxshmem_rt::{Cmp, Error, ErrorKind, Result, SymSlice, Team};
 use parking_lot::Mutex;
 
 use crate::error::invalid;
@@ -161,6 +161,37 @@ static BACKEND: Mutex<Option<Arc<Backend>>> = Mutex::new(None);
 static PROXY: Mutex<Option<Proxy>> = Mutex::new(None);
 /// The software NIC's thread (with the IBGDA channel); stopped before the back end goes.
 static NIC: Mutex<Option<SoftNic>> = Mutex::new(None);
+
+/// Bytes of each of the two host staging buffers of host collectives on GPU memory.
+pub(crate) const STAGE_BYTES: usize = 256 << 10;
+
+/// Symmetric host buffers (source and destination) through which host collectives on GPU
+/// memory run: the runtime's collective on host memory, chunk by chunk, with copies in and out.
+struct Stage {
+    src: SymSlice<u8>,
+    dst: SymSlice<u8>,
+}
+
+static STAGE: Mutex<Option<Stage>> = Mutex::new(None);
+
+/// Runs `f` with the staging buffers (source, destination, bytes of each), one caller at a
+/// time: `None` without the back end.
+pub(crate) fn with_stage<R>(f: impl FnOnce(*mut u8, *mut u8, usize) -> R) -> Option<R> {
+    let stage = STAGE.lock();
+    let s = stage.as_ref()?;
+    Some(f(s.src.as_ptr(), s.dst.as_ptr(), STAGE_BYTES))
+}
+
+/// A copy of `len` bytes between any two addresses of this process (host or GPU memory),
+/// complete when it returns.
+///
+/// # Safety
+/// Both ranges are valid for `len` bytes.
+pub(crate) unsafe fn copy_any(func: &'static str, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
+    let b = backend().ok_or_else(|| invalid(func, "the CUDA back end is not up"))?;
+    // SAFETY: the caller's.
+    unsafe { b.copy(func, dst as DevAddr, src as DevAddr, len) }
+}
 /// `[HEAP_LO, HEAP_HI)`: this PE's GPU heap (both 0 without the back end), for the cheap
 /// "is this GPU memory" test the RMA fallbacks make.
 static HEAP_LO: AtomicUsize = AtomicUsize::new(0);
@@ -235,6 +266,9 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     // executor is installed once).
     let streams = super::gpu_stream::CudaStreams::new(&b.gpu).map_err(|m| invalid(func, m))?;
     super::stream::set_stream_executor(Box::new(streams));
+    let shmem = oxshmem_rt::current()?;
+    *STAGE.lock() =
+        Some(Stage { src: shmem.alloc_slice(STAGE_BYTES, 0u8)?, dst: shmem.alloc_slice(STAGE_BYTES, 0u8)? });
     HEAP_LO.store(b.heap.base() as usize, Ordering::Relaxed);
     HEAP_HI.store(b.heap.base() as usize + b.heap.size(), Ordering::Relaxed);
     tracing::info!(
@@ -941,8 +975,8 @@ fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp) -> Result<u6
 pub(crate) fn explain(addr: usize) -> Option<String> {
     owns(addr).then(|| {
         "is in the GPU symmetric heap (nvshmem_malloc), which this host routine does not reach yet in oxshmem's \
-         CUDA back end: host put, get, p, g, atomics, signals and single-word waits do; for the rest, call the \
-         routine from a kernel or use a host buffer (shmem_malloc)"
+         CUDA back end: host put, get, p, g, atomics, signals, single-word waits, reduce, broadcast, fcollect \
+         and alltoall do; for the rest, call the routine from a kernel or use a host buffer (shmem_malloc)"
             .to_string()
     })
 }
@@ -958,6 +992,10 @@ pub(crate) fn finalize() -> Result<()> {
         nic.stop();
     }
     let Some(b) = BACKEND.lock().take() else { return Ok(()) };
+    if let Some(s) = STAGE.lock().take() {
+        s.src.free()?;
+        s.dst.free()?;
+    }
     HEAP_LO.store(0, Ordering::Relaxed);
     HEAP_HI.store(0, Ordering::Relaxed);
     // Kernels still running could touch peers' memory: wait for this GPU's work.

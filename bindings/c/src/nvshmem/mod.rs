@@ -392,6 +392,45 @@ pub(crate) mod gpu_rma {
         }
     }
 
+    /// Whether `addr` is in the CUDA back end's GPU heap.
+    #[inline]
+    pub(crate) fn is_gpu(addr: usize) -> bool {
+        #[cfg(feature = "cuda")]
+        return super::gpu::owns(addr);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = addr;
+            false
+        }
+    }
+
+    /// Runs `f` with the host staging buffers of collectives on GPU memory (source,
+    /// destination, bytes of each); `None` without the CUDA back end.
+    pub(crate) fn with_stage<R>(f: impl FnOnce(*mut u8, *mut u8, usize) -> R) -> Option<R> {
+        #[cfg(feature = "cuda")]
+        return super::gpu::with_stage(f);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = f;
+            None
+        }
+    }
+
+    /// A copy between any two addresses of this process (host or GPU memory).
+    ///
+    /// # Safety
+    /// Both ranges are valid for `len` bytes.
+    pub(crate) unsafe fn copy(func: &'static str, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe { super::gpu::copy_any(func, dst, src, len) };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (dst, src, len);
+            Err(crate::error::invalid(func, "no CUDA back end"))
+        }
+    }
+
     /// What to add to a "not symmetric" error about `addr`, when it is GPU memory.
     #[cold]
     pub(crate) fn explain(addr: usize) -> Option<String> {
