@@ -194,10 +194,24 @@ int main(int argc, char **argv) {
         if (t->size > 1) check("team stride", 2, t->stride);
         check("team size", (npes + 1) / 2, t->size);
         check("team my_pe", me / 2, t->my_pe);
+        check("team scratch in the GPU heap", 1, t->scratch > state->heap_base && t->scratch < state->heap_base + state->heap_size);
+        check("team epoch starts at 0", 0, (long long)t->epoch);
+        uint64_t first_scratch = t->scratch;
+        nvshmem_team_t again;
+        nvshmem_team_split_strided(evens, 0, 1, (npes + 1) / 2, NULL, 0, &again);
+        check("a second team gets another slot", 1, cuda_state->teams[again].scratch != first_scratch && cuda_state->teams[again].scratch != 0);
+        nvshmem_team_destroy(again);
         nvshmem_team_destroy(evens);
         check("destroyed team's slot", -1, cuda_state->teams[evens].start);
+        nvshmem_team_t third;
+        nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &third);
+        check("a freed slot is reused", (long long)first_scratch, (long long)cuda_state->teams[third].scratch);
+        nvshmem_team_destroy(third);
     } else {
         check("not in the split team", NVSHMEM_TEAM_INVALID, evens);
+        nvshmem_team_t third;
+        nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &third);
+        check("not in the third team", NVSHMEM_TEAM_INVALID, third);
     }
 
     if (argc > 1 && strcmp(argv[1], "iput") == 0) {

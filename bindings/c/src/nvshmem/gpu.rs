@@ -48,7 +48,7 @@ use oxshmem_device::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
 use oxshmem_device::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 use oxshmem_rt::heap::alloc::{AllocError, Allocator};
 use oxshmem_rt::raw::AmoOp;
-use oxshmem_rt::{Cmp, Error, ErrorKind, Result, SymSlice, Team};
+use oxshmem_rt::{Cmp, Error, ErrorKind, ReduceOp, Result, SymSlice, Team};
 use parking_lot::Mutex;
 
 use crate::error::invalid;
@@ -64,7 +64,16 @@ const PREDEFINED: usize = 4;
 /// The back end's area at the start of the GPU heap: the world barrier's flags, then each
 /// predefined team's flags and scratch; rounded to 64 KiB.
 pub(crate) const RESERVED: usize =
-    (TEAM_FLAG_BYTES + PREDEFINED * (TEAM_FLAG_BYTES + TEAM_SCRATCH)).next_multiple_of(64 << 10);
+    (TEAM_FLAG_BYTES + (PREDEFINED + USER_SLOTS) * (TEAM_FLAG_BYTES + TEAM_SCRATCH)).next_multiple_of(64 << 10);
+/// Team slots (flags and scratch) for teams the program splits off: as many such teams as this
+/// can have device barriers and collectives at once.
+const USER_SLOTS: usize = 16;
+
+/// Offset in the GPU heap of team slot `i` (0..PREDEFINED: the predefined teams; then the
+/// program's teams).
+const fn slot_offset(i: usize) -> usize {
+    TEAM_FLAG_BYTES + i * (TEAM_FLAG_BYTES + TEAM_SCRATCH)
+}
 /// Entries of the device team table: every `nvshmem_team_t` the host library hands out.
 const DEVICE_TEAMS: usize = super::teams::MAX_TEAMS;
 /// Alignment of `nvshmem_malloc` (as `cudaMalloc`'s).
@@ -148,6 +157,9 @@ struct Backend {
     ring: Option<ProxyRingBox>,
     /// The IBGDA queues and key tables, in pinned memory (with the IBGDA channel).
     ibgda: Option<Box<Ibgda>>,
+    /// The program's teams' slots: bit `i` set while user slot `i` is free here, and which
+    /// team index holds which slot.
+    slots: Mutex<(u64, Vec<(i32, usize)>)>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -484,6 +496,7 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
         kind,
         ring,
         ibgda,
+        slots: Mutex::new(((1u64 << USER_SLOTS) - 1, Vec::new())),
     };
     b.write_state(n);
     b.write_teams(func)?;
@@ -650,7 +663,7 @@ impl Backend {
         for index in 0..PREDEFINED {
             let Ok(h) = super::teams::resolve(func, index as i32) else { continue };
             let t = crate::handles::team(func, h)?.get().team.clone();
-            let scratch = self.heap.base() + (TEAM_FLAG_BYTES + index * (TEAM_FLAG_BYTES + TEAM_SCRATCH)) as u64;
+            let scratch = self.heap.base() + slot_offset(index) as u64;
             self.set_team_with(index, Some((&t, scratch)))?;
         }
         Ok(())
@@ -701,21 +714,61 @@ fn timeout_ns() -> u64 {
     secs.clamp(1, u64::MAX / 2_000_000_000) * 1_000_000_000
 }
 
-/// A team the program made got NVSHMEM index `index`: describe it to the device (no
-/// collective scratch: device collectives and barriers on it record an error).
-pub(crate) fn team_made(index: i32, team: &Team) {
-    if let Some(b) = backend()
-        && (index as usize) < DEVICE_TEAMS
-    {
-        b.set_team(index as usize, Some(team));
+/// A team the program made got NVSHMEM index `index` (called on every member, collectively):
+/// describe it to the device, with a slot of flags and scratch in the reserved area that every
+/// member agrees on — the lowest slot free on all of them (an AND-reduction of the free masks
+/// over the new team, through the staging buffers). The slot's flags are zeroed and the team
+/// synchronized before it is used, so a slot a destroyed team left behind starts clean. Without
+/// a free slot (or for a team that is not a stride of world PEs) the team has no device
+/// collectives, and a kernel's barrier or collective on it records an error.
+pub(crate) fn team_made(func: &'static str, index: i32, team: &Team) -> Result<()> {
+    let Some(b) = backend() else { return Ok(()) };
+    if index as usize >= DEVICE_TEAMS {
+        return Ok(());
     }
+    if strided(&team.members()?).is_none() {
+        b.set_team(index as usize, None);
+        return Ok(());
+    }
+    let mine = b.slots.lock().0;
+    let common = with_stage(|sbuf, dbuf, _| -> Result<u64> {
+        // SAFETY: the staging buffers are symmetric host memory of at least 8 bytes, used by
+        // one caller at a time (with_stage's lock).
+        unsafe {
+            sbuf.cast::<u64>().write(mine);
+            oxshmem_rt::coll::api::raw::reduce(team, ReduceOp::And, dbuf.cast::<u64>(), sbuf.cast::<u64>(), 1)?;
+            Ok(dbuf.cast::<u64>().read())
+        }
+    })
+    .unwrap_or(Ok(0))?;
+    if common == 0 {
+        tracing::debug!(target: "cuda", index, "no team slot free on every member: no device collectives");
+        return b.set_team_with(index as usize, Some((team, 0)));
+    }
+    let slot = common.trailing_zeros() as usize;
+    let at = b.heap.base() + slot_offset(PREDEFINED + slot) as u64;
+    // SAFETY: the slot's flags are this PE's own heap memory; no kernel uses the new team yet.
+    unsafe { b.gpu.memset(at, 0, TEAM_FLAG_BYTES) }.map_err(|e| cuda_err(func, e))?;
+    team.sync()?;
+    {
+        let mut s = b.slots.lock();
+        s.0 &= !(1u64 << slot);
+        s.1.push((index, slot));
+    }
+    b.set_team_with(index as usize, Some((team, at)))
 }
 
-/// Team index `index` was destroyed.
+/// Team index `index` was destroyed: its slot is free again here.
 pub(crate) fn team_gone(index: i32) {
     if let Some(b) = backend()
         && (index as usize) < DEVICE_TEAMS
     {
+        let mut s = b.slots.lock();
+        if let Some(k) = s.1.iter().position(|&(i, _)| i == index) {
+            let (_, slot) = s.1.swap_remove(k);
+            s.0 |= 1u64 << slot;
+        }
+        drop(s);
         b.set_team(index as usize, None);
     }
 }
@@ -1020,7 +1073,8 @@ mod tests {
 
     #[test]
     fn the_reserved_area_holds_every_predefined_team() {
-        let end_of_last = TEAM_FLAG_BYTES + PREDEFINED * (TEAM_FLAG_BYTES + TEAM_SCRATCH);
+        let end_of_last = slot_offset(PREDEFINED + USER_SLOTS);
+        assert_eq!(slot_offset(0), TEAM_FLAG_BYTES);
         assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(64 << 10));
         let l = PinnedLayout::new(5);
         assert!(l.peer_base >= size_of::<DeviceState>() && l.channel == l.peer_base + 40);

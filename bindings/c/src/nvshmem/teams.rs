@@ -108,7 +108,7 @@ fn register(func: &'static str, team: Team) -> Result<NvTeam> {
     }
     TABLE[i as usize].store(h, Ordering::Release);
     #[cfg(feature = "cuda")]
-    super::gpu::team_made(i, &described);
+    super::gpu::team_made(func, i, &described)?;
     Ok(i)
 }
 
