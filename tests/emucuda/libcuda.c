@@ -681,6 +681,18 @@ static CUresult finish(CUstream s, int query) {
 CUresult cuStreamSynchronize(CUstream s) { return finish(s, 0); }
 CUresult cuStreamQuery(CUstream s) { return finish(s, 1); }
 
+/* No stream is ever captured into a graph here: the status is CU_STREAM_CAPTURE_STATUS_NONE (0). */
+CUresult cuStreamIsCapturing(CUstream s, int *status) {
+    REQUIRE_CTX();
+    if (!status) return CUDA_ERROR_INVALID_VALUE;
+    if (!builtin(s)) {
+        if (!acquire(s)) return CUDA_ERROR_INVALID_HANDLE;
+        release(s);
+    }
+    *status = 0;
+    return CUDA_SUCCESS;
+}
+
 /* Waits for every stream of the context (the built-in streams' work is done already). */
 CUresult cuCtxSynchronize(void) { REQUIRE_CTX(); drain(current, 0, 0); return CUDA_SUCCESS; }
 

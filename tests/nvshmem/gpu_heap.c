@@ -214,6 +214,33 @@ int main(int argc, char **argv) {
         check("not in the third team", NVSHMEM_TEAM_INVALID, third);
     }
 
+    if (argc > 1 && strcmp(argv[1], "align") == 0) {
+        nvshmem_align(4 << 20, 64); /* must end the job, saying the largest alignment */
+        fprintf(stderr, "PE %d: nvshmem_align(4 MiB) returned\n", me);
+        return 1;
+    }
+    {
+        /* Put with signal across the two heaps: host data with a GPU signal, and GPU data with
+         * a host signal, each half on its own heap. */
+        int *hdata = (int *)shmem_calloc(4, sizeof(int));
+        uint64_t *hsig = (uint64_t *)shmem_calloc(1, sizeof(uint64_t));
+        uint64_t *gsig = (uint64_t *)nvshmem_calloc(1, sizeof(uint64_t));
+        int *gdata = (int *)nvshmem_calloc(4, sizeof(int));
+        int v[4] = {me, me + 1, me + 2, me + 3};
+        shmem_putmem_signal(hdata, v, sizeof v, gsig, 3, SHMEM_SIGNAL_ADD, right); /* the OpenSHMEM form: NVSHMEM has it on streams */
+        shmem_putmem_signal(gdata, v, sizeof v, hsig, 9, SHMEM_SIGNAL_SET, right);
+        nvshmem_barrier_all();
+        for (int i = 0; i < 4; i++) check("host data, GPU signal: data", left + i, hdata[i]);
+        check("host data, GPU signal: signal", 3, (long long)nvshmem_signal_fetch(gsig));
+        for (int i = 0; i < 4; i++) check("GPU data, host signal: data", left + i, gdata[i]);
+        check("GPU data, host signal: signal", 9, (long long)*hsig);
+        nvshmem_barrier_all();
+        nvshmem_free(gdata), nvshmem_free(gsig), shmem_free(hsig), shmem_free(hdata);
+    }
+    void *big_align = nvshmem_align(2 << 20, 64);
+    check("nvshmem_align(2 MiB)", 0, (long long)((uintptr_t)big_align % (2 << 20)));
+    nvshmem_free(big_align);
+
     if (argc > 1 && strcmp(argv[1], "iput") == 0) {
         nvshmem_barrier_all();
         nvshmem_int_iput(buf, src, 2, 2, 4, right); /* must end the job, saying why */

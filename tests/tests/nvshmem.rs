@@ -519,7 +519,11 @@ fn a_nonzero_stream_ends_the_job_naming_the_routine() {
     for (case, routine, n) in cases {
         let out = oshrun(n, &prog, &["badstream", case], &[]);
         let msg = format!("PE {}: {routine}: invalid argument: stream 0x1000 is not the default stream (0)", n - 1);
-        assert_failed_saying(&out, Duration::from_secs(45), &[&msg, "does not order work on CUDA streams yet"]);
+        assert_failed_saying(
+            &out,
+            Duration::from_secs(45),
+            &[&msg, "the CUDA back end, which orders work on CUDA streams, is not active"],
+        );
         assert!(!out.stderr.contains("returned although"), "{out:?}");
     }
 }
@@ -874,7 +878,9 @@ fn host_routines_that_do_not_reach_gpu_memory_say_so() {
         ],
     );
     let out = gpu_heap_job(2, &[], &[("OXSHMEM_TEST_NO_AMO_KERNEL", "1")]);
-    assert_failed_saying(&out, Duration::from_secs(40), &["nvshmem_int_atomic_add", "AMO kernel"]);
+    assert_failed_saying(&out, Duration::from_secs(40), &["shmem_putmem_signal", "AMO kernel"]);
+    let out = gpu_heap_job(2, &["align"], &[]);
+    assert_failed_saying(&out, Duration::from_secs(40), &["nvshmem_align", "at most 2097152 bytes"]);
 }
 
 /// Without a driver, a program with device code stops at `nvshmem_init` with the reason (on a

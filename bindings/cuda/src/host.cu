@@ -29,10 +29,12 @@ __attribute__((weak)) int oxshmemi_register_device_amo(int (*amo)(uint64_t addr,
 namespace {
 
 /// Copies the two pointers into the __device__ globals: 0, or the CUDA error code.
+int oxshmemi_amo_setup();
+
 int oxshmemi_attach(const void *device_state_gpu_ptr, const void *cuda_state_gpu_ptr) {
     cudaError_t e = cudaMemcpyToSymbol(oxshmemi_state_d, &device_state_gpu_ptr, sizeof(void *));
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(oxshmemi_cuda_d, &cuda_state_gpu_ptr, sizeof(void *));
-    return (int)e;
+    return e == cudaSuccess ? oxshmemi_amo_setup() : (int)e;
 }
 
 /// One atomic on the word at `addr` (GPU memory, or a peer's heap mapped here), system scope,
@@ -65,27 +67,47 @@ __global__ void oxshmemi_amo_kernel(uint64_t addr, uint32_t flags, uint64_t valu
     __threadfence_system();
 }
 
-/// The host side: launches the kernel on a non-blocking stream of its own (so it never waits
-/// for the program's kernels) and waits for it. 0, or the CUDA error code.
+/// What the host-callable atomic uses, set up once by attach (with the PE's device current), so
+/// that a call never loads a module or creates anything while a kernel may be spinning on its
+/// result (a lazy module load may wait for running kernels).
+struct AmoSetup {
+    std::mutex lock;
+    int device = -1;
+    cudaStream_t stream = nullptr;
+    uint64_t *slot_host = nullptr, *slot_dev = nullptr;
+};
+AmoSetup amo_setup;
+
+/// Creates the stream and the result slot on the current device and loads the kernel. 0, or the
+/// CUDA error code.
+int oxshmemi_amo_setup() {
+    std::lock_guard<std::mutex> g(amo_setup.lock);
+    if (amo_setup.stream) return 0;
+    cudaFuncAttributes attr;
+    cudaError_t e = cudaGetDevice(&amo_setup.device);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, oxshmemi_amo_kernel);  // loads the module now
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&amo_setup.stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaHostAlloc((void **)&amo_setup.slot_host, sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable);
+    if (e == cudaSuccess) e = cudaHostGetDevicePointer((void **)&amo_setup.slot_dev, amo_setup.slot_host, 0);
+    if (e != cudaSuccess) amo_setup.stream = nullptr;
+    return (int)e;
+}
+
+/// The host side: launches the kernel on the PE's device, on a non-blocking stream of its own
+/// (so it never waits for the program's kernels), and waits for it. Any host thread may call
+/// it (the proxy, the software NIC, stream workers): it makes the PE's device current first.
+/// 0, or the CUDA error code.
 int oxshmemi_amo(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, uint64_t *old) {
-    static std::mutex lock;
-    static cudaStream_t stream;
-    static uint64_t *slot_host, *slot_dev;
-    std::lock_guard<std::mutex> g(lock);
-    cudaError_t e = cudaSuccess;
-    if (!stream) {
-        e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-        if (e == cudaSuccess) e = cudaHostAlloc((void **)&slot_host, sizeof(uint64_t), cudaHostAllocMapped);
-        if (e == cudaSuccess) e = cudaHostGetDevicePointer((void **)&slot_dev, slot_host, 0);
-        if (e != cudaSuccess) {
-            stream = nullptr;
-            return (int)e;
-        }
-    }
-    oxshmemi_amo_kernel<<<1, 1, 0, stream>>>(addr, flags, value, cond, slot_dev);
-    e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    if (e == cudaSuccess) *old = *(volatile uint64_t *)slot_host;
+    std::lock_guard<std::mutex> g(amo_setup.lock);
+    if (!amo_setup.stream) return (int)cudaErrorNotReady;  // attach has not run
+    cudaError_t e = cudaSetDevice(amo_setup.device);
+    uint64_t *slot = amo_setup.slot_dev;
+    void *args[] = {&addr, &flags, &value, &cond, &slot};
+    if (e == cudaSuccess)
+        e = cudaLaunchKernel((const void *)oxshmemi_amo_kernel, dim3(1), dim3(1), args, 0, amo_setup.stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(amo_setup.stream);
+    if (e == cudaSuccess) *old = *(volatile uint64_t *)amo_setup.slot_host;
     return (int)e;
 }
 

@@ -336,6 +336,23 @@ impl Gpu {
         check(|| format!("cuStreamWaitValue32 on stream {stream:p} ({addr:#x} >= {value})"), r)
     }
 
+    /// Whether `stream` is being captured into a CUDA graph (`cuStreamIsCapturing`): work
+    /// enqueued then is recorded, not run, and runs at every launch of the graph.
+    ///
+    /// # Safety
+    /// `stream` as in [`Gpu::launch_host_fn`].
+    ///
+    /// # Errors
+    /// The driver's.
+    pub unsafe fn stream_is_capturing(&self, stream: RawStream) -> Result<bool, CudaError> {
+        self.make_current()?;
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: per the caller's contract; `status` is a valid out-pointer.
+        let r = unsafe { sys::cuStreamIsCapturing(stream, &mut status) };
+        check(|| format!("cuStreamIsCapturing({stream:p})"), r)?;
+        Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+
     /// Waits until everything enqueued on `stream` has finished (`cuStreamSynchronize`).
     ///
     /// # Safety

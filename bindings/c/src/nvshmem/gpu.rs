@@ -64,7 +64,11 @@ const PREDEFINED: usize = 4;
 /// The back end's area at the start of the GPU heap: the world barrier's flags, then each
 /// predefined team's flags and scratch; rounded to 64 KiB.
 pub(crate) const RESERVED: usize =
-    (TEAM_FLAG_BYTES + (PREDEFINED + USER_SLOTS) * (TEAM_FLAG_BYTES + TEAM_SCRATCH)).next_multiple_of(64 << 10);
+    (TEAM_FLAG_BYTES + (PREDEFINED + USER_SLOTS) * (TEAM_FLAG_BYTES + TEAM_SCRATCH)).next_multiple_of(MAX_ALIGN);
+/// The largest alignment `nvshmem_align` gives on the GPU heap: the heap's base is aligned to
+/// the VMM granularity (2 MiB on current GPUs), and the allocator's range starts `RESERVED`
+/// (a multiple of this) after it.
+pub(crate) const MAX_ALIGN: usize = 2 << 20;
 /// Team slots (flags and scratch) for teams the program splits off: as many such teams as this
 /// can have device barriers and collectives at once.
 const USER_SLOTS: usize = 16;
@@ -428,22 +432,29 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
     let (heap, fd) = GpuHeap::create(&gpu, want).map_err(|e| cuda_err(func, e))?;
     let size = heap.size();
 
-    // Every PE's pid and heap size, through the host heap.
-    let mine = shmem.alloc_slice(2, 0u64)?;
-    let all = shmem.alloc_slice(2 * n, 0u64)?;
+    // Every PE's pid, heap size and socket nonce, through the host heap.
+    let mine = shmem.alloc_slice(3, 0u64)?;
+    let all = shmem.alloc_slice(3 * n, 0u64)?;
     mine.write(0, u64::from(std::process::id()));
     mine.write(1, size as u64);
-    shmem.team_world().fcollect(&all, &mine, 2)?;
-    let cards: Vec<(u32, usize)> = (0..n).map(|pe| (all.read(2 * pe) as u32, all.read(2 * pe + 1) as usize)).collect();
+    mine.write(2, nonce());
+    shmem.team_world().fcollect(&all, &mine, 3)?;
+    let cards: Vec<Card> = (0..n)
+        .map(|pe| Card {
+            pid: all.read(3 * pe) as u32,
+            size: all.read(3 * pe + 1) as usize,
+            nonce: all.read(3 * pe + 2),
+        })
+        .collect();
     mine.free()?;
     all.free()?;
-    if let Some(pe) = (0..n).find(|&pe| cards[pe].1 != size) {
+    if let Some(pe) = (0..n).find(|&pe| cards[pe].size != size) {
         return Err(invalid(
             func,
             format!(
                 "PE {pe}'s GPU heap is {} bytes and this PE's {size}: every PE needs the same \
                  NVSHMEM_SYMMETRIC_SIZE",
-                cards[pe].1
+                cards[pe].size
             ),
         ));
     }
@@ -504,9 +515,42 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
     Ok(b)
 }
 
+/// What a PE tells the others before the heap exchange.
+#[derive(Debug, Clone, Copy)]
+struct Card {
+    pid: u32,
+    /// Its GPU heap's size.
+    size: usize,
+    /// A random number in its socket's name: PEs in different pid namespaces that share a
+    /// network namespace may have equal pids.
+    nonce: u64,
+}
+
+/// A random 64-bit number (std's per-process random hash keys, the time and the pid).
+fn nonce() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.finish()
+}
+
 /// The abstract socket a PE's heap descriptor is offered on.
-fn socket_name(pid: u32) -> Vec<u8> {
-    format!("oxshmem-gpu-heap-{pid}").into_bytes()
+fn socket_name(c: &Card) -> Vec<u8> {
+    format!("oxshmem-gpu-heap-{}-{:016x}", c.pid, c.nonce).into_bytes()
+}
+
+/// The user id of the process at the other end of `sock` (`SO_PEERCRED`).
+fn peer_uid(sock: &std::os::unix::net::UnixStream) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: ucred is plain data; all-zero is a valid value.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid out-pointers of the sizes given; the socket is open.
+    let rc = unsafe {
+        libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&raw mut cred).cast(), &mut len)
+    };
+    (rc == 0).then_some(cred.uid)
 }
 
 /// How long the exchange waits for a peer (the job's launcher ends a job whose PE died).
@@ -518,13 +562,16 @@ fn exchange(
     shmem: &oxshmem_rt::Shmem,
     me: usize,
     node: &[usize],
-    cards: &[(u32, usize)],
+    cards: &[Card],
     gpu: &Gpu,
     fd: &OwnedFd,
 ) -> Result<Vec<(usize, PeerMapping)>> {
     let io = |what: String, e: std::io::Error| invalid(func, format!("GPU heap exchange: {what}: {e}"));
-    let listener = fdpass::listen_abstract(&socket_name(cards[me].0))
-        .map_err(|e| io(format!("listening on @oxshmem-gpu-heap-{}", cards[me].0), e))?;
+    let name = socket_name(&cards[me]);
+    let listener = fdpass::listen_abstract(&name)
+        .map_err(|e| io(format!("listening on @{}", String::from_utf8_lossy(&name)), e))?;
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
     listener.set_nonblocking(true).map_err(|e| io("the listener".into(), e))?;
     shmem.barrier_all()?;
     let peers = node.len() - 1;
@@ -535,6 +582,12 @@ fn exchange(
             while served < peers {
                 match listener.accept() {
                     Ok((sock, _)) => {
+                        // Only this user's processes get the heap (the socket is in the
+                        // abstract namespace, which has no file permissions).
+                        if peer_uid(&sock) != Some(uid) {
+                            tracing::debug!(target: "cuda", "a process of another user connected: refused");
+                            continue;
+                        }
                         sock.set_nonblocking(false).map_err(|e| e.to_string())?;
                         sock.set_read_timeout(Some(EXCHANGE_TIMEOUT)).map_err(|e| e.to_string())?;
                         fdpass::offer_fd(&sock, fd.as_fd(), true).map_err(|e| format!("offering the heap: {e}"))?;
@@ -556,8 +609,8 @@ fn exchange(
         });
         let mut maps = Vec::with_capacity(peers);
         for &pe in node.iter().filter(|&&p| p != me) {
-            let (pid, size) = cards[pe];
-            let sock = fdpass::connect_abstract(&socket_name(pid))
+            let Card { pid, size, .. } = cards[pe];
+            let sock = fdpass::connect_abstract(&socket_name(&cards[pe]))
                 .map_err(|e| io(format!("connecting to PE {pe} (pid {pid})"), e))?;
             sock.set_read_timeout(Some(EXCHANGE_TIMEOUT)).map_err(|e| io("the socket".into(), e))?;
             let (peer_fd, _) = fdpass::take_fd(&sock, true).map_err(|e| io(format!("taking PE {pe}'s heap"), e))?;
@@ -782,6 +835,12 @@ pub(crate) fn malloc(func: &'static str, size: usize, align: usize, zero: bool) 
             shmem.barrier_all()?;
             return Ok(std::ptr::null_mut());
         }
+        if align > MAX_ALIGN || !(b.heap.base() as usize).is_multiple_of(align) {
+            return Err(invalid(
+                func,
+                format!("alignment {align}: the GPU symmetric heap aligns allocations to at most {MAX_ALIGN} bytes"),
+            ));
+        }
         let off = b.alloc.lock().alloc(size, align.max(MALLOC_ALIGN)).map_err(|e| alloc_error(func, size, e))?;
         let addr = b.heap.base() + (RESERVED + off) as u64;
         if zero {
@@ -936,7 +995,9 @@ pub(crate) fn wait_until<T: bytemuck::Pod + PartialOrd>(
 }
 
 /// A put with signal to `pe` whose data or signal word is in the GPU heap: the data, then the
-/// signal (`op` 0: set, else add) through the AMO kernel. `None` when neither is GPU memory.
+/// signal (`op` 0: set, else add), each on the heap it is in (a copy or the AMO kernel for the
+/// GPU heap, the runtime for the host heap; data put through the runtime is completed with a
+/// quiet before the signal). `None` when neither is GPU memory.
 ///
 /// # Safety
 /// `src` is valid for reads of `len` bytes.
@@ -956,13 +1017,21 @@ pub(crate) unsafe fn put_signal(
     Some((|| {
         if len > 0 {
             // SAFETY: the caller's.
-            unsafe { put(func, dest, src, len, pe) }
-                .unwrap_or_else(|| Err(invalid(func, format!("{dest:p} is not in the GPU symmetric heap"))))?;
+            match unsafe { put(func, dest, src, len, pe) } {
+                Some(r) => r?,
+                None => {
+                    // SAFETY: the caller's; the runtime checks dest.
+                    unsafe { oxshmem_rt::raw::putmem(dest, src, len, pe as i32) }?;
+                    oxshmem_rt::raw::quiet()?;
+                }
+            }
         }
         let sop = if op == 0 { AmoOp::Set(signal) } else { AmoOp::FetchAdd(signal) };
-        amo(func, sig as usize, 8, sop, pe)
-            .unwrap_or_else(|| Err(invalid(func, format!("signal {sig:p} is not in the GPU symmetric heap"))))
-            .map(drop)
+        match amo(func, sig as usize, 8, sop, pe) {
+            Some(r) => r.map(drop),
+            // SAFETY: the runtime checks the signal word (symmetric, aligned).
+            None => unsafe { oxshmem_rt::raw::atomic(sig, sop, pe as i32, func) }.map(drop),
+        }
     })())
 }
 
@@ -1012,6 +1081,11 @@ fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp) -> Result<u6
             ),
         )
     })?;
+    if let Some(b) = backend() {
+        // The callback makes the PE's device current itself; this also covers a device library
+        // built before it did.
+        b.gpu.make_current().map_err(|e| cuda_err(func, e))?;
+    }
     let (flags, value, cond) = amo_flags(op, width);
     let mut old = 0u64;
     // SAFETY: `target` is a naturally aligned word of a GPU heap mapped here; the callback
@@ -1037,22 +1111,27 @@ pub(crate) fn explain(addr: usize) -> Option<String> {
 /// Tears the back end down before the runtime finalizes: every PE stops using the peers'
 /// heaps, then unmaps them and frees its own (collective).
 pub(crate) fn finalize() -> Result<()> {
-    // The proxy and the NIC first: they finish what was issued while the back end is there.
+    let Some(b) = backend() else { return Ok(()) };
+    // First the GPU's work, with everything still up: kernels still running may use the proxy
+    // or the NIC, and stream operations still queued run on the lanes through the back end.
+    let r = b.gpu.synchronize().map_err(|e| cuda_err("nvshmem_finalize", e));
+    // Then the proxy and the NIC: they finish what was issued.
     if let Some(mut p) = PROXY.lock().take() {
         p.stop();
     }
     if let Some(mut nic) = NIC.lock().take() {
         nic.stop();
     }
-    let Some(b) = BACKEND.lock().take() else { return Ok(()) };
-    if let Some(s) = STAGE.lock().take() {
+    // The staging buffers are freed collectively, outside their lock.
+    let stage = STAGE.lock().take();
+    if let Some(s) = stage {
         s.src.free()?;
         s.dst.free()?;
     }
     HEAP_LO.store(0, Ordering::Relaxed);
     HEAP_HI.store(0, Ordering::Relaxed);
-    // Kernels still running could touch peers' memory: wait for this GPU's work.
-    let r = b.gpu.synchronize().map_err(|e| cuda_err("nvshmem_finalize", e));
+    BACKEND.lock().take();
+    // Every PE has stopped using its peers' heaps before any of them unmaps its own.
     oxshmem_rt::raw::barrier_all()?;
     drop(b);
     r
@@ -1075,7 +1154,7 @@ mod tests {
     fn the_reserved_area_holds_every_predefined_team() {
         let end_of_last = slot_offset(PREDEFINED + USER_SLOTS);
         assert_eq!(slot_offset(0), TEAM_FLAG_BYTES);
-        assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(64 << 10));
+        assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(MAX_ALIGN));
         let l = PinnedLayout::new(5);
         assert!(l.peer_base >= size_of::<DeviceState>() && l.channel == l.peer_base + 40);
         assert!(l.cuda_state >= l.channel + 5 && l.cuda_state.is_multiple_of(64));

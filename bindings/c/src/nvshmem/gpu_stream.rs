@@ -37,6 +37,9 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// One stream's worker.
 struct Lane {
+    /// Held across a whole submission (number, queue, host function, wait), so that two host
+    /// threads submitting to one stream enqueue in the order of their numbers.
+    submit: Mutex<()>,
     /// Jobs submitted so far (the last job's number).
     issued: AtomicU32,
     /// Jobs queued, with their numbers, and the highest number the stream let start.
@@ -119,6 +122,7 @@ impl CudaStreams {
             ));
         }
         let lane = Arc::new(Lane {
+            submit: Mutex::new(()),
             issued: AtomicU32::new(0),
             queue: Mutex::new((VecDeque::new(), 0)),
             wake: Condvar::new(),
@@ -138,11 +142,19 @@ impl CudaStreams {
 
 impl StreamExecutor for CudaStreams {
     fn submit(&self, func: &'static str, stream: CudaStream, job: Box<dyn FnOnce() + Send>) -> Result<(), String> {
+        let raw = stream as RawStream;
+        // SAFETY: the program passed `stream` as a live stream of its context.
+        if unsafe { self.gpu.stream_is_capturing(raw) }.map_err(|e| format!("{func}: {e}"))? {
+            return Err(format!(
+                "{func}: stream {stream:p} is being captured into a CUDA graph; oxshmem's *_on_stream operations \
+                 run once on the host and cannot be replayed by a graph yet: call them outside the capture"
+            ));
+        }
         let lane = self.lane(func, stream)?;
+        let _order = lane.submit.lock();
         let t = lane.issued.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         lane.queue.lock().0.push_back((t, job));
         let signal = lane.clone();
-        let raw = stream as RawStream;
         // SAFETY: the program passed `stream` as a live stream of its context (NVSHMEM's
         // contract for every *_on_stream routine); the host function calls no CUDA.
         unsafe { self.gpu.launch_host_fn(raw, Box::new(move || signal.may_start(t))) }

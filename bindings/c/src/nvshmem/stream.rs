@@ -43,10 +43,19 @@ fn no_executor(func: &'static str, stream: CudaStream) -> ! {
         func,
         invalid(
             func,
-            format!(
-                "stream {stream:p} is not the default stream (0), and oxshmem does not order work on CUDA \
-                 streams yet (the *_on_stream forms run on the host, in program order, for stream 0 only)"
-            ),
+            if cfg!(feature = "cuda") {
+                format!(
+                    "stream {stream:p} is not the default stream (0), and the CUDA back end, which orders work on \
+                     CUDA streams, is not active: it starts at nvshmem_init when the program links \
+                     libnvshmem_device.a or sets OXSHMEM_CUDA_HEAP=on"
+                )
+            } else {
+                format!(
+                    "stream {stream:p} is not the default stream (0), and this build has no CUDA back end to \
+                     order work on CUDA streams (the *_on_stream forms run on the host, in program order, for \
+                     stream 0 only)"
+                )
+            },
         ),
     )
 }
