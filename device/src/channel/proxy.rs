@@ -82,8 +82,9 @@ pub struct Request {
     pub sig: u64,
 }
 
-/// AMO operations as request flags.
-pub(crate) fn amo_flags(op: AmoOp, w64: bool) -> (u16, u64, u64) {
+/// An AMO as request flags (an [`amo`] operation, `| amo::W64` for a 64-bit word), its operand
+/// and its compare value.
+pub fn amo_flags(op: AmoOp, w64: bool) -> (u16, u64, u64) {
     let (k, v, c) = match op {
         AmoOp::Fetch => (amo::FETCH, 0, 0),
         AmoOp::Set(v) => (amo::SET, v, 0),
@@ -97,7 +98,8 @@ pub(crate) fn amo_flags(op: AmoOp, w64: bool) -> (u16, u64, u64) {
     (k | if w64 { amo::W64 } else { 0 }, v, c)
 }
 
-fn amo_of(r: &Request) -> AmoOp {
+/// The AMO a request's flags, operand and compare value describe.
+pub fn amo_of(r: &Request) -> AmoOp {
     match r.flags & amo::OP_MASK {
         amo::FETCH => AmoOp::Fetch,
         amo::SET => AmoOp::Set(r.value),

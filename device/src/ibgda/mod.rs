@@ -250,8 +250,9 @@ impl Ibgda {
         Self::new_on(shmem, config, from, None)
     }
 
-    /// As [`new_in`](Self::new_in), over `heap` instead of the runtime's symmetric heap when
-    /// given (the CUDA back end's GPU heap). Collective.
+    /// Builds the queues to every PE (collective: exchanges remote keys and heap bases), with
+    /// every structure device code reads in memory from `from`, over `heap` instead of the
+    /// runtime's symmetric heap when given (the CUDA back end's GPU heap).
     ///
     /// # Errors
     /// The runtime's (the key exchange); the allocator's.

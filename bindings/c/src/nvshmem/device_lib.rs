@@ -91,7 +91,7 @@ pub(crate) fn check_at_init() -> Result<(), String> {
         ));
     }
     if cfg!(feature = "cuda") {
-        // The CUDA back end builds the device state after the runtime's init (nvshmem/gpu.rs).
+        // The CUDA back end builds the device state after the runtime's init (nvshmem/gpu/).
         return Ok(());
     }
     Err("this program links libnvshmem_device.a (NVSHMEM calls in CUDA kernels), but this build of oxshmem has no \

@@ -2,7 +2,7 @@
 //! so NVSHMEM and OpenSHMEM routines may use each other's memory), `nvshmem_ptr`, and buffer
 //! registration.
 //!
-//! With the CUDA back end (`nvshmem/gpu.rs`: a program that links `libnvshmem_device.a`, or
+//! With the CUDA back end (`nvshmem/gpu/`: a program that links `libnvshmem_device.a`, or
 //! `OXSHMEM_CUDA_HEAP=on`) `nvshmem_malloc`, `_calloc`, `_align` and `_free` work on the GPU
 //! symmetric heap and `nvshmem_ptr` gives peers' GPU heap addresses; `shmem_malloc` keeps
 //! giving host memory. Without it the heap is host memory. `nvshmemx_buffer_register` exists so that

@@ -34,24 +34,29 @@
 //! heap, executed by the software NIC through [`GpuNicMemory`]).
 
 use std::ffi::c_void;
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use oxshmem_device::ChannelKind;
 use oxshmem_device::channel::devmem::DeviceAlloc;
-use oxshmem_device::channel::proxy::{Proxy, ProxyRingBox, ProxyTarget, Request, amo as proxy_amo, kind};
-use oxshmem_device::cuda::{DevAddr, Gpu, GpuHeap, PeerMapping, PinnedAlloc, PinnedBuf, fdpass};
+use oxshmem_device::channel::proxy::{Proxy, ProxyRingBox};
+use oxshmem_device::cuda::{DevAddr, Gpu, GpuHeap, PeerMapping, PinnedAlloc, PinnedBuf};
 use oxshmem_device::ibgda::softnic::SoftNic;
-use oxshmem_device::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
+use oxshmem_device::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap};
 use oxshmem_device::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 use oxshmem_rt::heap::alloc::{AllocError, Allocator};
-use oxshmem_rt::raw::AmoOp;
-use oxshmem_rt::{Cmp, Error, ErrorKind, ReduceOp, Result, SymSlice, Team};
+use oxshmem_rt::{Error, ErrorKind, ReduceOp, Result, SymSlice, Team};
 use parking_lot::Mutex;
 
 use crate::error::invalid;
+
+mod channels;
+mod exchange;
+mod host;
+
+use channels::{GpuNicMemory, GpuTarget};
+use exchange::{Card, exchange, nonce};
+pub(crate) use host::{amo, explain, get, put, put_signal, test, wait_until};
 
 /// Bytes of one barrier round's flag line (`FLAG_STRIDE` in `bindings/cuda/src/state.cuh`).
 const FLAG_STRIDE: usize = 64;
@@ -325,93 +330,6 @@ fn proxy_spin(func: &'static str) -> Result<bool> {
     })
 }
 
-/// How the software NIC reaches the GPU heaps: copies on unified addresses, and the device
-/// library's AMO kernel.
-#[derive(Debug)]
-struct GpuNicMemory {
-    gpu: Gpu,
-}
-
-impl NicMemory for GpuNicMemory {
-    unsafe fn copy(&self, dst: u64, src: u64, len: usize) -> std::result::Result<(), String> {
-        // SAFETY: the NIC checked both ranges against their regions.
-        unsafe { self.gpu.copy_dtod(dst, src, len) }.map_err(|e| e.to_string())
-    }
-
-    fn atomic(&self, addr: u64, width: u32, op: AmoOp) -> std::result::Result<u64, String> {
-        amo_at("nvshmem softnic", addr, width as usize, op).map_err(|e| e.to_string())
-    }
-}
-
-/// The proxy's requests, carried out on the GPU heaps: copies for put, get and p, the device
-/// library's AMO kernel for atomics and signals.
-struct GpuTarget;
-
-impl ProxyTarget for GpuTarget {
-    fn execute(&self, r: &Request) -> std::result::Result<(), String> {
-        const F: &str = "nvshmem proxy";
-        let pe = r.pe as usize;
-        let signal = |sig: u64, op: AmoOp| amo(F, sig as usize, 8, op, pe).unwrap_or_else(|| not_gpu(sig)).map(drop);
-        let r2 = match r.kind {
-            // SAFETY: the device thread that submitted the request keeps `local` valid for `len`
-            // bytes until its ticket completes.
-            kind::PUT => unsafe { put(F, r.dest as *mut u8, r.local as *const u8, r.len as usize, pe) }
-                .unwrap_or_else(|| not_gpu(r.dest)),
-            // SAFETY: as for PUT.
-            kind::GET => unsafe { get(F, r.local as *mut u8, r.dest as *const u8, r.len as usize, pe) }
-                .unwrap_or_else(|| not_gpu(r.dest)),
-            // SAFETY: the value is a field of the request, `len` (1..=8) bytes of it.
-            kind::P => unsafe { put(F, r.dest as *mut u8, (&raw const r.value).cast(), r.len as usize, pe) }
-                .unwrap_or_else(|| not_gpu(r.dest)),
-            kind::AMO => {
-                let width = if r.flags & proxy_amo::W64 != 0 { 8 } else { 4 };
-                amo(F, r.dest as usize, width, amo_op(r), pe).unwrap_or_else(|| not_gpu(r.dest)).and_then(|old| {
-                    if r.local == 0 {
-                        return Ok(());
-                    }
-                    let b = backend().ok_or_else(|| invalid(F, "the CUDA back end is gone"))?;
-                    // SAFETY: the device thread gave `local` for the fetched value (8 bytes).
-                    unsafe { b.copy(F, r.local, (&raw const old) as DevAddr, 8) }
-                })
-            }
-            kind::PUT_SIGNAL => {
-                // SAFETY: as for PUT.
-                unsafe { put(F, r.dest as *mut u8, r.local as *const u8, r.len as usize, pe) }
-                    .unwrap_or_else(|| not_gpu(r.dest))
-                    .and_then(|()| signal(r.sig, signal_op(r.flags, r.value)))
-            }
-            kind::SIGNAL_OP => signal(r.sig, signal_op(r.flags, r.value)),
-            k => Err(invalid(F, format!("unknown request kind {k}"))),
-        };
-        r2.map_err(|e| e.to_string())
-    }
-}
-
-/// A proxy request's address outside the GPU heap.
-fn not_gpu<T>(addr: u64) -> Result<T> {
-    Err(invalid("nvshmem proxy", format!("{addr:#x} is not in the GPU symmetric heap")))
-}
-
-/// A put-signal's or signal op's update: the proxy's flags are OpenSHMEM's signal operations
-/// (0: set, 1: add).
-fn signal_op(flags: u16, value: u64) -> AmoOp {
-    if flags == 0 { AmoOp::Set(value) } else { AmoOp::FetchAdd(value) }
-}
-
-/// The AMO of a request.
-fn amo_op(r: &Request) -> AmoOp {
-    match r.flags & proxy_amo::OP_MASK {
-        proxy_amo::FETCH => AmoOp::Fetch,
-        proxy_amo::SET => AmoOp::Set(r.value),
-        proxy_amo::SWAP => AmoOp::Swap(r.value),
-        proxy_amo::COMPARE_SWAP => AmoOp::CompareSwap { cond: r.cond, value: r.value },
-        proxy_amo::FETCH_ADD => AmoOp::FetchAdd(r.value),
-        proxy_amo::FETCH_AND => AmoOp::FetchAnd(r.value),
-        proxy_amo::FETCH_OR => AmoOp::FetchOr(r.value),
-        _ => AmoOp::FetchXor(r.value),
-    }
-}
-
 fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
     let shmem = oxshmem_rt::current()?;
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
@@ -513,116 +431,6 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
     b.write_teams(func)?;
     shmem.barrier_all()?;
     Ok(b)
-}
-
-/// What a PE tells the others before the heap exchange.
-#[derive(Debug, Clone, Copy)]
-struct Card {
-    pid: u32,
-    /// Its GPU heap's size.
-    size: usize,
-    /// A random number in its socket's name: PEs in different pid namespaces that share a
-    /// network namespace may have equal pids.
-    nonce: u64,
-}
-
-/// A random 64-bit number (std's per-process random hash keys, the time and the pid).
-fn nonce() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-    h.finish()
-}
-
-/// The abstract socket a PE's heap descriptor is offered on.
-fn socket_name(c: &Card) -> Vec<u8> {
-    format!("oxshmem-gpu-heap-{}-{:016x}", c.pid, c.nonce).into_bytes()
-}
-
-/// The user id of the process at the other end of `sock` (`SO_PEERCRED`).
-fn peer_uid(sock: &std::os::unix::net::UnixStream) -> Option<u32> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: ucred is plain data; all-zero is a valid value.
-    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
-    let mut len = size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `cred` and `len` are valid out-pointers of the sizes given; the socket is open.
-    let rc = unsafe {
-        libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&raw mut cred).cast(), &mut len)
-    };
-    (rc == 0).then_some(cred.uid)
-}
-
-/// How long the exchange waits for a peer (the job's launcher ends a job whose PE died).
-const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Offers this PE's heap descriptor to every other PE of the node and maps theirs.
-fn exchange(
-    func: &'static str,
-    shmem: &oxshmem_rt::Shmem,
-    me: usize,
-    node: &[usize],
-    cards: &[Card],
-    gpu: &Gpu,
-    fd: &OwnedFd,
-) -> Result<Vec<(usize, PeerMapping)>> {
-    let io = |what: String, e: std::io::Error| invalid(func, format!("GPU heap exchange: {what}: {e}"));
-    let name = socket_name(&cards[me]);
-    let listener = fdpass::listen_abstract(&name)
-        .map_err(|e| io(format!("listening on @{}", String::from_utf8_lossy(&name)), e))?;
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    listener.set_nonblocking(true).map_err(|e| io("the listener".into(), e))?;
-    shmem.barrier_all()?;
-    let peers = node.len() - 1;
-    let maps = std::thread::scope(|s| -> Result<Vec<(usize, PeerMapping)>> {
-        let server = s.spawn(|| -> std::result::Result<(), String> {
-            let deadline = Instant::now() + EXCHANGE_TIMEOUT;
-            let mut served = 0;
-            while served < peers {
-                match listener.accept() {
-                    Ok((sock, _)) => {
-                        // Only this user's processes get the heap (the socket is in the
-                        // abstract namespace, which has no file permissions).
-                        if peer_uid(&sock) != Some(uid) {
-                            tracing::debug!(target: "cuda", "a process of another user connected: refused");
-                            continue;
-                        }
-                        sock.set_nonblocking(false).map_err(|e| e.to_string())?;
-                        sock.set_read_timeout(Some(EXCHANGE_TIMEOUT)).map_err(|e| e.to_string())?;
-                        fdpass::offer_fd(&sock, fd.as_fd(), true).map_err(|e| format!("offering the heap: {e}"))?;
-                        served += 1;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        if Instant::now() > deadline {
-                            return Err(format!(
-                                "{served} of the {peers} other PEs of this node took this PE's GPU heap within {} s",
-                                EXCHANGE_TIMEOUT.as_secs()
-                            ));
-                        }
-                        std::thread::sleep(Duration::from_micros(200));
-                    }
-                    Err(e) => return Err(format!("accept: {e}")),
-                }
-            }
-            Ok(())
-        });
-        let mut maps = Vec::with_capacity(peers);
-        for &pe in node.iter().filter(|&&p| p != me) {
-            let Card { pid, size, .. } = cards[pe];
-            let sock = fdpass::connect_abstract(&socket_name(&cards[pe]))
-                .map_err(|e| io(format!("connecting to PE {pe} (pid {pid})"), e))?;
-            sock.set_read_timeout(Some(EXCHANGE_TIMEOUT)).map_err(|e| io("the socket".into(), e))?;
-            let (peer_fd, _) = fdpass::take_fd(&sock, true).map_err(|e| io(format!("taking PE {pe}'s heap"), e))?;
-            let m = GpuHeap::import_peer(gpu, &peer_fd, size)
-                .map_err(|e| invalid(func, format!("mapping PE {pe}'s GPU heap: {e}")))?;
-            maps.push((pe, m));
-        }
-        server.join().expect("the GPU heap server does not panic").map_err(|m| invalid(func, m))?;
-        Ok(maps)
-    })?;
-    shmem.barrier_all()?;
-    Ok(maps)
 }
 
 impl Backend {
@@ -892,219 +700,6 @@ pub(crate) fn ptr(addr: usize, pe: i32) -> Option<*mut c_void> {
         std::ptr::null_mut()
     } else {
         (base as usize + (addr - b.heap.base() as usize)) as *mut c_void
-    })
-}
-
-/// A put of `len` bytes from `src` to `dest` (in the GPU heap) on world PE `pe`: `None` when
-/// `dest` is not GPU memory of the back end.
-///
-/// # Safety
-/// `src` is valid for `len` bytes (host or GPU memory).
-pub(crate) unsafe fn put(
-    func: &'static str,
-    dest: *mut u8,
-    src: *const u8,
-    len: usize,
-    pe: usize,
-) -> Option<Result<()>> {
-    if !owns(dest as usize) {
-        return None;
-    }
-    let b = backend()?;
-    Some(b.remote(func, dest as usize, len, pe).and_then(|d| {
-        // SAFETY: `d` is inside pe's mapped heap for len bytes; src per the caller.
-        unsafe { b.copy(func, d, src as DevAddr, len) }
-    }))
-}
-
-/// A get of `len` bytes at `src` (in the GPU heap) on world PE `pe` into `dest`: `None` when
-/// `src` is not GPU memory of the back end.
-///
-/// # Safety
-/// `dest` is valid for writes of `len` bytes (host or GPU memory).
-pub(crate) unsafe fn get(
-    func: &'static str,
-    dest: *mut u8,
-    src: *const u8,
-    len: usize,
-    pe: usize,
-) -> Option<Result<()>> {
-    if !owns(src as usize) {
-        return None;
-    }
-    let b = backend()?;
-    Some(b.remote(func, src as usize, len, pe).and_then(|s| {
-        // SAFETY: `s` is inside pe's mapped heap for len bytes; dest per the caller.
-        unsafe { b.copy(func, dest as DevAddr, s, len) }
-    }))
-}
-
-/// Reads the `T` at `addr` in this PE's GPU heap (a copy, complete when it returns).
-fn read_word<T: bytemuck::Pod>(func: &'static str, b: &Backend, addr: usize) -> Result<T> {
-    let mut v = T::zeroed();
-    let src = b.remote(func, addr, size_of::<T>(), b.me)?;
-    // SAFETY: `src` is inside this PE's heap for size_of::<T>() bytes; `v` is a live local.
-    unsafe { b.copy(func, (&raw mut v) as DevAddr, src, size_of::<T>()) }?;
-    Ok(v)
-}
-
-/// Whether the `T` at `ivar` (in the GPU heap) satisfies `cmp value` now: `None` when `ivar` is
-/// not GPU memory of the back end.
-pub(crate) fn test<T: bytemuck::Pod + PartialOrd>(
-    func: &'static str,
-    ivar: usize,
-    cmp: Cmp,
-    value: T,
-) -> Option<Result<bool>> {
-    if !owns(ivar) {
-        return None;
-    }
-    let b = backend()?;
-    Some(read_word::<T>(func, &b, ivar).map(|v| cmp.holds(v, value)))
-}
-
-/// Waits until the `T` at `ivar` (in the GPU heap) satisfies `cmp value`, and returns it: `None`
-/// when `ivar` is not GPU memory of the back end. The host polls the word with copies, backing
-/// off from yields to naps of up to a millisecond; the launcher's timeout ends a wait that
-/// never ends.
-pub(crate) fn wait_until<T: bytemuck::Pod + PartialOrd>(
-    func: &'static str,
-    ivar: usize,
-    cmp: Cmp,
-    value: T,
-) -> Option<Result<T>> {
-    if !owns(ivar) {
-        return None;
-    }
-    let b = backend()?;
-    Some((|| {
-        let mut polls = 0u32;
-        loop {
-            let v = read_word::<T>(func, &b, ivar)?;
-            if cmp.holds(v, value) {
-                return Ok(v);
-            }
-            polls += 1;
-            if polls < 64 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(u64::from(polls.min(1000))));
-            }
-        }
-    })())
-}
-
-/// A put with signal to `pe` whose data or signal word is in the GPU heap: the data, then the
-/// signal (`op` 0: set, else add), each on the heap it is in (a copy or the AMO kernel for the
-/// GPU heap, the runtime for the host heap; data put through the runtime is completed with a
-/// quiet before the signal). `None` when neither is GPU memory.
-///
-/// # Safety
-/// `src` is valid for reads of `len` bytes.
-pub(crate) unsafe fn put_signal(
-    func: &'static str,
-    dest: *mut u8,
-    src: *const u8,
-    len: usize,
-    sig: *mut u64,
-    signal: u64,
-    op: i32,
-    pe: usize,
-) -> Option<Result<()>> {
-    if !owns(dest as usize) && !owns(sig as usize) {
-        return None;
-    }
-    Some((|| {
-        if len > 0 {
-            // SAFETY: the caller's.
-            match unsafe { put(func, dest, src, len, pe) } {
-                Some(r) => r?,
-                None => {
-                    // SAFETY: the caller's; the runtime checks dest.
-                    unsafe { oxshmem_rt::raw::putmem(dest, src, len, pe as i32) }?;
-                    oxshmem_rt::raw::quiet()?;
-                }
-            }
-        }
-        let sop = if op == 0 { AmoOp::Set(signal) } else { AmoOp::FetchAdd(signal) };
-        match amo(func, sig as usize, 8, sop, pe) {
-            Some(r) => r.map(drop),
-            // SAFETY: the runtime checks the signal word (symmetric, aligned).
-            None => unsafe { oxshmem_rt::raw::atomic(sig, sop, pe as i32, func) }.map(drop),
-        }
-    })())
-}
-
-/// The request flags of `op` on a `width`-byte word, and its operand and compare value
-/// (`OXSHMEM_AMO_*` of `device_state.h`).
-fn amo_flags(op: AmoOp, width: usize) -> (u32, u64, u64) {
-    use oxshmem_device::channel::proxy::amo;
-    let (k, v, c) = match op {
-        AmoOp::Fetch => (amo::FETCH, 0, 0),
-        AmoOp::Set(v) => (amo::SET, v, 0),
-        AmoOp::Swap(v) => (amo::SWAP, v, 0),
-        AmoOp::CompareSwap { cond, value } => (amo::COMPARE_SWAP, value, cond),
-        AmoOp::FetchAdd(v) => (amo::FETCH_ADD, v, 0),
-        AmoOp::FetchAnd(v) => (amo::FETCH_AND, v, 0),
-        AmoOp::FetchOr(v) => (amo::FETCH_OR, v, 0),
-        AmoOp::FetchXor(v) => (amo::FETCH_XOR, v, 0),
-    };
-    (u32::from(k | if width == 8 { amo::W64 } else { 0 }), v, c)
-}
-
-/// A host atomic on the `width`-byte word at `dest` (in the GPU heap) of world PE `pe`, through
-/// the device library's one-thread kernel (the host cannot reach GPU memory atomically): the
-/// prior value. `None` when `dest` is not GPU memory of the back end.
-pub(crate) fn amo(func: &'static str, dest: usize, width: usize, op: AmoOp, pe: usize) -> Option<Result<u64>> {
-    if !owns(dest) {
-        return None;
-    }
-    let b = backend()?;
-    Some((|| {
-        if !dest.is_multiple_of(width) || !matches!(width, 4 | 8) {
-            return Err(invalid(func, format!("{dest:#x} is not a naturally aligned 4- or 8-byte word")));
-        }
-        let target = b.remote(func, dest, width, pe)?;
-        amo_at(func, target, width, op)
-    })())
-}
-
-/// An atomic `op` on the naturally aligned `width`-byte word at `target` (a GPU heap as mapped
-/// here), through the device library's AMO kernel: the prior value.
-fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp) -> Result<u64> {
-    let kernel = super::device_lib::amo().ok_or_else(|| {
-        invalid(
-            func,
-            format!(
-                "{target:#x} is GPU memory, and an atomic there from the host needs libnvshmem_device.a's AMO \
-                 kernel, which this program did not register (link the device library)"
-            ),
-        )
-    })?;
-    if let Some(b) = backend() {
-        // The callback makes the PE's device current itself; this also covers a device library
-        // built before it did.
-        b.gpu.make_current().map_err(|e| cuda_err(func, e))?;
-    }
-    let (flags, value, cond) = amo_flags(op, width);
-    let mut old = 0u64;
-    // SAFETY: `target` is a naturally aligned word of a GPU heap mapped here; the callback
-    // writes the prior value to `old`, a live local.
-    let rc = unsafe { kernel(target, flags, value, cond, &mut old) };
-    if rc != 0 {
-        return Err(cuda_err(func, format!("the device library's atomic kernel returned CUDA error {rc}")));
-    }
-    Ok(old)
-}
-
-/// What to say of `addr`, instead of "is not symmetric", when it is GPU memory: the routine
-/// does not reach the GPU heap from the host yet.
-pub(crate) fn explain(addr: usize) -> Option<String> {
-    owns(addr).then(|| {
-        "is in the GPU symmetric heap (nvshmem_malloc), which this host routine does not reach yet in oxshmem's \
-         CUDA back end: host put, get, p, g, atomics, signals, single-word waits, reduce, broadcast, fcollect \
-         and alltoall do; for the rest, call the routine from a kernel or use a host buffer (shmem_malloc)"
-            .to_string()
     })
 }
 
