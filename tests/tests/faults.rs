@@ -16,8 +16,11 @@ use oxshmem_tests::{Job, JobResult, dev_shm, job_shm_leftovers, survivors};
 const PE_FAULT: &str = env!("CARGO_BIN_EXE_pe-fault");
 const PE_MISC: &str = env!("CARGO_BIN_EXE_pe-misc");
 
-/// How long after a PE's death the job may take to end.
-const END_WITHIN: Duration = Duration::from_secs(5);
+/// How long after a PE's death the job may take to end: not a speed bound but "ended by the
+/// death, not by a timeout" — well under the jobs' 30 s limit, and well above what a loaded
+/// 2-core machine needs (a panicking PE of a debug build symbolizes its backtrace before it
+/// exits, which took 5.9 s once under the ofi transport while other suites ran).
+const END_WITHIN: Duration = Duration::from_secs(15);
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 

@@ -302,6 +302,10 @@ impl Gpu {
     /// # Errors
     /// The driver's (`cuLaunchHostFunc on stream 0x… failed: CUDA_ERROR_INVALID_HANDLE (400)`).
     pub unsafe fn launch_host_fn(&self, stream: RawStream, f: Box<dyn FnOnce() + Send>) -> Result<(), CudaError> {
+        /// Runs the closure the driver was handed, once.
+        ///
+        /// # Safety
+        /// `user` is the `Box<Box<dyn FnOnce() + Send>>` made below, passed to it exactly once.
         unsafe extern "C" fn trampoline(user: *mut c_void) {
             // SAFETY: `user` is the Box made below, handed to the driver once and called once.
             let f = unsafe { Box::from_raw(user.cast::<Box<dyn FnOnce() + Send>>()) };
@@ -507,6 +511,10 @@ impl crate::channel::devmem::DeviceAlloc for PinnedAlloc {
         Ok(p)
     }
 
+    /// Frees the pinned buffer `alloc` returned at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` came from this allocator's `alloc` and is used no more.
     unsafe fn free(&self, ptr: *mut u8, _bytes: usize) {
         self.live.lock().remove(&(ptr as usize));
     }

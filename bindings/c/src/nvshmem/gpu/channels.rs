@@ -19,6 +19,10 @@ pub(super) struct GpuNicMemory {
 }
 
 impl NicMemory for GpuNicMemory {
+    /// A copy on unified addresses, complete when it returns.
+    ///
+    /// # Safety
+    /// Both ranges are valid for `len` bytes (the NIC checked them against their regions).
     unsafe fn copy(&self, dst: u64, src: u64, len: usize) -> std::result::Result<(), String> {
         // SAFETY: the NIC checked both ranges against their regions.
         unsafe { self.gpu.copy_dtod(dst, src, len) }.map_err(|e| e.to_string())
