@@ -15,6 +15,10 @@
 #   nvshmem-bin/...                           the same programs linked with NVIDIA's NVSHMEM
 #                                             (scripts/cuda-toolchain.sh --nvshmem), run with the
 #                                             GPU machine's own libnvshmem_host.so.3
+#   oxshmem/bin/pe-gpu, oxshmem-bin/gpu_ring.fatbin
+#                                             the Rust GPU device's test program (tests/src/bin,
+#                                             --features cuda) and the module it loads
+#                                             (tests/cuda/modules/gpu_ring.cu)
 #   MANIFEST                                  what was built, from which sources, and what failed
 # A part that does not build is reported and left out; the rest is still packed. The builds
 # are kept in $GPU_CHECK_BUILD_DIR (default target/gpu-check-build) and redone only where a
@@ -29,8 +33,9 @@
 #   (nvidia.nvshmem, the nvidia-nvshmem-cu13 wheel) or $GPU_CHECK_NVSHMEM_LIB, 4. runs every test
 #   program with 2 and 4 PEs on the GPU under oxshmem's `oshrun -n N` with
 #   OXSHMEM_DEVICE_CHANNEL=p2p, proxy and ibgda, and the NVSHMEM builds too, 5. runs
-#   device_bench --csv --quick for each channel and for NVSHMEM, 6. prints a table of the test
-#   results and one of the benchmark side by side:
+#   device_bench --csv --quick for each channel and for NVSHMEM, 6. runs the Rust GPU device's
+#   program (pe-gpu ring / errors with gpu_ring.fatbin, 2 and 4 PEs), 7. prints a table of the
+#   test results and one of the benchmark side by side:
 #     operation | oxshmem p2p | proxy | ibgda | NVSHMEM | ratio (best oxshmem / NVSHMEM, time)
 #
 # NVIDIA's NVSHMEM wheel ships no launcher (no nvshmrun/Hydra). Its programs are started by
@@ -113,6 +118,14 @@ prepare() {
         done
         cp -P "$prefix"/lib/*.so* "$tree/oxshmem/lib/" 2>/dev/null
         echo "oxshmem: $(ls "$tree/oxshmem/bin" "$tree/oxshmem/lib" | tr '\n' ' ')" >>"$manifest"
+        say "building the Rust GPU device's test program (cargo build --release -p oxshmem-tests --features cuda --bin pe-gpu)"
+        if (cd "$root" && "$cargo" build --release -p oxshmem-tests --features cuda --bin pe-gpu); then
+            cp "$root/target/release/pe-gpu" "$tree/oxshmem/bin/"
+            echo "pe-gpu: built" >>"$manifest"
+        else
+            failed+=("pe-gpu (cargo build --features cuda)")
+            echo "pe-gpu: FAILED to build" >>"$manifest"
+        fi
     else
         failed+=("oxshmem (cargo build / oxshmem-install)")
         echo "oxshmem: FAILED to build or install" >>"$manifest"
@@ -142,6 +155,7 @@ prepare() {
         for f in "$build/$d"/*; do
             case "$f" in
                 *.log) { echo "build log $f:"; tail -n 20 "$f"; } >>"$manifest" ;;
+                *.fatbin) [ "$d" = oxshmem-bin ] && cp "$f" "$tree/$d/" ;;
                 *) [ -x "$f" ] && cp "$f" "$tree/$d/" ;;
             esac
         done
@@ -364,8 +378,29 @@ check() {
         done
     fi
 
+    # The Rust GPU device: pe-gpu loads gpu_ring.fatbin (P2P).
+    local -A rust
+    for n in $pes; do
+        for case in ring errors; do
+            local log="$logdir/rust-n$n-$case.log" v
+            if [ ! -x "$ox/bin/pe-gpu" ] || [ ! -f "$oxbin/gpu_ring.fatbin" ]; then
+                v=missing
+            elif run_step "rust pe-gpu $case" "${GPU_CHECK_TEST_LIMIT:-40}" "$log" env LD_LIBRARY_PATH="$ox/lib:${LD_LIBRARY_PATH:-}" \
+                "$ox/bin/oshrun" --timeout "${GPU_CHECK_TEST_LIMIT:-40}" -n "$n" "$ox/bin/pe-gpu" "$case" "$oxbin/gpu_ring.fatbin"; then
+                v=ok
+            else
+                v="FAIL($?)"
+            fi
+            [ "$v" = ok ] || { any_fail=1; tail -n 4 "$log" 2>/dev/null | sed 's/^/    /'; }
+            rust[$n,$case]=$v
+            say "rust pe-gpu -n $n $case: $v"
+        done
+    done
+
     # Tables.
     echo
+    echo "== the Rust GPU device (pe-gpu with gpu_ring.fatbin, P2P) =="
+    for n in $pes; do echo "n=$n | ring ${rust[$n,ring]} | errors ${rust[$n,errors]}"; done
     echo "== test programs (oshrun -n N on one GPU) =="
     local hdr="program" cfg n prog
     for cfg in $cfgs; do for n in $pes; do hdr="$hdr | $cfg n=$n"; done; done

@@ -227,7 +227,7 @@ pub struct Device(Arc<Inner>);
 pub const PROXY_RING_SLOTS: usize = 4096;
 
 /// `OXSHMEM_TIMEOUT` in nanoseconds (seconds in the environment; at least 1, default 60).
-fn env_timeout() -> u64 {
+pub(crate) fn env_timeout() -> u64 {
     let secs = oxshmem::config::value_of("OXSHMEM_TIMEOUT").0.trim().parse::<u64>().unwrap_or(60);
     secs.clamp(1, u64::MAX / 2_000_000_000) * 1_000_000_000
 }
@@ -504,7 +504,6 @@ impl Device {
     /// The first device error, if any.
     pub fn error(&self) -> Option<DeviceError> {
         let s = self.0.state.error.get()?;
-        let n = self.0.state.n_pes;
         let timed_out = s.code == ErrorCode::WaitTimeout as u32 || s.code == ErrorCode::BarrierTimeout as u32;
         let launch = if s.launch != 0 { self.launch_info(s.launch) } else { None };
         let where_ = if timed_out && s.block != u32::MAX {
@@ -525,67 +524,7 @@ impl Device {
         } else {
             format!("block {}, thread {}", s.block, s.thread)
         };
-        let reason = match s.code {
-            c if c == ErrorCode::PeOutOfRange as u32 => format!("PE {} is out of range (0..{n})", s.pe),
-            c if c == ErrorCode::NotSymmetric as u32 => {
-                format!("address {:#x} (+{} bytes) is not in the symmetric heap", s.addr, s.len)
-            }
-            c if c == ErrorCode::OutOfBounds as u32 => {
-                format!("{} elements at {:#x} exceed the symmetric object", s.len, s.addr)
-            }
-            c if c == ErrorCode::RingStalled as u32 => format!(
-                "the proxy ring stalled: request {} not done after the timeout ({} completed); is the proxy alive?",
-                s.addr, s.len
-            ),
-            c if c == ErrorCode::Transport as u32 => {
-                format!("the host transport failed a proxied request to PE {} at {:#x} ({} bytes)", s.pe, s.addr, s.len)
-            }
-            c if c == ErrorCode::Misaligned as u32 => {
-                format!("atomic target {:#x} is not aligned to {} bytes", s.addr, s.len)
-            }
-            c if c == ErrorCode::Finalized as u32 => "a kernel was launched after the device was finalized".to_string(),
-            c if c == ErrorCode::Nic as u32 => {
-                let (syn, opc) = ((s.len >> 8) as u8, s.len as u8);
-                format!(
-                    "the NIC failed WQE {} ({}) on the IBGDA queue to PE {}: {} (syndrome {syn:#04x}); the queue is in error",
-                    s.addr,
-                    ibgda::mlx5::opcode::name(opc),
-                    s.pe,
-                    ibgda::mlx5::syndrome::name(syn)
-                )
-            }
-            c if c == ErrorCode::NicStalled as u32 => format!(
-                "the IBGDA queue to PE {} stalled: WQE index {} not complete (completed up to {}) after the timeout or with the software NIC stopped",
-                s.pe, s.addr, s.len
-            ),
-            c if c == ErrorCode::WaitTimeout as u32 => {
-                let secs = self.0.state.timeout_ns as f64 / 1e9;
-                let (cmp, want, seen) =
-                    (wait_cmp::operator(s.cmp), wait_cmp::show(s.cmp, s.value), wait_cmp::show(s.cmp, s.len));
-                let mut r = if s.op == op::BARRIER || s.op == op::SYNC_ALL {
-                    format!(
-                        "timed out after {secs} s (OXSHMEM_TIMEOUT) in the device barrier: PE {} never arrived (its flag at {:#x} was to become {cmp} {want}; it is {seen})",
-                        s.pe, s.addr
-                    )
-                } else {
-                    format!(
-                        "timed out after {secs} s (OXSHMEM_TIMEOUT) waiting for the word at {:#x} to become {cmp} {want}; it is {seen}",
-                        s.addr
-                    )
-                };
-                r.push_str(&self.waves_hint(launch));
-                r
-            }
-            c if c == ErrorCode::BarrierTimeout as u32 => {
-                let secs = 2.0 * self.0.state.timeout_ns as f64 / 1e9;
-                let group = if s.op == op::SYNC_WARP { "warp" } else { "block" };
-                format!(
-                    "timed out after {secs} s (twice OXSHMEM_TIMEOUT): {} of the {} threads of the {group} arrived; every thread of the {group} must call it",
-                    s.addr, s.len
-                )
-            }
-            _ => "the kernel panicked".to_string(),
-        };
+        let reason = error_reason(&self.0.state, &s, || self.waves_hint(launch));
         Some(DeviceError::Op { pe: self.0.state.my_pe as usize, op: op_name(s.op), where_, reason })
     }
 
@@ -665,6 +604,73 @@ pub(crate) fn unbind_helper_thread() {
     // SAFETY: `set` is a valid mask of the size passed; 0 is the calling thread. A failure
     // (a cpuset that shrank) leaves the thread where it was.
     unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) };
+}
+
+/// What the device error `s` recorded in `state` means, in words; `hint` adds to a wait's
+/// timeout what the launch suggests.
+pub(crate) fn error_reason(state: &DeviceState, s: &state::ErrorRecord, hint: impl FnOnce() -> String) -> String {
+    let n = state.n_pes;
+    match s.code {
+        c if c == ErrorCode::PeOutOfRange as u32 => format!("PE {} is out of range (0..{n})", s.pe),
+        c if c == ErrorCode::NotSymmetric as u32 => {
+            format!("address {:#x} (+{} bytes) is not in the symmetric heap", s.addr, s.len)
+        }
+        c if c == ErrorCode::OutOfBounds as u32 => {
+            format!("{} elements at {:#x} exceed the symmetric object", s.len, s.addr)
+        }
+        c if c == ErrorCode::RingStalled as u32 => format!(
+            "the proxy ring stalled: request {} not done after the timeout ({} completed); is the proxy alive?",
+            s.addr, s.len
+        ),
+        c if c == ErrorCode::Transport as u32 => {
+            format!("the host transport failed a proxied request to PE {} at {:#x} ({} bytes)", s.pe, s.addr, s.len)
+        }
+        c if c == ErrorCode::Misaligned as u32 => {
+            format!("atomic target {:#x} is not aligned to {} bytes", s.addr, s.len)
+        }
+        c if c == ErrorCode::Finalized as u32 => "a kernel was launched after the device was finalized".to_string(),
+        c if c == ErrorCode::Nic as u32 => {
+            let (syn, opc) = ((s.len >> 8) as u8, s.len as u8);
+            format!(
+                "the NIC failed WQE {} ({}) on the IBGDA queue to PE {}: {} (syndrome {syn:#04x}); the queue is in error",
+                s.addr,
+                ibgda::mlx5::opcode::name(opc),
+                s.pe,
+                ibgda::mlx5::syndrome::name(syn)
+            )
+        }
+        c if c == ErrorCode::NicStalled as u32 => format!(
+            "the IBGDA queue to PE {} stalled: WQE index {} not complete (completed up to {}) after the timeout or with the software NIC stopped",
+            s.pe, s.addr, s.len
+        ),
+        c if c == ErrorCode::WaitTimeout as u32 => {
+            let secs = state.timeout_ns as f64 / 1e9;
+            let (cmp, want, seen) =
+                (wait_cmp::operator(s.cmp), wait_cmp::show(s.cmp, s.value), wait_cmp::show(s.cmp, s.len));
+            let mut r = if s.op == op::BARRIER || s.op == op::SYNC_ALL {
+                format!(
+                    "timed out after {secs} s (OXSHMEM_TIMEOUT) in the device barrier: PE {} never arrived (its flag at {:#x} was to become {cmp} {want}; it is {seen})",
+                    s.pe, s.addr
+                )
+            } else {
+                format!(
+                    "timed out after {secs} s (OXSHMEM_TIMEOUT) waiting for the word at {:#x} to become {cmp} {want}; it is {seen}",
+                    s.addr
+                )
+            };
+            r.push_str(&hint());
+            r
+        }
+        c if c == ErrorCode::BarrierTimeout as u32 => {
+            let secs = 2.0 * state.timeout_ns as f64 / 1e9;
+            let group = if s.op == op::SYNC_WARP { "warp" } else { "block" };
+            format!(
+                "timed out after {secs} s (twice OXSHMEM_TIMEOUT): {} of the {} threads of the {group} arrived; every thread of the {group} must call it",
+                s.addr, s.len
+            )
+        }
+        _ => "the kernel panicked".to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,10 @@
 #   nvcc -rdc=true -arch=ARCH -I PREFIX/include prog.cu PREFIX/lib/libnvshmem_device.a \
 #        -L PREFIX/lib -lnvshmem_host -o OUTDIR/prog
 #
+# The device-code modules (tests/cuda/modules/*.cu) are compiled with -rdc=true and
+# device-linked with libnvshmem_device.a into OUTDIR/NAME.fatbin (nvcc -dlink -fatbin), what
+# the Rust GPU device's load_module takes.
+#
 # nvcc is $OXSHMEM_NVCC, else scripts/cuda-toolchain.sh's, else nvcc on PATH. $BUILD_JOBS
 # programs build at once (default 2); $NVCC_FLAGS and $LDFLAGS add options. A program newer
 # than its source, cutest.h and PREFIX's headers and device library is kept (BUILD_FORCE=1
@@ -80,12 +84,33 @@ build_one() {
         return 1
     fi
 }
-export -f build_one
+# A module (modules/*.cu): device code only, device-linked with the device library into a
+# fatbin that a host program loads with cuModuleLoadData (the Rust GPU device's load_module).
+build_module() {
+    src=$1
+    name=$(basename "$src" .cu)
+    if "$nvcc" -rdc=true -arch="$arch" -O2 -I"$prefix/include" ${NVCC_FLAGS:-} -c "$src" -o "$out/$name.o" \
+        >"$out/$name.fatbin.log" 2>&1 &&
+        "$nvcc" -dlink -fatbin -arch="$arch" "$out/$name.o" "$prefix/lib/libnvshmem_device.a" \
+            -o "$out/$name.fatbin" >>"$out/$name.fatbin.log" 2>&1; then
+        echo "build.sh: built $name.fatbin"
+        rm -f "$out/$name.o"
+        [ -s "$out/$name.fatbin.log" ] || rm -f "$out/$name.fatbin.log"
+    else
+        echo "build.sh: FAILED $name.fatbin (see $out/$name.fatbin.log):"
+        tail -n 15 "$out/$name.fatbin.log" | sed 's/^/    /'
+        return 1
+    fi
+}
+export -f build_one build_module
 export nvcc arch prefix out hostlib here
 
 srcs=$(ls "$here"/*.cu "$root/benches/cuda/device_bench.cu")
 printf '%s\n' $srcs | xargs -P "${BUILD_JOBS:-2}" -I{} bash -c 'build_one "$1"' _ {}
 rc=$?
+for m in "$here"/modules/*.cu; do
+    build_module "$m" || rc=1
+done
 if [ $rc -ne 0 ]; then
     echo "build.sh: some programs failed to build against $prefix" >&2
     exit 1

@@ -822,3 +822,144 @@ CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
     if (!fn) return CUDA_ERROR_INVALID_VALUE;
     return submit(s, &(struct op){ .kind = OP_HOST, .fn = fn, .user = user });
 }
+
+/* ---- Modules: host shared objects in the place of GPU code -------------------------------- */
+
+/* A GPU cannot be emulated, so neither can its code: the image cuModuleLoadData accepts here is
+ * the text "OXEMUCUDA-HOST-SO\n" followed by the path of a shared object (tests/emucuda/README).
+ * Its kernels are host functions `void NAME(const oxemu_launch_t *at, void **params)`, run once
+ * for each thread of the grid, in order, on the launch's stream; `oxemu_params_NAME` (an array
+ * of unsigned long long: the count, then each parameter's size) answers cuFuncGetParamInfo; its
+ * data symbols are the module's globals (cuModuleGetGlobal gives their address and size). Any
+ * other image (a cubin, a fatbin, PTX) is CUDA_ERROR_INVALID_IMAGE, as on a driver that cannot
+ * read it. */
+#include <dlfcn.h>
+#include <link.h>
+
+#define MODULE_MAGIC "OXEMUCUDA-HOST-SO\n"
+#define MAX_KERNELS 64
+enum { CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_NOT_FOUND = 500 };
+
+typedef struct { unsigned grid[3], block[3], block_idx[3], thread_idx[3]; } oxemu_launch_t;
+typedef void (*emu_kernel)(const oxemu_launch_t *, void **);
+struct emu_function { emu_kernel fn; const unsigned long long *params; char name[64]; };
+struct emu_module { void *dl; int n; struct emu_function fns[MAX_KERNELS]; };
+typedef struct emu_module *CUmodule;
+typedef struct emu_function *CUfunction;
+
+CUresult cuModuleLoadData(CUmodule *out, const void *image) {
+    REQUIRE_CTX();
+    if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
+    if (strncmp(image, MODULE_MAGIC, strlen(MODULE_MAGIC)) != 0)
+        return logged(CUDA_ERROR_INVALID_IMAGE, "cuModuleLoadData(not a host shared object image)");
+    const char *path = (const char *)image + strlen(MODULE_MAGIC);
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) return logged(CUDA_ERROR_INVALID_IMAGE, "cuModuleLoadData(%s): %s", path, dlerror());
+    struct emu_module *m = calloc(1, sizeof *m);
+    if (!m) { dlclose(dl); return CUDA_ERROR_OUT_OF_MEMORY; }
+    m->dl = dl;
+    *out = m;
+    return logged(CUDA_SUCCESS, "cuModuleLoadData(%s)", path);
+}
+
+CUresult cuModuleUnload(CUmodule m) {
+    REQUIRE_INIT();
+    if (!m) return CUDA_ERROR_INVALID_HANDLE;
+    /* Like the driver, it does not wait for kernels still running: the caller synchronizes. */
+    dlclose(m->dl);
+    free(m);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
+    REQUIRE_CTX();
+    if (!out || !m || !name || strlen(name) >= sizeof m->fns[0].name) return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->fns[i].name, name)) { *out = &m->fns[i]; return CUDA_SUCCESS; }
+    char pname[96];
+    snprintf(pname, sizeof pname, "oxemu_params_%s", name);
+    emu_kernel fn = (emu_kernel)dlsym(m->dl, name);
+    const unsigned long long *params = dlsym(m->dl, pname);
+    if (!fn || !params) return CUDA_ERROR_NOT_FOUND;
+    if (m->n == MAX_KERNELS) return CUDA_ERROR_OUT_OF_MEMORY;
+    struct emu_function *f = &m->fns[m->n++];
+    f->fn = fn;
+    f->params = params;
+    strcpy(f->name, name);
+    *out = f;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name) {
+    REQUIRE_CTX();
+    if (!m || !name) return CUDA_ERROR_INVALID_VALUE;
+    void *p = dlsym(m->dl, name);
+    if (!p) return CUDA_ERROR_NOT_FOUND;
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) return CUDA_ERROR_NOT_FOUND;
+    if (dptr) *dptr = (CUdeviceptr)(uintptr_t)p;
+    if (bytes) *bytes = sym->st_size;
+    return CUDA_SUCCESS;
+}
+
+/* Offsets as nvcc lays parameters out: each at its natural alignment (sizes are 1, 2, 4, 8). */
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
+    REQUIRE_INIT();
+    if (!f || !offset || !size) return CUDA_ERROR_INVALID_VALUE;
+    size_t n = f->params[0], at = 0;
+    if (index >= n) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i <= index; i++) {
+        size_t s = f->params[1 + i];
+        at = (at + s - 1) / s * s;
+        if (i == index) { *offset = at; *size = s; }
+        at += s;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* A launch, as a host function of its stream: the parameters copied at launch, as the driver
+ * copies them. */
+struct emu_launch {
+    struct emu_function *f;
+    oxemu_launch_t at;
+    void *args[32];
+    unsigned char values[32][8];
+};
+
+static void run_launch(void *user) {
+    struct emu_launch *l = user;
+    oxemu_launch_t at = l->at;
+    for (at.block_idx[2] = 0; at.block_idx[2] < at.grid[2]; at.block_idx[2]++)
+        for (at.block_idx[1] = 0; at.block_idx[1] < at.grid[1]; at.block_idx[1]++)
+            for (at.block_idx[0] = 0; at.block_idx[0] < at.grid[0]; at.block_idx[0]++)
+                for (at.thread_idx[2] = 0; at.thread_idx[2] < at.block[2]; at.thread_idx[2]++)
+                    for (at.thread_idx[1] = 0; at.thread_idx[1] < at.block[1]; at.thread_idx[1]++)
+                        for (at.thread_idx[0] = 0; at.thread_idx[0] < at.block[0]; at.thread_idx[0]++)
+                            l->f->fn(&at, l->args);
+    free(l);
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream s, void **params, void **extra) {
+    REQUIRE_CTX();
+    (void)shared;
+    if (!f || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (extra) return CUDA_ERROR_NOT_SUPPORTED;
+    size_t n = f->params[0];
+    if (n > 32 || (n && !params)) return CUDA_ERROR_INVALID_VALUE;
+    struct emu_launch *l = calloc(1, sizeof *l);
+    if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
+    l->f = f;
+    l->at = (oxemu_launch_t){ .grid = { gx, gy, gz }, .block = { bx, by, bz } };
+    for (size_t i = 0; i < n; i++) {
+        size_t sz = f->params[1 + i];
+        if (sz > 8) { free(l); return CUDA_ERROR_NOT_SUPPORTED; }
+        memcpy(l->values[i], params[i], sz);
+        l->args[i] = l->values[i];
+    }
+    CUresult r = submit(s, &(struct op){ .kind = OP_HOST, .fn = run_launch, .user = l });
+    if (r) free(l);
+    return r;
+}

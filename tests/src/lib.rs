@@ -575,3 +575,35 @@ pub fn survivors(token: &str, within: Duration) -> Vec<i32> {
 
 /// The PE counts every area runs at.
 pub const PE_COUNTS: [usize; 4] = [1, 2, 4, 8];
+
+/// Compiles C source `src` (relative to this crate) into shared object `out`, with `include`
+/// directories (relative to the repository root), by `cc`; the error holds cc's output.
+pub fn build_shared_object(src: &str, out: &Path, include: &[&str]) -> Result<(), String> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cc = Command::new("cc");
+    cc.args(["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread"]);
+    for dir in include {
+        cc.arg("-I").arg(here.join("..").join(dir));
+    }
+    let o = cc.arg("-o").arg(out).arg(here.join(src)).stdin(Stdio::null()).output();
+    let o = o.map_err(|e| format!("cannot run cc: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "cc {src} failed ({}):\n{}{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the emulated CUDA driver (`tests/emucuda/libcuda.c`) into `dir` as `libcuda.so.1`
+/// and `libcuda.so`: with `dir` on `LD_LIBRARY_PATH`, CUDA code finds it in the place of
+/// NVIDIA's driver (device memory is host memory; see `tests/emucuda/README.md`).
+pub fn build_emulated_driver(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let lib = dir.join("libcuda.so.1");
+    build_shared_object("emucuda/libcuda.c", &lib, &[])?;
+    std::fs::copy(&lib, dir.join("libcuda.so")).map(|_| ()).map_err(|e| e.to_string())
+}

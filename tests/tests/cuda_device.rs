@@ -185,7 +185,8 @@ fn the_archive_links_every_device_function() {
 /// The programs of `tests/cuda/` and the device benchmark, written as NVSHMEM users write them
 /// (and built against NVIDIA's NVSHMEM too, by `scripts/gpu-check.sh --prepare`), compile and
 /// link against an oxshmem prefix with NVSHMEM's build line (`tests/cuda/build.sh`: `nvcc
-/// -rdc=true prog.cu -I P/include P/lib/libnvshmem_device.a -L P/lib -lnvshmem_host`).
+/// -rdc=true prog.cu -I P/include P/lib/libnvshmem_device.a -L P/lib -lnvshmem_host`), and
+/// the modules of `tests/cuda/modules/` device-link into fatbins.
 #[test]
 fn the_nvshmem_style_programs_build_against_oxshmem() {
     let Some(nvcc) = nvcc() else { return skipped("tests/cuda/*.cu") };
@@ -216,6 +217,16 @@ fn the_nvshmem_style_programs_build_against_oxshmem() {
     }
     assert!(built.len() >= 5, "only {built:?} in tests/cuda");
     assert!(out.join("device_bench").exists(), "benches/cuda/device_bench.cu did not build");
+    // The modules (device code only, device-linked with the archive into a fatbin the Rust
+    // GPU device loads): the device library's globals are in it, for load_module to set.
+    let fatbin = std::fs::read(out.join("gpu_ring.fatbin")).expect("tests/cuda/modules/gpu_ring.cu did not build");
+    for global in [&b"oxshmemi_state_d"[..], b"oxshmemi_cuda_d"] {
+        assert!(
+            fatbin.windows(global.len()).any(|w| w == global),
+            "gpu_ring.fatbin has no {}",
+            String::from_utf8_lossy(global)
+        );
+    }
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&prefix);
 }

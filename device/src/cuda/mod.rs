@@ -26,19 +26,24 @@
 //!
 //! `docs/cuda.md` describes the heap's life: reserved, created, exported, passed, imported.
 
+mod device;
 mod error;
+mod exchange;
 pub mod fdpass;
 mod gpu;
 mod heap;
+pub mod node;
 
 use std::ffi::{CStr, c_char, c_int};
 use std::fmt;
 use std::sync::OnceLock;
 
 pub use cudarc::driver::sys::CUresult;
+pub use device::{GpuBuf, GpuDevice, GpuModule, Kernel, KernelArg, LaunchConfig};
 pub use error::CudaError;
 pub use gpu::{Gpu, PinnedAlloc, PinnedBuf, RawStream, pick_device, pointer_is_device};
 pub use heap::{GpuHeap, PeerMapping, granularity};
+pub use node::{GpuPe, SetupError};
 
 use cudarc::driver::sys;
 use error::check;

@@ -4,24 +4,24 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use oxshmem_device::cuda::{Gpu, GpuHeap, PeerMapping, fdpass};
-use oxshmem_rt::Result;
+use super::node::SetupError;
+use super::{Gpu, GpuHeap, PeerMapping, fdpass};
 
-use super::invalid;
+type Result<T> = std::result::Result<T, SetupError>;
 
 /// What a PE tells the others before the heap exchange.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Card {
-    pub(super) pid: u32,
+pub(crate) struct Card {
+    pub(crate) pid: u32,
     /// Its GPU heap's size.
-    pub(super) size: usize,
+    pub(crate) size: usize,
     /// A random number in its socket's name: PEs in different pid namespaces that share a
     /// network namespace may have equal pids.
-    pub(super) nonce: u64,
+    pub(crate) nonce: u64,
 }
 
 /// A random 64-bit number (std's per-process random hash keys, the time and the pid).
-pub(super) fn nonce() -> u64 {
+pub(crate) fn nonce() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u32(std::process::id());
@@ -51,16 +51,15 @@ fn peer_uid(sock: &std::os::unix::net::UnixStream) -> Option<u32> {
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Offers this PE's heap descriptor to every other PE of the node and maps theirs.
-pub(super) fn exchange(
-    func: &'static str,
-    shmem: &oxshmem_rt::Shmem,
+pub(crate) fn exchange(
+    shmem: &oxshmem::Shmem,
     me: usize,
     node: &[usize],
     cards: &[Card],
     gpu: &Gpu,
     fd: &OwnedFd,
 ) -> Result<Vec<(usize, PeerMapping)>> {
-    let io = |what: String, e: std::io::Error| invalid(func, format!("GPU heap exchange: {what}: {e}"));
+    let io = |what: String, e: std::io::Error| SetupError::Invalid(format!("GPU heap exchange: {what}: {e}"));
     let name = socket_name(&cards[me]);
     let listener = fdpass::listen_abstract(&name)
         .map_err(|e| io(format!("listening on @{}", String::from_utf8_lossy(&name)), e))?;
@@ -109,10 +108,10 @@ pub(super) fn exchange(
             sock.set_read_timeout(Some(EXCHANGE_TIMEOUT)).map_err(|e| io("the socket".into(), e))?;
             let (peer_fd, _) = fdpass::take_fd(&sock, true).map_err(|e| io(format!("taking PE {pe}'s heap"), e))?;
             let m = GpuHeap::import_peer(gpu, &peer_fd, size)
-                .map_err(|e| invalid(func, format!("mapping PE {pe}'s GPU heap: {e}")))?;
+                .map_err(|e| SetupError::Invalid(format!("mapping PE {pe}'s GPU heap: {e}")))?;
             maps.push((pe, m));
         }
-        server.join().expect("the GPU heap server does not panic").map_err(|m| invalid(func, m))?;
+        server.join().expect("the GPU heap server does not panic").map_err(SetupError::Invalid)?;
         Ok(maps)
     })?;
     shmem.barrier_all()?;

@@ -1,0 +1,578 @@
+//! The device layer on a GPU, from Rust ([`GpuDevice`]): the GPU symmetric heap
+//! ([`GpuBuf`]), CUDA modules that use NVSHMEM's device API ([`GpuModule`], built by nvcc
+//! against `libnvshmem_device.a`), and kernel launches whose arguments are checked against
+//! the kernel's parameters ([`Kernel::launch`]).
+//!
+//! The CPU back end ([`Device`](crate::Device)) stays the default: a program asks for the GPU
+//! with [`GpuDevice::init`]. Device code is CUDA C++ calling `nvshmem_*` (the same source an
+//! NVSHMEM program has), compiled to a module that the driver loads, for example:
+//!
+//! ```text
+//! nvcc -rdc=true -arch=sm_90 -I $PREFIX/include -c ring.cu -o ring.o
+//! nvcc -dlink -fatbin -arch=sm_90 ring.o $PREFIX/lib/libnvshmem_device.a -o ring.fatbin
+//! ```
+//!
+//! ```no_run
+//! use oxshmem_device::cuda::{GpuDevice, KernelArg, LaunchConfig};
+//! let shmem = oxshmem::init()?;
+//! let dev = GpuDevice::init(&shmem)?;                           // collective
+//! let buf = dev.alloc::<u64>(&shmem, shmem.n_pes())?;            // collective, zeroed
+//! let module = dev.load_module(&std::fs::read("ring.fatbin")?)?;
+//! let ring = module.kernel("ring_put")?;
+//! let (me, n) = (shmem.my_pe() as i32, shmem.n_pes() as i32);
+//! ring.launch(LaunchConfig::threads(1), &[buf.arg(), KernelArg::I32(me), KernelArg::I32(n)])?;
+//! dev.synchronize()?;                                            // a device error shows here
+//! shmem.barrier_all()?;
+//! println!("{:?}", buf.to_vec()?);
+//! dev.finalize(&shmem)?;
+//! shmem.finalize()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Every peer is reached over P2P (the peers' GPU heaps are mapped here, as
+//! `nvshmem_ptr` gives them): a job on one node. The proxy and IBGDA channels from kernels,
+//! which need a host-side atomic on GPU memory, run through the C library
+//! (`libnvshmem_host`) so far; asking for them here is an error that says so.
+
+use std::ffi::{CString, c_void};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+
+use super::error::check;
+use super::{CudaError, DevAddr, Gpu, GpuPe, SetupError};
+use crate::{ChannelKind, DeviceError};
+
+/// The device library's globals a module's device code reads (`bindings/cuda/src/host.cu`).
+const STATE_GLOBAL: &str = "oxshmemi_state_d";
+const CUDA_STATE_GLOBAL: &str = "oxshmemi_cuda_d";
+
+/// The GPU side of this PE, from Rust: see the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct GpuDevice(Arc<GpuPe>);
+
+fn init_err(pe: usize, e: SetupError) -> DeviceError {
+    match e {
+        SetupError::Runtime(e) => DeviceError::Runtime(e),
+        e => DeviceError::Init { pe, reason: e.to_string() },
+    }
+}
+
+impl GpuDevice {
+    /// Sets this PE's GPU side up (collective over the job): opens its GPU
+    /// (`OXSHMEM_CUDA_DEVICE`, else its rank on the node modulo the GPUs), creates its GPU
+    /// heap (the host heap's size, `SHMEM_SYMMETRIC_SIZE`, plus the layer's own area), maps
+    /// every peer's, and writes the device state the device library reads. Several PEs may
+    /// share one GPU.
+    ///
+    /// # Errors
+    /// `PE 0: device init: no CUDA driver: libcuda.so.1 not found` and the like without a GPU;
+    /// a job spanning nodes; `OXSHMEM_DEVICE_CHANNEL` (or NVSHMEM's variables) asking for the
+    /// proxy or IBGDA.
+    pub fn init(shmem: &oxshmem::Shmem) -> Result<GpuDevice, DeviceError> {
+        let me = shmem.my_pe();
+        let (channel, var) =
+            oxshmem::config::device_channel().map_err(|reason| DeviceError::Init { pe: me, reason })?;
+        match channel.trim() {
+            "" | "auto" | "p2p" => {}
+            other => {
+                return Err(DeviceError::Init {
+                    pe: me,
+                    reason: format!(
+                        "{var}={other:?}: the Rust GPU device reaches peers over P2P only so far (the proxy and IBGDA \
+                         channels from kernels run through the C library, libnvshmem_host)"
+                    ),
+                });
+            }
+        }
+        let predefined = [Some(shmem.team_world()), Some(shmem.team_shared()), None, None];
+        let pe = GpuPe::new(shmem, ChannelKind::P2p, None, &predefined).map_err(|e| init_err(me, e))?;
+        tracing::info!(target: "cuda", gpu = ?pe.gpu, heap = pe.heap().size(), "Rust GPU device up");
+        Ok(GpuDevice(Arc::new(pe)))
+    }
+
+    /// The GPU.
+    pub fn gpu(&self) -> &Gpu {
+        &self.0.gpu
+    }
+
+    /// The PE's GPU side (heap, mappings, device state).
+    pub fn pe(&self) -> &GpuPe {
+        &self.0
+    }
+
+    /// Allocates `len` zeroed `T`s in the GPU symmetric heap (collective: every PE makes the
+    /// same calls in the same order, and the call returns once every PE has allocated).
+    ///
+    /// # Errors
+    /// The heap is exhausted (`cannot allocate … raise NVSHMEM_SYMMETRIC_SIZE`), or a
+    /// collective failed.
+    pub fn alloc<T: bytemuck::Pod>(&self, shmem: &oxshmem::Shmem, len: usize) -> Result<GpuBuf<T>, DeviceError> {
+        let bytes = len
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| DeviceError::Init { pe: self.0.me, reason: format!("{len} elements is too many") })?;
+        let addr = self
+            .0
+            .alloc(bytes.max(1), align_of::<T>().next_power_of_two(), true)
+            .map_err(|e| op_err(self.0.me, "nvshmem_malloc", e))?;
+        shmem.barrier_all()?;
+        Ok(GpuBuf { dev: self.clone(), addr, len, _t: PhantomData })
+    }
+
+    /// Loads a CUDA module (a cubin, fatbin or NUL-terminated PTX image: what
+    /// `cuModuleLoadData` takes) and, when it holds the device library, points the library's
+    /// globals at this PE's device state, so its kernels can call NVSHMEM.
+    ///
+    /// # Errors
+    /// The driver's (`CUDA_ERROR_INVALID_IMAGE`, `CUDA_ERROR_NO_BINARY_FOR_GPU`: build for this
+    /// GPU's architecture), or a device library of another ABI.
+    pub fn load_module(&self, image: &[u8]) -> Result<GpuModule, DeviceError> {
+        let me = self.0.me;
+        let err = |e: CudaError| DeviceError::Init { pe: me, reason: format!("loading a CUDA module: {e}") };
+        self.0.gpu.make_current().map_err(err)?;
+        // PTX is text the driver reads up to its NUL: make sure there is one.
+        let mut owned = image.to_vec();
+        owned.push(0);
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: `module` is a valid out-pointer; the image is readable and NUL-terminated; the
+        // context is current.
+        check(|| "cuModuleLoadData".into(), unsafe { sys::cuModuleLoadData(&mut module, owned.as_ptr().cast()) })
+            .map_err(err)?;
+        let mut m = GpuModule { dev: self.clone(), module, uses_nvshmem: false };
+        let state = m.global(STATE_GLOBAL).map_err(err)?;
+        let cuda_state = m.global(CUDA_STATE_GLOBAL).map_err(err)?;
+        let uses_nvshmem = match (state, cuda_state) {
+            (Some((s, 8)), Some((c, 8))) => {
+                for (at, value) in [(s, self.0.state_device_ptr()), (c, self.0.cuda_state_device_ptr())] {
+                    // SAFETY: `at` is an 8-byte global of the module just loaded, in GPU memory.
+                    unsafe { self.0.gpu.copy_htod(at, &value.to_ne_bytes()) }.map_err(err)?;
+                }
+                true
+            }
+            (None, None) => false,
+            _ => {
+                return Err(DeviceError::Init {
+                    pe: me,
+                    reason: format!(
+                        "the module's {STATE_GLOBAL} / {CUDA_STATE_GLOBAL} are not the device library's (ABI {}): \
+                         rebuild it against this oxshmem's libnvshmem_device.a",
+                        super::node::DEVICE_ABI_VERSION
+                    ),
+                });
+            }
+        };
+        tracing::debug!(target: "cuda", uses_nvshmem, bytes = image.len(), "module loaded");
+        m.uses_nvshmem = uses_nvshmem;
+        Ok(m)
+    }
+
+    /// Waits for all work of the GPU, then reports the first error a kernel recorded (device
+    /// code cannot return one): `PE 0: device nvshmem_p (block 0, thread 0): PE 9 is out of
+    /// range (0..2)`. The error stays recorded.
+    ///
+    /// # Errors
+    /// The driver's (a kernel that faulted), or the recorded device error.
+    pub fn synchronize(&self) -> Result<(), DeviceError> {
+        let me = self.0.me;
+        self.0.gpu.synchronize().map_err(|e| DeviceError::Op {
+            pe: me,
+            op: "kernel",
+            where_: "host".into(),
+            reason: e.to_string(),
+        })?;
+        match self.error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// The first error device code recorded, if any.
+    pub fn error(&self) -> Option<DeviceError> {
+        let state = self.0.state();
+        let s = state.error.get()?;
+        let where_ =
+            if s.block == u32::MAX { "host".to_string() } else { format!("block {}, thread {}", s.block, s.thread) };
+        Some(DeviceError::Op {
+            pe: self.0.me,
+            op: crate::state::op_name(s.op),
+            where_,
+            reason: crate::error_reason(state, &s, String::new),
+        })
+    }
+
+    /// Ends the GPU side (collective): waits for the GPU, then, once every PE has stopped
+    /// using the peers' heaps, unmaps them and frees this PE's. Buffers and modules still
+    /// held keep the heap alive until they go.
+    ///
+    /// # Errors
+    /// A device error recorded by a kernel (as [`synchronize`](Self::synchronize)) or a failed
+    /// barrier.
+    pub fn finalize(self, shmem: &oxshmem::Shmem) -> Result<(), DeviceError> {
+        let r = self.synchronize();
+        shmem.barrier_all()?;
+        drop(self);
+        r
+    }
+}
+
+fn op_err(pe: usize, op: &'static str, e: SetupError) -> DeviceError {
+    match e {
+        SetupError::Runtime(e) => DeviceError::Runtime(e),
+        e => DeviceError::Op { pe, op, where_: "host".into(), reason: e.to_string() },
+    }
+}
+
+/// `len` elements of `T` in the GPU symmetric heap, at the same offset on every PE
+/// ([`GpuDevice::alloc`]). The host reaches any PE's copy with [`put`](Self::put) and
+/// [`get`](Self::get) (CUDA copies into the peer's mapping); kernels get its address with
+/// [`arg`](Self::arg). Dropping it does not free it (freeing is collective): call
+/// [`free`](Self::free).
+#[derive(Debug)]
+pub struct GpuBuf<T> {
+    dev: GpuDevice,
+    addr: DevAddr,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T: bytemuck::Pod> GpuBuf<T> {
+    /// Elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Its device address on this PE (what `nvshmem_malloc` would have returned).
+    pub fn addr(&self) -> DevAddr {
+        self.addr
+    }
+
+    /// Its address as a kernel argument (a `T *` parameter).
+    pub fn arg(&self) -> KernelArg {
+        KernelArg::Ptr(self.addr)
+    }
+
+    /// The address of `pe`'s copy of elements `at .. at + n`, checked.
+    fn remote(&self, op: &'static str, at: usize, n: usize, pe: usize) -> Result<DevAddr, DeviceError> {
+        let me = self.dev.0.me;
+        if at.checked_add(n).is_none_or(|e| e > self.len) {
+            return Err(DeviceError::Op {
+                pe: me,
+                op,
+                where_: "host".into(),
+                reason: format!("elements {at}..{} are outside the buffer of {}", at.saturating_add(n), self.len),
+            });
+        }
+        let addr = self.addr as usize + at * size_of::<T>();
+        self.dev.0.remote(addr, n * size_of::<T>(), pe).map_err(|e| op_err(me, op, e))
+    }
+
+    /// Writes `src` into `pe`'s copy from element `at` (a host put, complete when it returns).
+    ///
+    /// # Errors
+    /// Out of range, or the copy failed.
+    pub fn put(&self, pe: usize, at: usize, src: &[T]) -> Result<(), DeviceError> {
+        let dst = self.remote("nvshmem_putmem", at, src.len(), pe)?;
+        // SAFETY: `dst` is inside pe's heap mapping for the slice's bytes.
+        unsafe { self.dev.0.gpu.copy_htod(dst, bytemuck::cast_slice(src)) }
+            .map_err(|e| op_err(self.dev.0.me, "nvshmem_putmem", e.into()))
+    }
+
+    /// Reads `pe`'s copy from element `at` into `dst` (a host get, complete when it returns).
+    ///
+    /// # Errors
+    /// Out of range, or the copy failed.
+    pub fn get(&self, pe: usize, at: usize, dst: &mut [T]) -> Result<(), DeviceError> {
+        let src = self.remote("nvshmem_getmem", at, dst.len(), pe)?;
+        // SAFETY: `src` is inside pe's heap mapping for the slice's bytes.
+        unsafe { self.dev.0.gpu.copy_dtoh(bytemuck::cast_slice_mut(dst), src) }
+            .map_err(|e| op_err(self.dev.0.me, "nvshmem_getmem", e.into()))
+    }
+
+    /// This PE's copy, read into a vector.
+    ///
+    /// # Errors
+    /// The copy failed.
+    pub fn to_vec(&self) -> Result<Vec<T>, DeviceError> {
+        let mut v = vec![T::zeroed(); self.len];
+        self.get(self.dev.0.me, 0, &mut v)?;
+        Ok(v)
+    }
+
+    /// Frees it (collective, as `nvshmem_free`).
+    ///
+    /// # Errors
+    /// A failed barrier.
+    pub fn free(self, shmem: &oxshmem::Shmem) -> Result<(), DeviceError> {
+        shmem.barrier_all()?;
+        self.dev.0.free(self.addr).map_err(|e| op_err(self.dev.0.me, "nvshmem_free", e))
+    }
+}
+
+/// A loaded CUDA module ([`GpuDevice::load_module`]); unloaded when dropped.
+#[derive(Debug)]
+pub struct GpuModule {
+    dev: GpuDevice,
+    module: sys::CUmodule,
+    uses_nvshmem: bool,
+}
+
+// SAFETY: a module handle may be used from any thread with its context current (every call
+// here makes it current first).
+unsafe impl Send for GpuModule {}
+// SAFETY: as above; the driver's module calls are thread-safe.
+unsafe impl Sync for GpuModule {}
+
+impl Drop for GpuModule {
+    fn drop(&mut self) {
+        if self.dev.0.gpu.make_current().is_ok() {
+            // SAFETY: the module was loaded by this struct and no kernel handle outlives it
+            // (a Kernel borrows it).
+            let r = unsafe { sys::cuModuleUnload(self.module) };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                tracing::debug!(target: "cuda", ?r, "cuModuleUnload failed");
+            }
+        }
+    }
+}
+
+impl GpuModule {
+    /// Whether the module holds the device library (its kernels may call NVSHMEM).
+    pub fn uses_nvshmem(&self) -> bool {
+        self.uses_nvshmem
+    }
+
+    /// The device address and size of global `name`, `None` when the module has none.
+    fn global(&self, name: &str) -> Result<Option<(DevAddr, usize)>, CudaError> {
+        let c = CString::new(name).expect("global names have no NUL");
+        let (mut at, mut bytes): (sys::CUdeviceptr, usize) = (0, 0);
+        // SAFETY: valid out-pointers, a live module, a NUL-terminated name.
+        let r = unsafe { sys::cuModuleGetGlobal_v2(&mut at, &mut bytes, self.module, c.as_ptr()) };
+        match r {
+            sys::CUresult::CUDA_ERROR_NOT_FOUND => Ok(None),
+            r => check(|| format!("cuModuleGetGlobal({name})"), r).map(|()| Some((at, bytes))),
+        }
+    }
+
+    /// The kernel `name` (an `extern "C" __global__` function, or a mangled C++ name).
+    ///
+    /// # Errors
+    /// `cuModuleGetFunction(ring_put) failed: CUDA_ERROR_NOT_FOUND (500)`.
+    pub fn kernel(&self, name: &str) -> Result<Kernel<'_>, DeviceError> {
+        let me = self.dev.0.me;
+        let err = |e: CudaError| DeviceError::Op { pe: me, op: "kernel", where_: "host".into(), reason: e.to_string() };
+        self.dev.0.gpu.make_current().map_err(err)?;
+        let c = CString::new(name)
+            .map_err(|_| err(CudaError::driver("a kernel name with a NUL", sys::CUresult::CUDA_ERROR_INVALID_VALUE)))?;
+        let mut f: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer, a live module, a NUL-terminated name.
+        check(|| format!("cuModuleGetFunction({name})"), unsafe {
+            sys::cuModuleGetFunction(&mut f, self.module, c.as_ptr())
+        })
+        .map_err(err)?;
+        let params = param_sizes(f).map_err(err)?;
+        Ok(Kernel { module: self, f, name: name.to_string(), params })
+    }
+}
+
+/// The sizes of `f`'s parameters (`cuFuncGetParamInfo`, CUDA 12.4 and later), or `None`
+/// where the driver cannot say.
+fn param_sizes(f: sys::CUfunction) -> Result<Option<Vec<usize>>, CudaError> {
+    // cuFuncGetParamInfo came with CUDA 12.4 (cudarc's loader panics on a missing symbol).
+    if super::driver_version()? < 12040 {
+        return Ok(None);
+    }
+    let mut sizes = Vec::new();
+    loop {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: valid out-pointers and a live function handle.
+        let r = unsafe { sys::cuFuncGetParamInfo(f, sizes.len(), &mut offset, &mut size) };
+        match r {
+            sys::CUresult::CUDA_SUCCESS => sizes.push(size),
+            // Past the last parameter.
+            sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(Some(sizes)),
+            sys::CUresult::CUDA_ERROR_NOT_SUPPORTED => return Ok(None),
+            r => return check(|| "cuFuncGetParamInfo".into(), r).map(|()| None),
+        }
+    }
+}
+
+/// A kernel's argument: a scalar, or a device address (a pointer parameter).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KernelArg {
+    /// `int`
+    I32(i32),
+    /// `unsigned int`
+    U32(u32),
+    /// `long long`, `int64_t`
+    I64(i64),
+    /// `unsigned long long`, `uint64_t`, `size_t`
+    U64(u64),
+    /// `float`
+    F32(f32),
+    /// `double`
+    F64(f64),
+    /// A pointer (`T *`): a device address, e.g. [`GpuBuf::arg`].
+    Ptr(DevAddr),
+}
+
+impl KernelArg {
+    fn bytes(&self) -> ([u8; 8], usize) {
+        let mut b = [0u8; 8];
+        let n = match *self {
+            KernelArg::I32(v) => write(&mut b, &v.to_ne_bytes()),
+            KernelArg::U32(v) => write(&mut b, &v.to_ne_bytes()),
+            KernelArg::F32(v) => write(&mut b, &v.to_ne_bytes()),
+            KernelArg::I64(v) => write(&mut b, &v.to_ne_bytes()),
+            KernelArg::U64(v) | KernelArg::Ptr(v) => write(&mut b, &v.to_ne_bytes()),
+            KernelArg::F64(v) => write(&mut b, &v.to_ne_bytes()),
+        };
+        (b, n)
+    }
+}
+
+fn write(dst: &mut [u8; 8], src: &[u8]) -> usize {
+    dst[..src.len()].copy_from_slice(src);
+    src.len()
+}
+
+/// How a kernel is launched: blocks and threads per block in up to three dimensions, and
+/// dynamic shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks in x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads per block in x, y, z.
+    pub block: (u32, u32, u32),
+    /// Bytes of dynamic shared memory per block.
+    pub shared_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// One block of `threads` threads.
+    pub fn threads(threads: u32) -> LaunchConfig {
+        LaunchConfig { grid: (1, 1, 1), block: (threads, 1, 1), shared_bytes: 0 }
+    }
+
+    /// `blocks` blocks of `threads` threads.
+    pub fn blocks(blocks: u32, threads: u32) -> LaunchConfig {
+        LaunchConfig { grid: (blocks, 1, 1), block: (threads, 1, 1), shared_bytes: 0 }
+    }
+}
+
+/// A kernel of a loaded module ([`GpuModule::kernel`]).
+#[derive(Debug)]
+pub struct Kernel<'m> {
+    module: &'m GpuModule,
+    f: sys::CUfunction,
+    name: String,
+    /// The parameters' sizes, where the driver can say.
+    params: Option<Vec<usize>>,
+}
+
+impl Kernel<'_> {
+    /// The sizes of its parameters in bytes, where the driver says (CUDA 12.4 and later).
+    pub fn param_sizes(&self) -> Option<&[usize]> {
+        self.params.as_deref()
+    }
+
+    /// Launches it on the legacy default stream with `args`, which must match its parameters
+    /// in number and size (checked where the driver reports them: a mismatch would hand the
+    /// kernel garbage). The launch is asynchronous: [`GpuDevice::synchronize`] waits for it
+    /// and reports what it recorded. What the kernel then does with its arguments is its
+    /// code's business, as for any kernel: give it symmetric buffers ([`GpuBuf::arg`]).
+    ///
+    /// # Errors
+    /// `PE 0: device kernel (host): ring_put takes 3 parameters (8, 4, 4 bytes); 2 arguments
+    /// were given (8, 4 bytes)`, an empty grid or block, or the driver's.
+    pub fn launch(&self, cfg: LaunchConfig, args: &[KernelArg]) -> Result<(), DeviceError> {
+        let me = self.module.dev.0.me;
+        let fail = |reason: String| DeviceError::Op { pe: me, op: "kernel", where_: "host".into(), reason };
+        let (g, b) = (cfg.grid, cfg.block);
+        if [g.0, g.1, g.2, b.0, b.1, b.2].contains(&0) {
+            return Err(fail(format!(
+                "{}: a launch of {g:?} blocks of {b:?} threads has an empty dimension",
+                self.name
+            )));
+        }
+        let mut storage: Vec<([u8; 8], usize)> = args.iter().map(KernelArg::bytes).collect();
+        if let Some(sizes) = &self.params {
+            let given: Vec<usize> = storage.iter().map(|s| s.1).collect();
+            if *sizes != given {
+                let list = |v: &[usize]| match v.len() {
+                    0 => "none".to_string(),
+                    _ => v.iter().map(usize::to_string).collect::<Vec<_>>().join(", ") + " bytes",
+                };
+                return Err(fail(format!(
+                    "{} takes {} parameters ({}); {} arguments were given ({})",
+                    self.name,
+                    sizes.len(),
+                    list(sizes),
+                    given.len(),
+                    list(&given)
+                )));
+            }
+        }
+        self.module.dev.0.gpu.make_current().map_err(|e| fail(e.to_string()))?;
+        let mut ptrs: Vec<*mut c_void> = storage.iter_mut().map(|s| s.0.as_mut_ptr().cast()).collect();
+        // SAFETY: `f` is a kernel of a live module; `ptrs` holds one pointer per parameter (their
+        // number and sizes checked above where the driver reports them), each to a value that
+        // lives until the call returns (the driver copies them at launch); the null stream is
+        // the legacy default stream of the current context.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                self.f,
+                g.0,
+                g.1,
+                g.2,
+                b.0,
+                b.1,
+                b.2,
+                cfg.shared_bytes,
+                std::ptr::null_mut(),
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(|| format!("cuLaunchKernel({})", self.name), r).map_err(|e| fail(e.to_string()))
+    }
+}
+
+// SAFETY: a function handle may be used from any thread with its context current.
+unsafe impl Send for Kernel<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Kernel<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_have_their_c_sizes() {
+        assert_eq!(KernelArg::I32(-1).bytes(), ([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0], 4));
+        assert_eq!(KernelArg::F64(1.0).bytes().1, 8);
+        assert_eq!(KernelArg::Ptr(0x1234).bytes(), (0x1234u64.to_ne_bytes(), 8));
+        assert_eq!(
+            KernelArg::F32(2.0).bytes(),
+            (
+                {
+                    let mut b = [0; 8];
+                    b[..4].copy_from_slice(&2f32.to_ne_bytes());
+                    b
+                },
+                4
+            )
+        );
+    }
+
+    #[test]
+    fn launch_shapes() {
+        assert_eq!(LaunchConfig::threads(32).block, (32, 1, 1));
+        assert_eq!(LaunchConfig::blocks(4, 64).grid, (4, 1, 1));
+    }
+}

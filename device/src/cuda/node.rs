@@ -1,0 +1,563 @@
+//! One PE's GPU side ([`GpuPe`]): its GPU symmetric heap, the mappings of the heaps of the
+//! other PEs of its node, and the state the device library's kernels read, in pinned memory.
+//! Both faces build on it: the C library's CUDA back end (`nvshmem_init` in a program that
+//! links `libnvshmem_device.a`) and the Rust one ([`GpuDevice`](crate::cuda::GpuDevice)).
+//!
+//! Set-up ([`GpuPe::new`], collective over the job), on every PE:
+//!
+//! 1. opens its GPU (`OXSHMEM_CUDA_DEVICE`, else its rank on the node modulo the GPUs there,
+//!    so several PEs share a GPU when a node has more PEs than GPUs);
+//! 2. creates its GPU heap (CUDA VMM, [`GpuHeap`]) of the host heap's size plus
+//!    [`RESERVED`] bytes of the layer's own, and exports it as a file descriptor;
+//! 3. passes the descriptor to every other PE of its node (an abstract Unix socket named after
+//!    its pid and a nonce, served to the same user only; `pidfd_getfd` or `SCM_RIGHTS`) and
+//!    maps theirs, so that a peer's GPU heap is a load or store away, from kernels and for host
+//!    copies alike;
+//! 4. places the device state (`oxshmem_device_state_t`: PE, heap, per-peer bases and
+//!    channels, the device barrier's flags, the error slot) and the CUDA-side team table
+//!    (`oxshmem_cuda_state_t`, `bindings/cuda/src/state.cuh`) in pinned host memory the GPU
+//!    reads; the face then hands their device addresses to the device library.
+//!
+//! The first [`RESERVED`] bytes of the GPU heap are the layer's: the world barrier's flags,
+//! then a barrier-flags area and [`TEAM_SCRATCH`] bytes of collective scratch for each
+//! predefined team (world, shared, node, same-PE-on-node) and for [`USER_SLOTS`] teams the
+//! program splits off. The rest is carved by the runtime's deterministic allocator, so the
+//! same collective calls give the same offset on every PE.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use oxshmem::Team;
+use oxshmem::heap::alloc::{AllocError, Allocator};
+use parking_lot::Mutex;
+
+use super::exchange::{Card, exchange, nonce};
+use super::{CudaError, DevAddr, Gpu, GpuHeap, PeerMapping, PinnedAlloc, PinnedBuf};
+use crate::ChannelKind;
+use crate::channel::devmem::DeviceAlloc;
+use crate::channel::proxy::ProxyRingBox;
+use crate::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
+use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
+
+/// Bytes of one barrier round's flag line (`FLAG_STRIDE` in `bindings/cuda/src/state.cuh`).
+const FLAG_STRIDE: usize = 64;
+/// Bytes of barrier flags at the start of a team's scratch (`TEAM_FLAG_BYTES` there).
+pub const TEAM_FLAG_BYTES: usize = BARRIER_ROUNDS * FLAG_STRIDE;
+/// Bytes of collective scratch after each team slot's flags (`scratch_bytes`).
+pub const TEAM_SCRATCH: usize = 64 << 10;
+/// Predefined teams with scratch: world, shared, node, same-PE-on-node (NVSHMEM's 0..4).
+pub const PREDEFINED: usize = 4;
+/// Team slots (flags and scratch) for teams the program splits off: as many such teams as this
+/// can have device barriers and collectives at once.
+pub const USER_SLOTS: usize = 16;
+/// The largest alignment the GPU heap gives: its base is aligned to the VMM granularity
+/// (2 MiB on current GPUs), and the allocator's range starts [`RESERVED`] (a multiple of
+/// this) after it.
+pub const MAX_ALIGN: usize = 2 << 20;
+/// The layer's area at the start of the GPU heap: the world barrier's flags, then every team
+/// slot's flags and scratch; rounded to [`MAX_ALIGN`].
+pub const RESERVED: usize =
+    (TEAM_FLAG_BYTES + (PREDEFINED + USER_SLOTS) * (TEAM_FLAG_BYTES + TEAM_SCRATCH)).next_multiple_of(MAX_ALIGN);
+/// Entries of the device team table (NVSHMEM team handles `0..DEVICE_TEAMS`).
+pub const DEVICE_TEAMS: usize = 4096;
+/// The smallest alignment of a GPU heap allocation (as `cudaMalloc`'s).
+pub const MALLOC_ALIGN: usize = 256;
+/// The device library's ABI (`oxshmemi::ABI_VERSION` in `bindings/cuda/src/state.cuh`): the
+/// layout of what this module writes for it.
+pub const DEVICE_ABI_VERSION: u32 = 1;
+
+/// Offset in the GPU heap of team slot `i` (`0..PREDEFINED`: the predefined teams; then the
+/// program's teams).
+pub const fn slot_offset(i: usize) -> usize {
+    TEAM_FLAG_BYTES + i * (TEAM_FLAG_BYTES + TEAM_SCRATCH)
+}
+
+/// Why setting up or using the GPU side failed; each face words it as its own error.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The CUDA driver refused a call.
+    #[error("{0}")]
+    Cuda(#[from] CudaError),
+    /// The request cannot be met (a bad setting, a job this layer cannot serve, bad input).
+    #[error("{0}")]
+    Invalid(String),
+    /// The runtime failed (a collective, an allocation of host memory).
+    #[error(transparent)]
+    Runtime(#[from] oxshmem::Error),
+}
+
+type Result<T> = std::result::Result<T, SetupError>;
+
+/// How the software NIC reaches GPU heaps, made for this PE's GPU (see [`GpuPe::new`]).
+pub type NicMemoryFor = dyn Fn(&Gpu) -> Arc<dyn NicMemory>;
+
+/// One team of the device-side team table: `oxshmem_cuda_team_t` of
+/// `bindings/cuda/src/state.cuh` (whose `static_assert`s pin the same size and offsets).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct CudaTeam {
+    /// World PE of the team's PE 0 (-1: the slot is unused).
+    start: i32,
+    /// World-PE distance between consecutive team PEs.
+    stride: i32,
+    /// Number of PEs.
+    size: i32,
+    /// This PE's index in the team, -1 when not a member.
+    my_pe: i32,
+    /// Symmetric address of the team's barrier flags, then its scratch (0: none).
+    scratch: u64,
+    /// This PE's barrier epoch for the team (device-written).
+    epoch: u64,
+}
+
+/// `oxshmem_cuda_state_t` of `bindings/cuda/src/state.cuh`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct CudaState {
+    abi_version: u32,
+    n_teams: u32,
+    /// Device address of the team table.
+    teams: u64,
+    /// Bytes of each team's scratch after its barrier flags.
+    scratch_bytes: u64,
+}
+
+const _: () = assert!(size_of::<CudaTeam>() == 32 && std::mem::offset_of!(CudaTeam, scratch) == 16);
+const _: () = assert!(std::mem::offset_of!(CudaTeam, epoch) == 24);
+const _: () = assert!(size_of::<CudaState>() == 24 && std::mem::offset_of!(CudaState, teams) == 8);
+const _: () = assert!(std::mem::offset_of!(CudaState, scratch_bytes) == 16);
+
+/// Where each part lives in the pinned block.
+#[derive(Debug, Clone, Copy)]
+struct PinnedLayout {
+    peer_base: usize,
+    channel: usize,
+    cuda_state: usize,
+    teams: usize,
+    total: usize,
+}
+
+impl PinnedLayout {
+    fn new(n: usize) -> PinnedLayout {
+        let peer_base = size_of::<DeviceState>().next_multiple_of(64);
+        let channel = peer_base + 8 * n;
+        let cuda_state = (channel + n).next_multiple_of(64);
+        let teams = (cuda_state + size_of::<CudaState>()).next_multiple_of(64);
+        let total = teams + DEVICE_TEAMS * size_of::<CudaTeam>();
+        PinnedLayout { peer_base, channel, cuda_state, teams, total }
+    }
+}
+
+/// One PE's GPU side: see the [module documentation](self).
+pub struct GpuPe {
+    /// This PE.
+    pub me: usize,
+    /// Its GPU.
+    pub gpu: Gpu,
+    heap: GpuHeap,
+    /// Per PE: where its GPU heap is mapped here (this PE's own heap for itself; 0: not mapped).
+    peer_base: Vec<u64>,
+    _maps: Vec<PeerMapping>,
+    alloc: Mutex<Allocator>,
+    pinned: PinnedBuf,
+    layout: PinnedLayout,
+    /// The channel of every peer.
+    kind: ChannelKind,
+    /// The proxy's request ring, in pinned memory (with the proxy channel).
+    ring: Option<ProxyRingBox>,
+    /// The IBGDA queues and key tables, in pinned memory (with the IBGDA channel).
+    ibgda: Option<Box<Ibgda>>,
+    /// The program's teams' slots: bit `i` set while user slot `i` is free here, and which
+    /// team index holds which slot.
+    slots: Mutex<(u64, Vec<(i32, usize)>)>,
+}
+
+impl std::fmt::Debug for GpuPe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuPe").field("me", &self.me).field("heap", &self.heap).finish_non_exhaustive()
+    }
+}
+
+impl GpuPe {
+    /// Sets this PE's GPU side up (collective over the job): see the
+    /// [module documentation](self). `kind` is every peer's channel; with IBGDA, `nic_memory`
+    /// is how the software NIC reaches the GPU heaps (it needs an atomic on GPU memory, which
+    /// only the face that has a kernel for it can give). `predefined` are the teams of slots
+    /// `0..PREDEFINED` (world, shared, node, same-PE-on-node; `None`: no such team).
+    pub fn new(
+        shmem: &oxshmem::Shmem,
+        kind: ChannelKind,
+        nic_memory: Option<&NicMemoryFor>,
+        predefined: &[Option<Team>],
+    ) -> Result<GpuPe> {
+        let (me, n) = (shmem.my_pe(), shmem.n_pes());
+        let node = shmem.team_shared().members()?;
+        if node.len() != n {
+            return Err(SetupError::Invalid(format!(
+                "the job spans several nodes ({} of its {n} PEs on this one): the CUDA back end reaches GPU heaps \
+                 on this node only so far",
+                node.len()
+            )));
+        }
+        let local_rank = node.iter().position(|&p| p == me).unwrap_or(0);
+        let gpu = Gpu::select(local_rank)?;
+        let want = oxshmem::raw::heap_size()? + RESERVED;
+        let (heap, fd) = GpuHeap::create(&gpu, want)?;
+        let size = heap.size();
+
+        // Every PE's pid, heap size and socket nonce, through the host heap.
+        let mine = shmem.alloc_slice(3, 0u64)?;
+        let all = shmem.alloc_slice(3 * n, 0u64)?;
+        mine.write(0, u64::from(std::process::id()));
+        mine.write(1, size as u64);
+        mine.write(2, nonce());
+        shmem.team_world().fcollect(&all, &mine, 3)?;
+        let cards: Vec<Card> = (0..n)
+            .map(|pe| Card {
+                pid: all.read(3 * pe) as u32,
+                size: all.read(3 * pe + 1) as usize,
+                nonce: all.read(3 * pe + 2),
+            })
+            .collect();
+        mine.free()?;
+        all.free()?;
+        if let Some(pe) = (0..n).find(|&pe| cards[pe].size != size) {
+            return Err(SetupError::Invalid(format!(
+                "PE {pe}'s GPU heap is {} bytes and this PE's {size}: every PE needs the same \
+                 NVSHMEM_SYMMETRIC_SIZE",
+                cards[pe].size
+            )));
+        }
+
+        let maps = exchange(shmem, me, &node, &cards, &gpu, &fd)?;
+        drop(fd);
+        let mut peer_base = vec![0u64; n];
+        let mut kept = Vec::with_capacity(maps.len());
+        for (pe, m) in maps {
+            peer_base[pe] = m.base();
+            kept.push(m);
+        }
+        peer_base[me] = heap.base();
+
+        // The heap starts zeroed for the layer's area (flags and epochs count from 0).
+        // SAFETY: the first RESERVED bytes are this PE's own heap memory, nothing uses them yet.
+        unsafe { gpu.memset(heap.base(), 0, RESERVED) }?;
+
+        let layout = PinnedLayout::new(n);
+        let pinned = PinnedBuf::new(&gpu, layout.total)?;
+        let pinned_alloc: Arc<dyn DeviceAlloc> = Arc::new(PinnedAlloc::new(&gpu));
+        let ring = match kind {
+            ChannelKind::Proxy => {
+                Some(ProxyRingBox::new_in(crate::PROXY_RING_SLOTS, &pinned_alloc).map_err(SetupError::Invalid)?)
+            }
+            _ => None,
+        };
+        let ibgda = match kind {
+            ChannelKind::Ibgda => {
+                let Some(memory) = nic_memory else {
+                    return Err(SetupError::Invalid(
+                        "the IBGDA channel on the GPU heap needs an atomic on GPU memory for the software NIC, \
+                         which this face does not give"
+                            .into(),
+                    ));
+                };
+                let config = IbgdaConfig::from_env().map_err(SetupError::Invalid)?;
+                let on = IbgdaHeap {
+                    base: heap.base(),
+                    size: heap.size() as u64,
+                    mapped: peer_base.clone(),
+                    memory: memory(&gpu),
+                };
+                Some(Box::new(Ibgda::new_on(shmem, config, &pinned_alloc, Some(on))?))
+            }
+            _ => None,
+        };
+        let pe = GpuPe {
+            me,
+            gpu,
+            heap,
+            peer_base,
+            _maps: kept,
+            alloc: Mutex::new(Allocator::new(size - RESERVED)),
+            pinned,
+            layout,
+            kind,
+            ring,
+            ibgda,
+            slots: Mutex::new(((1u64 << USER_SLOTS) - 1, Vec::new())),
+        };
+        pe.write_state(n);
+        for (index, t) in predefined.iter().enumerate().take(PREDEFINED) {
+            if let Some(t) = t {
+                let scratch = pe.heap.base() + slot_offset(index) as u64;
+                pe.set_team(index, Some((t, scratch)))?;
+            }
+        }
+        shmem.barrier_all()?;
+        Ok(pe)
+    }
+
+    fn pinned_at<T>(&self, off: usize) -> *mut T {
+        // SAFETY: every offset of the layout is inside the pinned block.
+        unsafe { self.pinned.host_ptr().add(off).cast() }
+    }
+
+    fn dev_at(&self, off: usize) -> u64 {
+        self.pinned.device_ptr() + off as u64
+    }
+
+    /// Writes the device state, the per-peer bases and channels, and an empty team table.
+    fn write_state(&self, n: usize) {
+        let peer_base: *mut u64 = self.pinned_at(self.layout.peer_base);
+        let channel: *mut u8 = self.pinned_at(self.layout.channel);
+        for pe in 0..n {
+            // SAFETY: n entries of each array are inside the pinned block; no GPU reads it yet.
+            unsafe {
+                peer_base.add(pe).write(self.peer_base[pe]);
+                channel.add(pe).write(self.kind as u8);
+            }
+        }
+        let state = DeviceState {
+            my_pe: self.me as u32,
+            n_pes: n as u32,
+            heap_base: self.heap.base(),
+            heap_size: self.heap.size() as u64,
+            peer_base: self.dev_at(self.layout.peer_base) as *const u64,
+            channel: self.dev_at(self.layout.channel) as *const u8,
+            ring: self.ring.as_ref().map_or(std::ptr::null_mut(), |r| r.as_ptr()),
+            ibgda: self.ibgda.as_deref().map_or(std::ptr::null_mut(), Ibgda::device_table),
+            barrier_flags: self.heap.base(),
+            barrier_epoch: AtomicU64::new(0),
+            timeout_ns: crate::env_timeout(),
+            proxy_alive: Default::default(),
+            proxy_sleeping: Default::default(),
+            error: ErrorSlot::default(),
+        };
+        // SAFETY: the block starts with room for a DeviceState, 64-byte aligned (pinned
+        // allocations are page-aligned); nothing reads it yet.
+        unsafe { self.pinned_at::<DeviceState>(0).write(state) };
+        let cs = CudaState {
+            abi_version: DEVICE_ABI_VERSION,
+            n_teams: DEVICE_TEAMS as u32,
+            teams: self.dev_at(self.layout.teams),
+            scratch_bytes: TEAM_SCRATCH as u64,
+        };
+        // SAFETY: as above.
+        unsafe { self.pinned_at::<CudaState>(self.layout.cuda_state).write(cs) };
+        for t in 0..DEVICE_TEAMS {
+            self.clear_team(t);
+        }
+    }
+
+    /// Writes entry `index` of the device team table: `team` with the symmetric address of
+    /// its flags and scratch (0: none). A team that is not a stride of world PEs cannot be
+    /// described to the device: its entry stays unused, and device code naming it fails.
+    /// Teams are made and destroyed between kernels (a kernel reading the entry while it is
+    /// rewritten would race, as it would with a team made under it in NVSHMEM).
+    pub fn set_team(&self, index: usize, team: Option<(&Team, u64)>) -> Result<()> {
+        if index >= DEVICE_TEAMS {
+            return Ok(());
+        }
+        let entry = match team {
+            None => CudaTeam { start: -1, stride: 0, size: 0, my_pe: -1, scratch: 0, epoch: 0 },
+            Some((t, scratch)) => {
+                let members = t.members()?;
+                let Some((start, stride)) = strided(&members) else {
+                    tracing::debug!(target: "cuda", index, "team is not strided; no device entry");
+                    return Ok(());
+                };
+                CudaTeam {
+                    start: start as i32,
+                    stride: stride as i32,
+                    size: members.len() as i32,
+                    my_pe: members.iter().position(|&p| p == self.me).map_or(-1, |i| i as i32),
+                    scratch,
+                    epoch: 0,
+                }
+            }
+        };
+        // SAFETY: `index < DEVICE_TEAMS`: the entry is inside the pinned block.
+        unsafe { self.pinned_at::<CudaTeam>(self.layout.teams).add(index).write_volatile(entry) };
+        Ok(())
+    }
+
+    /// Marks entry `index` of the device team table unused.
+    pub fn clear_team(&self, index: usize) {
+        let _ = self.set_team(index, None);
+    }
+
+    /// The program's team slots free here (bit `i`: user slot `i`).
+    pub fn free_slots(&self) -> u64 {
+        self.slots.lock().0
+    }
+
+    /// Gives user slot `slot` (free on every member: the caller agreed on it) to the team of
+    /// index `index`, with its barrier flags zeroed; returns the slot's symmetric address for
+    /// [`set_team`](Self::set_team). The caller synchronizes the team before its first use.
+    pub fn take_slot(&self, index: i32, slot: usize) -> Result<u64> {
+        if slot >= USER_SLOTS {
+            return Err(SetupError::Invalid(format!("team slot {slot}: there are {USER_SLOTS}")));
+        }
+        let at = self.heap.base() + slot_offset(PREDEFINED + slot) as u64;
+        // SAFETY: the slot's flags are this PE's own heap memory; no kernel uses the new team yet.
+        unsafe { self.gpu.memset(at, 0, TEAM_FLAG_BYTES) }?;
+        let mut s = self.slots.lock();
+        s.0 &= !(1u64 << slot);
+        s.1.push((index, slot));
+        Ok(at)
+    }
+
+    /// The team of index `index` is gone: its slot (if it had one) is free again here, and
+    /// its entry unused.
+    pub fn release_team(&self, index: i32) {
+        let mut s = self.slots.lock();
+        if let Some(k) = s.1.iter().position(|&(i, _)| i == index) {
+            let (_, slot) = s.1.swap_remove(k);
+            s.0 |= 1u64 << slot;
+        }
+        drop(s);
+        if let Ok(i) = usize::try_from(index) {
+            self.clear_team(i);
+        }
+    }
+
+    /// This PE's GPU heap.
+    pub fn heap(&self) -> &GpuHeap {
+        &self.heap
+    }
+
+    /// Where `pe`'s GPU heap is mapped here (0: not mapped).
+    pub fn peer_base(&self, pe: usize) -> u64 {
+        self.peer_base.get(pe).copied().unwrap_or(0)
+    }
+
+    /// How long a device-side wait may last, in nanoseconds (`OXSHMEM_TIMEOUT`).
+    pub fn timeout_ns(&self) -> u64 {
+        self.state().timeout_ns
+    }
+
+    /// The channel every peer is reached through.
+    pub fn kind(&self) -> ChannelKind {
+        self.kind
+    }
+
+    /// The device state, in pinned memory (host address; the GPU reads it at
+    /// [`state_device_ptr`](Self::state_device_ptr)).
+    pub fn state(&self) -> &DeviceState {
+        // SAFETY: written at set-up; its atomics are what device code and the host share.
+        unsafe { &*self.pinned_at::<DeviceState>(0) }
+    }
+
+    /// The device address of the device state (`oxshmemi_state_d` of the device library).
+    pub fn state_device_ptr(&self) -> DevAddr {
+        self.pinned.device_ptr()
+    }
+
+    /// The device address of the CUDA-side state (`oxshmemi_cuda_d` of the device library).
+    pub fn cuda_state_device_ptr(&self) -> DevAddr {
+        self.dev_at(self.layout.cuda_state)
+    }
+
+    /// The proxy's request ring (with the proxy channel).
+    pub fn ring(&self) -> Option<&ProxyRingBox> {
+        self.ring.as_ref()
+    }
+
+    /// The IBGDA queues (with the IBGDA channel).
+    pub fn ibgda(&self) -> Option<&Ibgda> {
+        self.ibgda.as_deref()
+    }
+
+    /// Allocates `size` bytes of the GPU heap aligned to `align` (at least [`MALLOC_ALIGN`],
+    /// at most [`MAX_ALIGN`]), zeroed when `zero`. Not collective by itself: every PE makes
+    /// the same calls in the same order, so the offsets agree.
+    pub fn alloc(&self, size: usize, align: usize, zero: bool) -> Result<DevAddr> {
+        if !align.is_power_of_two() || align > MAX_ALIGN || !(self.heap.base() as usize).is_multiple_of(align) {
+            return Err(SetupError::Invalid(format!(
+                "alignment {align}: the GPU symmetric heap aligns allocations to a power of two of at most \
+                 {MAX_ALIGN} bytes"
+            )));
+        }
+        let off = self.alloc.lock().alloc(size, align.max(MALLOC_ALIGN)).map_err(|e| alloc_error(size, e))?;
+        let addr = self.heap.base() + (RESERVED + off) as u64;
+        if zero {
+            // SAFETY: the block was just allocated in this PE's own heap.
+            unsafe { self.gpu.memset(addr, 0, size) }?;
+        }
+        Ok(addr)
+    }
+
+    /// Frees the allocation at `addr` (what [`alloc`](Self::alloc) returned).
+    pub fn free(&self, addr: DevAddr) -> Result<()> {
+        let off = (addr.wrapping_sub(self.heap.base()) as usize).checked_sub(RESERVED);
+        off.filter(|_| self.owns(addr as usize))
+            .and_then(|o| self.alloc.lock().free(o).ok())
+            .ok_or_else(|| SetupError::Invalid(format!("{addr:#x} is not an allocation of the GPU symmetric heap")))
+    }
+
+    /// Whether `addr` lies in this PE's GPU heap.
+    pub fn owns(&self, addr: usize) -> bool {
+        let base = self.heap.base() as usize;
+        addr >= base && addr < base + self.heap.size()
+    }
+
+    /// The device address of `pe`'s copy of the `len` bytes at `addr` (in this PE's GPU heap).
+    pub fn remote(&self, addr: usize, len: usize, pe: usize) -> Result<DevAddr> {
+        let off = addr.wrapping_sub(self.heap.base() as usize);
+        if !self.owns(addr) || off.checked_add(len).is_none_or(|e| e > self.heap.size()) {
+            return Err(SetupError::Invalid(format!(
+                "{addr:#x} (+{len} bytes) is not inside the GPU symmetric heap ({:#x} +{} bytes)",
+                self.heap.base(),
+                self.heap.size()
+            )));
+        }
+        match self.peer_base.get(pe) {
+            Some(&b) if b != 0 => Ok(b + off as u64),
+            Some(_) => Err(SetupError::Invalid(format!("PE {pe}'s GPU heap is not mapped here"))),
+            None => Err(SetupError::Invalid(format!("PE {pe} is out of range (0..{})", self.peer_base.len()))),
+        }
+    }
+}
+
+fn alloc_error(size: usize, e: AllocError) -> SetupError {
+    SetupError::Invalid(match e {
+        AllocError::Exhausted { free, largest, .. } => format!(
+            "cannot allocate {size} bytes in the GPU symmetric heap: {free} bytes free, the largest free block \
+             {largest}; raise NVSHMEM_SYMMETRIC_SIZE"
+        ),
+        AllocError::Overflow => format!("{size} bytes is too large"),
+        AllocError::NotLive => "not an allocation".into(),
+    })
+}
+
+/// `(start, stride)` when `members` are `start, start + stride, …` (stride 1 for one member).
+pub fn strided(members: &[usize]) -> Option<(usize, usize)> {
+    let start = *members.first()?;
+    let stride = if members.len() > 1 { members[1].checked_sub(start)? } else { 1 };
+    members.iter().enumerate().all(|(i, &p)| p == start + i * stride).then_some((start, stride))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_teams() {
+        assert_eq!(strided(&[0, 1, 2, 3]), Some((0, 1)));
+        assert_eq!(strided(&[1, 3, 5]), Some((1, 2)));
+        assert_eq!(strided(&[4]), Some((4, 1)));
+        assert_eq!(strided(&[0, 1, 3]), None);
+        assert_eq!(strided(&[]), None);
+    }
+
+    #[test]
+    fn the_reserved_area_holds_every_team_slot() {
+        let end_of_last = slot_offset(PREDEFINED + USER_SLOTS);
+        assert_eq!(slot_offset(0), TEAM_FLAG_BYTES);
+        assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(MAX_ALIGN));
+        let l = PinnedLayout::new(5);
+        assert!(l.peer_base >= size_of::<DeviceState>() && l.channel == l.peer_base + 40);
+        assert!(l.cuda_state >= l.channel + 5 && l.cuda_state.is_multiple_of(64));
+        assert_eq!(l.total, l.teams + DEVICE_TEAMS * 32);
+    }
+}

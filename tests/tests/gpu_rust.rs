@@ -1,0 +1,89 @@
+//! The Rust GPU device (`oxshmem_device::cuda::GpuDevice`, feature `cuda`) in real multi-PE
+//! jobs, under the emulated CUDA driver (`tests/emucuda`): set-up (GPU heap, peer mappings,
+//! device state), symmetric GPU buffers, host put and get on every PE's copy, a module whose
+//! kernels use the device library's globals, launches with checked arguments, and device
+//! errors reported by `synchronize`. The emulator runs a module's kernels as host code
+//! (`tests/emucuda/ring_kernel.c`); on a GPU the same program loads
+//! `tests/cuda/modules/gpu_ring.cu` (`scripts/gpu-check.sh`).
+//!
+//! `cargo test -p oxshmem-tests --features cuda --test gpu_rust`
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok, build_emulated_driver, build_shared_object};
+
+const PE_GPU: &str = env!("CARGO_BIN_EXE_pe-gpu");
+
+/// The emulated driver's directory and the module image file naming the host kernels.
+fn setup() -> &'static (PathBuf, PathBuf) {
+    static DIRS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gpu_rust-{}", std::process::id()));
+        build_emulated_driver(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let so = dir.join("ring_kernel.so");
+        build_shared_object("emucuda/ring_kernel.c", &so, &["device/include"]).unwrap_or_else(|e| panic!("{e}"));
+        let image = dir.join("ring_kernel.image");
+        std::fs::write(&image, format!("OXEMUCUDA-HOST-SO\n{}", so.display())).expect("writing the module image");
+        (dir, image)
+    })
+}
+
+fn job(n: usize, case: &str, env: &[(&str, &str)]) -> JobResult {
+    let (dir, image) = setup();
+    let mut j = Job::new(n, PE_GPU)
+        .args(&[case, image.to_str().expect("a UTF-8 path")])
+        .env("LD_LIBRARY_PATH", dir.to_str().expect("a UTF-8 path"))
+        .env("SHMEM_SYMMETRIC_SIZE", "8M")
+        .timeout(Duration::from_secs(120));
+    for (k, v) in env {
+        j = j.env(k, v);
+    }
+    j.run()
+}
+
+/// Kernels store into the next PE's GPU buffer through the device state the module's globals
+/// point at; host put and get reach every PE's copy; freed space is reused.
+#[test]
+fn a_module_kernel_reaches_every_peer_over_p2p() {
+    for n in [2, 4] {
+        let r = job(n, "ring", &[]);
+        assert_job_ok(&r);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: ring_put from PE {} arrived (32 threads)", (pe + n - 1) % n));
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: host put and get on every PE's GPU buffer agree"));
+    }
+}
+
+/// A device error (a put to a PE out of range) comes back from `synchronize` in words; bad
+/// launches and modules fail before reaching the GPU.
+#[test]
+fn device_errors_and_bad_launches_are_reported() {
+    let r = job(2, "errors", &[]);
+    assert_job_ok(&r);
+    assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: errors reported"));
+    assert!(
+        r.stdout.contains("ERR too few arguments: PE 0: device kernel (host): ring_put takes 3 parameters"),
+        "{}",
+        r.report()
+    );
+}
+
+/// The proxy and IBGDA channels are refused with a message that says where they are.
+#[test]
+fn the_rust_gpu_device_refuses_channels_it_does_not_drive() {
+    let r = job(2, "ring", &[("OXSHMEM_DEVICE_CHANNEL", "proxy")]);
+    assert!(!r.status.success(), "{}", r.report());
+    assert!(r.stderr.contains("P2P only so far"), "{}", r.report());
+}
+
+/// Without a driver, `GpuDevice::init` fails with the driver's message, not a panic.
+#[test]
+fn without_a_driver_init_says_so() {
+    let r = Job::new(2, PE_GPU)
+        .args(&["no-gpu"])
+        .env("LD_LIBRARY_PATH", "/nonexistent")
+        .timeout(Duration::from_secs(60))
+        .run();
+    assert_job_ok(&r);
+}
