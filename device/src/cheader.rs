@@ -20,10 +20,10 @@ use std::mem::{align_of, offset_of, size_of};
 
 use crate::channel::proxy::{Request, amo, kind};
 use crate::channel::ring::{Ring, Slot};
+use crate::ibgda::IbgdaDevice;
 use crate::ibgda::layout::Mlx5;
 use crate::ibgda::mlx5;
 use crate::ibgda::qp::{Counters, CqMode, Doorbell, Line, Qp};
-use crate::ibgda::{IbgdaDevice, keys};
 use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op};
 
 /// Where the header lives, relative to the device crate's directory.
@@ -209,7 +209,7 @@ pub fn structs() -> Vec<CStruct> {
         }),
         cstruct!(IbgdaDevice, "oxshmem_ibgda_t", "The IBGDA channel: queue rc to pe is qps[(rc % num_rc) * n_pes + pe].", {
             n_pes: U32, num_rc: U32, nwqes: U32, ncqes: U32, batch: U32, cq_mode: U32, heap_lkey: U32,
-            implicit_lkey: U32, ibuf_lkey_base: U32, nqps: U32, heap_base: U64, heap_size: U64,
+            implicit_lkey: U32, ibuf_lkey: U32, nqps: U32, heap_base: U64, heap_size: U64,
             qps: t("oxshmem_qp_t *"), rkeys: t("uint32_t *"), rbases: t("uint64_t *"), mapped: t("uint64_t *"),
         }),
         cstruct!(DeviceState, "oxshmem_device_state_t", "What a device thread reads to do its work.", {
@@ -290,9 +290,6 @@ pub fn constants() -> Vec<CConst> {
         c(&format!("AMO_{name}"), u64::from(f), doc);
     }
     c("BARRIER_ROUNDS", BARRIER_ROUNDS as u64, "Rounds (flag lines) of the device barrier.");
-    c("HEAP_LKEY", u64::from(keys::HEAP_LKEY), "The software NIC's local keys.");
-    c("IMPLICIT_LKEY", u64::from(keys::IMPLICIT_LKEY), "");
-    c("IBUF_LKEY_BASE", u64::from(keys::IBUF_LKEY_BASE), "");
     c("CQ_MODE_COLLAPSED", CqMode::Collapsed as u64, "CQ modes (oxshmem_qp_t::mode, oxshmem_ibgda_t::cq_mode).");
     c("CQ_MODE_NORMAL", CqMode::Normal as u64, "");
     c("IBUF_SLOTS", crate::ibgda::qp::IBUF_SLOTS as u64, "A queue's scratch buffer: slots, bytes per slot, words.");

@@ -78,6 +78,8 @@ mod cpu;
 pub mod cuda;
 pub mod ibgda;
 pub mod moe;
+/// NICs for the IBGDA channel: the provider seam, the software NIC's provider, mlx5 DEVX commands.
+pub mod nic;
 pub mod state;
 /// The queue code's atomics: std's, or loom's under `--cfg loom` (the loom models).
 #[doc(hidden)]

@@ -300,6 +300,15 @@ pub const VARS: &[Var] = &[
         section: Section::Transport,
     },
     Var {
+        name: "OXSHMEM_NIC",
+        aliases: &[],
+        default: "auto",
+        help: "the NIC that executes the IBGDA queues: `soft` (the software NIC, in every build), `devx` (an mlx5 NIC through DEVX; fails without one), `auto` (hardware when a capable NIC is present, else the software NIC)",
+        group: Group::Device,
+        ty: VarType::Text,
+        section: Section::Transport,
+    },
+    Var {
         name: "OXSHMEM_IBGDA_CQ_MODE",
         aliases: &[],
         default: "collapsed",

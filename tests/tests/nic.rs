@@ -156,3 +156,22 @@ fn bad_queue_settings_are_init_errors() {
         assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: {var} rejected"));
     }
 }
+
+/// The IBGDA set-up through the NIC provider seam with the software NIC's provider, in 2- and
+/// 4-PE jobs: every queue pair in RTS, connected to the matching queue pair of its peer (QP
+/// numbers and port addresses exchanged through the bootstrap), distinct nonzero keys; and
+/// `OXSHMEM_NIC=devx` refused clearly where this build has no hardware provider.
+#[test]
+fn queue_pairs_are_connected_through_the_provider_seam() {
+    for n in [2, 4] {
+        let r = Job::new(n, PE_NIC)
+            .args(&["connect"])
+            .env("OXSHMEM_DEVICE_CHANNEL", "ibgda")
+            .env("OXSHMEM_IBGDA_NUM_RC_PER_PE", "3")
+            .timeout(Duration::from_secs(120))
+            .run();
+        assert_job_ok(&r);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {} queue pairs connected through the soft provider", 3 * n));
+        assert!(r.stdout.contains("ERR devx: PE 0: nvshmem_init: no RDMA device: OXSHMEM_NIC=devx"), "{}", r.report());
+    }
+}

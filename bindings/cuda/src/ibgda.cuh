@@ -315,7 +315,8 @@ __device__ inline oxshmem_qp_t *ib_qp(int pe) { return &ibg()->qps[ib_qi(pe)]; }
 __device__ inline mlx5::Remote ib_remote(int pe, uint64_t addr) {
     return {ibg()->rbases[pe] + (addr - ibg()->heap_base), ibg()->rkeys[pe]};
 }
-__device__ inline uint32_t ibuf_key(int pe) { return ibg()->ibuf_lkey_base + ib_qi(pe); }
+/// The key of every queue's scratch buffer (they lie in the channel's one registered allocation).
+__device__ inline uint32_t ibuf_key(int) { return ibg()->ibuf_lkey; }
 /// The key of a local buffer: the heap's when it is symmetric, else the implicit one.
 __device__ inline uint32_t ib_lkey(uint64_t addr, uint64_t len) {
     oxshmem_ibgda_t *g = ibg();

@@ -81,11 +81,6 @@ extern "C" {
 /* Rounds (flag lines) of the device barrier. */
 #define OXSHMEM_BARRIER_ROUNDS 32u
 
-/* The software NIC's local keys. */
-#define OXSHMEM_HEAP_LKEY 4097u
-#define OXSHMEM_IMPLICIT_LKEY 4098u
-#define OXSHMEM_IBUF_LKEY_BASE 1048576u
-
 /* CQ modes (oxshmem_qp_t::mode, oxshmem_ibgda_t::cq_mode). */
 #define OXSHMEM_CQ_MODE_COLLAPSED 0u
 #define OXSHMEM_CQ_MODE_NORMAL 1u
@@ -426,7 +421,7 @@ typedef struct oxshmem_ibgda {
     uint32_t cq_mode;
     uint32_t heap_lkey;
     uint32_t implicit_lkey;
-    uint32_t ibuf_lkey_base;
+    uint32_t ibuf_lkey;
     uint32_t nqps;
     uint64_t heap_base;
     uint64_t heap_size;
@@ -445,7 +440,7 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, batch) == 16 && OXSHMEM_FIELD_SI
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, cq_mode) == 20 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, cq_mode) == 4, "oxshmem_ibgda_t.cq_mode");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, heap_lkey) == 24 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, heap_lkey) == 4, "oxshmem_ibgda_t.heap_lkey");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, implicit_lkey) == 28 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, implicit_lkey) == 4, "oxshmem_ibgda_t.implicit_lkey");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, ibuf_lkey_base) == 32 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, ibuf_lkey_base) == 4, "oxshmem_ibgda_t.ibuf_lkey_base");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, ibuf_lkey) == 32 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, ibuf_lkey) == 4, "oxshmem_ibgda_t.ibuf_lkey");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, nqps) == 36 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, nqps) == 4, "oxshmem_ibgda_t.nqps");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, heap_base) == 40 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, heap_base) == 8, "oxshmem_ibgda_t.heap_base");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, heap_size) == 48 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, heap_size) == 8, "oxshmem_ibgda_t.heap_size");

@@ -17,7 +17,6 @@ use oxshmem::transport::AmoOp;
 use oxshmem::wait::SpinPolicy;
 
 use super::Ibgda;
-use super::keys::{HEAP_LKEY, IBUF_LKEY_BASE, IMPLICIT_LKEY};
 use super::layout::{Amo, MAX_INLINE, Mlx5, Remote, Sge, WorkRequest};
 use super::qp::{IBUF_SLOT_BYTES, Qp, QpError};
 use crate::cpu::{Thread, WARP_SIZE};
@@ -141,8 +140,8 @@ impl Thread<'_> {
         }
     }
 
-    fn ibuf_key(&self, pe: usize) -> u32 {
-        IBUF_LKEY_BASE + self.ib().qp_index(self.ib_rc(), pe) as u32
+    fn ibuf_key(&self, _pe: usize) -> u32 {
+        self.ib().ibuf_lkey
     }
 
     /// Blocking put from a local buffer: inline when it fits, else from the implicit region,
@@ -154,7 +153,7 @@ impl Thread<'_> {
         }
         let mut last = None;
         for (k, chunk) in src.chunks(MAX_XFER).enumerate() {
-            let local = Sge { addr: chunk.as_ptr() as u64, len: chunk.len() as u32, lkey: IMPLICIT_LKEY };
+            let local = Sge { addr: chunk.as_ptr() as u64, len: chunk.len() as u32, lkey: self.ib().implicit_lkey };
             let remote = self.ib_remote(pe, dst + (k * MAX_XFER) as u64);
             match self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }]) {
                 Some(p) => last = Some(p),
@@ -171,7 +170,7 @@ impl Thread<'_> {
         let mut off = 0;
         while off < len {
             let n = (len - off).min(MAX_XFER);
-            let local = Sge { addr: src + off as u64, len: n as u32, lkey: HEAP_LKEY };
+            let local = Sge { addr: src + off as u64, len: n as u32, lkey: self.ib().heap_lkey };
             let remote = self.ib_remote(pe, dst + off as u64);
             if self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }]).is_none() {
                 return;
@@ -206,7 +205,7 @@ impl Thread<'_> {
         }
         let mut last = None;
         for (k, chunk) in dst.chunks_mut(MAX_XFER).enumerate() {
-            let local = Sge { addr: chunk.as_mut_ptr() as u64, len: chunk.len() as u32, lkey: IMPLICIT_LKEY };
+            let local = Sge { addr: chunk.as_mut_ptr() as u64, len: chunk.len() as u32, lkey: self.ib().implicit_lkey };
             let remote = self.ib_remote(pe, src + (k * MAX_XFER) as u64);
             match self.ib_post(opc, pe, &[WorkRequest::Read { local, remote }]) {
                 Some(p) => last = Some(p),
@@ -223,7 +222,7 @@ impl Thread<'_> {
         let mut off = 0;
         while off < len {
             let n = (len - off).min(MAX_XFER);
-            let local = Sge { addr: dst + off as u64, len: n as u32, lkey: HEAP_LKEY };
+            let local = Sge { addr: dst + off as u64, len: n as u32, lkey: self.ib().heap_lkey };
             let remote = self.ib_remote(pe, src + off as u64);
             if self.ib_post(opc, pe, &[WorkRequest::Read { local, remote }]).is_none() {
                 return;
@@ -308,7 +307,7 @@ impl Thread<'_> {
                 self.ib_post(opc, pe, &[WorkRequest::WriteInline { data: s, remote }, sigwr]);
             }
             Some(s) if s.len() <= MAX_XFER => {
-                let local = Sge { addr: s.as_ptr() as u64, len: s.len() as u32, lkey: IMPLICIT_LKEY };
+                let local = Sge { addr: s.as_ptr() as u64, len: s.len() as u32, lkey: self.ib().implicit_lkey };
                 if let Some((qp, end)) = self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }, sigwr]) {
                     self.ib_wait(opc, qp, end, true);
                 }
@@ -318,7 +317,7 @@ impl Thread<'_> {
                 self.ib_post(opc, pe, &[sigwr]);
             }
             None if len <= MAX_XFER => {
-                let local = Sge { addr: sym_src, len: len as u32, lkey: HEAP_LKEY };
+                let local = Sge { addr: sym_src, len: len as u32, lkey: self.ib().heap_lkey };
                 self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }, sigwr]);
             }
             None => {
@@ -353,9 +352,30 @@ impl Thread<'_> {
     }
 }
 
+/// The local keys of this PE's IBGDA registrations (what its NIC gave at set-up).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IbgdaKeys {
+    /// The symmetric heap's.
+    pub heap: u32,
+    /// The implicit region's: any other local address.
+    pub implicit: u32,
+    /// The channel's allocation's, which holds every queue's scratch buffer.
+    pub ibuf: u32,
+    /// That allocation: its address and length.
+    pub ibuf_region: (u64, u64),
+}
+
 impl Thread<'_> {
-    /// The queue this thread uses to `pe`, and its index among the channel's queues (whose
-    /// scratch buffer has local key `IBUF_LKEY_BASE + index`). For tests of the NIC itself.
+    /// The local keys of this PE's IBGDA registrations. For tests of the NIC itself.
+    #[doc(hidden)]
+    pub fn ibgda_keys(&self) -> IbgdaKeys {
+        let ib = self.ib();
+        let region = (ib.memory().as_ptr() as u64, ib.memory().len() as u64);
+        IbgdaKeys { heap: ib.heap_lkey, implicit: ib.implicit_lkey, ibuf: ib.ibuf_lkey, ibuf_region: region }
+    }
+
+    /// The queue this thread uses to `pe`, and its index among the channel's queues. For tests
+    /// of the NIC itself.
     #[doc(hidden)]
     pub fn ibgda_queue(&self, pe: usize) -> (&Qp<Mlx5>, usize) {
         let ib = self.ib();

@@ -12,10 +12,13 @@
 //!
 //! Queues: `OXSHMEM_IBGDA_NUM_RC_PER_PE` (default 8) queues per peer, a device thread using
 //! queue `warp % num_rc` for every peer, so threads of different warps rarely share a
-//! reservation counter. Memory keys: the local heap, each queue's scratch buffer, and an
-//! implicit on-demand-paging region for the rest of the process (what mlx5's implicit ODP MR
-//! gives: the blocking put/get of a local, unregistered buffer); each PE's heap has one remote
-//! key, exchanged at init.
+//! reservation counter. The set-up drives a NIC through the provider seam
+//! ([`crate::nic::provider`]): it registers the heap, the channel's allocation (which holds
+//! every queue's scratch buffer) and an implicit on-demand-paging region for the rest of the
+//! process (what mlx5's implicit ODP MR gives: the blocking put/get of a local, unregistered
+//! buffer), creates each queue pair, exchanges every PE's heap key and base, port address and
+//! QP numbers through the bootstrap, and connects queue `rc` to `pe` with queue `rc` to this
+//! PE on `pe` (RESET → INIT → RTR → RTS).
 //!
 //! Layout: what a device thread reads is the plain `#[repr(C)]` table [`IbgdaDevice`] (C:
 //! `oxshmem_ibgda_t`, in the generated header `device/include/oxshmem/device_state.h`) — sizes,
@@ -35,15 +38,7 @@ use devmem::{Carve, DeviceAlloc, DeviceMem};
 use layout::Mlx5;
 use qp::{CqMode, Qp};
 
-/// Local keys of the software NIC's memory regions.
-pub mod keys {
-    /// This PE's symmetric heap.
-    pub const HEAP_LKEY: u32 = 0x0000_1001;
-    /// Any local address (an implicit on-demand-paging region).
-    pub const IMPLICIT_LKEY: u32 = 0x0000_1002;
-    /// Queue `i`'s scratch buffer: `IBUF_LKEY_BASE + i`.
-    pub const IBUF_LKEY_BASE: u32 = 0x0010_0000;
-}
+use crate::nic::provider::{FIRST_PSN, MemoryKind, NicError, NicProvider, QpPeer, QueueMemory, connect};
 
 /// Memory the software NIC reaches only through a back end (a GPU's heap, which the CPU cannot
 /// load or store): how it copies and updates atomically there. Without one, the NIC uses the
@@ -157,12 +152,12 @@ pub struct IbgdaDevice {
     pub batch: u32,
     /// A [`CqMode`] (`OXSHMEM_CQ_MODE_*`).
     pub cq_mode: u32,
-    /// Local key of this PE's heap ([`keys::HEAP_LKEY`]).
+    /// Local key of this PE's heap.
     pub heap_lkey: u32,
-    /// Local key of any other local address ([`keys::IMPLICIT_LKEY`]).
+    /// Local key of any other local address (the implicit, on-demand-paging region).
     pub implicit_lkey: u32,
-    /// Queue `i`'s scratch buffer has local key `ibuf_lkey_base + i`.
-    pub ibuf_lkey_base: u32,
+    /// Local key of every queue's scratch buffer (the channel's allocation is one registration).
+    pub ibuf_lkey: u32,
     /// Queues in `qps` (`num_rc * n_pes`).
     pub nqps: u32,
     /// This PE's heap base address.
@@ -217,6 +212,12 @@ pub struct Ibgda {
     /// How the NIC reaches a heap the CPU cannot touch (`None`: the CPU and the transport).
     pub(crate) memory: Option<std::sync::Arc<dyn NicMemory>>,
     pub(crate) config: IbgdaConfig,
+    /// The local keys of the heap, the implicit region and the channel's allocation.
+    pub(crate) heap_lkey: u32,
+    pub(crate) implicit_lkey: u32,
+    pub(crate) ibuf_lkey: u32,
+    /// The NIC that set the queues up (and, for the software NIC, executes them).
+    pub(crate) provider: std::sync::Arc<dyn NicProvider>,
     pub(crate) nic: softnic::NicShared,
     /// The device table, in `mem`.
     table: *mut IbgdaDevice,
@@ -234,6 +235,11 @@ unsafe impl Sync for Ibgda {}
 // model state; the models build only `QpBox`es, which drop their words.)
 #[cfg(not(loom))]
 const _: () = assert!(!std::mem::needs_drop::<Qp<Mlx5>>() && !std::mem::needs_drop::<IbgdaDevice>());
+
+/// A NIC error at set-up, as the runtime's error of `nvshmem_init`.
+fn nic_err(me: usize, e: NicError) -> oxshmem::Error {
+    oxshmem::Error::new(me, "nvshmem_init", oxshmem::ErrorKind::Layer { layer: "nic", reason: e.to_string() })
+}
 
 impl Ibgda {
     /// Builds the queues to every PE (collective: exchanges remote keys and heap bases).
@@ -270,26 +276,11 @@ impl Ibgda {
                 (b as usize, s)
             }
         };
-        // A remote key per heap registration: unpredictable, never 0.
-        let my_rkey = {
-            use std::hash::{BuildHasher, Hasher};
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_usize(me);
-            h.write_u32(std::process::id());
-            (h.finish() as u32) | 1
-        };
-        // Allgather (rkey, base) through a symmetric table.
-        let table = shmem.alloc_slice(2 * n, 0u64)?;
-        let mine = [u64::from(my_rkey), base as u64];
-        for pe in 0..n {
-            // SAFETY: the table is symmetric with 2n elements; we write our two.
-            unsafe {
-                oxshmem::raw::putmem(table.as_ptr().add(2 * me) as *mut u8, mine.as_ptr().cast(), 16, pe as i32)?;
-            }
-        }
-        shmem.barrier_all()?;
-        let all = table.to_vec();
-        table.free()?;
+        let nic = crate::nic::open(me).map_err(|e| nic_err(me, e))?;
+        let gpu = heap.is_some();
+        let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
+        let heap_mr = nic.register(base as u64, size as u64, kind).map_err(|e| nic_err(me, e))?;
+        let implicit = nic.register_implicit().map_err(|e| nic_err(me, e))?;
 
         // One allocation: the table, the per-PE arrays, the queues, each queue's arrays.
         let nq = config.num_rc * n;
@@ -309,6 +300,73 @@ impl Ibgda {
             )
         })?;
         let m = mem.as_ptr();
+        // The queues are host memory (pinned where a GPU writes them): a GPU reaches it, and
+        // so does the NIC.
+        let queue_kind = MemoryKind::Host;
+        let queues_mr = nic.register(m as u64, c.bytes() as u64, queue_kind).map_err(|e| nic_err(me, e))?;
+        // A queue pair per (queue group, peer), over its part of the allocation.
+        let ncq = qp::cq_entries(config.cq_mode, config.ncqes);
+        let mut qpns = Vec::with_capacity(nq);
+        for p in &parts {
+            let q = QueueMemory {
+                sq: m as u64 + p.sq_offset() as u64,
+                nwqes: config.nwqes as u32,
+                cq: m as u64 + p.cq_offset() as u64,
+                ncqes: ncq as u32,
+                kind: queue_kind,
+            };
+            qpns.push(nic.create_qp(&q).map_err(|e| nic_err(me, e))?);
+        }
+
+        // Every PE's heap key and base and its port's address (allgather), and the QP numbers
+        // of its queues to this PE (each PE puts them into its peers' tables).
+        const CARD: usize = 5;
+        let port = nic.port();
+        let cards = shmem.alloc_slice(CARD * n, 0u64)?;
+        let qtab = shmem.alloc_slice(config.num_rc * n, 0u32)?;
+        let gid = port.gid;
+        let mine = [
+            u64::from(heap_mr.rkey),
+            base as u64,
+            u64::from(port.lid),
+            u64::from_be_bytes(gid[..8].try_into().expect("8 bytes")),
+            u64::from_be_bytes(gid[8..].try_into().expect("8 bytes")),
+        ];
+        for pe in 0..n {
+            let to_pe: Vec<u32> = (0..config.num_rc).map(|rc| qpns[rc * n + pe]).collect();
+            // SAFETY: both tables are symmetric, with room for every PE's entries; this PE
+            // writes only its own.
+            unsafe {
+                oxshmem::raw::putmem(
+                    cards.as_ptr().add(CARD * me) as *mut u8,
+                    mine.as_ptr().cast(),
+                    8 * CARD,
+                    pe as i32,
+                )?;
+                oxshmem::raw::putmem(
+                    qtab.as_ptr().add(config.num_rc * me) as *mut u8,
+                    to_pe.as_ptr().cast(),
+                    4 * config.num_rc,
+                    pe as i32,
+                )?;
+            }
+        }
+        shmem.barrier_all()?;
+        let all = cards.to_vec();
+        let peer_qpns = qtab.to_vec();
+        cards.free()?;
+        qtab.free()?;
+        for (i, &qpn) in qpns.iter().enumerate() {
+            let (rc, pe) = (i / n, i % n);
+            let c = &all[CARD * pe..CARD * pe + CARD];
+            let mut gid = [0u8; 16];
+            gid[..8].copy_from_slice(&c[3].to_be_bytes());
+            gid[8..].copy_from_slice(&c[4].to_be_bytes());
+            let peer = QpPeer { qpn: peer_qpns[config.num_rc * pe + rc], lid: c[2] as u16, gid, psn: FIRST_PSN };
+            connect(&*nic, qpn, &peer).map_err(|e| nic_err(me, e))?;
+        }
+        tracing::debug!(target: "device", nic = ?nic.describe(), queues = nq, "IBGDA queues connected");
+
         // SAFETY: every part lies inside `mem`, aligned for its type (Carve); each value is
         // written once before anything reads it, and `mem` outlives the slices (it is the
         // channel's last field).
@@ -317,8 +375,8 @@ impl Ibgda {
             let rbases = m.add(rb_off).cast::<u64>();
             let mapped = m.add(mp_off).cast::<u64>();
             for pe in 0..n {
-                rkeys.add(pe).write(all[2 * pe] as u32);
-                rbases.add(pe).write(all[2 * pe + 1]);
+                rkeys.add(pe).write(all[CARD * pe] as u32);
+                rbases.add(pe).write(all[CARD * pe + 1]);
                 mapped.add(pe).write(match &heap {
                     Some(h) => h.mapped[pe],
                     None => oxshmem::raw::ptr(base as *const u8, pe as i32) as u64,
@@ -335,7 +393,7 @@ impl Ibgda {
                     config.cq_mode,
                     config.ncqes,
                     config.batch,
-                    0x0001_0000 | i as u32,
+                    qpns[i],
                     pe as u32,
                 );
             }
@@ -344,12 +402,12 @@ impl Ibgda {
                 n_pes: n as u32,
                 num_rc: config.num_rc as u32,
                 nwqes: config.nwqes as u32,
-                ncqes: qp::cq_entries(config.cq_mode, config.ncqes).min(u32::MAX as usize) as u32,
+                ncqes: ncq.min(u32::MAX as usize) as u32,
                 batch: config.batch.min(u32::MAX as usize) as u32,
                 cq_mode: config.cq_mode as u32,
-                heap_lkey: keys::HEAP_LKEY,
-                implicit_lkey: keys::IMPLICIT_LKEY,
-                ibuf_lkey_base: keys::IBUF_LKEY_BASE,
+                heap_lkey: heap_mr.lkey,
+                implicit_lkey: implicit.lkey,
+                ibuf_lkey: queues_mr.lkey,
                 nqps: nq as u32,
                 heap_base: base as u64,
                 heap_size: size as u64,
@@ -369,11 +427,20 @@ impl Ibgda {
                 mapped: DevSlice { ptr: mapped, len: n },
                 memory: heap.map(|h| h.memory),
                 config,
+                heap_lkey: heap_mr.lkey,
+                implicit_lkey: implicit.lkey,
+                ibuf_lkey: queues_mr.lkey,
+                provider: nic,
                 nic: softnic::NicShared::default(),
                 table,
                 mem,
             })
         }
+    }
+
+    /// The NIC that set the queues up.
+    pub fn provider(&self) -> &dyn NicProvider {
+        &*self.provider
     }
 
     /// The table device code reads (`DeviceState::ibgda`).

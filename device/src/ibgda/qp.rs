@@ -190,6 +190,18 @@ pub struct QpParts {
     ibuf: usize,
 }
 
+impl QpParts {
+    /// The send queue's byte offset in the allocation.
+    pub fn sq_offset(&self) -> usize {
+        self.sq
+    }
+
+    /// The completion queue's byte offset in the allocation.
+    pub fn cq_offset(&self) -> usize {
+        self.cq
+    }
+}
+
 /// CQ entries a queue has: 1 in collapsed mode.
 pub fn cq_entries(mode: CqMode, ncqes: usize) -> usize {
     if mode == CqMode::Collapsed { 1 } else { ncqes.max(1) }

@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 use oxshmem::transport::AmoOp;
 
 use super::Ibgda;
-use super::keys::{HEAP_LKEY, IBUF_LKEY_BASE, IMPLICIT_LKEY};
 use super::layout::{Completion, Decoded, NicAtomic, NicLayout, Remote, Sge};
 use super::mlx5::syndrome;
 use super::qp::Qp;
@@ -408,13 +407,12 @@ impl<'a> Engine<'a> {
     /// The local address range `s` names, checked against its region.
     fn local(&self, s: &Sge, len: u64) -> Result<u64, Syndrome> {
         let ok = |base: u64, size: u64| s.addr >= base && s.addr.checked_add(len).is_some_and(|e| e <= base + size);
+        let ib = self.ib;
         let valid = match s.lkey {
-            HEAP_LKEY => ok(self.ib.heap_base, self.ib.heap_size),
-            IMPLICIT_LKEY => s.addr != 0 || len == 0,
-            k if k >= IBUF_LKEY_BASE && ((k - IBUF_LKEY_BASE) as usize) < self.ib.qps.len() => {
-                let (b, l) = self.ib.qps[(k - IBUF_LKEY_BASE) as usize].ibuf_range();
-                ok(b, l)
-            }
+            k if k == ib.heap_lkey => ok(ib.heap_base, ib.heap_size),
+            k if k == ib.implicit_lkey => s.addr != 0 || len == 0,
+            // The channel's allocation, one registration, holds every queue's scratch buffer.
+            k if k == ib.ibuf_lkey => ok(ib.mem.as_ptr() as u64, ib.mem.len() as u64),
             _ => false,
         };
         if valid { Ok(s.addr) } else { Err(syndrome::LOCAL_PROT_ERR) }

@@ -1663,7 +1663,6 @@ fn bogus(_: &[String]) {
 /// target PE, the WQE's opcode and the syndrome; a later put on the same queue fails at once
 /// with the same latched error; a good device works afterwards.
 fn err_nic(_: &[String]) {
-    use oxshmem_device::ibgda::keys::HEAP_LKEY;
     use oxshmem_device::ibgda::layout::{Mlx5, NicLayout, Remote, Sge, WorkRequest, WqeFlags};
     let shmem = init();
     let (me, _, right, _) = neighbours(&shmem);
@@ -1685,7 +1684,7 @@ fn err_nic(_: &[String]) {
         let stream = dev.stream();
         stream.launch(Grid::new(1, 1), move |t| {
             let good = t.ibgda_remote(right, p.addr());
-            let local = Sge { addr: p.addr(), len: 8, lkey: HEAP_LKEY };
+            let local = Sge { addr: p.addr(), len: 8, lkey: t.ibgda_keys().heap };
             match k {
                 0 => t.ibgda_post_unchecked(
                     right,

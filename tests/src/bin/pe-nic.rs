@@ -23,6 +23,10 @@
 //!   variable, or the operations work.
 //! - `bad-env VAR`: `Device::init_with(ibgda)` must fail with an error naming `VAR`; a P2P device
 //!   works afterwards.
+//! - `connect`: the set-up through the NIC provider seam: every queue pair is in RTS, queue
+//!   `rc` to `pe` is connected to the QP number of queue `rc` to this PE on `pe` (every PE's
+//!   QP numbers gathered and compared), with `pe`'s port address (LID, GID); keys are nonzero
+//!   and distinct; `OXSHMEM_NIC=devx` fails at init in this build, naming the variable.
 //! - `unattended ROUNDS`: 4 blocks × 64 device threads each do one `p` to the right neighbour
 //!   per round and then wait for a flag that the neighbour's host sets once every thread's
 //!   value has arrived — no quiet, and nothing on this PE waits for a completion, so with the
@@ -37,7 +41,6 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use oxshmem::Shmem;
-use oxshmem_device::ibgda::keys::{HEAP_LKEY, IBUF_LKEY_BASE};
 use oxshmem_device::ibgda::layout::{
     MAX_INLINE, Mlx5, NicAtomic, NicLayout, Remote, Sge, WorkRequest, WqeFlags, Wqebb,
 };
@@ -57,6 +60,7 @@ fn main() {
             ("small-queue", small_queue),
             ("bad-env", bad_env),
             ("unattended", unattended),
+            ("connect", connect),
         ],
     );
 }
@@ -96,9 +100,9 @@ struct Scratch {
 }
 
 fn scratch(t: &Thread<'_>, pe: usize, width: u32) -> Scratch {
-    let (qp, index) = t.ibgda_queue(pe);
+    let (qp, _) = t.ibgda_queue(pe);
     let slot = qp.ibuf_acquire(1, &mut || true).unwrap_or_else(|| fail("no scratch slot"));
-    Scratch { slot, sge: Sge { addr: qp.ibuf_addr(slot), len: width, lkey: IBUF_LKEY_BASE + index as u32 } }
+    Scratch { slot, sge: Sge { addr: qp.ibuf_addr(slot), len: width, lkey: t.ibgda_keys().ibuf } }
 }
 
 /// Reads and frees a scratch slot: 4-byte results land big-endian, 8-byte ones in host order.
@@ -156,7 +160,7 @@ const ERR_CASES: [ErrCase; 10] = [
 fn post_bad(t: &Thread<'_>, k: usize, pe: usize, dst: DevPtr<u64>, src: DevPtr<u64>, heap: (u64, u64)) {
     let (base, size) = heap;
     let good = t.ibgda_remote(pe, dst.addr());
-    let local = Sge { addr: src.addr(), len: 8, lkey: HEAP_LKEY };
+    let local = Sge { addr: src.addr(), len: 8, lkey: t.ibgda_keys().heap };
     let (qp, _) = t.ibgda_queue(pe);
     let (idx, qpn) = (qp.resv_head(), qp.qpn());
     let signal = WqeFlags { signal: true, fence: false };
@@ -182,11 +186,11 @@ fn post_bad(t: &Thread<'_>, k: usize, pe: usize, dst: DevPtr<u64>, src: DevPtr<u
             WorkRequest::Write { local: Sge { addr: base + size - 4, ..local }, remote: good },
         ),
         4 => {
-            // The prior value would land 4 bytes past the queue's scratch buffer: the atomic
-            // must not execute at all.
-            let (_, index) = t.ibgda_queue(pe);
-            let (ib, len) = qp.ibuf_range();
-            let result = Sge { addr: ib + len - 4, len: 8, lkey: IBUF_LKEY_BASE + index as u32 };
+            // The prior value would land 4 bytes past the registration that holds the queues'
+            // scratch buffers: the atomic must not execute at all.
+            let keys = t.ibgda_keys();
+            let (at, len) = keys.ibuf_region;
+            let result = Sge { addr: at + len - 4, len: 8, lkey: keys.ibuf };
             let op = NicAtomic::FetchAdd { add: 1, boundary: 0 };
             t.ibgda_post_unchecked(pe, WorkRequest::Atomic { op, width: 8, remote: good, result });
         }
@@ -432,7 +436,7 @@ fn atomics(_: &[String]) {
         let idx = qp.resv_head();
         let s = scratch(t, right, 8);
         let write = WorkRequest::Write {
-            local: Sge { addr: p64.offset(4).addr(), len: 8, lkey: HEAP_LKEY },
+            local: Sge { addr: p64.offset(4).addr(), len: 8, lkey: t.ibgda_keys().heap },
             remote: t.ibgda_remote(right, p64.offset(3).addr()),
         };
         let read = WorkRequest::Read { local: s.sge, remote: t.ibgda_remote(right, p64.offset(3).addr()) };
@@ -688,4 +692,67 @@ impl NicThread {
         let call = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).unwrap_or_default();
         call.split_whitespace().next().and_then(|n| n.parse::<libc::c_long>().ok()) == Some(libc::SYS_futex)
     }
+}
+
+fn connect(_: &[String]) {
+    use oxshmem_device::nic::provider::QpState;
+    let shmem = init();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let dev = device(&shmem);
+    let ib = dev.ibgda().unwrap_or_else(|| fail("no IBGDA channel"));
+    let nic = ib.provider();
+    let queues = ib.queues();
+    let num_rc = queues.len() / n;
+    check_eq("queues: num_rc per peer", num_rc * n, queues.len());
+    // Every PE's QP numbers, queue (rc, pe) at [rc * n + pe], gathered in one table.
+    let mine = shmem.alloc_slice(queues.len(), 0u32).or_die("alloc_slice");
+    let all = shmem.alloc_slice(queues.len() * n, 0u32).or_die("alloc_slice");
+    for (i, q) in queues.iter().enumerate() {
+        check_eq(format_args!("queue {i}'s target"), (i % n) as u32, q.peer());
+        mine.write(i, q.qpn());
+    }
+    shmem.team_world().fcollect(&all, &mine, queues.len()).or_die("fcollect");
+    let table = all.to_vec();
+    let mut seen = std::collections::HashSet::new();
+    for (i, q) in queues.iter().enumerate() {
+        let (rc, pe) = (i / n, i % n);
+        check(seen.insert(q.qpn()), format_args!("QP number {:#x} is unique here", q.qpn()));
+        check(q.qpn() <= 0x00ff_ffff, "a QP number has 24 bits");
+        check_eq(format_args!("queue ({rc}, {pe})'s state"), Some(QpState::Rts), nic.qp_state(q.qpn()));
+        let peer = nic.qp_peer(q.qpn()).unwrap_or_else(|| fail(format_args!("queue ({rc}, {pe}) has no peer")));
+        let theirs = table[pe * queues.len() + rc * n + me];
+        check_eq(format_args!("queue ({rc}, {pe})'s peer QP: PE {pe}'s queue ({rc}, {me})"), theirs, peer.qpn);
+        check_eq(format_args!("queue ({rc}, {pe})'s peer LID"), pe as u16 + 1, peer.lid);
+        check_eq(
+            format_args!("queue ({rc}, {pe})'s peer GID names PE {pe}"),
+            &(pe as u64).to_be_bytes()[..],
+            &peer.gid[8..],
+        );
+    }
+    let got = Arc::new(Mutex::new(None));
+    let into = got.clone();
+    let stream = dev.stream();
+    stream.launch(Grid::new(1, 1), move |t| *into.lock().expect("lock") = Some(t.ibgda_keys()));
+    stream.synchronize().unwrap_or_else(|e| fail(format_args!("synchronize: {e}")));
+    drop(stream);
+    let keys = got.lock().expect("lock").unwrap_or_else(|| fail("the kernel did not run"));
+    check(keys.heap != 0 && keys.implicit != 0 && keys.ibuf != 0, "keys are nonzero");
+    check(keys.heap != keys.implicit && keys.implicit != keys.ibuf && keys.heap != keys.ibuf, "keys are distinct");
+    println!("PE {me}: {} queue pairs connected through the {} provider", queues.len(), nic.describe().provider);
+    mine.free().or_die("free");
+    all.free().or_die("free");
+    dev.finalize().unwrap_or_else(|e| fail(format_args!("finalize: {e}")));
+
+    // A hardware NIC demanded where this build has none: init fails, naming the variable.
+    // SAFETY: no other thread reads the environment now.
+    unsafe { std::env::set_var("OXSHMEM_NIC", "devx") };
+    match Device::init_with(&shmem, Some("ibgda")) {
+        Ok(_) => fail("OXSHMEM_NIC=devx: expected init to fail"),
+        Err(e) => {
+            let text = e.to_string();
+            check(text.contains("OXSHMEM_NIC=devx") && text.contains("no RDMA device"), format_args!("error {text:?}"));
+            println!("ERR devx: {text}");
+        }
+    }
+    finish(shmem);
 }

@@ -1,0 +1,203 @@
+//! The software NIC's provider: the same set-up calls a hardware NIC answers (registration
+//! with keys, queue pairs with numbers, the QP state machine, the peer's address at RTR), kept
+//! in tables here, so that the whole IBGDA set-up (key and QPN exchange through the bootstrap,
+//! the transitions, publishing the device state) runs on every machine. The queues it creates
+//! are executed by the software NIC's engine (`ibgda::softnic`), which checks the keys WQEs
+//! carry against these registrations.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use parking_lot::Mutex;
+
+use super::provider::{
+    DoorbellPath, LinkLayer, MemRegion, MemoryKind, NicDescription, NicError, NicProvider, PortInfo, QpPeer, QpState,
+    QueueMemory, check_transition,
+};
+
+/// One queue pair of the software NIC.
+#[derive(Debug, Clone, Copy)]
+struct SoftQp {
+    state: QpState,
+    peer: Option<QpPeer>,
+    mem: QueueMemory,
+}
+
+/// The software NIC's provider for one PE.
+#[derive(Debug)]
+pub struct SoftProvider {
+    port: PortInfo,
+    /// The next key to hand out (keys are unpredictable per process, never 0).
+    next_key: AtomicU32,
+    /// The next QP number (24 bits, as a NIC's).
+    next_qpn: AtomicU32,
+    regions: Mutex<Vec<MemRegion>>,
+    qps: Mutex<HashMap<u32, SoftQp>>,
+}
+
+/// A random 32-bit number (std's per-process hash keys, the pid and `salt`).
+fn random(salt: u64) -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(salt);
+    h.finish() as u32
+}
+
+impl SoftProvider {
+    /// The provider of PE `pe`: port 1 with LID `pe + 1` and a link-local GID naming the PE.
+    pub fn new(pe: usize) -> SoftProvider {
+        let mut gid = [0u8; 16];
+        gid[0] = 0xfe;
+        gid[1] = 0x80;
+        gid[8..].copy_from_slice(&(pe as u64).to_be_bytes());
+        SoftProvider {
+            port: PortInfo {
+                port: 1,
+                lid: (pe as u16).wrapping_add(1),
+                gid,
+                gid_index: 0,
+                link_layer: LinkLayer::InfiniBand,
+                mtu: 4096,
+            },
+            next_key: AtomicU32::new(random(pe as u64) | 1),
+            next_qpn: AtomicU32::new((random(!(pe as u64)) & 0x00ff_f000) | 0x100),
+            regions: Mutex::new(Vec::new()),
+            qps: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn key(&self) -> u32 {
+        loop {
+            let k = self.next_key.fetch_add(0x101, Ordering::Relaxed);
+            if k != 0 {
+                return k;
+            }
+        }
+    }
+
+    /// The registration `lkey` names, if any.
+    pub fn region(&self, lkey: u32) -> Option<MemRegion> {
+        self.regions.lock().iter().copied().find(|r| r.lkey == lkey)
+    }
+}
+
+impl NicProvider for SoftProvider {
+    fn describe(&self) -> NicDescription {
+        NicDescription { name: "soft".into(), provider: "soft", gpu_memory: true }
+    }
+
+    fn port(&self) -> PortInfo {
+        self.port
+    }
+
+    fn register(&self, addr: u64, len: u64, _kind: MemoryKind) -> Result<MemRegion, NicError> {
+        if len == 0 || addr.checked_add(len).is_none() {
+            return Err(NicError::refused(format!("register({addr:#x}, {len})"), "an empty or wrapping range"));
+        }
+        let k = self.key();
+        let r = MemRegion { addr, len, lkey: k, rkey: k };
+        self.regions.lock().push(r);
+        Ok(r)
+    }
+
+    fn register_implicit(&self) -> Result<MemRegion, NicError> {
+        let k = self.key();
+        let r = MemRegion { addr: 0, len: u64::MAX, lkey: k, rkey: k };
+        self.regions.lock().push(r);
+        Ok(r)
+    }
+
+    fn create_qp(&self, mem: &QueueMemory) -> Result<u32, NicError> {
+        if !mem.nwqes.is_power_of_two() || mem.ncqes == 0 {
+            return Err(NicError::refused(
+                "create_qp",
+                format!("{} send queue slots (a power of two), {} CQ entries", mem.nwqes, mem.ncqes),
+            ));
+        }
+        let qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
+        self.qps.lock().insert(qpn, SoftQp { state: QpState::Reset, peer: None, mem: *mem });
+        Ok(qpn)
+    }
+
+    fn modify_qp(&self, qpn: u32, to: QpState, peer: Option<&QpPeer>) -> Result<(), NicError> {
+        let mut qps = self.qps.lock();
+        let Some(q) = qps.get_mut(&qpn) else {
+            return Err(NicError::refused(format!("modify_qp({qpn:#x}, {to})"), "no such queue pair"));
+        };
+        check_transition(qpn, q.state, to, peer)?;
+        if to == QpState::Rtr {
+            q.peer = peer.copied();
+        }
+        if to == QpState::Reset {
+            q.peer = None;
+        }
+        q.state = to;
+        Ok(())
+    }
+
+    fn qp_state(&self, qpn: u32) -> Option<QpState> {
+        self.qps.lock().get(&qpn).map(|q| q.state)
+    }
+
+    fn qp_peer(&self, qpn: u32) -> Option<QpPeer> {
+        self.qps.lock().get(&qpn).and_then(|q| q.peer)
+    }
+
+    fn doorbell(&self, _qpn: u32) -> DoorbellPath {
+        DoorbellPath::Watched
+    }
+}
+
+impl SoftProvider {
+    /// The memory QP `qpn` was created over.
+    pub fn queue_memory(&self, qpn: u32) -> Option<QueueMemory> {
+        self.qps.lock().get(&qpn).map(|q| q.mem)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::provider::{FIRST_PSN, connect};
+    use super::*;
+
+    fn mem() -> QueueMemory {
+        QueueMemory { sq: 0x1000, nwqes: 64, cq: 0x2000, ncqes: 1, kind: MemoryKind::Host }
+    }
+
+    #[test]
+    fn registrations_have_distinct_nonzero_keys() {
+        let p = SoftProvider::new(3);
+        let a = p.register(0x1000, 4096, MemoryKind::Host).unwrap();
+        let b = p.register(0x9000, 64, MemoryKind::Gpu).unwrap();
+        let i = p.register_implicit().unwrap();
+        assert!(a.lkey != 0 && b.lkey != 0 && i.lkey != 0);
+        assert!(a.lkey != b.lkey && b.lkey != i.lkey && a.lkey != i.lkey);
+        assert_eq!(p.region(b.lkey), Some(b));
+        assert_eq!(p.region(i.lkey).map(|r| r.len), Some(u64::MAX));
+        assert!(p.register(0x1000, 0, MemoryKind::Host).is_err());
+        assert_eq!(p.port().lid, 4);
+        assert_eq!(&p.port().gid[..2], &[0xfe, 0x80]);
+    }
+
+    #[test]
+    fn a_queue_pair_goes_through_the_state_machine() {
+        let p = SoftProvider::new(0);
+        let q = p.create_qp(&mem()).unwrap();
+        let r = p.create_qp(&mem()).unwrap();
+        assert_ne!(q, r);
+        assert!(q <= 0x00ff_ffff);
+        assert_eq!(p.qp_state(q), Some(QpState::Reset));
+        // RTS straight from RESET is refused, and leaves the QP as it was.
+        assert!(p.modify_qp(q, QpState::Rts, None).is_err());
+        assert_eq!(p.qp_state(q), Some(QpState::Reset));
+        let peer = QpPeer { qpn: r, lid: 9, gid: [1; 16], psn: FIRST_PSN };
+        connect(&p, q, &peer).unwrap();
+        assert_eq!(p.qp_state(q), Some(QpState::Rts));
+        assert_eq!(p.qp_peer(q), Some(peer));
+        assert!(p.modify_qp(0xabcdef, QpState::Init, None).unwrap_err().to_string().contains("no such queue pair"));
+        assert!(p.create_qp(&QueueMemory { nwqes: 48, ..mem() }).is_err());
+        assert_eq!(p.queue_memory(q), Some(mem()));
+        assert_eq!(p.doorbell(q), DoorbellPath::Watched);
+    }
+}
