@@ -213,3 +213,52 @@ fn two_pes_share_one_gpu() {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && text.contains("PE 1 done"), "PE 1: {text}");
 }
+
+/// Strided copies (`Gpu::copy_2d`, what host `iput`/`iget` and `alltoalls` on GPU memory use)
+/// between pageable host memory, the GPU heap, a second mapping of it and pinned memory: one
+/// driver 2D copy where the pitches allow, block by block where they do not (a negative pitch
+/// reverses the rows, a pitch of 0 writes every row to one place: the last one wins).
+#[test]
+fn strided_copies_reach_every_kind_of_memory() {
+    let Some(gpu) = gpu(0) else { return };
+    let (heap, fd) = GpuHeap::create(&gpu, HEAP).unwrap();
+    let alias = GpuHeap::import_peer(&gpu, &fd, heap.size()).unwrap();
+    let pinned = PinnedBuf::new(&gpu, 4096).unwrap();
+    let (rows, w) = (50usize, 4usize);
+    let src = pattern(3, rows * 12);
+    // Host (pitch 12) into the heap (pitch 20), through the alias.
+    // SAFETY: every row lies in `src` or in the heap's first 1000 bytes.
+    unsafe { gpu.copy_2d(alias.base(), 20, src.as_ptr() as u64, 12, w, rows).unwrap() };
+    let mut whole = vec![0u8; rows * 20];
+    // SAFETY: the heap holds `whole.len()` bytes at its base.
+    unsafe { gpu.copy_dtoh(&mut whole, heap.base()).unwrap() };
+    for r in 0..rows {
+        assert_eq!(whole[r * 20..r * 20 + w], src[r * 12..r * 12 + w], "row {r}");
+    }
+    // The heap (pitch 20) back out to pinned memory (pitch 8), then to host (contiguous).
+    let mut back = vec![0u8; rows * w];
+    // SAFETY: every row lies in the heap's first 1000 bytes, the pinned buffer's 400, `back`.
+    unsafe {
+        gpu.copy_2d(pinned.device_ptr(), 8, heap.base(), 20, w, rows).unwrap();
+        gpu.copy_2d(back.as_mut_ptr() as u64, w as isize, pinned.device_ptr(), 8, w, rows).unwrap();
+    }
+    for r in 0..rows {
+        assert_eq!(back[r * w..r * w + w], src[r * 12..r * 12 + w], "row {r} back");
+    }
+    // Block by block: rows reversed (a negative destination pitch), then all onto one (pitch 0).
+    let mut rev = vec![0u8; rows * w];
+    let last = rev.as_mut_ptr() as u64 + ((rows - 1) * w) as u64;
+    let mut one = [0u8; 4];
+    // SAFETY: row r goes to `rev` at (rows - 1 - r) * w; every row of the source lies in the heap.
+    unsafe {
+        gpu.copy_2d(last, -(w as isize), heap.base(), 20, w, rows).unwrap();
+        gpu.copy_2d(one.as_mut_ptr() as u64, 0, heap.base(), 20, w, rows).unwrap();
+    }
+    for r in 0..rows {
+        assert_eq!(rev[(rows - 1 - r) * w..(rows - r) * w], src[r * 12..r * 12 + w], "reversed row {r}");
+    }
+    assert_eq!(one[..], src[(rows - 1) * 12..(rows - 1) * 12 + w]);
+    drop(alias);
+    drop(fd);
+    drop(heap);
+}

@@ -318,6 +318,21 @@ impl Team {
         Ok(self.live("shmem_team_members")?.1.members.clone())
     }
 
+    /// The team's slot in the runtime's pool of team objects (`0..MAX_TEAMS`): the same on
+    /// every member, and held by no other live team of this PE. A layer above the runtime may
+    /// keep per-team symmetric objects of its own by it (the C library's CUDA back end does,
+    /// for its collectives on GPU memory).
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// assert_eq!(shmem.team_world().slot()?, 0);
+    /// assert!(shmem.team_shared().slot()? < oxshmem::team::MAX_TEAMS);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn slot(&self) -> Result<usize> {
+        Ok(self.live("shmem_team_slot")?.1.slot)
+    }
+
     /// The team's configuration (`shmem_team_get_config`): the options it was created with.
     ///
     /// ```

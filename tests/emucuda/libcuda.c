@@ -24,7 +24,10 @@
  * Environment:
  *   OXSHMEM_EMUCUDA_DEVICES  number of devices (default 1; 0: cuInit returns NO_DEVICE)
  *   OXSHMEM_EMUCUDA_MEM_MIB  MiB of memory per device (default 16384; cuMemCreate beyond: OOM)
- *   OXSHMEM_EMUCUDA_LOG      a file to which each VMM call appends one line (pid, call, result)
+ *   OXSHMEM_EMUCUDA_LOG      a file to which each VMM call and each 2D copy appends one line (pid,
+ *                            call, result)
+ *   OXSHMEM_EMUCUDA_MAX_PITCH CU_DEVICE_ATTRIBUTE_MAX_PITCH, the largest pitch a 2D copy takes
+ *                            (default 2147483647, as on current GPUs)
  *
  * Build: cc -shared -fPIC -O2 -Wall -Wextra -Werror -pthread -o libcuda.so.1 libcuda.c
  */
@@ -72,7 +75,8 @@ enum {
     CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 enum { /* CUdevice_attribute */
-    ATTR_MULTIPROCESSOR_COUNT = 16, ATTR_UNIFIED_ADDRESSING = 41, ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76,
+    ATTR_MAX_PITCH = 11, ATTR_MULTIPROCESSOR_COUNT = 16, ATTR_UNIFIED_ADDRESSING = 41, ATTR_CC_MAJOR = 75,
+    ATTR_CC_MINOR = 76,
     ATTR_CAN_USE_STREAM_MEM_OPS_V1 = 92, ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS_V1 = 93,
     ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR_V1 = 94, ATTR_VMM_SUPPORTED = 102, ATTR_POSIX_FD_SUPPORTED = 103,
     ATTR_GDR_WITH_VMM_SUPPORTED = 110, ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
@@ -80,7 +84,22 @@ enum { /* CUdevice_attribute */
 };
 enum { MEM_ALLOCATION_TYPE_PINNED = 1, MEM_LOCATION_TYPE_DEVICE = 1, MEM_HANDLE_TYPE_POSIX_FD = 1 };
 enum { MEM_ACCESS_PROT_NONE = 0, MEM_ACCESS_PROT_READ = 1, MEM_ACCESS_PROT_READWRITE = 3 };
-enum { POINTER_ATTRIBUTE_MEMORY_TYPE = 2, MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
+enum { POINTER_ATTRIBUTE_MEMORY_TYPE = 2, MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2, MEMORYTYPE_UNIFIED = 4 };
+typedef struct { /* CUDA_MEMCPY2D (_v2) */
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;        /* CUmemorytype */
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;           /* CUarray: none exist here */
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
 enum { MEMHOSTALLOC_ALL_FLAGS = 0x7 }; /* PORTABLE | DEVICEMAP | WRITECOMBINED */
 #define STREAM_LEGACY ((CUstream)0x1)
 #define STREAM_PER_THREAD ((CUstream)0x2)
@@ -102,7 +121,7 @@ struct range { uintptr_t base; size_t size; int prot; }; /* size 0: a free slot 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int initialized;
 static int ndevices;
-static size_t device_mem;
+static size_t device_mem, max_pitch;
 static struct emu_ctx ctxs[MAX_DEVICES];
 static struct handle handles[MAX_SLOTS];  /* refs 0: free */
 static struct range reserved[MAX_SLOTS];  /* cuMemAddressReserve */
@@ -211,6 +230,7 @@ CUresult cuInit(unsigned flags) {
         long n = env_long("OXSHMEM_EMUCUDA_DEVICES", 1);
         ndevices = (int)(n > MAX_DEVICES ? MAX_DEVICES : n);
         device_mem = (size_t)env_long("OXSHMEM_EMUCUDA_MEM_MIB", 16384) << 20;
+        max_pitch = (size_t)env_long("OXSHMEM_EMUCUDA_MAX_PITCH", 2147483647);
         if (ndevices == 0) r = CUDA_ERROR_NO_DEVICE;
         else atomic_store(&initialized, 1);
     }
@@ -235,6 +255,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     /* Compute capability 9.0; GPUDirect RDMA off (ATTR_GDR_WITH_VMM_SUPPORTED): no NIC reaches
      * this memory as GPU memory. */
     int x = attr == ATTR_CC_MAJOR ? 9 : attr == ATTR_MULTIPROCESSOR_COUNT ? 4 : 0;
+    if (attr == ATTR_MAX_PITCH) x = max_pitch > 2147483647 ? 2147483647 : (int)max_pitch;
     if (attr == ATTR_UNIFIED_ADDRESSING || attr == ATTR_VMM_SUPPORTED || attr == ATTR_POSIX_FD_SUPPORTED) x = 1;
     if ((attr >= ATTR_CAN_USE_STREAM_MEM_OPS_V1 && attr <= ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR_V1) ||
         attr == ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS || attr == ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR)
@@ -445,14 +466,15 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *o
 /* ---- Streams ------------------------------------------------------------------------------ */
 
 /* An operation of a stream, run by its worker (or by the caller, on the built-in streams). */
-enum { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_WRITE };
+enum { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_WRITE, OP_COPY2D };
 struct op {
     struct op *next;
     int kind;
     unsigned size;            /* bytes of a set's element, of a wait's or a write's word */
     unsigned cond;            /* a wait's test: CU_STREAM_WAIT_VALUE_GEQ, EQ, AND or NOR */
     uintptr_t dst, src;
-    size_t n;                 /* bytes of a copy, elements of a set */
+    size_t n;                 /* bytes of a copy (of each row of a 2D one), elements of a set */
+    size_t spitch, dpitch, rows; /* a 2D copy's */
     uint64_t value;
     CUhostFn fn;
     void *user;
@@ -522,6 +544,10 @@ static void run(const struct op *o) {
     void *p = (void *)o->dst;
     switch (o->kind) {
     case OP_COPY: if (o->n) memmove(p, (const void *)o->src, o->n); break;
+    case OP_COPY2D:
+        for (size_t r = 0; r < o->rows; r++)
+            memmove((char *)p + r * o->dpitch, (const char *)o->src + r * o->spitch, o->n);
+        break;
     case OP_SET:
         if (o->size == 1) memset(p, (int)o->value, o->n);
         else for (uint32_t *w = p; w < (uint32_t *)p + o->n; w++) *w = (uint32_t)o->value;
@@ -717,6 +743,49 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
     REQUIRE_CTX();
     if (n && (!reachable(dst, n, PROT_WRITE) || !reachable(src, n, PROT_READ))) return CUDA_ERROR_INVALID_VALUE;
     return submit(s, &(struct op){ .kind = OP_COPY, .dst = dst, .src = src, .n = n });
+}
+
+/* One side of a 2D copy: its first byte, from the memory type (HOST: the host pointer; DEVICE:
+ * device memory, which must lie in a reservation; UNIFIED: any address, as with cuMemcpy; no
+ * arrays exist here), 0 when the type does not fit. */
+static uintptr_t side2d(int type, const void *host, CUdeviceptr dev, size_t x, size_t y, size_t pitch) {
+    uintptr_t base;
+    if (type == MEMORYTYPE_HOST) base = (uintptr_t)host;
+    else if (type == MEMORYTYPE_DEVICE || type == MEMORYTYPE_UNIFIED) base = (uintptr_t)dev;
+    else return 0;
+    if (!base || x > UINTPTR_MAX - base || (y && pitch > (UINTPTR_MAX - base - x) / y)) return 0;
+    base += y * pitch + x;
+    if (type == MEMORYTYPE_DEVICE) {
+        LOCK(); int in = containing(reserved, base, 1) >= 0; UNLOCK();
+        if (!in) return 0;
+    }
+    return base;
+}
+
+/* Height rows of WidthInBytes bytes, each a pitch after the last on either side, checked as the
+ * driver does: pitches at least the row (x offset included) and at most CU_DEVICE_ATTRIBUTE_MAX_PITCH,
+ * every byte of both spans reachable. The span between rows is checked too: a stricter test
+ * than the driver's, which looks at the rows only (strided RMA never straddles a hole). */
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *p, CUstream s) {
+    REQUIRE_CTX();
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    size_t w = p->WidthInBytes, h = p->Height, sp = p->srcPitch, dp = p->dstPitch;
+    uintptr_t src = side2d(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, sp);
+    uintptr_t dst = side2d(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, dp);
+    int ok = src && dst && sp <= max_pitch && dp <= max_pitch;
+    if (ok && h > 1) /* a row fits in its pitch, after its x offset */
+        ok = p->srcXInBytes <= sp && w <= sp - p->srcXInBytes && p->dstXInBytes <= dp && w <= dp - p->dstXInBytes;
+    if (ok && w && h) { /* the spans: h - 1 pitches and a row, on each side */
+        size_t most = sp > dp ? sp : dp;
+        ok = !most || h - 1 <= (SIZE_MAX - w) / most;
+        ok = ok && reachable(src, (h - 1) * sp + w, PROT_READ) && reachable(dst, (h - 1) * dp + w, PROT_WRITE);
+    }
+    CUresult r = ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!r && w && h) {
+        struct op o = { .kind = OP_COPY2D, .dst = dst, .src = src, .n = w, .spitch = sp, .dpitch = dp, .rows = h };
+        r = submit(s, &o);
+    }
+    return logged(r, "cuMemcpy2DAsync(%zu rows of %zu bytes, pitch %zu to %zu)", h, w, sp, dp);
 }
 
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream s) {

@@ -12,10 +12,9 @@
  * the host may touch it), launched by tests/tests/nvshmem.rs; on a real GPU the direct
  * stores through nvshmem_ptr below would need a kernel. It also registers, as the archive does,
  * the host-callable atomic on GPU memory (a one-thread kernel there, CPU atomics on the
- * emulated memory here: emu_device_lib.h). Argument "iput": a host
- * routine the back end does not reach GPU memory with yet, which must be refused with a clear
- * error; with OXSHMEM_TEST_NO_AMO_KERNEL set, the first host atomic must fail saying the AMO
- * kernel is missing. Under
+ * emulated memory here: emu_device_lib.h). With OXSHMEM_TEST_NO_AMO_KERNEL set, the first
+ * host atomic must fail saying the AMO kernel is missing (gpu_host_more.c has the other host
+ * routines on GPU memory, and the one it does not reach). Under
  * OXSHMEM_DEVICE_CHANNEL=proxy it also plays a kernel's proxy path: requests into the ring the
  * device state points to, with the ring protocol of bindings/cuda (ticket, wait for room, body,
  * sequence word), executed by the host library's proxy thread on the GPU heaps.
@@ -241,13 +240,6 @@ int main(int argc, char **argv) {
     check("nvshmem_align(2 MiB)", 0, (long long)((uintptr_t)big_align % (2 << 20)));
     nvshmem_free(big_align);
 
-    if (argc > 1 && strcmp(argv[1], "iput") == 0) {
-        nvshmem_barrier_all();
-        nvshmem_int_iput(buf, src, 2, 2, 4, right); /* must end the job, saying why */
-        fprintf(stderr, "PE %d: a host iput to GPU memory returned\n", me);
-        return 1;
-    }
-
     /* Host atomics on GPU memory, through the device library's AMO kernel. */
     int *ctr = buf + 56;
     long long *wide = (long long *)(buf + 60);
@@ -271,7 +263,7 @@ int main(int argc, char **argv) {
     check("shmem_int_atomic_fetch_add_nbi", 7, fetched);
     check("the AMO kernel was used", 1, emu_amo_calls >= 9);
 
-    /* Host collectives on GPU memory, staged through host buffers (several chunks each). */
+    /* Host collectives on GPU memory, through the peers' mappings. */
     {
         const size_t R = 70000, F = 20000; /* ints: reduce/broadcast, and per member for fcollect/alltoall */
         int *gs = (int *)nvshmem_malloc(R * sizeof(int)), *gd = (int *)nvshmem_malloc(R * sizeof(int));

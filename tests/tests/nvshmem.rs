@@ -862,19 +862,20 @@ fn the_proxy_channel_over_the_gpu_heap() {
     }
 }
 
-/// A host routine the back end does not reach GPU memory with yet ends the job saying so,
-/// instead of calling GPU memory not symmetric; so does a host atomic when the device library
-/// registered no AMO kernel.
+/// A host routine the back end does not reach GPU memory with (a lock there) ends the job
+/// saying so, instead of calling GPU memory not symmetric; so does a host atomic when the
+/// device library registered no AMO kernel.
 #[test]
 fn host_routines_that_do_not_reach_gpu_memory_say_so() {
-    let out = gpu_heap_job(2, &["iput"], &[]);
+    let out = gpu_more_job(2, &["unreached"], &[]);
     assert_failed_saying(
         &out,
         Duration::from_secs(40),
         &[
-            "nvshmem_int_iput",
+            "shmem_set_lock",
             "is in the GPU symmetric heap (nvshmem_malloc)",
-            "host put, get, p, g, atomics, signals, single-word waits, reduce, broadcast, fcollect and alltoall do",
+            "host RMA (strided too), atomics, signals, waits and tests and the team collectives do",
+            "but not the deprecated active-set collectives",
         ],
     );
     let out = gpu_heap_job(2, &[], &[("OXSHMEM_TEST_NO_AMO_KERNEL", "1")]);
@@ -936,4 +937,87 @@ fn the_gpu_heap_cannot_be_switched_off_under_device_code() {
     let driver = emulated_driver().to_str().unwrap().to_string();
     let out = oshrun(2, &c_program("gpu_heap"), &[], &[("LD_LIBRARY_PATH", &driver), ("OXSHMEM_CUDA_HEAP", "off")]);
     assert_failed_saying(&out, Duration::from_secs(40), &["OXSHMEM_CUDA_HEAP=off", "links libnvshmem_device.a"]);
+}
+
+// ---------------------------------------------------------------- host routines on GPU memory
+
+/// A job of `gpu_host_more.c` under the emulated driver (`args`: the part to run, or none for
+/// all of it).
+fn gpu_more_job(n: usize, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
+    let mut all = vec![("LD_LIBRARY_PATH", driver.as_str()), ("SHMEM_SYMMETRIC_SIZE", "32M")];
+    all.extend_from_slice(env);
+    oshrun(n, &c_program("gpu_host_more"), args, &all)
+}
+
+/// The 2D copies in the emulated driver's log (`OXSHMEM_EMUCUDA_LOG`): for each, its source
+/// and destination pitches and whether the driver carried it out.
+fn copies_2d(log: &Path) -> Vec<(usize, usize, bool)> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter(|l| l.contains("cuMemcpy2DAsync("))
+        .map(|l| {
+            // "[pid] cuMemcpy2DAsync(R rows of W bytes, pitch S to D) -> 0"
+            let pitches = l.split("pitch ").nth(1).and_then(|r| r.split(')').next()).unwrap_or_else(|| panic!("{l:?}"));
+            let (s, d) = pitches.split_once(" to ").unwrap_or_else(|| panic!("{l:?}"));
+            (s.parse().unwrap(), d.parse().unwrap(), l.ends_with("-> 0"))
+        })
+        .collect()
+}
+
+/// Strided RMA, the multi-word waits and tests and the team collectives reach GPU memory from
+/// the host (`gpu_host_more.c`, every value checked): iput/iget in typed, sized and context
+/// forms with several strides and element sizes, both ways, each one 2D copy of the driver;
+/// every `_all`/`_any`/`_some` wait and test and their `_vector` forms, "not yet" answers and
+/// masks included; collect with unequal sizes, fcollect, alltoall(s), broadcast, reduce and
+/// reducescatter, with either buffer in host memory, on the world and on split teams, and on
+/// two teams from two threads at once (which the staged collectives could deadlock on).
+/// Members that disagree on a collective's arguments all get the same error.
+#[test]
+fn strided_rma_waits_and_collectives_reach_gpu_memory() {
+    for n in [2, 4] {
+        let log = work_dir().join(format!("gpu-host-more-{n}.log"));
+        let _ = std::fs::remove_file(&log);
+        let out = gpu_more_job(n, &[], &[("OXSHMEM_EMUCUDA_LOG", log.to_str().expect("a UTF-8 path"))]);
+        assert_all_ok(&out, n);
+        let said = out.stderr.matches("the team's members called it with different arguments").count();
+        assert_eq!(said, n, "every PE should have refused the mismatched fcollect\n{out:?}");
+        let copies = copies_2d(&log);
+        assert!(!copies.is_empty(), "no 2D copy in the driver's log\n{out:?}");
+        assert!(copies.iter().all(|c| c.2), "a 2D copy was refused: {copies:?}");
+        eprintln!("oshrun -n {n} gpu_host_more: {:.2?}, {} 2D copies", out.elapsed, copies.len());
+    }
+}
+
+/// Where the driver takes no 2D copy of a pitch (an emulated `CU_DEVICE_ATTRIBUTE_MAX_PITCH` of
+/// 64 bytes), strided RMA on GPU memory copies block by block instead, with the same results;
+/// the pitches within the limit still go as 2D copies.
+#[test]
+fn strided_rma_on_gpu_memory_beyond_the_drivers_pitch() {
+    for n in [2, 4] {
+        let log = work_dir().join(format!("gpu-host-more-pitch-{n}.log"));
+        let _ = std::fs::remove_file(&log);
+        let env = [("OXSHMEM_EMUCUDA_MAX_PITCH", "64"), ("OXSHMEM_EMUCUDA_LOG", log.to_str().expect("a UTF-8 path"))];
+        let out = gpu_more_job(n, &["strided"], &env);
+        assert_all_ok(&out, n);
+        let copies = copies_2d(&log);
+        assert!(!copies.is_empty(), "no 2D copy in the driver's log\n{out:?}");
+        assert!(copies.iter().all(|&(s, d, ok)| ok && s <= 64 && d <= 64), "{copies:?}");
+    }
+}
+
+/// A host wait on GPU memory that never ends is ended by the launcher's timeout, and the hang
+/// report names it, as it names the runtime's own waits.
+#[test]
+fn a_wait_on_gpu_memory_that_never_ends_shows_in_the_hang_report() {
+    let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
+    let mut c = command(prefix().join("bin/oshrun"));
+    c.args(["-n", "2", "--timeout", "5", "--"]).arg(c_program("gpu_host_more")).arg("hang");
+    c.env("LD_LIBRARY_PATH", &driver).env("SHMEM_SYMMETRIC_SIZE", "32M");
+    let out = run(&mut c, Duration::from_secs(5) + WATCHDOG_SLACK);
+    assert!(!out.killed, "the launcher should have ended the job\n{out:?}");
+    assert_eq!(out.status.code(), Some(124), "{out:?}");
+    assert!(out.stderr.contains("oshrun: job timed out after 5 s"), "{out:?}");
+    assert!(out.stderr.contains("PE 0: in shmem_wait_until_all (on 0x"), "{out:?}");
+    assert!(!out.stderr.contains("the wait that never ends returned"), "{out:?}");
 }

@@ -82,6 +82,19 @@ fn code(op: ReduceOp) -> Result<c_int> {
     }
 }
 
+/// `acc[i] = acc[i] op x[i]` for the first `min(acc.len(), x.len())` elements (the CUDA back
+/// end's reductions on GPU memory combine in host buffers), or the error for an operation long
+/// double does not have (with no elements: only that check).
+pub(crate) fn combine(op: ReduceOp, acc: &mut [LongDouble], x: &[LongDouble]) -> Result<()> {
+    let code = code(op)?;
+    let n = acc.len().min(x.len());
+    if n > 0 {
+        // SAFETY: both buffers hold at least n elements.
+        unsafe { oxshmem_ld_combine(code, acc.as_mut_ptr(), x.as_ptr(), n) };
+    }
+    Ok(())
+}
+
 /// Checks that `[p, p + len)` is symmetric on this PE.
 fn symmetric(what: &'static str, p: *const LongDouble, len: usize) -> Result<()> {
     let me = oxshmem_rt::raw::my_pe()? as c_int;

@@ -26,10 +26,10 @@ fn not_symmetric(e: &oxshmem_rt::Error) -> bool {
     matches!(e.kind, oxshmem_rt::ErrorKind::NotSymmetric { .. })
 }
 
-/// `r`, or, when the runtime found the address outside its segments, what the GPU heap's RMA
-/// gives (`gpu`; `None`: not GPU memory either, and the runtime's error stands).
+/// `r`, or, when the runtime found the address outside its segments, what the GPU heap's
+/// routine gives (`gpu`; `None`: not GPU memory either, and the runtime's error stands).
 #[inline(always)]
-fn or_gpu(r: Result<()>, gpu: impl FnOnce() -> Option<Result<()>>) -> Result<()> {
+fn or_gpu<R>(r: Result<R>, gpu: impl FnOnce() -> Option<Result<R>>) -> Result<R> {
     match r {
         Err(e) if not_symmetric(&e) => gpu().unwrap_or(Err(e)),
         r => r,
@@ -176,7 +176,8 @@ pub(crate) unsafe fn g<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, sour
     ok(func, r)
 }
 
-/// Strided put: element `i` of `source` (at `i * sst`) to element `i * dst` of `dest`.
+/// Strided put: element `i` of `source` (at `i * sst`) to element `i * dst` of `dest` (in the
+/// GPU heap: one strided copy).
 ///
 /// # Safety
 /// `source` must be valid for reads of `nelems` elements of `esize` bytes, `sst` elements
@@ -194,7 +195,9 @@ pub(crate) unsafe fn iput(
 ) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the caller guarantees the strided source is readable; the runtime checks dest.
-        unsafe { raw::iput(dest.cast(), source.cast(), dst, sst, esize, nelems, pe) }
+        or_gpu(unsafe { raw::iput(dest.cast(), source.cast(), dst, sst, esize, nelems, pe) }, || unsafe {
+            gpu_rma::iput(func, dest.cast(), source.cast(), dst, sst, esize, nelems, pe as usize)
+        })
     });
     ok(func, r)
 }
@@ -217,7 +220,9 @@ pub(crate) unsafe fn iget(
 ) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the caller guarantees the strided dest is writable; the runtime checks source.
-        unsafe { raw::iget(dest.cast(), source.cast(), dst, sst, esize, nelems, pe) }
+        or_gpu(unsafe { raw::iget(dest.cast(), source.cast(), dst, sst, esize, nelems, pe) }, || unsafe {
+            gpu_rma::iget(func, dest.cast(), source.cast(), dst, sst, esize, nelems, pe as usize)
+        })
     });
     ok(func, r)
 }
@@ -452,7 +457,9 @@ pub(crate) unsafe fn wait_until_all<T: SyncType>(
         // SAFETY: the caller guarantees the arrays hold n elements; the runtime checks ivars.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            raw::wait_until_all(ivars, n, status, c, v)
+            or_gpu(raw::wait_until_all(ivars, n, status, c, v), || {
+                gpu_rma::wait_all(func, ivars, n, status, c, v, true).map(|r| r.map(drop))
+            })
         }
     });
     ok(func, r)
@@ -474,7 +481,7 @@ pub(crate) unsafe fn test_all<T: SyncType>(
         // SAFETY: as in wait_until_all.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            raw::test_all(ivars, n, status, c, v)
+            or_gpu(raw::test_all(ivars, n, status, c, v), || gpu_rma::wait_all(func, ivars, n, status, c, v, false))
         }
     });
     ok(func, r).into()
@@ -496,7 +503,9 @@ pub(crate) unsafe fn wait_until_any<T: SyncType>(
         // SAFETY: as in wait_until_all.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            raw::wait_until_any(ivars, n, status, c, v)
+            or_gpu(raw::wait_until_any(ivars, n, status, c, v), || {
+                gpu_rma::wait_any(func, ivars, n, status, c, v, true)
+            })
         }
     });
     ok(func, r).unwrap_or(usize::MAX)
@@ -518,7 +527,7 @@ pub(crate) unsafe fn test_any<T: SyncType>(
         // SAFETY: as in wait_until_all.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            raw::test_any(ivars, n, status, c, v)
+            or_gpu(raw::test_any(ivars, n, status, c, v), || gpu_rma::wait_any(func, ivars, n, status, c, v, false))
         }
     });
     ok(func, r).unwrap_or(usize::MAX)
@@ -541,7 +550,10 @@ pub(crate) unsafe fn wait_until_some<T: SyncType>(
         // SAFETY: the caller guarantees the arrays hold n elements; the runtime checks ivars.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            raw::wait_until_some(ivars, n, indices(func, n, idx)?, status, c, v)
+            let out = indices(func, n, idx)?;
+            or_gpu(raw::wait_until_some(ivars, n, &mut *out, status, c, v), || {
+                gpu_rma::wait_some(func, ivars, n, out, status, c, v, true)
+            })
         }
     });
     ok(func, r)
@@ -564,7 +576,10 @@ pub(crate) unsafe fn test_some<T: SyncType>(
         // SAFETY: as in wait_until_some.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            raw::test_some(ivars, n, indices(func, n, idx)?, status, c, v)
+            let out = indices(func, n, idx)?;
+            or_gpu(raw::test_some(ivars, n, &mut *out, status, c, v), || {
+                gpu_rma::wait_some(func, ivars, n, out, status, c, v, false)
+            })
         }
     });
     ok(func, r)
@@ -586,8 +601,8 @@ pub(crate) unsafe fn broadcast(
     let r = handles::team(func, team).and_then(|t| {
         let n = bytes(func, nelems, esize)?;
         if on_gpu(dest, source) {
-            // SAFETY: as below; the staging copies read and write the caller's ranges.
-            return unsafe { staged::broadcast(func, t.get(), dest.cast(), source.cast(), n, root, esize) };
+            // SAFETY: as below; the back end's copies read and write the caller's ranges.
+            return unsafe { gpu_rma::broadcast(func, t.get(), dest.cast(), source.cast(), n, root, esize) };
         }
         // SAFETY: the runtime checks both objects are symmetric; their length is the caller's.
         unsafe { oxshmem_rt::coll::api::raw::broadcast(&t.get().team, dest.cast(), source.cast(), n, root, esize) }
@@ -611,9 +626,9 @@ pub(crate) unsafe fn collect(
 ) -> c_int {
     let r = handles::team(func, team).and_then(|t| {
         let n = bytes(func, nelems, esize)?;
-        if fixed && on_gpu(dest, source) {
+        if on_gpu(dest, source) {
             // SAFETY: as in broadcast.
-            return unsafe { staged::fcollect(func, t.get(), dest.cast(), source.cast(), n, esize) };
+            return unsafe { gpu_rma::collect(func, t.get(), dest.cast(), source.cast(), n, fixed, esize) };
         }
         // SAFETY: as in broadcast.
         unsafe { oxshmem_rt::coll::api::raw::collect(&t.get().team, dest.cast(), source.cast(), n, fixed, esize) }
@@ -638,10 +653,9 @@ pub(crate) unsafe fn alltoalls(
     esize: usize,
 ) -> c_int {
     let r = handles::team(func, team).and_then(|t| {
-        if dst == 1 && sst == 1 && on_gpu(dest, source) {
-            let n = bytes(func, nelems, esize)?;
+        if on_gpu(dest, source) {
             // SAFETY: as in broadcast.
-            return unsafe { staged::alltoall(func, t.get(), dest.cast(), source.cast(), n, esize) };
+            return unsafe { gpu_rma::alltoalls(func, t.get(), dest.cast(), source.cast(), dst, sst, nelems, esize) };
         }
         // SAFETY: as in broadcast.
         unsafe {
@@ -653,7 +667,7 @@ pub(crate) unsafe fn alltoalls(
 
 /// A type the reductions take: the runtime's [`Reducible`] types, and `long double`, which the
 /// runtime cannot combine (see [`crate::longdouble`]).
-pub(crate) trait CReduce: Sized {
+pub(crate) trait CReduce: Sized + Copy {
     /// Reduction over a team.
     ///
     /// # Safety
@@ -675,6 +689,18 @@ pub(crate) trait CReduce: Sized {
         pwrk: *mut Self,
         psync: *mut c_long,
     ) -> Result<()>;
+
+    /// Whether `op` is defined for the type: the error of `func` when it is not.
+    fn check(func: &'static str, op: ReduceOp) -> Result<()>;
+
+    /// `acc[i] = acc[i] op x[i]`, on the host: the CUDA back end's reductions on GPU memory
+    /// combine its blocks in host buffers.
+    #[cfg_attr(not(feature = "cuda"), expect(dead_code, reason = "only the CUDA back end combines on the host"))]
+    fn combine(op: ReduceOp, acc: &mut [Self], x: &[Self]) -> Result<()>;
+
+    /// A value to fill those buffers with.
+    #[cfg_attr(not(feature = "cuda"), expect(dead_code, reason = "only the CUDA back end combines on the host"))]
+    fn zero() -> Self;
 }
 
 impl<T: Reducible> CReduce for T {
@@ -704,6 +730,28 @@ impl<T: Reducible> CReduce for T {
     ) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { oxshmem_rt::coll::active_set::to_all(op, dest, source, n, start, log_stride, size, pwrk, psync) }
+    }
+
+    /// [`Reducible::supports`].
+    fn check(func: &'static str, op: ReduceOp) -> Result<()> {
+        if T::supports(op) {
+            Ok(())
+        } else {
+            Err(invalid(func, format!("reduction {op:?} is not defined for this type")))
+        }
+    }
+
+    /// [`Reducible::apply`], element by element.
+    fn combine(op: ReduceOp, acc: &mut [T], x: &[T]) -> Result<()> {
+        for (a, b) in acc.iter_mut().zip(x) {
+            *a = T::apply(op, *a, *b);
+        }
+        Ok(())
+    }
+
+    /// All bits zero.
+    fn zero() -> T {
+        <T as bytemuck::Zeroable>::zeroed()
     }
 }
 
@@ -741,6 +789,21 @@ impl CReduce for LongDouble {
         // SAFETY: forwarded from the caller.
         unsafe { crate::longdouble::active_reduce(op, dest, source, n, start, log_stride, size, psync) }
     }
+
+    /// Max, min, sum and prod.
+    fn check(_func: &'static str, op: ReduceOp) -> Result<()> {
+        crate::longdouble::combine(op, &mut [], &[])
+    }
+
+    /// [`crate::longdouble::combine`].
+    fn combine(op: ReduceOp, acc: &mut [LongDouble], x: &[LongDouble]) -> Result<()> {
+        crate::longdouble::combine(op, acc, x)
+    }
+
+    /// Zero bytes (0.0).
+    fn zero() -> LongDouble {
+        LongDouble::default()
+    }
 }
 
 /// `shmem_TYPE_OP_reduce`.
@@ -758,7 +821,7 @@ pub(crate) unsafe fn reduce<T: CReduce>(
     let r = handles::team(func, team).and_then(|t| {
         if on_gpu(dest, source) {
             // SAFETY: forwarded from the caller.
-            return unsafe { staged::reduce(func, t.get(), op, dest, source, nreduce) };
+            return unsafe { gpu_rma::reduce(func, t.get(), op, dest, source, nreduce) };
         }
         // SAFETY: forwarded from the caller.
         unsafe { T::team_reduce(t.get(), op, dest, source, nreduce) }
@@ -790,168 +853,9 @@ pub(crate) unsafe fn to_all<T: CReduce>(
     ok(func, r)
 }
 
-/// Whether a collective's destination or source is in the GPU heap (then it runs staged).
+/// Whether a collective's destination or source is in the GPU heap (then the CUDA back end
+/// runs it, with copies through the peers' mappings: `nvshmem::gpu::coll`).
 #[inline(always)]
 fn on_gpu<D, S>(dest: *mut D, source: *const S) -> bool {
     gpu_rma::is_gpu(dest as usize) || gpu_rma::is_gpu(source as usize)
-}
-
-/// Host collectives on GPU memory: the runtime's collective on the CUDA back end's symmetric
-/// host staging buffers, chunk by chunk (every member takes the same chunks, since the sizes
-/// are the same everywhere), with copies from the source and into the destination. Each copy
-/// is complete when it returns, so the chunk's collective sees the data and the next chunk may
-/// reuse the buffers.
-mod staged {
-    use oxshmem_rt::{ReduceOp, Result};
-
-    use super::{CReduce, TeamRec, gpu_rma};
-    use crate::error::invalid;
-
-    /// The staging buffers, or the error for a program without the CUDA back end.
-    fn stage<R>(func: &'static str, f: impl FnOnce(*mut u8, *mut u8, usize) -> Result<R>) -> Result<R> {
-        gpu_rma::with_stage(f).unwrap_or_else(|| Err(invalid(func, "GPU memory without the CUDA back end")))
-    }
-
-    /// # Safety
-    /// Both ranges are valid for `len` bytes.
-    unsafe fn copy(func: &'static str, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
-        // SAFETY: forwarded.
-        if len == 0 { Ok(()) } else { unsafe { gpu_rma::copy(func, dst, src, len) } }
-    }
-
-    /// `reduce` of `n` elements, staged.
-    ///
-    /// # Safety
-    /// `dest` and `source` hold `n` elements.
-    pub(super) unsafe fn reduce<T: CReduce>(
-        func: &'static str,
-        t: &TeamRec,
-        op: ReduceOp,
-        dest: *mut T,
-        source: *const T,
-        n: usize,
-    ) -> Result<()> {
-        let es = size_of::<T>();
-        stage(func, |sbuf, dbuf, cap| {
-            let per = cap / es;
-            let mut off = 0;
-            while off < n {
-                let c = per.min(n - off);
-                // SAFETY: chunk [off, off + c) of the caller's ranges; the buffers hold c elements.
-                unsafe {
-                    copy(func, sbuf, source.add(off).cast(), c * es)?;
-                    T::team_reduce(t, op, dbuf.cast(), sbuf.cast_const().cast(), c)?;
-                    copy(func, dest.add(off).cast(), dbuf, c * es)?;
-                }
-                off += c;
-            }
-            Ok(())
-        })
-    }
-
-    /// `broadcast` of `len` bytes from team PE `root`, staged.
-    ///
-    /// # Safety
-    /// `dest` and `source` hold `len` bytes.
-    pub(super) unsafe fn broadcast(
-        func: &'static str,
-        t: &TeamRec,
-        dest: *mut u8,
-        source: *const u8,
-        len: usize,
-        root: i32,
-        esize: usize,
-    ) -> Result<()> {
-        let me = t.team.my_pe()?;
-        stage(func, |sbuf, dbuf, cap| {
-            let per = cap - cap % esize.max(1);
-            let mut off = 0;
-            while off < len {
-                let c = per.min(len - off);
-                // SAFETY: chunk [off, off + c) of the caller's ranges; the buffers hold c bytes.
-                unsafe {
-                    if usize::try_from(root).is_ok_and(|r| r == me) {
-                        copy(func, sbuf, source.add(off), c)?;
-                    }
-                    oxshmem_rt::coll::api::raw::broadcast(&t.team, dbuf, sbuf, c, root, esize)?;
-                    copy(func, dest.add(off), dbuf, c)?;
-                }
-                off += c;
-            }
-            Ok(())
-        })
-    }
-
-    /// `fcollect` of `len` bytes from each member, staged.
-    ///
-    /// # Safety
-    /// `source` holds `len` bytes, `dest` `len` times the team's size.
-    pub(super) unsafe fn fcollect(
-        func: &'static str,
-        t: &TeamRec,
-        dest: *mut u8,
-        source: *const u8,
-        len: usize,
-        esize: usize,
-    ) -> Result<()> {
-        let size = t.members.len();
-        stage(func, |sbuf, dbuf, cap| {
-            let per = (cap / size.max(1)) / esize.max(1) * esize.max(1);
-            if per == 0 {
-                return Err(invalid(func, format!("a team of {size} PEs is too large for the GPU staging buffers")));
-            }
-            let mut off = 0;
-            while off < len {
-                let c = per.min(len - off);
-                // SAFETY: chunk [off, off + c) of each member's part; the staging destination
-                // holds size * c bytes.
-                unsafe {
-                    copy(func, sbuf, source.add(off), c)?;
-                    oxshmem_rt::coll::api::raw::collect(&t.team, dbuf, sbuf, c, true, esize)?;
-                    for i in 0..size {
-                        copy(func, dest.add(i * len + off), dbuf.add(i * c), c)?;
-                    }
-                }
-                off += c;
-            }
-            Ok(())
-        })
-    }
-
-    /// `alltoall` of `len` bytes to each member, staged.
-    ///
-    /// # Safety
-    /// `dest` and `source` hold `len` bytes per member.
-    pub(super) unsafe fn alltoall(
-        func: &'static str,
-        t: &TeamRec,
-        dest: *mut u8,
-        source: *const u8,
-        len: usize,
-        esize: usize,
-    ) -> Result<()> {
-        let size = t.members.len();
-        stage(func, |sbuf, dbuf, cap| {
-            let per = (cap / size.max(1)) / esize.max(1) * esize.max(1);
-            if per == 0 {
-                return Err(invalid(func, format!("a team of {size} PEs is too large for the GPU staging buffers")));
-            }
-            let mut off = 0;
-            while off < len {
-                let c = per.min(len - off);
-                // SAFETY: chunk [off, off + c) of each member's block; the buffers hold size * c.
-                unsafe {
-                    for i in 0..size {
-                        copy(func, sbuf.add(i * c), source.add(i * len + off), c)?;
-                    }
-                    oxshmem_rt::coll::api::raw::alltoalls(&t.team, dbuf, sbuf, 1, 1, c / esize, esize)?;
-                    for i in 0..size {
-                        copy(func, dest.add(i * len + off), dbuf.add(i * c), c)?;
-                    }
-                }
-                off += c;
-            }
-            Ok(())
-        })
-    }
 }

@@ -390,6 +390,130 @@ impl Gpu {
         // SAFETY: a stream of this context.
         check(|| "cuStreamSynchronize (the host copy stream)".into(), unsafe { sys::cuStreamSynchronize(s) })
     }
+
+    /// A strided copy: `rows` blocks of `width` bytes, block `i` from `src + i * spitch` to
+    /// `dst + i * dpitch` (with `width` an element's size, what `shmem_iput` and `alltoalls`
+    /// move), on the layer's copy stream, complete (for the GPU too) when it returns. Either
+    /// side may be host or GPU memory (unified addressing).
+    ///
+    /// It is one `cuMemcpy2DAsync` when both pitches are at least `width` and at most the
+    /// device's `CU_DEVICE_ATTRIBUTE_MAX_PITCH`; a pitch outside that (0, negative, smaller than
+    /// `width`, too large) or a driver that refuses the pitches (it may, for a copy within one
+    /// device, when they are not `cuMemAllocPitch`'s) gets one `cuMemcpyAsync` per block on the
+    /// same stream instead. Contiguous blocks are one plain copy. Like every copy here it waits
+    /// for its own stream only, never for the context: it may run while a kernel waits for it.
+    ///
+    /// # Safety
+    /// For every `i < rows`, `[src + i * spitch, + width)` and `[dst + i * dpitch, + width)` are
+    /// memory of this process (GPU memory, a heap mapping, pinned or pageable host memory) valid
+    /// for the copy, the destination blocks covered by no Rust reference during the call. With
+    /// overlapping destination blocks (a pitch smaller than `width`) the last block written wins.
+    ///
+    /// # Errors
+    /// The driver's: `cuMemcpy2DAsync (copy_2d of 4 rows of 8 bytes from 0x… pitch 16 to 0x…
+    /// pitch 8) failed: CUDA_ERROR_INVALID_VALUE (1)`, or the per-block copy's that failed.
+    pub unsafe fn copy_2d(
+        &self,
+        dst: DevAddr,
+        dpitch: isize,
+        src: DevAddr,
+        spitch: isize,
+        width: usize,
+        rows: usize,
+    ) -> Result<(), CudaError> {
+        if width == 0 || rows == 0 {
+            return Ok(());
+        }
+        let w = width as isize;
+        if rows == 1 || (dpitch == w && spitch == w) {
+            // One block, or blocks that touch: one span (the caller's contract makes it valid).
+            let bytes = width.checked_mul(rows).ok_or_else(|| CudaError::InvalidArgument {
+                routine: "copy_2d",
+                why: format!("{rows} rows of {width} bytes overflow"),
+            })?;
+            return self.memcpy("copy_2d", dst, src, bytes);
+        }
+        let s = self.copy_stream()?;
+        let mut limit: std::ffi::c_int = 0;
+        // SAFETY: `limit` is a valid out-pointer; `dev` a device handle of this context.
+        let r = unsafe {
+            sys::cuDeviceGetAttribute(
+                &mut limit,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_PITCH,
+                self.inner.dev,
+            )
+        };
+        check(|| "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MAX_PITCH)".into(), r)?;
+        let fits = |p: isize| p >= w && p <= limit as isize;
+        if fits(dpitch) && fits(spitch) {
+            let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
+            let p = sys::CUDA_MEMCPY2D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcMemoryType: unified,
+                srcHost: std::ptr::null(),
+                srcDevice: src,
+                srcArray: std::ptr::null_mut(),
+                srcPitch: spitch as usize,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstMemoryType: unified,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: dst,
+                dstArray: std::ptr::null_mut(),
+                dstPitch: dpitch as usize,
+                WidthInBytes: width,
+                Height: rows,
+            };
+            // SAFETY: `p` is a complete descriptor on the stack, read during the call; the
+            // blocks it names are valid per the caller's contract until the stream is
+            // synchronized below, before returning.
+            let r = unsafe { sys::cuMemcpy2DAsync_v2(&p, s) };
+            match r {
+                sys::CUresult::CUDA_SUCCESS => {
+                    // SAFETY: a stream of this context.
+                    let r = unsafe { sys::cuStreamSynchronize(s) };
+                    return check(|| "cuStreamSynchronize (the host copy stream)".into(), r);
+                }
+                // Pitches the driver does not take for this pair of memories: block by block.
+                sys::CUresult::CUDA_ERROR_INVALID_VALUE => {
+                    tracing::debug!(target: "cuda", dpitch, spitch, width, rows, "cuMemcpy2DAsync refused; copying by blocks")
+                }
+                r => {
+                    return Err(CudaError::driver(
+                        format!(
+                            "cuMemcpy2DAsync (copy_2d of {rows} rows of {width} bytes from {src:#x} pitch {spitch} to \
+                             {dst:#x} pitch {dpitch})"
+                        ),
+                        r,
+                    ));
+                }
+            }
+        }
+        let at =
+            |base: DevAddr, pitch: isize, i: usize| base.wrapping_add_signed((i as i64).wrapping_mul(pitch as i64));
+        let mut failed = None;
+        for i in 0..rows {
+            let (d, from) = (at(dst, dpitch, i), at(src, spitch, i));
+            // SAFETY: block i of both sides is valid per the caller's contract until the stream
+            // is synchronized below.
+            let r = unsafe { sys::cuMemcpyAsync(d, from, width, s) };
+            if let Err(e) =
+                check(|| format!("cuMemcpyAsync (copy_2d block {i} of {width} bytes from {from:#x} to {d:#x})"), r)
+            {
+                failed = Some(e);
+                break;
+            }
+        }
+        // The blocks enqueued before a failure are waited for too: the caller's memory must be
+        // left alone when this returns.
+        // SAFETY: a stream of this context.
+        let r = unsafe { sys::cuStreamSynchronize(s) };
+        match failed {
+            Some(e) => Err(e),
+            None => check(|| "cuStreamSynchronize (the host copy stream)".into(), r),
+        }
+    }
 }
 
 /// Host memory that a GPU reads and writes (`cuMemHostAlloc(DEVICEMAP | PORTABLE)`): the proxy

@@ -201,6 +201,8 @@ pub(crate) fn sig_op(func: &'static str, op: c_int) -> c_int {
 /// elements of the reduction over the members' `src` arrays of `nreduce * n_pes` elements.
 /// Each member reads its block from every member (so each element crosses once), after a
 /// barrier that makes every `src` ready and before one that keeps it alive until all have read.
+/// With either buffer in the GPU heap, the CUDA back end's does the same through the peers'
+/// mappings.
 ///
 /// # Safety
 /// `src` must hold `nreduce * n_pes` elements (symmetric), `dest` `nreduce`.
@@ -216,6 +218,10 @@ pub(crate) unsafe fn reducescatter<T: Reducible>(
         let rec = t.get();
         if !T::supports(op) {
             return Err(invalid(func, format!("{op:?} is not defined for this type")));
+        }
+        if gpu_rma::is_gpu(dest as usize) || gpu_rma::is_gpu(src as usize) {
+            // SAFETY: forwarded from the caller.
+            return unsafe { gpu_rma::reducescatter(func, rec, op, dest, src, nreduce) };
         }
         let me = rec.team.my_pe()?;
         let es = size_of::<T>();
@@ -265,11 +271,15 @@ pub(crate) fn finalize_gpu() -> oxshmem_rt::Result<()> {
     Ok(())
 }
 
-/// Host RMA whose symmetric side is in the GPU heap: what the routines of [`crate::ops`] fall
-/// back to when the runtime finds an address outside its own segments. `None`: not GPU memory
-/// (or no CUDA back end), so the runtime's error stands.
+/// Host routines whose symmetric side is in the GPU heap: what the routines of [`crate::ops`]
+/// fall back to when the runtime finds an address outside its own segments (RMA, atomics,
+/// waits and tests; `None`: not GPU memory, or no CUDA back end, so the runtime's error
+/// stands), and the collectives they hand a buffer in the GPU heap.
 pub(crate) mod gpu_rma {
-    use oxshmem_rt::Result;
+    use oxshmem_rt::{ReduceOp, Result};
+
+    use crate::handles::TeamRec;
+    use crate::ops::CReduce;
 
     /// A put of `len` bytes to `dest` on world PE `pe`.
     ///
@@ -404,30 +414,242 @@ pub(crate) mod gpu_rma {
         }
     }
 
-    /// Runs `f` with the host staging buffers of collectives on GPU memory (source,
-    /// destination, bytes of each); `None` without the CUDA back end.
-    pub(crate) fn with_stage<R>(f: impl FnOnce(*mut u8, *mut u8, usize) -> R) -> Option<R> {
+    /// A strided put of `n` elements of `es` bytes into `dest` on world PE `pe`.
+    ///
+    /// # Safety
+    /// `src` is valid for the strided reads.
+    #[cold]
+    pub(crate) unsafe fn iput(
+        func: &'static str,
+        dest: *mut u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        es: usize,
+        n: usize,
+        pe: usize,
+    ) -> Option<Result<()>> {
         #[cfg(feature = "cuda")]
-        return super::gpu::with_stage(f);
+        // SAFETY: forwarded.
+        return unsafe { super::gpu::iput(func, dest, src, dst, sst, es, n, pe) };
         #[cfg(not(feature = "cuda"))]
         {
-            let _ = f;
+            let _ = (func, dest, src, dst, sst, es, n, pe);
             None
         }
     }
 
-    /// A copy between any two addresses of this process (host or GPU memory).
+    /// A strided get of `n` elements of `es` bytes at `src` on world PE `pe` into `dest`.
     ///
     /// # Safety
-    /// Both ranges are valid for `len` bytes.
-    pub(crate) unsafe fn copy(func: &'static str, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
+    /// `dest` is valid for the strided writes.
+    #[cold]
+    pub(crate) unsafe fn iget(
+        func: &'static str,
+        dest: *mut u8,
+        src: *const u8,
+        dst: isize,
+        sst: isize,
+        es: usize,
+        n: usize,
+        pe: usize,
+    ) -> Option<Result<()>> {
         #[cfg(feature = "cuda")]
         // SAFETY: forwarded.
-        return unsafe { super::gpu::copy_any(func, dst, src, len) };
+        return unsafe { super::gpu::iget(func, dest, src, dst, sst, es, n, pe) };
         #[cfg(not(feature = "cuda"))]
         {
-            let _ = (dst, src, len);
-            Err(crate::error::invalid(func, "no CUDA back end"))
+            let _ = (func, dest, src, dst, sst, es, n, pe);
+            None
+        }
+    }
+
+    /// `wait_until_all` (`block`) or `test_all` on the `n` ivars at `ivars`.
+    #[cold]
+    pub(crate) fn wait_all<T: bytemuck::Pod + PartialOrd>(
+        func: &'static str,
+        ivars: *const T,
+        n: usize,
+        status: Option<&[i32]>,
+        cmp: oxshmem_rt::Cmp,
+        v: oxshmem_rt::CmpValues<'_, T>,
+        block: bool,
+    ) -> Option<Result<bool>> {
+        #[cfg(feature = "cuda")]
+        return super::gpu::wait_all(func, ivars as usize, n, status, cmp, v, block);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, ivars, n, status, cmp, v, block);
+            None
+        }
+    }
+
+    /// `wait_until_any` (`block`) or `test_any` on the `n` ivars at `ivars`.
+    #[cold]
+    pub(crate) fn wait_any<T: bytemuck::Pod + PartialOrd>(
+        func: &'static str,
+        ivars: *const T,
+        n: usize,
+        status: Option<&[i32]>,
+        cmp: oxshmem_rt::Cmp,
+        v: oxshmem_rt::CmpValues<'_, T>,
+        block: bool,
+    ) -> Option<Result<Option<usize>>> {
+        #[cfg(feature = "cuda")]
+        return super::gpu::wait_any(func, ivars as usize, n, status, cmp, v, block);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, ivars, n, status, cmp, v, block);
+            None
+        }
+    }
+
+    /// `wait_until_some` (`block`) or `test_some` on the `n` ivars at `ivars`.
+    #[cold]
+    pub(crate) fn wait_some<T: bytemuck::Pod + PartialOrd>(
+        func: &'static str,
+        ivars: *const T,
+        n: usize,
+        out: &mut [usize],
+        status: Option<&[i32]>,
+        cmp: oxshmem_rt::Cmp,
+        v: oxshmem_rt::CmpValues<'_, T>,
+        block: bool,
+    ) -> Option<Result<usize>> {
+        #[cfg(feature = "cuda")]
+        return super::gpu::wait_some(func, ivars as usize, n, out, status, cmp, v, block);
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (func, ivars, n, out, status, cmp, v, block);
+            None
+        }
+    }
+
+    /// The error of a collective on GPU memory without the CUDA back end (unreachable: only
+    /// the back end makes GPU memory).
+    #[cfg(not(feature = "cuda"))]
+    fn no_backend(func: &'static str) -> oxshmem_rt::Error {
+        crate::error::invalid(func, "GPU memory without the CUDA back end")
+    }
+
+    /// `broadcast` of `len` bytes from team PE `root`, `dest` or `source` in the GPU heap.
+    ///
+    /// # Safety
+    /// `dest` and `source` hold `len` bytes (symmetric).
+    pub(crate) unsafe fn broadcast(
+        func: &'static str,
+        t: &TeamRec,
+        dest: *mut u8,
+        source: *const u8,
+        len: usize,
+        root: i32,
+        esize: usize,
+    ) -> Result<()> {
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe { super::gpu::coll::broadcast(func, t, dest, source, len, root, esize) };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (t, dest, source, len, root, esize);
+            Err(no_backend(func))
+        }
+    }
+
+    /// `[f]collect` of `len` bytes from this member, `dest` or `source` in the GPU heap.
+    ///
+    /// # Safety
+    /// `source` holds `len` bytes, `dest` every member's (symmetric).
+    pub(crate) unsafe fn collect(
+        func: &'static str,
+        t: &TeamRec,
+        dest: *mut u8,
+        source: *const u8,
+        len: usize,
+        fixed: bool,
+        esize: usize,
+    ) -> Result<()> {
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe { super::gpu::coll::collect(func, t, dest, source, len, fixed, esize) };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (t, dest, source, len, fixed, esize);
+            Err(no_backend(func))
+        }
+    }
+
+    /// `alltoall[s]` of `nelems` elements of `esize` bytes per member, `dst` and `sst` apart.
+    ///
+    /// # Safety
+    /// `dest` and `source` hold every member's strided block (symmetric).
+    pub(crate) unsafe fn alltoalls(
+        func: &'static str,
+        t: &TeamRec,
+        dest: *mut u8,
+        source: *const u8,
+        dst: isize,
+        sst: isize,
+        nelems: usize,
+        esize: usize,
+    ) -> Result<()> {
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe { super::gpu::coll::alltoalls(func, t, dest, source, dst, sst, nelems, esize) };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (t, dest, source, dst, sst, nelems, esize);
+            Err(no_backend(func))
+        }
+    }
+
+    /// `TYPE_OP_reduce` of `n` elements, `dest` or `source` in the GPU heap.
+    ///
+    /// # Safety
+    /// `dest` and `source` hold `n` elements (symmetric).
+    pub(crate) unsafe fn reduce<T: CReduce>(
+        func: &'static str,
+        t: &TeamRec,
+        op: ReduceOp,
+        dest: *mut T,
+        source: *const T,
+        n: usize,
+    ) -> Result<()> {
+        T::check(func, op)?;
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe {
+            super::gpu::coll::reduce(func, t, op, dest, source, n, T::zero(), |a, x| T::combine(op, a, x))
+        };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (t, dest, source, n);
+            Err(no_backend(func))
+        }
+    }
+
+    /// NVSHMEM's `TYPE_OP_reducescatter` of `nreduce` elements per member, `dest` or `source`
+    /// in the GPU heap.
+    ///
+    /// # Safety
+    /// `source` holds `nreduce` elements per member (symmetric), `dest` `nreduce`.
+    pub(crate) unsafe fn reducescatter<T: CReduce>(
+        func: &'static str,
+        t: &TeamRec,
+        op: ReduceOp,
+        dest: *mut T,
+        source: *const T,
+        nreduce: usize,
+    ) -> Result<()> {
+        T::check(func, op)?;
+        #[cfg(feature = "cuda")]
+        // SAFETY: forwarded.
+        return unsafe {
+            super::gpu::coll::reducescatter(func, t, op, dest, source, nreduce, T::zero(), |a, x| T::combine(op, a, x))
+        };
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (t, dest, source, nreduce);
+            Err(no_backend(func))
         }
     }
 

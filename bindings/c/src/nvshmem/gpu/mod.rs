@@ -8,10 +8,11 @@
 //! the GPU heap, the peers' mappings, the device state and team table in pinned memory) and
 //! calls the device library's `attach` with their addresses.
 //!
-//! Host RMA on GPU memory (`nvshmem_putmem`, `_getmem`, `_p`, `_g` and their `shmem_` and typed
-//! twins) reaches it through synchronous CUDA copies into the peer's mapping, host atomics
-//! through the device library's AMO kernel ([`amo`]). The other host routines do not reach GPU
-//! memory yet: they end the job with an error saying so (see
+//! Host RMA on GPU memory (`nvshmem_putmem`, `_getmem`, `_p`, `_g`, strided forms, and their
+//! `shmem_` and typed twins) reaches it through synchronous CUDA copies into the peer's
+//! mapping, host atomics through the device library's AMO kernel ([`amo`]), waits by polling
+//! with copies, and the team collectives by copies through the mappings ([`coll`]). The few
+//! host routines that do not reach GPU memory end the job with an error saying so ([`explain`],
 //! `docs/cuda.md`). Only peers of this node are reachable (a job spanning nodes fails at init
 //! with a message): the device channel is P2P for each, or with `OXSHMEM_DEVICE_CHANNEL` the
 //! proxy (a ring in pinned memory drained by the CPU back end's proxy thread, with a target
@@ -29,16 +30,19 @@ use oxshmem_device::cuda::{DevAddr, Gpu, GpuPe, SetupError};
 use oxshmem_device::ibgda::softnic::SoftNic;
 use oxshmem_device::ibgda::{Ibgda, NicMemory};
 use oxshmem_device::state::DeviceState;
-use oxshmem_rt::{Error, ErrorKind, ReduceOp, Result, SymSlice, Team};
+use oxshmem_rt::{Error, ErrorKind, Result, SymSlice, Team};
 use parking_lot::Mutex;
 
 use crate::error::invalid;
 
 mod channels;
+pub(crate) mod coll;
 mod host;
 
 use channels::{GpuNicMemory, GpuTarget};
-pub(crate) use host::{amo, explain, get, put, put_signal, test, wait_until};
+pub(crate) use host::{
+    amo, explain, get, iget, iput, put, put_signal, test, wait_all, wait_any, wait_some, wait_until,
+};
 
 const _: () = assert!(DEVICE_TEAMS == super::teams::MAX_TEAMS && DEVICE_ABI_VERSION == ABI_VERSION);
 /// The device library's ABI this library registers (`oxshmemi::ABI_VERSION`).
@@ -68,11 +72,12 @@ static PROXY: Mutex<Option<Proxy>> = Mutex::new(None);
 /// The software NIC's thread (with the IBGDA channel); stopped before the back end goes.
 static NIC: Mutex<Option<SoftNic>> = Mutex::new(None);
 
-/// Bytes of each of the two host staging buffers of host collectives on GPU memory.
+/// Bytes of each of the two symmetric host buffers of the back end.
 pub(crate) const STAGE_BYTES: usize = 256 << 10;
 
-/// Symmetric host buffers (source and destination) through which host collectives on GPU
-/// memory run: the runtime's collective on host memory, chunk by chunk, with copies in and out.
+/// Two symmetric host buffers (source and destination) holding, per slot of the runtime's team
+/// pool, the area through which a team's members exchange one word each: the entry of a host
+/// collective on GPU memory ([`coll`]) and the agreement on a new team's slot ([`team_made`]).
 struct Stage {
     src: SymSlice<u8>,
     dst: SymSlice<u8>,
@@ -80,8 +85,8 @@ struct Stage {
 
 static STAGE: Mutex<Option<Stage>> = Mutex::new(None);
 
-/// Runs `f` with the staging buffers (source, destination, bytes of each), one caller at a
-/// time: `None` without the back end.
+/// Runs `f` with the two host buffers (source, destination, bytes of each): `None` without the
+/// back end. (The lock covers only reading their addresses: each team uses its own area.)
 pub(crate) fn with_stage<R>(f: impl FnOnce(*mut u8, *mut u8, usize) -> R) -> Option<R> {
     let stage = STAGE.lock();
     let s = stage.as_ref()?;
@@ -259,8 +264,8 @@ impl Backend {
 
 /// A team the program made got NVSHMEM index `index` (called on every member, collectively):
 /// describe it to the device, with a slot of flags and scratch in the reserved area that every
-/// member agrees on — the lowest slot free on all of them (an AND-reduction of the free masks
-/// over the new team, through the staging buffers). The slot's flags are zeroed and the team
+/// member agrees on — the lowest slot free on all of them (an AND of the free masks, exchanged
+/// through the new team's own area, [`coll::team_words`]). The slot's flags are zeroed and the team
 /// synchronized before it is used, so a slot a destroyed team left behind starts clean. Without
 /// a free slot (or for a team that is not a stride of world PEs) the team has no device
 /// collectives, and a kernel's barrier or collective on it records an error.
@@ -273,17 +278,9 @@ pub(crate) fn team_made(func: &'static str, index: i32, team: &Team) -> Result<(
         b.clear_team(index as usize);
         return Ok(());
     }
-    let mine = b.free_slots();
-    let common = with_stage(|sbuf, dbuf, _| -> Result<u64> {
-        // SAFETY: the staging buffers are symmetric host memory of at least 8 bytes, used by
-        // one caller at a time (with_stage's lock).
-        unsafe {
-            sbuf.cast::<u64>().write(mine);
-            oxshmem_rt::coll::api::raw::reduce(team, ReduceOp::And, dbuf.cast::<u64>(), sbuf.cast::<u64>(), 1)?;
-            Ok(dbuf.cast::<u64>().read())
-        }
-    })
-    .unwrap_or(Ok(0))?;
+    // The slots free on every member: an AND of their masks, exchanged through the new team's
+    // own area (no lock: teams made at once on other threads use their own areas).
+    let common = coll::team_words(func, team, b.free_slots())?.map_or(0, |all| all.iter().fold(!0u64, |a, &m| a & m));
     if common == 0 {
         tracing::debug!(target: "cuda", index, "no team slot free on every member: no device collectives");
         return b.set_team(index as usize, Some((team, 0))).map_err(|e| setup_err(func, e));
