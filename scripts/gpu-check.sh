@@ -401,6 +401,7 @@ check() {
     echo
     echo "== the Rust GPU device (pe-gpu with gpu_ring.fatbin, P2P) =="
     for n in $pes; do echo "n=$n | ring ${rust[$n,ring]} | errors ${rust[$n,errors]}"; done
+    echo
     echo "== test programs (oshrun -n N on one GPU) =="
     local hdr="program" cfg n prog
     for cfg in $cfgs; do for n in $pes; do hdr="$hdr | $cfg n=$n"; done; done

@@ -808,29 +808,12 @@ fn uid_strangers_on_the_root_port_do_not_disturb_the_job() {
 /// `tests/emucuda/libcuda.c` built as `libcuda.so.1` (and `libcuda.so`) in a directory of its
 /// own: the emulated driver, under which the GPU heap's set-up runs on host memory.
 fn emulated_driver() -> &'static Path {
-    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let r = DIR.get_or_init(|| {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
         let dir = work_dir().join("emucuda");
-        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("emucuda/libcuda.c");
-        let lib = dir.join("libcuda.so.1");
-        let out = Command::new("cc")
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
-            .arg(&lib)
-            .arg(&src)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run cc: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("cc {} failed: {}", src.display(), describe_output(&out)));
-        }
-        std::fs::copy(&lib, dir.join("libcuda.so")).map_err(|e| e.to_string())?;
-        Ok(dir)
-    });
-    match r {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
+        oxshmem_tests::build_emulated_driver(&dir).unwrap_or_else(|e| panic!("{e}"));
+        dir
+    })
 }
 
 /// A job of `gpu_heap.c` under the emulated driver.
