@@ -9,7 +9,8 @@
 #   libfabric-dev  libfabric 1.17 for the runtime's `--features ofi` (runtime/build.rs)
 #   libclang-dev   what bindgen in runtime/build.rs loads to read rdma/fabric.h
 #   libibverbs-dev rdma-core's infiniband/mlx5dv.h, which device/tests/mlx5_layout.rs checks the
-#                  IBGDA work-queue layouts against
+#                  IBGDA work-queue layouts against, and libibverbs/libmlx5 for the device
+#                  crate's `verbs` feature (with librdmacm-dev, which rdma-sys links)
 #   gcc g++ gfortran  what oshcc/oshc++/oshfort wrap (the C, C++ and Fortran test programs)
 #   binutils     nm and readelf, which the C library's ABI tests read it with
 #   python3, python3-venv  the doc-command check (scripts/doc-commands.sh) reads the docs with
@@ -19,7 +20,7 @@
 set -euo pipefail
 
 pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev libibverbs-dev
-      gcc g++ gfortran binutils python3 python3-venv)
+      librdmacm-dev gcc g++ gfortran binutils python3 python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -303,7 +303,7 @@ pub const VARS: &[Var] = &[
         name: "OXSHMEM_NIC",
         aliases: &[],
         default: "auto",
-        help: "the NIC that executes the IBGDA queues: `soft` (the software NIC, in every build), `devx` (an mlx5 NIC through DEVX; fails without one), `auto` (hardware when a capable NIC is present, else the software NIC)",
+        help: "the NIC that executes the IBGDA queues: `soft` (the software NIC, in every build), `devx` (an mlx5 NIC through DEVX; fails with the reason where none can serve, and the DEVX queue path is not built yet), `auto` (the software NIC, with one info line saying why no hardware NIC serves)",
         group: Group::Device,
         ty: VarType::Text,
         section: Section::Transport,

@@ -109,6 +109,78 @@ pub fn rdma_devices() -> Result<Vec<String>, String> {
     }
 }
 
+/// The NICs IBGDA could drive (feature `verbs`): each RDMA device with its ports, GIDs and
+/// DEVX capability, and how GPU memory can be registered.
+#[cfg(feature = "verbs")]
+pub fn nic_facts() -> Vec<Fact> {
+    use oxshmem_device::nic::verbs;
+    let mut f = vec![fact("nic", "verbs", "built in (libibverbs, mlx5dv)")];
+    match verbs::devices() {
+        Ok(list) if list.is_empty() => {
+            f.push(fact("nic", "devices", "none (ibv_get_device_list found no RDMA device)"))
+        }
+        Ok(list) => {
+            for d in list {
+                let ports: Vec<String> = d
+                    .ports
+                    .iter()
+                    .map(|p| {
+                        let gids: Vec<String> = p.gids.iter().map(|g| gid_text(g)).collect();
+                        format!(
+                            "port {} {} {} lid {} mtu {} gids [{}]",
+                            p.num,
+                            if p.active { "active" } else { "down" },
+                            p.link_layer.map_or("unknown link layer".to_string(), |l| l.to_string()),
+                            p.lid,
+                            p.mtu,
+                            gids.join(", ")
+                        )
+                    })
+                    .collect();
+                let devx = match &d.devx {
+                    Ok(()) => "DEVX: yes (IBGDA capable)".to_string(),
+                    Err(e) => format!("DEVX: no ({e})"),
+                };
+                f.push(fact(
+                    "nic",
+                    d.name.clone(),
+                    format!(
+                        "fw {}; {}; atomics {}; max send queue {}; {devx}",
+                        d.fw,
+                        ports.join("; "),
+                        if d.atomics { "yes" } else { "no" },
+                        d.max_qp_wr
+                    ),
+                ));
+            }
+        }
+        Err(e) => f.push(fact("nic", "devices", e.to_string())),
+    }
+    let g = verbs::gpu_registration();
+    f.push(fact(
+        "nic",
+        "gpu memory registration",
+        format!(
+            "dma-buf (ibv_reg_dmabuf_mr): {}; nvidia_peermem: {}",
+            if g.dmabuf { "yes" } else { "no" },
+            if g.peermem { "loaded" } else { "not loaded" }
+        ),
+    ));
+    f
+}
+
+/// A GID as IPv6 text.
+#[cfg(feature = "verbs")]
+fn gid_text(g: &[u8; 16]) -> String {
+    std::net::Ipv6Addr::from(*g).to_string()
+}
+
+/// The NICs IBGDA could drive: not in a build without the feature `verbs`.
+#[cfg(not(feature = "verbs"))]
+pub fn nic_facts() -> Vec<Fact> {
+    vec![fact("nic", "verbs", "not in this build (the tools' `verbs` feature lists RDMA devices through libibverbs)")]
+}
+
 /// Every fact, in print order.
 pub fn facts() -> Vec<Fact> {
     let mut f = Vec::new();
@@ -156,6 +228,7 @@ pub fn facts() -> Vec<Fact> {
         Err(_) => "none found (no /sys/class/infiniband: the kernel shows no RDMA device)".to_string(),
     };
     f.push(fact("transport", "rdma devices", rdma));
+    f.extend(nic_facts());
 
     let here = std::env::current_exe()
         .ok()

@@ -6,12 +6,19 @@
 //! PRM's big-endian bit layout. Pure bytes, no FFI: whoever owns the rdma-core handles passes
 //! the buffers to `mlx5dv_devx_obj_create` / `_modify` / `mlx5dv_devx_general_cmd`.
 //!
-//! `OXSHMEM_NIC` chooses: `soft`, `devx` (an mlx5 NIC through DEVX: this build has no hardware
-//! provider yet, so it fails saying so), or `auto` (the default: the software NIC here).
+//! With the feature `verbs`, [`verbs`] finds the RDMA devices of the host, their ports and
+//! addresses, and whether they can create DEVX objects.
+//!
+//! `OXSHMEM_NIC` chooses: `soft`, `devx` (an mlx5 NIC through DEVX: fails with `no RDMA device`
+//! where there is none; the DEVX queue path itself is not built yet, so a capable device is
+//! reported and refused too), or `auto` (the default: the software NIC here, saying on one
+//! info line why not a hardware one).
 
 pub mod devx;
 pub mod provider;
 pub mod soft;
+#[cfg(feature = "verbs")]
+pub mod verbs;
 
 use std::sync::Arc;
 
@@ -24,10 +31,43 @@ use provider::{NicError, NicProvider};
 pub fn open(pe: usize) -> Result<Arc<dyn NicProvider>, NicError> {
     let (v, name) = oxshmem::config::value_of("OXSHMEM_NIC");
     match v.trim() {
-        "" | "auto" | "soft" => Ok(Arc::new(soft::SoftProvider::new(pe))),
-        "devx" => Err(NicError::NoDevice(format!(
-            "{name}=devx: this build of oxshmem has no hardware NIC provider (mlx5 DEVX); use {name}=soft or auto"
-        ))),
+        "soft" => Ok(Arc::new(soft::SoftProvider::new(pe))),
+        "" | "auto" => {
+            announce_once(pe, &hardware_refusal());
+            Ok(Arc::new(soft::SoftProvider::new(pe)))
+        }
+        "devx" => Err(NicError::NoDevice(format!("{name}=devx: {}", hardware_refusal()))),
         other => Err(NicError::refused(name, format!("{other:?}: expected soft, devx or auto"))),
+    }
+}
+
+/// Why the hardware path does not serve here, in words.
+#[cfg(feature = "verbs")]
+fn hardware_refusal() -> String {
+    match verbs::open_devx(None) {
+        Ok(d) => format!(
+            "{} can create DEVX objects, but this build of oxshmem does not drive DEVX queues yet; use \
+             OXSHMEM_NIC=soft or auto",
+            d.name
+        ),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Why the hardware path does not serve here, in words.
+#[cfg(not(feature = "verbs"))]
+fn hardware_refusal() -> String {
+    "this build of oxshmem has no hardware NIC provider (build with the feature verbs for RDMA devices); use \
+     OXSHMEM_NIC=soft or auto"
+        .to_string()
+}
+
+/// The one info line saying which NIC executes the IBGDA queues (PE 0, once per process).
+fn announce_once(pe: usize, why_not_hardware: &str) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if pe == 0 {
+        SAID.call_once(|| {
+            tracing::info!(target: "nic", "IBGDA queues: the software NIC ({why_not_hardware})");
+        });
     }
 }
