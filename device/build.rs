@@ -22,6 +22,8 @@ fn mlx5dv() {
         .allowlist_function("mlx5dv_devx_.*")
         .allowlist_type("mlx5dv_context_attr")
         .allowlist_type("mlx5dv_context")
+        .allowlist_type("mlx5dv_obj")
+        .allowlist_type("mlx5dv_pd")
         .allowlist_var("MLX5DV_CONTEXT_FLAGS_DEVX")
         .allowlist_var("MLX5DV_UAR_ALLOC_TYPE_.*")
         // The verbs types are rdma-sys's (one definition of ibv_context, ibv_pd, …).

@@ -125,7 +125,7 @@ pub fn nic_facts() -> Vec<Fact> {
                     .ports
                     .iter()
                     .map(|p| {
-                        let gids: Vec<String> = p.gids.iter().map(|g| gid_text(g)).collect();
+                        let gids: Vec<String> = p.gids.iter().map(gid_text).collect();
                         format!(
                             "port {} {} {} lid {} mtu {} gids [{}]",
                             p.num,

@@ -48,7 +48,7 @@ use crate::{ChannelKind, DeviceError};
 const STATE_GLOBAL: &str = "oxshmemi_state_d";
 const CUDA_STATE_GLOBAL: &str = "oxshmemi_cuda_d";
 
-/// The GPU side of this PE, from Rust: see the [module documentation](self).
+/// The GPU side of this PE, from Rust: see the [`cuda`](crate::cuda) module and `docs/cuda.md`.
 #[derive(Debug, Clone)]
 pub struct GpuDevice(Arc<GpuPe>);
 

@@ -24,6 +24,11 @@
 //! }
 //! ```
 //!
+//! On top of it: one PE's GPU side ([`GpuPe`](crate::cuda::GpuPe): the heap exchanged with the
+//! node's PEs, the device state and team table in pinned memory), shared by the C library's
+//! back end and the Rust face ([`GpuDevice`](crate::cuda::GpuDevice): GPU buffers, CUDA modules
+//! that use NVSHMEM's device API, kernel launches checked against the kernel's parameters).
+//!
 //! `docs/cuda.md` describes the heap's life: reserved, created, exported, passed, imported.
 
 mod device;

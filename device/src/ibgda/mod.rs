@@ -38,7 +38,7 @@ use devmem::{Carve, DeviceAlloc, DeviceMem};
 use layout::Mlx5;
 use qp::{CqMode, Qp};
 
-use crate::nic::provider::{FIRST_PSN, MemoryKind, NicError, NicProvider, QpPeer, QueueMemory, connect};
+use crate::nic::provider::{DoorbellPath, FIRST_PSN, MemoryKind, NicError, NicProvider, QpPeer, QueueMemory, connect};
 
 /// Memory the software NIC reaches only through a back end (a GPU's heap, which the CPU cannot
 /// load or store): how it copies and updates atomically there. Without one, the NIC uses the
@@ -277,6 +277,19 @@ impl Ibgda {
             }
         };
         let nic = crate::nic::open(me).map_err(|e| nic_err(me, e))?;
+        if let DoorbellPath::Mapped(_) = nic.doorbell(0) {
+            // Producers here ring the software NIC's doorbell word; a hardware NIC's doorbell
+            // is its UAR page, which the queues do not write yet.
+            let name = nic.describe().name;
+            return Err(nic_err(
+                me,
+                NicError::refused(
+                    format!("IBGDA queues on {name}"),
+                    "the producers would have to ring the NIC's doorbell page (UAR), which this build does not \
+                     do yet; use OXSHMEM_NIC=soft",
+                ),
+            ));
+        }
         let gpu = heap.is_some();
         let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
         let heap_mr = nic.register(base as u64, size as u64, kind).map_err(|e| nic_err(me, e))?;
@@ -290,6 +303,9 @@ impl Ibgda {
         let rb_off = c.take::<u64>(n);
         let mp_off = c.take::<u64>(n);
         let q_off = c.take::<Qp<Mlx5>>(nq);
+        // A line per queue for its CQ's doorbell record (a NIC needs one; the collapsed CQ
+        // never updates it).
+        let cq_dbr_off = c.take::<[u64; 8]>(nq);
         let parts: Vec<qp::QpParts> =
             (0..nq).map(|_| Qp::<Mlx5>::carve(&mut c, config.nwqes, config.cq_mode, config.ncqes)).collect();
         let mem = DeviceMem::new(c.bytes(), from).map_err(|e| {
@@ -307,8 +323,12 @@ impl Ibgda {
         // A queue pair per (queue group, peer), over its part of the allocation.
         let ncq = qp::cq_entries(config.cq_mode, config.ncqes);
         let mut qpns = Vec::with_capacity(nq);
-        for p in &parts {
+        let dbr_in_qp = std::mem::offset_of!(Qp<Mlx5>, nic) + std::mem::offset_of!(qp::Doorbell, dbr);
+        for (i, p) in parts.iter().enumerate() {
             let q = QueueMemory {
+                region: (m as u64, c.bytes() as u64),
+                sq_dbr: (m as usize + q_off + i * size_of::<Qp<Mlx5>>() + dbr_in_qp) as u64,
+                cq_dbr: (m as usize + cq_dbr_off + i * 64) as u64,
                 sq: m as u64 + p.sq_offset() as u64,
                 nwqes: config.nwqes as u32,
                 cq: m as u64 + p.cq_offset() as u64,
@@ -320,7 +340,7 @@ impl Ibgda {
 
         // Every PE's heap key and base and its port's address (allgather), and the QP numbers
         // of its queues to this PE (each PE puts them into its peers' tables).
-        const CARD: usize = 5;
+        const CARD: usize = 6;
         let port = nic.port();
         let cards = shmem.alloc_slice(CARD * n, 0u64)?;
         let qtab = shmem.alloc_slice(config.num_rc * n, 0u32)?;
@@ -331,6 +351,7 @@ impl Ibgda {
             u64::from(port.lid),
             u64::from_be_bytes(gid[..8].try_into().expect("8 bytes")),
             u64::from_be_bytes(gid[8..].try_into().expect("8 bytes")),
+            port.mac.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)),
         ];
         for pe in 0..n {
             let to_pe: Vec<u32> = (0..config.num_rc).map(|rc| qpns[rc * n + pe]).collect();
@@ -362,7 +383,8 @@ impl Ibgda {
             let mut gid = [0u8; 16];
             gid[..8].copy_from_slice(&c[3].to_be_bytes());
             gid[8..].copy_from_slice(&c[4].to_be_bytes());
-            let peer = QpPeer { qpn: peer_qpns[config.num_rc * pe + rc], lid: c[2] as u16, gid, psn: FIRST_PSN };
+            let mac: [u8; 6] = c[5].to_be_bytes()[2..].try_into().expect("6 bytes");
+            let peer = QpPeer { qpn: peer_qpns[config.num_rc * pe + rc], lid: c[2] as u16, gid, mac, psn: FIRST_PSN };
             connect(&*nic, qpn, &peer).map_err(|e| nic_err(me, e))?;
         }
         tracing::debug!(target: "device", nic = ?nic.describe(), queues = nq, "IBGDA queues connected");

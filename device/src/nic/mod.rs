@@ -1,20 +1,21 @@
-//! NICs for the IBGDA channel: the seam its set-up drives ([`provider`]) and the providers
-//! that fill it — the software NIC's ([`soft`]) in every build — and what the host sends a
+//! NICs for the IBGDA channel: the seam its set-up drives ([`provider`](crate::nic::provider)) and the providers
+//! that fill it — the software NIC's ([`soft`](crate::nic::soft)) in every build — and what the host sends a
 //! real ConnectX NIC so that device threads can then drive its queues by themselves:
-//! [`devx`], byte builders and output parsers for the mlx5 DEVX commands (`QUERY_HCA_CAP`,
+//! [`devx`](crate::nic::devx), byte builders and output parsers for the mlx5 DEVX commands (`QUERY_HCA_CAP`,
 //! `CREATE_CQ`, `CREATE_QP` and the RC transitions `RST2INIT` / `INIT2RTR` / `RTR2RTS`), in the
 //! PRM's big-endian bit layout. Pure bytes, no FFI: whoever owns the rdma-core handles passes
 //! the buffers to `mlx5dv_devx_obj_create` / `_modify` / `mlx5dv_devx_general_cmd`.
 //!
-//! With the feature `verbs`, [`verbs`] finds the RDMA devices of the host, their ports and
+//! With the feature `verbs`, [`verbs`](crate::nic::verbs) finds the RDMA devices of the host, their ports and
 //! addresses, and whether they can create DEVX objects.
 //!
-//! `OXSHMEM_NIC` chooses: `soft`, `devx` (an mlx5 NIC through DEVX: fails with `no RDMA device`
-//! where there is none; the DEVX queue path itself is not built yet, so a capable device is
-//! reported and refused too), or `auto` (the default: the software NIC here, saying on one
-//! info line why not a hardware one).
+//! `OXSHMEM_NIC` chooses: `soft`, `devx` ([`devx_nic`](crate::nic::devx_nic), feature `verbs`: an mlx5 NIC through
+//! DEVX; fails with `no RDMA device: …` where none can serve), or `auto` (the default: the
+//! software NIC, saying on one info line why not a hardware one).
 
 pub mod devx;
+#[cfg(feature = "verbs")]
+pub mod devx_nic;
 pub mod provider;
 pub mod soft;
 #[cfg(feature = "verbs")]
@@ -36,9 +37,25 @@ pub fn open(pe: usize) -> Result<Arc<dyn NicProvider>, NicError> {
             announce_once(pe, &hardware_refusal());
             Ok(Arc::new(soft::SoftProvider::new(pe)))
         }
-        "devx" => Err(NicError::NoDevice(format!("{name}=devx: {}", hardware_refusal()))),
+        "devx" => open_devx(name),
         other => Err(NicError::refused(name, format!("{other:?}: expected soft, devx or auto"))),
     }
+}
+
+/// The hardware provider (`OXSHMEM_NIC=devx`).
+#[cfg(feature = "verbs")]
+fn open_devx(var: &str) -> Result<Arc<dyn NicProvider>, NicError> {
+    match devx_nic::DevxNic::open(None) {
+        Ok(nic) => Ok(Arc::new(nic)),
+        Err(NicError::NoDevice(why)) => Err(NicError::NoDevice(format!("{var}=devx: {why}"))),
+        Err(e) => Err(e),
+    }
+}
+
+/// The hardware provider (`OXSHMEM_NIC=devx`): not in this build.
+#[cfg(not(feature = "verbs"))]
+fn open_devx(var: &str) -> Result<Arc<dyn NicProvider>, NicError> {
+    Err(NicError::NoDevice(format!("{var}=devx: {}", hardware_refusal())))
 }
 
 /// Why the hardware path does not serve here, in words.
@@ -46,8 +63,8 @@ pub fn open(pe: usize) -> Result<Arc<dyn NicProvider>, NicError> {
 fn hardware_refusal() -> String {
     match verbs::open_devx(None) {
         Ok(d) => format!(
-            "{} can create DEVX objects, but this build of oxshmem does not drive DEVX queues yet; use \
-             OXSHMEM_NIC=soft or auto",
+            "{} can create DEVX objects; OXSHMEM_NIC=devx opens it (its queues need producers that ring \
+             its doorbell page, which this build does not do yet)",
             d.name
         ),
         Err(e) => e.to_string(),

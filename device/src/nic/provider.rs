@@ -70,6 +70,8 @@ pub struct PortInfo {
     pub link_layer: LinkLayer,
     /// The active MTU in bytes (256 … 4096).
     pub mtu: u32,
+    /// The MAC address of the GID's network device (Ethernet; zero on InfiniBand).
+    pub mac: [u8; 6],
 }
 
 /// What memory a registration covers (it decides how a hardware provider registers it).
@@ -155,14 +157,24 @@ pub struct QpPeer {
     pub lid: u16,
     /// Its port's GID.
     pub gid: [u8; 16],
+    /// Its port's MAC address (Ethernet).
+    pub mac: [u8; 6],
     /// The first packet sequence number it expects (and sends).
     pub psn: u32,
 }
 
 /// Where a queue pair's memory lies: the producer writes the send queue and the doorbell
-/// record, the NIC writes the completion queue.
+/// record, the NIC writes the completion queue. Everything lies in `region`, one allocation a
+/// hardware provider registers with the NIC once (DEVX user memory), naming each part by its
+/// offset there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueMemory {
+    /// The allocation holding every part: its address and length.
+    pub region: (u64, u64),
+    /// The send queue's doorbell record (8 bytes: receive and send counters, big-endian).
+    pub sq_dbr: u64,
+    /// The completion queue's doorbell record (8 bytes; the collapsed CQ never updates it).
+    pub cq_dbr: u64,
     /// The send queue: `nwqes` slots of 64 bytes.
     pub sq: u64,
     /// Slots of the send queue (a power of two).
@@ -261,7 +273,7 @@ mod tests {
     use super::*;
 
     fn peer() -> QpPeer {
-        QpPeer { qpn: 7, lid: 1, gid: [0; 16], psn: FIRST_PSN }
+        QpPeer { qpn: 7, lid: 1, gid: [0; 16], mac: [0; 6], psn: FIRST_PSN }
     }
 
     #[test]

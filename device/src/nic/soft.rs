@@ -59,6 +59,7 @@ impl SoftProvider {
                 gid_index: 0,
                 link_layer: LinkLayer::InfiniBand,
                 mtu: 4096,
+                mac: [0; 6],
             },
             next_key: AtomicU32::new(random(pe as u64) | 1),
             next_qpn: AtomicU32::new((random(!(pe as u64)) & 0x00ff_f000) | 0x100),
@@ -162,7 +163,16 @@ mod tests {
     use super::*;
 
     fn mem() -> QueueMemory {
-        QueueMemory { sq: 0x1000, nwqes: 64, cq: 0x2000, ncqes: 1, kind: MemoryKind::Host }
+        QueueMemory {
+            region: (0x1000, 0x2000),
+            sq_dbr: 0x1c00,
+            cq_dbr: 0x1c40,
+            sq: 0x1000,
+            nwqes: 64,
+            cq: 0x2000,
+            ncqes: 1,
+            kind: MemoryKind::Host,
+        }
     }
 
     #[test]
@@ -191,7 +201,7 @@ mod tests {
         // RTS straight from RESET is refused, and leaves the QP as it was.
         assert!(p.modify_qp(q, QpState::Rts, None).is_err());
         assert_eq!(p.qp_state(q), Some(QpState::Reset));
-        let peer = QpPeer { qpn: r, lid: 9, gid: [1; 16], psn: FIRST_PSN };
+        let peer = QpPeer { qpn: r, lid: 9, gid: [1; 16], mac: [2; 6], psn: FIRST_PSN };
         connect(&p, q, &peer).unwrap();
         assert_eq!(p.qp_state(q), Some(QpState::Rts));
         assert_eq!(p.qp_peer(q), Some(peer));

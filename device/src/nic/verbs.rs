@@ -28,7 +28,7 @@ use super::provider::{LinkLayer, NicError};
     clippy::all,
     clippy::undocumented_unsafe_blocks
 )]
-mod mlx5dv {
+pub(crate) mod mlx5dv {
     include!(concat!(env!("OUT_DIR"), "/mlx5dv.rs"));
 }
 
