@@ -405,7 +405,7 @@ fn rust_values(syndromes: &[String]) -> BTreeMap<String, String> {
     for (name, _, wr, idx, qpn, flags) in wqe_cases() {
         assert_eq!(Mlx5::wqebbs(&wr), 1, "{name} fits one slot");
         let mut slot = [[0u8; 64]; 1];
-        Mlx5::encode(&wr, idx, qpn, flags, &mut slot);
+        Mlx5::encode(&wr, idx, 1 << 15, qpn, flags, &mut slot);
         put(format!("bytes.wqe.{name}"), hex(&slot[0]));
     }
     for (name, _, c, qpn) in cqe_cases() {
@@ -478,14 +478,21 @@ fn masked_atomic_segments_match_the_reference_table() {
     let wr = WorkRequest::Atomic { op: cs, width: 8, remote: r, result: res };
     assert_eq!(Mlx5::wqebbs(&wr), 2, "a masked 64-bit CS (DS 5) spans two slots");
     let mut s = [[0u8; 64]; 2];
-    Mlx5::encode(&wr, 0, 1, WqeFlags::default(), &mut s);
+    Mlx5::encode(&wr, 0, 64, 1, WqeFlags::default(), &mut s);
     let w: Vec<u8> = s.concat();
     let be = |at: usize| u64::from_be_bytes(w[at..at + 8].try_into().unwrap());
     assert_eq!((be(32), be(40), be(48), be(56)), (0x11, 0x22, 0x33, 0x44));
     assert_eq!((w[0], w[3], w[7]), (opmod::EXT_ATOMIC_8B, opcode::ATOMIC_MASKED_CS, 5), "opmod, opcode, DS");
     let fa = NicAtomic::FetchAdd { add: 0x0001_0001, boundary: 0x8000 };
     let mut s = [[0u8; 64]; 1];
-    Mlx5::encode(&WorkRequest::Atomic { op: fa, width: 4, remote: r, result: res }, 0, 1, WqeFlags::default(), &mut s);
+    Mlx5::encode(
+        &WorkRequest::Atomic { op: fa, width: 4, remote: r, result: res },
+        0,
+        64,
+        1,
+        WqeFlags::default(),
+        &mut s,
+    );
     let be32 = |at: usize| u32::from_be_bytes(s[0][at..at + 4].try_into().unwrap());
     assert_eq!((be32(32), be32(36), be32(40), be32(44)), (0x0001_0001, 0x8000, 0, 0));
     assert_eq!((s[0][0], s[0][3], s[0][7]), (opmod::EXT_ATOMIC_4B, opcode::ATOMIC_MASKED_FA, 4));

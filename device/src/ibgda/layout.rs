@@ -4,12 +4,23 @@
 //!
 //! The device API builds a [`WorkRequest`]; the queue code ([`super::qp`]) reserves slots,
 //! publishes and rings without knowing the format; only a [`NicLayout`] knows bytes. So a
-//! second NIC's format (Broadcom's, an open Ethernet RDMA NIC's) is a second implementation of
-//! this trait beside [`Mlx5`], and the device API does not change — which NVSHMEM's IBGDA,
-//! written against mlx5 only, cannot offer.
+//! second NIC's format is a second implementation of this trait beside [`Mlx5`] — HiSilicon's
+//! hns RoCE ([`Hns`], in [`super::hns`]) is one — and the device API does not change, which
+//! NVSHMEM's IBGDA, written against mlx5 only, cannot offer.
+//!
+//! Not every NIC expresses every request: hns has no masked atomics, no 4-byte atomics, no
+//! DUMP and at most 32 inline bytes. [`NicLayout::supports`] says what a layout expresses; a
+//! device side generic over the layout asks it before posting and falls back (a
+//! compare-and-swap loop for an atomic, a write from a registered buffer for a long inline
+//! payload) — the channel's device code, on mlx5 queues for now, posts only what mlx5
+//! expresses. A request a layout refuses is never silently
+//! changed into another: encoded anyway, it becomes a WQE its NIC fails with an error
+//! completion where the format allows one (hns: an invalid opcode), so the queue stops with a
+//! clear syndrome instead of doing something else.
 
 use bytemuck::{Zeroable, bytes_of};
 
+pub use super::hns::Hns;
 use super::mlx5::{
     self, AtomicSeg, Be16, Be32, Be64, Cqe64, CtrlSeg, DataSeg, ErrCqe, INLINE_SEG, InlineSeg, MaskedCs32Seg,
     MaskedCs64Seg, MaskedFa32Seg, MaskedFa64Seg, RaddrSeg, SEND_WQE_BB, cqe_op, ctrl, opcode, opmod, syndrome,
@@ -21,7 +32,8 @@ pub type Wqebb = [u8; SEND_WQE_BB];
 /// Most bytes one WQE spans (four slots; DS at most 16).
 pub const MAX_WQE_BYTES: usize = 4 * SEND_WQE_BB;
 
-/// Most bytes an inline write carries (four slots: 256 - 16 ctrl - 16 raddr - 4 header).
+/// Most bytes an mlx5 inline write carries (four slots: 256 - 16 ctrl - 16 raddr - 4 header);
+/// each layout's own limit is its [`NicLayout::MAX_INLINE`] (hns: 32).
 pub const MAX_INLINE: usize = 4 * SEND_WQE_BB - 36;
 
 /// A local buffer: address, length (mlx5: below 2^31 — the top bit of a data segment's byte
@@ -72,6 +84,18 @@ pub enum NicAtomic {
 }
 
 impl NicAtomic {
+    /// Whether this is a plain compare-and-swap (both masks all ones): what every RDMA NIC's
+    /// standard 8-byte `ATOMIC_CMP_AND_SWP` does.
+    pub fn is_plain_compare_swap(&self) -> bool {
+        matches!(self, NicAtomic::CompareSwap { swap_mask: u64::MAX, compare_mask: u64::MAX, .. })
+    }
+
+    /// Whether this is a plain fetch-and-add (no field boundaries): what every RDMA NIC's
+    /// standard 8-byte `ATOMIC_FETCH_AND_ADD` does.
+    pub fn is_plain_fetch_add(&self) -> bool {
+        matches!(self, NicAtomic::FetchAdd { boundary: 0, .. })
+    }
+
     /// The new value of a target holding `old` (`width` 4 or 8 bytes), as the NIC computes it.
     pub fn apply(self, old: u64, width: u32) -> u64 {
         let m = if width == 4 { u64::from(u32::MAX) } else { u64::MAX };
@@ -286,6 +310,22 @@ pub struct DecodeError {
     pub wqebbs: usize,
 }
 
+/// Why the NIC fails a WQE it could read, NIC-neutral (the software NIC's execution errors);
+/// each layout has its NIC's syndrome for each ([`NicLayout::syndrome`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// A length is wrong (a WQE running past the announced ones, a short result buffer).
+    LocalLength,
+    /// The WQE is malformed or asks for what the NIC does not do.
+    LocalQpOp,
+    /// A local key or address is not registered.
+    LocalProt,
+    /// A remote key or address is not registered at the target (or misaligned for an atomic).
+    RemoteAccess,
+    /// The target, or the way to it, failed the operation.
+    RemoteOp,
+}
+
 /// A completion entry, as the device reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Completion {
@@ -295,14 +335,16 @@ pub enum Completion {
     Ok {
         /// Index of the WQE's first slot.
         wqe_counter: u16,
-        /// Owner bit (normal CQ mode).
+        /// Owner bit (normal CQ mode), NIC-neutral: the parity of the CQ lap the entry was
+        /// written in (0 on the first pass over the CQ). Each layout writes it as its NIC
+        /// does: mlx5 as is, hns inverted (its hardware sets the bit on even laps).
         owner: u8,
     },
     /// The WQE at `wqe_counter` failed.
     Err {
         /// Index of the WQE's first slot.
         wqe_counter: u16,
-        /// Owner bit.
+        /// Owner bit (as for `Ok`).
         owner: u8,
         /// Syndrome.
         syndrome: u8,
@@ -316,24 +358,48 @@ pub trait NicLayout: Send + Sync + 'static {
     /// The NIC family's name.
     const NAME: &'static str;
 
+    /// Most payload bytes a [`WorkRequest::WriteInline`] may carry in this format.
+    const MAX_INLINE: usize;
+
+    /// The 8-byte word of a completion entry that says whether and how it completed (mlx5:
+    /// word 7, with `op_own`; hns: word 0, with owner, status and index). The queue stores it
+    /// last, with release, and loads it first, with acquire: whoever sees a new entry there
+    /// sees the rest of it, and everything the NIC did before writing it.
+    const CQE_VALID_WORD: usize;
+
+    /// Whether this format expresses `wr` — encodes it to WQEs that its NIC executes as `wr`
+    /// (and that [`decode`](Self::decode) reads back as `wr`). Device code generic over the
+    /// layout asks this before posting and falls back where a NIC lacks an operation (see the
+    /// module docs).
+    fn supports(wr: &WorkRequest<'_>) -> bool;
+
     /// Slots `wr` takes.
     fn wqebbs(wr: &WorkRequest<'_>) -> usize;
 
-    /// Writes `wr` as the WQE at producer index `idx` of queue `qpn` into `out`
-    /// (`wqebbs(wr)` slots, overwritten whole).
-    fn encode(wr: &WorkRequest<'_>, idx: u64, qpn: u32, flags: WqeFlags, out: &mut [Wqebb]);
+    /// Writes `wr` as the WQE at producer index `idx` of queue `qpn`, whose ring has `nwqes`
+    /// slots (a power of two), into `out` (`wqebbs(wr)` slots, overwritten whole). The ring's
+    /// size matters to formats with an owner bit that flips each lap (hns), not to those that
+    /// carry the index itself (mlx5). A request [`supports`](Self::supports) refuses is the
+    /// caller's error: a layout then writes a WQE its NIC fails with an error completion where
+    /// its format allows (hns: an invalid opcode), or may panic (mlx5: an inline payload past
+    /// four slots).
+    fn encode(wr: &WorkRequest<'_>, idx: u64, nwqes: u64, qpn: u32, flags: WqeFlags, out: &mut [Wqebb]);
 
-    /// Reads the WQE that starts in `first` and is expected at index `idx` of queue `qpn`;
-    /// `next(i)` returns its `i`-th following slot (ring wrap is the caller's business). A WQE
-    /// of several slots is gathered into `gather`; an inline payload is borrowed from there
-    /// or from `first`.
+    /// Reads the WQE that starts in `first` and is expected at index `idx` of queue `qpn`, in a
+    /// ring of `nwqes` slots; `next(i)` returns its `i`-th following slot (ring wrap is the
+    /// caller's business). A WQE of several slots is gathered into `gather`; an inline payload
+    /// is borrowed from there or from `first`.
     fn decode<'a>(
         first: &'a Wqebb,
         idx: u64,
+        nwqes: u64,
         qpn: u32,
         next: &dyn Fn(usize) -> Wqebb,
         gather: &'a mut [u8; MAX_WQE_BYTES],
     ) -> Result<DecodedWqe<'a>, DecodeError>;
+
+    /// The NIC's error syndrome for a NIC-neutral failure (what its error CQE carries).
+    fn syndrome(f: Failure) -> u8;
 
     /// The doorbell record's value after producer index `prod` (host order; stored as is).
     fn dbr_value(prod: u64) -> u32;
@@ -341,7 +407,8 @@ pub trait NicLayout: Send + Sync + 'static {
     /// Producer index (low 16 bits) from a doorbell record.
     fn dbr_prod(dbr: u32) -> u16;
 
-    /// The 8 bytes written to the doorbell register.
+    /// The 8 bytes written to the doorbell register (as a native-endian word: its bytes in
+    /// memory order are the register's).
     fn doorbell(prod: u64, qpn: u32) -> u64;
 
     /// A completion entry.
@@ -370,30 +437,57 @@ fn ds_of(wr: &WorkRequest<'_>) -> usize {
 
 /// An 8-byte masked CS that is a plain CS (both masks all ones) uses the standard opcode.
 fn is_std_cs(op: &NicAtomic) -> bool {
-    matches!(op, NicAtomic::CompareSwap { swap_mask: u64::MAX, compare_mask: u64::MAX, .. })
+    op.is_plain_compare_swap()
 }
 
 /// An 8-byte masked FA with no boundaries is the standard fetch-and-add.
 fn is_std_fa(op: &NicAtomic) -> bool {
-    matches!(op, NicAtomic::FetchAdd { boundary: 0, .. })
+    op.is_plain_fetch_add()
 }
 
-fn put<T: bytemuck::Pod>(buf: &mut [u8], at: usize, v: &T) {
+pub(crate) fn put<T: bytemuck::Pod>(buf: &mut [u8], at: usize, v: &T) {
     buf[at..at + size_of::<T>()].copy_from_slice(bytes_of(v));
 }
 
-fn get<T: bytemuck::Pod>(buf: &[u8], at: usize) -> T {
+pub(crate) fn get<T: bytemuck::Pod>(buf: &[u8], at: usize) -> T {
     bytemuck::pod_read_unaligned::<T>(&buf[at..at + size_of::<T>()])
 }
 
 impl NicLayout for Mlx5 {
     const NAME: &'static str = "mlx5";
+    const MAX_INLINE: usize = MAX_INLINE;
+    /// `op_own` is byte 63.
+    const CQE_VALID_WORD: usize = 7;
+
+    fn supports(wr: &WorkRequest<'_>) -> bool {
+        match wr {
+            // A data segment's byte count stays below 2^31: its top bit is an inline segment's flag.
+            WorkRequest::Write { local, .. } => local.len & INLINE_SEG == 0,
+            WorkRequest::Read { .. } | WorkRequest::Nop | WorkRequest::Dump { .. } => true,
+            WorkRequest::WriteInline { data, .. } => data.len() <= MAX_INLINE,
+            // Standard and extended atomics on 4 or 8 bytes; the result buffer, if any, holds
+            // the prior value.
+            WorkRequest::Atomic { op, width, result, .. } => {
+                matches!(width, 4 | 8) && (result.len == 0 || result.len >= width_of(op_code_of(op, *width), *width))
+            }
+        }
+    }
+
+    fn syndrome(f: Failure) -> u8 {
+        match f {
+            Failure::LocalLength => syndrome::LOCAL_LENGTH_ERR,
+            Failure::LocalQpOp => syndrome::LOCAL_QP_OP_ERR,
+            Failure::LocalProt => syndrome::LOCAL_PROT_ERR,
+            Failure::RemoteAccess => syndrome::REMOTE_ACCESS_ERR,
+            Failure::RemoteOp => syndrome::REMOTE_OP_ERR,
+        }
+    }
 
     fn wqebbs(wr: &WorkRequest<'_>) -> usize {
         (ds_of(wr) * 16).div_ceil(SEND_WQE_BB)
     }
 
-    fn encode(wr: &WorkRequest<'_>, idx: u64, qpn: u32, flags: WqeFlags, out: &mut [Wqebb]) {
+    fn encode(wr: &WorkRequest<'_>, idx: u64, _nwqes: u64, qpn: u32, flags: WqeFlags, out: &mut [Wqebb]) {
         let ds = ds_of(wr);
         let n = ds * 16;
         // Segments are built straight into the slots, which are contiguous bytes.
@@ -479,6 +573,7 @@ impl NicLayout for Mlx5 {
     fn decode<'a>(
         first: &'a Wqebb,
         idx: u64,
+        _nwqes: u64,
         qpn: u32,
         next: &dyn Fn(usize) -> Wqebb,
         gather: &'a mut [u8; MAX_WQE_BYTES],
@@ -680,6 +775,16 @@ fn width_of(op: u8, width: u32) -> u32 {
     if matches!(op, opcode::ATOMIC_CS | opcode::ATOMIC_FA) { 8 } else { width }
 }
 
+/// The mlx5 opcode an atomic of `width` bytes is encoded with.
+fn op_code_of(op: &NicAtomic, width: u32) -> u8 {
+    match (op, width) {
+        (a, 8) if is_std_cs(a) => opcode::ATOMIC_CS,
+        (a, 8) if is_std_fa(a) => opcode::ATOMIC_FA,
+        (NicAtomic::CompareSwap { .. }, _) => opcode::ATOMIC_MASKED_CS,
+        (NicAtomic::FetchAdd { .. }, _) => opcode::ATOMIC_MASKED_FA,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -688,10 +793,10 @@ mod tests {
     fn roundtrip(wr: WorkRequest<'_>, flags: WqeFlags) -> DecodedWqe<'static> {
         let n = Mlx5::wqebbs(&wr);
         let slots: &'static mut [Wqebb] = vec![[0u8; 64]; n].leak();
-        Mlx5::encode(&wr, 0x1_2345, 0x42, flags, slots);
+        Mlx5::encode(&wr, 0x1_2345, 64, 0x42, flags, slots);
         let slots: &'static [Wqebb] = slots;
         let gather = Box::leak(Box::new([0u8; MAX_WQE_BYTES]));
-        let d = Mlx5::decode(&slots[0], 0x1_2345, 0x42, &|i| slots[i], gather).expect("decodes");
+        let d = Mlx5::decode(&slots[0], 0x1_2345, 64, 0x42, &|i| slots[i], gather).expect("decodes");
         assert_eq!(d.wqebbs, n);
         assert_eq!(d.flags, flags);
         d
@@ -766,23 +871,23 @@ mod tests {
         let r = Remote { addr: 1, rkey: 2 };
         let l = Sge { addr: 3, len: 4, lkey: 5 };
         let mut s = [[0u8; 64]; 1];
-        Mlx5::encode(&WorkRequest::Write { local: l, remote: r }, 9, 3, WqeFlags::default(), &mut s);
+        Mlx5::encode(&WorkRequest::Write { local: l, remote: r }, 9, 16, 3, WqeFlags::default(), &mut s);
         let no_next = |_: usize| [0u8; 64];
         let g = &mut [0u8; MAX_WQE_BYTES];
         // Wrong index, wrong QP.
-        assert_eq!(Mlx5::decode(&s[0], 10, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_QP_OP_ERR);
-        assert_eq!(Mlx5::decode(&s[0], 9, 4, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_QP_OP_ERR);
+        assert_eq!(Mlx5::decode(&s[0], 10, 16, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_QP_OP_ERR);
+        assert_eq!(Mlx5::decode(&s[0], 9, 16, 4, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_QP_OP_ERR);
         // Unknown opcode.
         let mut bad = s[0];
         bad[3] = 0x3f;
-        let e = Mlx5::decode(&bad, 9, 3, &no_next, g).unwrap_err();
+        let e = Mlx5::decode(&bad, 9, 16, 3, &no_next, g).unwrap_err();
         assert_eq!((e.syndrome, e.opcode), (syndrome::LOCAL_QP_OP_ERR, 0x3f));
         // DS 0 and a DS that does not fit the opcode.
         let mut bad = s[0];
         bad[7] = 0;
-        assert_eq!(Mlx5::decode(&bad, 9, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_LENGTH_ERR);
+        assert_eq!(Mlx5::decode(&bad, 9, 16, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_LENGTH_ERR);
         bad[7] = 5;
-        assert_eq!(Mlx5::decode(&bad, 9, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_LENGTH_ERR);
+        assert_eq!(Mlx5::decode(&bad, 9, 16, 3, &no_next, g).unwrap_err().syndrome, syndrome::LOCAL_LENGTH_ERR);
     }
 
     #[test]

@@ -5,6 +5,9 @@
 //!
 //! - [`mlx5`] — the WQE and CQE layouts (`#[repr(C)]`, checked against rdma-core's header);
 //! - [`layout`] — the NIC-layout trait and the NIC-neutral work request; [`layout::Mlx5`];
+//! - [`hns`] — HiSilicon hns RoCE's send-WQE, doorbell and CQE formats (from rdma-core's
+//!   `providers/hns`) and [`hns::Hns`], the second layout: the queue code and the software NIC
+//!   take either (the channel itself is built on mlx5 queues for now);
 //! - [`qp`] — one queue pair and the posting / doorbell / completion protocol;
 //! - [`softnic`] — the software NIC: consumes exactly these queues and executes each WQE against
 //!   the target PE's symmetric heap (mapped memory on this host, the runtime's network
@@ -27,6 +30,7 @@
 //! owns beside the host-only parts (configuration, software NIC).
 
 pub(crate) mod device;
+pub mod hns;
 pub mod layout;
 pub mod mlx5;
 pub mod qp;

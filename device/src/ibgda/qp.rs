@@ -20,7 +20,8 @@
 //!    producer waits for another (Disruptor-style combining publish);
 //! 5. ring unless a later reservation will (no one reserved after the new ready head, no batch
 //!    boundary crossed): under the doorbell lock, `prod_idx.fetch_max(ready)`, then the doorbell
-//!    record (big-endian low 16 bits of the producer index, release) and the doorbell register.
+//!    record (the low 16 bits of the producer index in the layout's byte order — big-endian
+//!    for mlx5, little-endian for hns —, release) and the doorbell register.
 //!    NVSHMEM's producer spins for that lock; here the request is recorded (`ring_req`) and
 //!    whoever holds the lock rings it before letting go — a CPU device thread descheduled while
 //!    holding the lock would otherwise keep every other ringer spinning for a time slice.
@@ -80,8 +81,10 @@ pub struct Counters {
 }
 
 /// The doorbell's words: the ringers' lock, producer index and pending ring requests; the
-/// doorbell record (word 1 is the send counter, big-endian) and register (a UAR word: the
-/// first 8 bytes of a control segment); and the software NIC's view of the queue. One line: a
+/// doorbell record (word 1 is the send counter, as [`NicLayout::dbr_value`] writes it: mlx5's
+/// big-endian send counter, hns's little-endian SQ record) and register (a UAR word, as
+/// [`NicLayout::doorbell`] writes it: mlx5's first 8 bytes of a control segment, hns's
+/// `struct hns_roce_db`); and the software NIC's view of the queue. One line: a
 /// ringer writes the record the NIC reads anyway, and the thread that rings is often the one
 /// that then consumes the queue.
 /// (C: `oxshmem_qp_doorbell_t`.)
@@ -453,7 +456,7 @@ impl<L: NicLayout> Qp<L> {
             let k = L::wqebbs(wr);
             let last = i + 1 == wrs.len();
             let flags = WqeFlags { signal: signal && last && k == 1, fence: fence_first && i == 0 };
-            L::encode(wr, idx, self.qpn, flags, &mut buf[..k]);
+            L::encode(wr, idx, self.nwqes, self.qpn, flags, &mut buf[..k]);
             for (j, b) in buf.iter().take(k).enumerate() {
                 self.store_slot(idx + j as u64, b);
             }
@@ -462,7 +465,7 @@ impl<L: NicLayout> Qp<L> {
         if idx < end {
             // The trailing signalled NOP.
             let mut nop = [[0u8; 64]; 1];
-            L::encode(&WorkRequest::Nop, idx, self.qpn, WqeFlags { signal: true, fence: false }, &mut nop);
+            L::encode(&WorkRequest::Nop, idx, self.nwqes, self.qpn, WqeFlags { signal: true, fence: false }, &mut nop);
             self.store_slot(idx, &nop[0]);
         }
         self.publish(base, end);
@@ -855,24 +858,28 @@ impl<L: NicLayout> Qp<L> {
         }
     }
 
-    /// Stores a CQE: words 0..7 relaxed, then word 7 (counter and owner) with release.
+    /// Stores a CQE: every word but the layout's valid word relaxed, then that word (owner
+    /// and status: mlx5's word 7, hns's word 0) with release.
     fn store_cqe(&self, entry: usize, cqe: &[u8; 64]) {
         let w = &self.cq()[entry * 8..entry * 8 + 8];
         let word = |k: usize| u64::from_ne_bytes(cqe[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
-        for (k, x) in w.iter().enumerate().take(7) {
+        let valid = L::CQE_VALID_WORD;
+        for (k, x) in w.iter().enumerate().filter(|&(k, _)| k != valid) {
             x.store(word(k), Ordering::Relaxed);
         }
-        w[7].store(word(7), Ordering::Release);
+        w[valid].store(word(valid), Ordering::Release);
     }
 
+    /// Loads a CQE: the layout's valid word first, with acquire, then the others.
     fn load_cqe(&self, entry: usize) -> [u8; 64] {
         let w = &self.cq()[entry * 8..entry * 8 + 8];
         let mut out = [0u8; 64];
-        let last = w[7].load(Ordering::Acquire);
-        for (k, x) in w.iter().enumerate().take(7) {
+        let valid = L::CQE_VALID_WORD;
+        let v = w[valid].load(Ordering::Acquire);
+        for (k, x) in w.iter().enumerate().filter(|&(k, _)| k != valid) {
             out[k * 8..k * 8 + 8].copy_from_slice(&x.load(Ordering::Relaxed).to_ne_bytes());
         }
-        out[56..].copy_from_slice(&last.to_ne_bytes());
+        out[valid * 8..valid * 8 + 8].copy_from_slice(&v.to_ne_bytes());
         out
     }
 }

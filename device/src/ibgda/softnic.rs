@@ -12,8 +12,14 @@
 //! before any later operation of the queue and before its CQE, as RC ordering requires.
 //!
 //! Errors: a WQE that cannot be decoded, a bad key, an address outside its region or a transport
-//! failure produce an error CQE (opcode 13, the syndrome at byte 55) at that WQE, and the queue
-//! enters the error state: nothing after it executes.
+//! failure produce an error CQE (mlx5: opcode 13, the syndrome at byte 55; hns: the status in
+//! `byte_4`) at that WQE, and the queue enters the error state: nothing after it executes.
+//!
+//! The engine (`Engine`) works on any [`NicLayout`]: it decodes each WQE with the queue's
+//! layout, executes the NIC-neutral request, and writes that layout's completion entries with
+//! its syndromes — so an hns queue (`Qp<Hns>`) is consumed exactly as an mlx5 one. What it
+//! executes against (the registrations, every peer's heap) is a `NicCtx`: the channel's
+//! ([`Ibgda`], whose queues are mlx5's for now), or a test's around a bare queue.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -21,10 +27,9 @@ use std::time::{Duration, Instant};
 
 use oxshmem::transport::AmoOp;
 
-use super::Ibgda;
-use super::layout::{Completion, Decoded, NicAtomic, NicLayout, Remote, Sge};
-use super::mlx5::syndrome;
+use super::layout::{Completion, Decoded, Failure, NicAtomic, NicLayout, Remote, Sge};
 use super::qp::Qp;
+use super::{Ibgda, NicMemory};
 
 /// What device threads and the NIC thread share.
 #[derive(Debug, Default)]
@@ -84,8 +89,55 @@ struct QState {
     failed: bool,
 }
 
-/// Why a WQE failed.
-type Syndrome = u8;
+/// What the NIC executes WQEs against: the local registrations (heap, scratch buffers, the
+/// implicit region) and every peer's heap key, base and mapping here. The channel's
+/// ([`ctx`]), or a test's around a bare queue.
+#[derive(Clone, Copy)]
+pub(crate) struct NicCtx<'a> {
+    /// Local key of the heap.
+    pub(crate) heap_lkey: u32,
+    /// Local key of the implicit (whole-process) region.
+    pub(crate) implicit_lkey: u32,
+    /// Local key of the scratch buffers' registration.
+    pub(crate) ibuf_lkey: u32,
+    /// The range registered under `ibuf_lkey`: (base, bytes).
+    pub(crate) ibuf_region: (u64, u64),
+    /// This PE's heap base.
+    pub(crate) heap_base: u64,
+    /// Heap bytes (the same on every PE).
+    pub(crate) heap_size: u64,
+    /// Per PE: its heap's remote key.
+    pub(crate) rkeys: &'a [u32],
+    /// Per PE: its heap's base (remote addresses are virtual addresses there).
+    pub(crate) rbases: &'a [u64],
+    /// Per PE: its heap as mapped here (0: through the transport).
+    pub(crate) mapped: &'a [u64],
+    /// How the NIC reaches a heap the CPU cannot touch (`None`: the CPU and the transport).
+    pub(crate) memory: Option<&'a dyn NicMemory>,
+    /// Set once the NIC is asked to stop (a full CQ is then waited for `timeout_ns` at most).
+    pub(crate) stop: &'a AtomicBool,
+    /// See `stop`.
+    pub(crate) timeout_ns: &'a AtomicU64,
+}
+
+/// The channel's NIC context.
+pub(crate) fn ctx(ib: &Ibgda) -> NicCtx<'_> {
+    NicCtx {
+        heap_lkey: ib.heap_lkey,
+        implicit_lkey: ib.implicit_lkey,
+        ibuf_lkey: ib.ibuf_lkey,
+        // The channel's allocation, one registration, holds every queue's scratch buffer.
+        ibuf_region: (ib.mem.as_ptr() as u64, ib.mem.len() as u64),
+        heap_base: ib.heap_base,
+        heap_size: ib.heap_size,
+        rkeys: &ib.rkeys,
+        rbases: &ib.rbases,
+        mapped: &ib.mapped,
+        memory: ib.memory.as_deref(),
+        stop: &ib.nic.stop,
+        timeout_ns: &ib.nic.timeout_ns,
+    }
+}
 
 impl SoftNic {
     /// Starts the NIC thread for `ib` (which must outlive it: call [`stop`](Self::stop)).
@@ -200,15 +252,15 @@ fn drive(ib: &Ibgda, i: usize) -> Option<bool> {
         {
             // Lets the queue go even if the drain unwinds (a device thread's panic is caught
             // and reported; the queue must stay usable for the rest of the job).
-            struct Held<'q>(&'q Qp<super::layout::Mlx5>);
-            impl Drop for Held<'_> {
+            struct Held<'q, L: NicLayout>(&'q Qp<L>);
+            impl<L: NicLayout> Drop for Held<'_, L> {
                 fn drop(&mut self) {
                     self.0.nic_end_drive();
                 }
             }
             let _held = Held(qp);
-            let mut e = Engine { ib, dirty: false };
-            did |= e.drain(i);
+            let mut e = Engine::new(ctx(ib));
+            did |= e.drain(qp);
             e.settle();
         }
         std::sync::atomic::fence(Ordering::SeqCst);
@@ -301,17 +353,21 @@ fn run(ib: &Ibgda) {
     }
 }
 
-/// One driver's work on one queue.
-struct Engine<'a> {
-    ib: &'a Ibgda,
+/// One driver's work on queues of any layout: decodes, executes, completes.
+pub(crate) struct Engine<'a> {
+    cx: NicCtx<'a>,
     /// Non-blocking transport writes not yet completed.
     dirty: bool,
 }
 
 impl<'a> Engine<'a> {
-    /// Consumes every announced WQE of queue `i`; returns whether there was any.
-    fn drain(&mut self, i: usize) -> bool {
-        let qp = &self.ib.qps[i];
+    /// An engine executing against `cx`.
+    pub(crate) fn new(cx: NicCtx<'a>) -> Self {
+        Engine { cx, dirty: false }
+    }
+
+    /// Consumes every announced WQE of `qp`; returns whether there was any.
+    pub(crate) fn drain<L: NicLayout>(&mut self, qp: &Qp<L>) -> bool {
         let (consumed, pcqe) = qp.nic_seen();
         if consumed == u64::MAX {
             // Failed: nothing after the error CQE executes.
@@ -336,15 +392,17 @@ impl<'a> Engine<'a> {
             let idx = st.consumed;
             let first = qp.nic_slot(idx);
             let next = |k: usize| qp.nic_slot(idx + k as u64);
-            let decoded = super::layout::Mlx5::decode(&first, idx, qp.qpn(), &next, &mut gather);
+            let decoded = L::decode(&first, idx, qp.nwqes(), qp.qpn(), &next, &mut gather);
             let (opcode, res, wqebbs, signal) = match decoded {
                 Err(e) => (e.opcode, Err(e.syndrome), e.wqebbs, true),
-                Ok(w) if idx + w.wqebbs as u64 > ann => (w.opcode, Err(syndrome::LOCAL_LENGTH_ERR), w.wqebbs, true),
+                Ok(w) if idx + w.wqebbs as u64 > ann => {
+                    (w.opcode, Err(L::syndrome(Failure::LocalLength)), w.wqebbs, true)
+                }
                 Ok(w) => {
                     if w.flags.fence {
                         self.settle();
                     }
-                    let r = self.execute(i, qp, &w.op);
+                    let r = self.execute(qp, &w.op).map_err(L::syndrome);
                     (w.opcode, r, w.wqebbs, w.flags.signal)
                 }
             };
@@ -380,9 +438,9 @@ impl<'a> Engine<'a> {
         st.consumed != start
     }
 
-    fn complete(&self, qp: &Qp<super::layout::Mlx5>, st: &mut QState, c: Completion) {
-        let timeout = Duration::from_nanos(self.ib.nic.timeout_ns.load(Ordering::Relaxed));
-        let stop = &self.ib.nic.stop;
+    fn complete<L: NicLayout>(&self, qp: &Qp<L>, st: &mut QState, c: Completion) {
+        let timeout = Duration::from_nanos(self.cx.timeout_ns.load(Ordering::Relaxed));
+        let stop = self.cx.stop;
         let mut spins = 0u32;
         let mut deadline: Option<Instant> = None;
         // A normal-mode CQ that nobody consumes: wait, but not past the timeout once stopping.
@@ -397,7 +455,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Completes non-blocking transport writes.
-    fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         if self.dirty {
             self.dirty = false;
             let _ = oxshmem::raw::quiet();
@@ -405,45 +463,44 @@ impl<'a> Engine<'a> {
     }
 
     /// The local address range `s` names, checked against its region.
-    fn local(&self, s: &Sge, len: u64) -> Result<u64, Syndrome> {
+    fn local(&self, s: &Sge, len: u64) -> Result<u64, Failure> {
         let ok = |base: u64, size: u64| s.addr >= base && s.addr.checked_add(len).is_some_and(|e| e <= base + size);
-        let ib = self.ib;
+        let cx = &self.cx;
         let valid = match s.lkey {
-            k if k == ib.heap_lkey => ok(ib.heap_base, ib.heap_size),
-            k if k == ib.implicit_lkey => s.addr != 0 || len == 0,
-            // The channel's allocation, one registration, holds every queue's scratch buffer.
-            k if k == ib.ibuf_lkey => ok(ib.mem.as_ptr() as u64, ib.mem.len() as u64),
+            k if k == cx.heap_lkey => ok(cx.heap_base, cx.heap_size),
+            k if k == cx.implicit_lkey => s.addr != 0 || len == 0,
+            k if k == cx.ibuf_lkey => ok(cx.ibuf_region.0, cx.ibuf_region.1),
             _ => false,
         };
-        if valid { Ok(s.addr) } else { Err(syndrome::LOCAL_PROT_ERR) }
+        if valid { Ok(s.addr) } else { Err(Failure::LocalProt) }
     }
 
     /// The target of `r` on queue `qp`'s peer: (the address of the same object in this PE's
     /// heap, the peer's mapped address or 0).
-    fn remote(&self, qp: &Qp<super::layout::Mlx5>, r: &Remote, len: u64) -> Result<(u64, u64), Syndrome> {
+    fn remote<L: NicLayout>(&self, qp: &Qp<L>, r: &Remote, len: u64) -> Result<(u64, u64), Failure> {
         let pe = qp.peer() as usize;
-        let base = self.ib.rbases[pe];
-        if r.rkey != self.ib.rkeys[pe]
-            || r.addr < base
-            || r.addr.checked_add(len).is_none_or(|e| e > base + self.ib.heap_size)
-        {
-            return Err(syndrome::REMOTE_ACCESS_ERR);
+        let cx = &self.cx;
+        let (Some(&base), Some(&rkey)) = (cx.rbases.get(pe), cx.rkeys.get(pe)) else {
+            return Err(Failure::RemoteAccess);
+        };
+        if r.rkey != rkey || r.addr < base || r.addr.checked_add(len).is_none_or(|e| e > base + cx.heap_size) {
+            return Err(Failure::RemoteAccess);
         }
         let off = r.addr - base;
-        let mapped = self.ib.mapped[pe];
-        Ok((self.ib.heap_base + off, if mapped != 0 { mapped + off } else { 0 }))
+        let mapped = cx.mapped.get(pe).copied().unwrap_or(0);
+        Ok((cx.heap_base + off, if mapped != 0 { mapped + off } else { 0 }))
     }
 
-    fn execute(&mut self, _i: usize, qp: &Qp<super::layout::Mlx5>, op: &Decoded<'_>) -> Result<(), Syndrome> {
+    fn execute<L: NicLayout>(&mut self, qp: &Qp<L>, op: &Decoded<'_>) -> Result<(), Failure> {
         let pe = qp.peer() as i32;
         match op {
             Decoded::Nop => Ok(()),
             Decoded::Dump { local } => {
                 let a = self.local(local, 1)?;
-                if let Some(m) = &self.ib.memory {
+                if let Some(m) = self.cx.memory {
                     let mut b = 0u8;
                     // SAFETY: checked against its region (a live local byte); `b` is a local.
-                    return unsafe { m.copy((&raw mut b) as u64, a, 1) }.map_err(|_| syndrome::LOCAL_PROT_ERR);
+                    return unsafe { m.copy((&raw mut b) as u64, a, 1) }.map_err(|_| Failure::LocalProt);
                 }
                 // SAFETY: checked against its region (a live local byte).
                 unsafe { std::ptr::read_volatile(a as *const u8) };
@@ -467,12 +524,12 @@ impl<'a> Engine<'a> {
                 let (equiv, mapped) = self.remote(qp, remote, len)?;
                 // Reads see this queue's earlier writes (RC order): complete them first.
                 self.settle();
-                if let Some(m) = &self.ib.memory {
+                if let Some(m) = self.cx.memory {
                     if mapped == 0 {
-                        return Err(syndrome::REMOTE_OP_ERR);
+                        return Err(Failure::RemoteOp);
                     }
                     // SAFETY: both ranges checked.
-                    return unsafe { m.copy(dst, mapped, len as usize) }.map_err(|_| syndrome::REMOTE_OP_ERR);
+                    return unsafe { m.copy(dst, mapped, len as usize) }.map_err(|_| Failure::RemoteOp);
                 }
                 if mapped != 0 {
                     // SAFETY: both ranges checked; distinct objects (local scratch or heap vs the
@@ -482,36 +539,34 @@ impl<'a> Engine<'a> {
                 } else {
                     // SAFETY: checked ranges; `equiv` is symmetric.
                     unsafe { oxshmem::raw::getmem(dst as *mut u8, equiv as *const u8, len as usize, pe) }
-                        .map_err(|_| syndrome::REMOTE_OP_ERR)
+                        .map_err(|_| Failure::RemoteOp)
                 }
             }
             Decoded::Atomic { op, width, remote, result } => {
                 let w = u64::from(*width);
                 let (equiv, mapped) = self.remote(qp, remote, w)?;
                 if !equiv.is_multiple_of(w) {
-                    return Err(syndrome::REMOTE_ACCESS_ERR);
+                    return Err(Failure::RemoteAccess);
                 }
                 let res = if result.len == 0 { None } else { Some(self.local(result, w)?) };
                 self.settle();
-                if let Some(m) = &self.ib.memory {
+                if let Some(m) = self.cx.memory {
                     if mapped == 0 {
-                        return Err(syndrome::REMOTE_OP_ERR);
+                        return Err(Failure::RemoteOp);
                     }
-                    let old =
-                        via_amo(*op, *width, |a| m.atomic(mapped, *width, a)).map_err(|_| syndrome::REMOTE_OP_ERR)?;
+                    let old = via_amo(*op, *width, |a| m.atomic(mapped, *width, a)).map_err(|_| Failure::RemoteOp)?;
                     if let Some(a) = res {
                         // As below: 4-byte results big-endian, 8-byte ones in host order.
                         let bytes = if *width == 4 { u64::from((old as u32).to_be()) } else { old };
                         // SAFETY: the result range was checked against its region, `w` bytes.
-                        unsafe { m.copy(a, (&raw const bytes) as u64, w as usize) }
-                            .map_err(|_| syndrome::LOCAL_PROT_ERR)?;
+                        unsafe { m.copy(a, (&raw const bytes) as u64, w as usize) }.map_err(|_| Failure::LocalProt)?;
                     }
                     return Ok(());
                 }
                 let old = if mapped != 0 {
                     cpu_atomic(mapped, *width, *op)
                 } else {
-                    transport_atomic(equiv, *width, *op, pe).map_err(|_| syndrome::REMOTE_OP_ERR)?
+                    transport_atomic(equiv, *width, *op, pe).map_err(|_| Failure::RemoteOp)?
                 };
                 if let Some(a) = res {
                     // 4-byte results land big-endian (the device swaps them); 8-byte ones in host order.
@@ -529,13 +584,13 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn write(&mut self, pe: i32, src: *const u8, equiv: u64, mapped: u64, len: usize) -> Result<(), Syndrome> {
-        if let Some(m) = &self.ib.memory {
+    fn write(&mut self, pe: i32, src: *const u8, equiv: u64, mapped: u64, len: usize) -> Result<(), Failure> {
+        if let Some(m) = self.cx.memory {
             if mapped == 0 {
-                return Err(syndrome::REMOTE_OP_ERR);
+                return Err(Failure::RemoteOp);
             }
             // SAFETY: both ranges checked by the caller.
-            return unsafe { m.copy(mapped, src as u64, len) }.map_err(|_| syndrome::REMOTE_OP_ERR);
+            return unsafe { m.copy(mapped, src as u64, len) }.map_err(|_| Failure::RemoteOp);
         }
         if mapped != 0 {
             // SAFETY: both ranges checked by the caller.
@@ -544,7 +599,7 @@ impl<'a> Engine<'a> {
         } else {
             self.dirty = true;
             // SAFETY: checked ranges; `equiv` is symmetric.
-            unsafe { oxshmem::raw::putmem_nbi(equiv as *mut u8, src, len, pe) }.map_err(|_| syndrome::REMOTE_OP_ERR)
+            unsafe { oxshmem::raw::putmem_nbi(equiv as *mut u8, src, len, pe) }.map_err(|_| Failure::RemoteOp)
         }
     }
 }
@@ -657,5 +712,191 @@ fn via_amo<E>(op: NicAtomic, width: u32, mut call: impl FnMut(AmoOp) -> Result<u
                 old = seen;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ibgda::layout::{Amo, Hns, Mlx5, WorkRequest};
+    use crate::ibgda::qp::{CqMode, QpBox, QpError};
+
+    const QPN: u32 = 0x42;
+    const PEER: u32 = 1;
+    /// Keys: this PE's heap, the implicit region, the scratch buffers; the peers' heaps.
+    const HEAP_LKEY: u32 = 0x11;
+    const IMPLICIT_LKEY: u32 = 0x22;
+    const IBUF_LKEY: u32 = 0x33;
+    const RKEYS: [u32; 2] = [0x100, 0x101];
+    /// The peers' heaps at their own addresses (what remote addresses name).
+    const RBASES: [u64; 2] = [0xa000_0000, 0xb000_0000];
+    const WORDS: usize = 64;
+
+    /// A bare queue, this PE's heap and the peer's heap mapped here, and the engine's view of
+    /// them — the software NIC without a channel.
+    struct Bench<L: NicLayout> {
+        q: QpBox<L>,
+        mine: Vec<u64>,
+        theirs: Vec<u64>,
+        stop: AtomicBool,
+        timeout_ns: AtomicU64,
+    }
+
+    impl<L: NicLayout> Bench<L> {
+        fn new(mode: CqMode) -> Self {
+            Bench {
+                q: QpBox::new(8, mode, 4, 1, QPN, PEER),
+                mine: (0..WORDS as u64).map(|i| 0x1000 + i).collect(),
+                theirs: (0..WORDS as u64).map(|i| 0x2000 + i).collect(),
+                stop: AtomicBool::new(false),
+                timeout_ns: AtomicU64::new(1_000_000),
+            }
+        }
+
+        /// Drains the queue as the NIC, then polls it as the device.
+        fn run(&mut self) -> Result<u64, QpError> {
+            let mapped = [self.mine.as_mut_ptr() as u64, self.theirs.as_mut_ptr() as u64];
+            let cx = NicCtx {
+                heap_lkey: HEAP_LKEY,
+                implicit_lkey: IMPLICIT_LKEY,
+                ibuf_lkey: IBUF_LKEY,
+                ibuf_region: self.q.ibuf_range(),
+                heap_base: self.mine.as_ptr() as u64,
+                heap_size: (WORDS * 8) as u64,
+                rkeys: &RKEYS,
+                rbases: &RBASES,
+                mapped: &mapped,
+                memory: None,
+                stop: &self.stop,
+                timeout_ns: &self.timeout_ns,
+            };
+            let mut e = Engine::new(cx);
+            assert!(e.drain(&*self.q), "{}: nothing announced", L::NAME);
+            e.settle();
+            self.q.poll()
+        }
+
+        fn post(&self, wr: WorkRequest<'_>) -> u64 {
+            assert!(L::supports(&wr) || L::NAME == "hns", "{wr:?}");
+            let end = self.q.post(&[wr], true, false, &mut || panic!("the queue is never full here")).expect("post");
+            // The doorbell as the layout writes it, announcing everything posted.
+            assert_eq!(self.q.nic_doorbell(), L::doorbell(end, QPN), "{}: doorbell", L::NAME);
+            end
+        }
+
+        fn local(&self, word: usize) -> Sge {
+            Sge { addr: self.mine.as_ptr() as u64 + 8 * word as u64, len: 8, lkey: HEAP_LKEY }
+        }
+
+        fn remote(word: usize) -> Remote {
+            Remote { addr: RBASES[PEER as usize] + 8 * word as u64, rkey: RKEYS[PEER as usize] }
+        }
+    }
+
+    /// Every kind of request the layout expresses, posted on a bare `QpBox<L>` of 8 slots, round
+    /// after round (the ring wraps many times: mlx5's index and hns's owner bit of each lap),
+    /// executed by the engine against mapped heaps, completed through the layout's CQEs.
+    fn executes<L: NicLayout>(mode: CqMode) {
+        let mut b = Bench::<L>::new(mode);
+        for round in 0..40u64 {
+            // A write of two words.
+            let src = Sge { len: 16, ..b.local(0) };
+            b.mine[0] = round << 8 | 1;
+            b.mine[1] = round << 8 | 2;
+            let end = b.post(WorkRequest::Write { local: src, remote: Bench::<L>::remote(4) });
+            assert_eq!(b.run().expect("write"), end);
+            assert_eq!(b.theirs[4..6], [round << 8 | 1, round << 8 | 2], "{} round {round}: write", L::NAME);
+            // An inline write of 24 bytes.
+            let payload: Vec<u8> = (0..24u8).map(|i| i ^ round as u8).collect();
+            let end = b.post(WorkRequest::WriteInline { data: &payload, remote: Bench::<L>::remote(8) });
+            assert_eq!(b.run().expect("inline"), end);
+            let got: Vec<u8> = b.theirs[8..11].iter().flat_map(|w| w.to_ne_bytes()).collect();
+            assert_eq!(got, payload, "{} round {round}: inline write", L::NAME);
+            // A read.
+            b.theirs[20] = 0xfeed_0000 + round;
+            let end = b.post(WorkRequest::Read { local: b.local(30), remote: Bench::<L>::remote(20) });
+            assert_eq!(b.run().expect("read"), end);
+            assert_eq!(b.mine[30], 0xfeed_0000 + round, "{} round {round}: read", L::NAME);
+            // Fetch-and-add and compare-and-swap, prior values into a scratch slot.
+            let res = Sge { addr: b.q.ibuf_addr(1), len: 8, lkey: IBUF_LKEY };
+            let before = b.theirs[40];
+            let fa =
+                WorkRequest::Atomic { op: Amo::Add(5).to_nic(), width: 8, remote: Bench::<L>::remote(40), result: res };
+            let end = b.post(fa);
+            assert_eq!(b.run().expect("fetch-add"), end);
+            assert_eq!((b.theirs[40], b.q.ibuf_read(1)), (before + 5, before), "{} round {round}: FA", L::NAME);
+            let old = b.theirs[41];
+            let cond = if round % 2 == 0 { old } else { old ^ 1 };
+            let cs = Amo::CompareSwap { cond, value: round }.to_nic();
+            let end = b.post(WorkRequest::Atomic { op: cs, width: 8, remote: Bench::<L>::remote(41), result: res });
+            assert_eq!(b.run().expect("compare-swap"), end);
+            let want = if round % 2 == 0 { round } else { old };
+            assert_eq!((b.theirs[41], b.q.ibuf_read(1)), (want, old), "{} round {round}: CS", L::NAME);
+            // A NOP.
+            let end = b.post(WorkRequest::Nop);
+            assert_eq!(b.run().expect("nop"), end);
+        }
+        assert_eq!(b.q.cons_idx(), 240);
+        assert!(b.q.error().is_none());
+    }
+
+    #[test]
+    fn engine_executes_mlx5_queues() {
+        executes::<Mlx5>(CqMode::Collapsed);
+        executes::<Mlx5>(CqMode::Normal);
+    }
+
+    #[test]
+    fn engine_executes_hns_queues() {
+        executes::<Hns>(CqMode::Collapsed);
+        executes::<Hns>(CqMode::Normal);
+    }
+
+    /// Errors come back as the layout's error CQEs, with its syndromes; the queue stops.
+    fn errors<L: NicLayout>(mode: CqMode) {
+        let syn = |f: Failure| L::syndrome(f);
+        let nic = |e: Result<u64, QpError>| match e {
+            Err(QpError::Nic { syndrome, opcode, wqe_counter }) => (syndrome, opcode, wqe_counter),
+            other => panic!("{}: expected an error CQE, got {other:?}", L::NAME),
+        };
+        // A bad remote key, after a good write (the error names the second WQE).
+        let mut b = Bench::<L>::new(mode);
+        b.post(WorkRequest::Write { local: b.local(0), remote: Bench::<L>::remote(1) });
+        b.run().expect("a good write");
+        b.post(WorkRequest::Write { local: b.local(0), remote: Remote { rkey: 0x999, ..Bench::<L>::remote(1) } });
+        let (s, _, idx) = nic(b.run());
+        assert_eq!((s, idx), (syn(Failure::RemoteAccess), 1), "{}: bad rkey", L::NAME);
+        assert!(b.q.error().is_some());
+        // A bad local key.
+        let mut b = Bench::<L>::new(mode);
+        b.post(WorkRequest::Read { local: Sge { lkey: 0x998, ..b.local(0) }, remote: Bench::<L>::remote(1) });
+        assert_eq!(nic(b.run()).0, syn(Failure::LocalProt), "{}: bad lkey", L::NAME);
+        // An XOR: a masked fetch-and-add, which mlx5 executes and hns cannot express.
+        let mut b = Bench::<L>::new(mode);
+        let res = Sge { addr: b.q.ibuf_addr(2), len: 8, lkey: IBUF_LKEY };
+        let before = b.theirs[7];
+        let xor =
+            WorkRequest::Atomic { op: Amo::Xor(0xff).to_nic(), width: 8, remote: Bench::<L>::remote(7), result: res };
+        b.post(xor);
+        if L::supports(&xor) {
+            b.run().expect("xor");
+            assert_eq!((b.theirs[7], b.q.ibuf_read(2)), (before ^ 0xff, before), "{}: xor", L::NAME);
+        } else {
+            let (s, op, _) = nic(b.run());
+            assert_eq!((s, op), (syn(Failure::LocalQpOp), crate::ibgda::hns::opcode::MASK), "{}: xor", L::NAME);
+            assert_eq!(b.theirs[7], before, "{}: a refused request does nothing", L::NAME);
+        }
+    }
+
+    #[test]
+    fn engine_errors_on_mlx5_queues() {
+        errors::<Mlx5>(CqMode::Collapsed);
+        errors::<Mlx5>(CqMode::Normal);
+    }
+
+    #[test]
+    fn engine_errors_on_hns_queues() {
+        errors::<Hns>(CqMode::Collapsed);
+        errors::<Hns>(CqMode::Normal);
     }
 }

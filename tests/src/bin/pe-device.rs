@@ -1711,7 +1711,7 @@ fn err_nic(_: &[String]) {
                     let idx = qp.resv_head();
                     let mut slots = [[0u8; 64]; 1];
                     let wr = WorkRequest::Read { local, remote: good };
-                    Mlx5::encode(&wr, idx, qp.qpn(), WqeFlags { signal: true, fence: false }, &mut slots);
+                    Mlx5::encode(&wr, idx, qp.nwqes(), qp.qpn(), WqeFlags { signal: true, fence: false }, &mut slots);
                     if k == 4 {
                         slots[0][3] = 0x3f;
                     } else {

@@ -162,11 +162,11 @@ fn post_bad(t: &Thread<'_>, k: usize, pe: usize, dst: DevPtr<u64>, src: DevPtr<u
     let good = t.ibgda_remote(pe, dst.addr());
     let local = Sge { addr: src.addr(), len: 8, lkey: t.ibgda_keys().heap };
     let (qp, _) = t.ibgda_queue(pe);
-    let (idx, qpn) = (qp.resv_head(), qp.qpn());
+    let (idx, qpn, nwqes) = (qp.resv_head(), qp.qpn(), qp.nwqes());
     let signal = WqeFlags { signal: true, fence: false };
     let raw = |wr: WorkRequest<'_>, idx: u64, qpn: u32| -> Vec<Wqebb> {
         let mut s = vec![[0u8; 64]; Mlx5::wqebbs(&wr)];
-        Mlx5::encode(&wr, idx, qpn, signal, &mut s);
+        Mlx5::encode(&wr, idx, nwqes, qpn, signal, &mut s);
         s
     };
     let write = WorkRequest::Write { local, remote: good };
@@ -441,8 +441,8 @@ fn atomics(_: &[String]) {
         };
         let read = WorkRequest::Read { local: s.sge, remote: t.ibgda_remote(right, p64.offset(3).addr()) };
         let mut slots = [[0u8; 64]; 2];
-        Mlx5::encode(&write, idx, qp.qpn(), WqeFlags { signal: false, fence: false }, &mut slots[..1]);
-        Mlx5::encode(&read, idx + 1, qp.qpn(), WqeFlags { signal: true, fence: true }, &mut slots[1..]);
+        Mlx5::encode(&write, idx, qp.nwqes(), qp.qpn(), WqeFlags { signal: false, fence: false }, &mut slots[..1]);
+        Mlx5::encode(&read, idx + 1, qp.nwqes(), qp.qpn(), WqeFlags { signal: true, fence: true }, &mut slots[1..]);
         t.ibgda_post_slots(right, &slots);
         check_eq("a fenced read after a write on one queue", FENCED + me as u64, take(t, right, s, 8));
 
