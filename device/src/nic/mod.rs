@@ -6,10 +6,10 @@
 //! PRM's big-endian bit layout. Pure bytes, no FFI: whoever owns the rdma-core handles passes
 //! the buffers to `mlx5dv_devx_obj_create` / `_modify` / `mlx5dv_devx_general_cmd`.
 //!
-//! With the feature `verbs`, [`verbs`](crate::nic::verbs) finds the RDMA devices of the host, their ports and
+//! With the feature `verbs`, `verbs` finds the RDMA devices of the host, their ports and
 //! addresses, and whether they can create DEVX objects.
 //!
-//! `OXSHMEM_NIC` chooses: `soft`, `devx` ([`devx_nic`](crate::nic::devx_nic), feature `verbs`: an mlx5 NIC through
+//! `OXSHMEM_NIC` chooses: `soft`, `devx` (`devx_nic`, feature `verbs`: an mlx5 NIC through
 //! DEVX; fails with `no RDMA device: …` where none can serve), or `auto` (the default: the
 //! software NIC, saying on one info line why not a hardware one).
 
