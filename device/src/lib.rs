@@ -383,7 +383,10 @@ impl Device {
             error: ErrorSlot::default(),
         });
         let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r, proxy_spin));
-        let softnic = ibgda.as_deref().map(|ib| ibgda::softnic::SoftNic::start(ib, state.timeout_ns));
+        let softnic = ibgda
+            .as_deref()
+            .filter(|ib| ib.needs_software_nic())
+            .map(|ib| ibgda::softnic::SoftNic::start(ib, state.timeout_ns));
         shmem.barrier_all()?;
         Ok(Device(Arc::new(Inner {
             state,

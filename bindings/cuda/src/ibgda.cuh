@@ -144,7 +144,15 @@ __host__ __device__ inline void ring(oxshmem_qp_t *q, uint64_t end) {
             if (want > old) {
                 at(q->nic.prod_idx).store(want, REL);
                 at(q->nic.dbr[1]).store(mlx5::dbr_value(want), REL);
-                at(q->nic.db).store(mlx5::doorbell(want, q->qpn), REL);
+                uint64_t value = mlx5::doorbell(want, q->qpn);
+                at(q->nic.db).store(value, REL);
+                // A hardware NIC's doorbell register, mapped for this producer (0: the
+                // software NIC, which watches `db`): written after the record is out.
+                uint64_t uar = at(q->nic.uar).load(RLX);
+                if (uar) {
+                    cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, cuda::thread_scope_system);
+                    *(volatile uint64_t *)(uintptr_t)uar = value;
+                }
             }
             at(q->nic.db_lock).exchange(0, SC);
             uint64_t again = at(q->nic.ring_req).load(SC);

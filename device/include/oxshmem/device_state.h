@@ -366,6 +366,7 @@ typedef struct oxshmem_qp_doorbell {
     uint32_t dbr[2];
     uint64_t db;
     uint64_t seen[2];
+    uint64_t uar;
 } oxshmem_qp_doorbell_t;
 OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_doorbell_t) == 64, "size of oxshmem_qp_doorbell_t");
 OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_qp_doorbell_t) == 64, "alignment of oxshmem_qp_doorbell_t");
@@ -376,6 +377,7 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, ring_req) == 16 && OXSHMEM
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, dbr) == 24 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, dbr) == 8, "oxshmem_qp_doorbell_t.dbr");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, db) == 32 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, db) == 8, "oxshmem_qp_doorbell_t.db");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, seen) == 40 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, seen) == 16, "oxshmem_qp_doorbell_t.seen");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, uar) == 56 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, uar) == 8, "oxshmem_qp_doorbell_t.uar");
 
 /* One IBGDA queue pair (mlx5 format); sq: nwqes * 8 words, marks: nwqes, cq: ncqes * 8, ibuf: OXSHMEM_IBUF_WORDS. (Rust: QpMlx5) */
 typedef struct oxshmem_qp {

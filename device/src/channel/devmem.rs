@@ -11,6 +11,9 @@ use std::sync::Arc;
 
 /// Alignment of every allocation and of every part carved out of one (a cache line).
 pub const DEVICE_ALIGN: usize = 64;
+/// A page: the host allocator aligns allocations of at least this size to it, so parts carved at
+/// page offsets ([`Carve::take_page`]) start on pages.
+pub const PAGE: usize = 4096;
 
 /// Where device-reachable memory comes from. A back end implements it over its own memory
 /// (a CUDA back end: `cuMemHostAlloc(DEVICEMAP | PORTABLE)`, whose host address is also the
@@ -34,13 +37,18 @@ pub trait DeviceAlloc: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HostAlloc;
 
+/// The host allocator's alignment for `bytes`: a page from a page on, else [`DEVICE_ALIGN`].
+fn host_align(bytes: usize) -> usize {
+    if bytes >= PAGE { PAGE } else { DEVICE_ALIGN }
+}
+
 impl DeviceAlloc for HostAlloc {
     fn name(&self) -> &str {
         "host heap"
     }
 
     fn alloc(&self, bytes: usize) -> Result<*mut u8, String> {
-        let l = std::alloc::Layout::from_size_align(bytes.max(1), DEVICE_ALIGN)
+        let l = std::alloc::Layout::from_size_align(bytes.max(1), host_align(bytes))
             .map_err(|_| format!("{bytes} bytes is too large an allocation"))?;
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { std::alloc::alloc_zeroed(l) };
@@ -50,7 +58,7 @@ impl DeviceAlloc for HostAlloc {
     /// # Safety
     /// `ptr` must come from this allocator's `alloc(bytes)` and not have been freed.
     unsafe fn free(&self, ptr: *mut u8, bytes: usize) {
-        if let Ok(l) = std::alloc::Layout::from_size_align(bytes.max(1), DEVICE_ALIGN) {
+        if let Ok(l) = std::alloc::Layout::from_size_align(bytes.max(1), host_align(bytes)) {
             // SAFETY: allocated by `alloc` with this layout (the caller's promise).
             unsafe { std::alloc::dealloc(ptr, l) }
         }
@@ -131,6 +139,13 @@ impl Carve {
         let off = self.end.next_multiple_of(DEVICE_ALIGN);
         self.end = off + n * std::mem::size_of::<T>();
         off
+    }
+
+    /// Reserves room for `n` values of `T` at an offset that is a multiple of [`PAGE`] (what a
+    /// NIC registering the allocation by pages needs of a queue's start); the part's offset.
+    pub fn take_page<T>(&mut self, n: usize) -> usize {
+        self.end = self.end.next_multiple_of(PAGE);
+        self.take::<T>(n)
     }
 
     /// Bytes the parts take.

@@ -222,6 +222,9 @@ pub struct Ibgda {
     pub(crate) ibuf_lkey: u32,
     /// The NIC that set the queues up (and, for the software NIC, executes them).
     pub(crate) provider: std::sync::Arc<dyn NicProvider>,
+    /// Whether the software NIC executes the queues (else a hardware NIC does, and nobody here
+    /// consumes them).
+    pub(crate) soft: bool,
     pub(crate) nic: softnic::NicShared,
     /// The device table, in `mem`.
     table: *mut IbgdaDevice,
@@ -281,16 +284,18 @@ impl Ibgda {
             }
         };
         let nic = crate::nic::open(me).map_err(|e| nic_err(me, e))?;
-        if let DoorbellPath::Mapped(_) = nic.doorbell(0) {
-            // Producers here ring the software NIC's doorbell word; a hardware NIC's doorbell
-            // is its UAR page, which the queues do not write yet.
+        // A hardware NIC executes the queues itself: no software NIC then, and the producers
+        // ring its doorbell register. GPU producers would need that register mapped for the
+        // GPU, which this build does not do yet.
+        let soft = nic.describe().provider == "soft";
+        if !soft && heap.is_some() {
             let name = nic.describe().name;
             return Err(nic_err(
                 me,
                 NicError::refused(
                     format!("IBGDA queues on {name}"),
-                    "the producers would have to ring the NIC's doorbell page (UAR), which this build does not \
-                     do yet; use OXSHMEM_NIC=soft",
+                    "GPU threads would have to ring the NIC's doorbell page (UAR) mapped for the GPU, which this \
+                     build does not do yet; use OXSHMEM_NIC=soft",
                 ),
             ));
         }
@@ -409,6 +414,23 @@ impl Ibgda {
                 });
             }
             let qps = m.add(q_off).cast::<Qp<Mlx5>>();
+            let mut rings = Vec::with_capacity(nq);
+            for &qpn in &qpns {
+                rings.push(match nic.doorbell(qpn) {
+                    DoorbellPath::Watched => 0,
+                    DoorbellPath::Mapped(at) => at,
+                    DoorbellPath::Cpu => {
+                        return Err(nic_err(
+                            me,
+                            NicError::refused(
+                                format!("IBGDA queue {qpn:#x}"),
+                                "the NIC's doorbell is rung by a CPU thread for the producers, which this build does \
+                                 not have",
+                            ),
+                        ));
+                    }
+                });
+            }
             for (i, p) in parts.iter().enumerate() {
                 let pe = i % n;
                 Qp::init_at(
@@ -422,6 +444,7 @@ impl Ibgda {
                     qpns[i],
                     pe as u32,
                 );
+                (*qps.add(i)).nic.uar.store(rings[i], std::sync::atomic::Ordering::Relaxed);
             }
             let table = m.add(t_off).cast::<IbgdaDevice>();
             table.write(IbgdaDevice {
@@ -457,6 +480,7 @@ impl Ibgda {
                 implicit_lkey: implicit.lkey,
                 ibuf_lkey: queues_mr.lkey,
                 provider: nic,
+                soft,
                 nic: softnic::NicShared::default(),
                 table,
                 mem,
@@ -467,6 +491,12 @@ impl Ibgda {
     /// The NIC that set the queues up.
     pub fn provider(&self) -> &dyn NicProvider {
         &*self.provider
+    }
+
+    /// Whether the software NIC executes the queues (start its thread then); else a hardware
+    /// NIC does.
+    pub fn needs_software_nic(&self) -> bool {
+        self.soft
     }
 
     /// The table device code reads (`DeviceState::ibgda`).

@@ -103,6 +103,10 @@ pub struct Doorbell {
     /// The NIC's consumed index (`u64::MAX` once the queue failed) and its completions
     /// written, as of its last pass — what a thread reads to see whether work is pending.
     pub(crate) seen: [AtomicU64; 2],
+    /// A hardware NIC's doorbell register as the producers here address it (the UAR page's
+    /// register, mapped), which a ring writes after the doorbell record; 0 for the software NIC,
+    /// which watches `db`.
+    pub(crate) uar: AtomicU64,
 }
 
 /// Completion-queue mode (stored as a `u32` in [`Qp`]).
@@ -194,7 +198,7 @@ pub struct QpParts {
 }
 
 impl QpParts {
-    /// The send queue's byte offset in the allocation.
+    /// The send queue's byte offset in the allocation (page-aligned: a NIC maps it by pages).
     pub fn sq_offset(&self) -> usize {
         self.sq
     }
@@ -284,9 +288,9 @@ impl<L: NicLayout> Qp<L> {
     /// Lays out a queue's arrays (`nwqes` slots, `ncqes` CQ entries in normal mode) in `c`.
     pub fn carve(c: &mut Carve, nwqes: usize, mode: CqMode, ncqes: usize) -> QpParts {
         QpParts {
-            sq: c.take::<AtomicU64>(nwqes * 8),
+            sq: c.take_page::<AtomicU64>(nwqes * 8),
             marks: c.take::<AtomicU64>(nwqes),
-            cq: c.take::<AtomicU64>(cq_entries(mode, ncqes) * 8),
+            cq: c.take_page::<AtomicU64>(cq_entries(mode, ncqes) * 8),
             ibuf: c.take::<AtomicU64>(IBUF_WORDS),
         }
     }
@@ -571,7 +575,17 @@ impl<L: NicLayout> Qp<L> {
                 if want > old {
                     self.nic.prod_idx.store(want, Ordering::Release);
                     self.nic.dbr[1].store(L::dbr_value(want), Ordering::Release);
-                    self.nic.db.store(L::doorbell(want, self.qpn), Ordering::Release);
+                    let value = L::doorbell(want, self.qpn);
+                    self.nic.db.store(value, Ordering::Release);
+                    let uar = self.nic.uar.load(Ordering::Relaxed);
+                    if uar != 0 {
+                        // The record before the register: the NIC reads the record when it
+                        // sees the doorbell.
+                        std::sync::atomic::fence(Ordering::SeqCst);
+                        // SAFETY: a hardware provider's doorbell register, mapped for this
+                        // process for as long as the queue (set by the channel's set-up).
+                        unsafe { std::ptr::write_volatile(uar as *mut u64, value) };
+                    }
                 }
                 // A full barrier (not only a release): a sleeping NIC is woken by the caller's
                 // check of its `sleeping` flag, which must not be read before the doorbell

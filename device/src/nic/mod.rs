@@ -63,8 +63,8 @@ fn open_devx(var: &str) -> Result<Arc<dyn NicProvider>, NicError> {
 fn hardware_refusal() -> String {
     match verbs::open_devx(None) {
         Ok(d) => format!(
-            "{} can create DEVX objects; OXSHMEM_NIC=devx opens it (its queues need producers that ring \
-             its doorbell page, which this build does not do yet)",
+            "{} can create DEVX objects: OXSHMEM_NIC=devx has it execute the queues of CPU device threads \
+             (GPU threads cannot ring it yet)",
             d.name
         ),
         Err(e) => e.to_string(),

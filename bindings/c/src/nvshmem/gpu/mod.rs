@@ -192,7 +192,7 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     );
     let ring = b.ring().map(|r| r.as_ptr().cast_const());
     let state = std::ptr::from_ref::<DeviceState>(b.state());
-    let ib = b.ibgda().map(|i| i as *const Ibgda);
+    let ib = b.ibgda().filter(|i| i.needs_software_nic()).map(|i| i as *const Ibgda);
     let timeout = b.timeout_ns();
     *BACKEND.lock() = Some(b);
     if let Some(ib) = ib {
