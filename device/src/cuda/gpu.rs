@@ -224,6 +224,45 @@ impl Gpu {
         check(|| "cuCtxSynchronize".into(), unsafe { sys::cuCtxSynchronize() })
     }
 
+    /// Maps the I/O page holding `addr` (a NIC's doorbell register, mapped in this process)
+    /// for this GPU (`cuMemHostRegister` with `IOMEMORY`); the device address of `addr`.
+    /// Undo with [`unmap_io`](Self::unmap_io).
+    ///
+    /// # Safety
+    /// The page holding `addr` is an I/O mapping of this process that outlives the mapping.
+    ///
+    /// # Errors
+    /// The driver's (a GPU or platform that cannot map I/O memory for peer access).
+    pub unsafe fn map_io(&self, addr: u64) -> Result<DevAddr, CudaError> {
+        const PAGE: u64 = 4096;
+        self.make_current()?;
+        let page = addr & !(PAGE - 1);
+        let flags =
+            sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP | sys::CU_MEMHOSTREGISTER_IOMEMORY;
+        // SAFETY: the caller's page; registration only pins and maps it for the device.
+        check(|| format!("cuMemHostRegister({page:#x}, IOMEMORY)"), unsafe {
+            sys::cuMemHostRegister_v2(page as *mut c_void, PAGE as usize, flags)
+        })?;
+        let mut dev: sys::CUdeviceptr = 0;
+        // SAFETY: the page was just registered; `dev` is a valid out-pointer.
+        check(|| "cuMemHostGetDevicePointer (the doorbell page)".into(), unsafe {
+            sys::cuMemHostGetDevicePointer_v2(&mut dev, page as *mut c_void, 0)
+        })?;
+        Ok(dev + (addr - page))
+    }
+
+    /// Undoes [`map_io`](Self::map_io) for the page holding `addr`.
+    ///
+    /// # Safety
+    /// No device code uses the mapping any more.
+    pub unsafe fn unmap_io(&self, addr: u64) {
+        let page = addr & !4095;
+        if self.make_current().is_ok() {
+            // SAFETY: registered by map_io (the caller's promise), unused now.
+            let _ = unsafe { sys::cuMemHostUnregister(page as *mut c_void) };
+        }
+    }
+
     /// The layer's own non-blocking stream for host copies.
     fn copy_stream(&self) -> Result<sys::CUstream, CudaError> {
         self.make_current()?;

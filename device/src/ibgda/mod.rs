@@ -64,6 +64,16 @@ pub trait NicMemory: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// Why it failed.
     fn atomic(&self, addr: u64, width: u32, op: oxshmem::transport::AmoOp) -> Result<u64, String>;
+
+    /// The address at which the producers behind this memory (GPU threads) reach a hardware
+    /// NIC's doorbell register, mapped at `addr` in this process (the UAR page); the mapping
+    /// lives as long as this memory.
+    ///
+    /// # Errors
+    /// The register cannot be mapped for them.
+    fn map_doorbell(&self, addr: u64) -> Result<u64, String> {
+        Err(format!("the doorbell register at {addr:#x} cannot be mapped for these producers"))
+    }
 }
 
 /// The symmetric heap the queues reach when it is not the runtime's (the CUDA back end's GPU
@@ -285,20 +295,9 @@ impl Ibgda {
         };
         let nic = crate::nic::open(me).map_err(|e| nic_err(me, e))?;
         // A hardware NIC executes the queues itself: no software NIC then, and the producers
-        // ring its doorbell register. GPU producers would need that register mapped for the
-        // GPU, which this build does not do yet.
+        // ring its doorbell register (GPU producers through the page mapped for the GPU, which
+        // the heap's memory does: `NicMemory::map_doorbell`).
         let soft = nic.describe().provider == "soft";
-        if !soft && heap.is_some() {
-            let name = nic.describe().name;
-            return Err(nic_err(
-                me,
-                NicError::refused(
-                    format!("IBGDA queues on {name}"),
-                    "GPU threads would have to ring the NIC's doorbell page (UAR) mapped for the GPU, which this \
-                     build does not do yet; use OXSHMEM_NIC=soft",
-                ),
-            ));
-        }
         let gpu = heap.is_some();
         let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
         let heap_mr = nic.register(base as u64, size as u64, kind).map_err(|e| nic_err(me, e))?;
@@ -416,10 +415,14 @@ impl Ibgda {
             let qps = m.add(q_off).cast::<Qp<Mlx5>>();
             let mut rings = Vec::with_capacity(nq);
             for &qpn in &qpns {
-                rings.push(match nic.doorbell(qpn) {
-                    DoorbellPath::Watched => 0,
-                    DoorbellPath::Mapped(at) => at,
-                    DoorbellPath::Cpu => {
+                rings.push(match (nic.doorbell(qpn), &heap) {
+                    (DoorbellPath::Watched, _) => 0,
+                    (DoorbellPath::Mapped(at), None) => at,
+                    // GPU producers: the register mapped for the GPU.
+                    (DoorbellPath::Mapped(at), Some(h)) => h.memory.map_doorbell(at).map_err(|e| {
+                        nic_err(me, NicError::refused(format!("IBGDA queue {qpn:#x}: mapping the doorbell"), e))
+                    })?,
+                    (DoorbellPath::Cpu, _) => {
                         return Err(nic_err(
                             me,
                             NicError::refused(

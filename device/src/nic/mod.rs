@@ -62,11 +62,7 @@ fn open_devx(var: &str) -> Result<Arc<dyn NicProvider>, NicError> {
 #[cfg(feature = "verbs")]
 fn hardware_refusal() -> String {
     match verbs::open_devx(None) {
-        Ok(d) => format!(
-            "{} can create DEVX objects: OXSHMEM_NIC=devx has it execute the queues of CPU device threads \
-             (GPU threads cannot ring it yet)",
-            d.name
-        ),
+        Ok(d) => format!("{} can create DEVX objects: OXSHMEM_NIC=devx has it execute the IBGDA queues", d.name),
         Err(e) => e.to_string(),
     }
 }

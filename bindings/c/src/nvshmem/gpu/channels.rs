@@ -12,10 +12,23 @@ use super::host::{amo, amo_at, get, put};
 use super::{backend, invalid};
 
 /// How the software NIC reaches the GPU heaps: copies on unified addresses, and the device
-/// library's AMO kernel.
+/// library's AMO kernel; and how GPU threads reach a hardware NIC's doorbell (its UAR page
+/// mapped for the GPU).
 #[derive(Debug)]
 pub(super) struct GpuNicMemory {
     pub(super) gpu: Gpu,
+    /// Doorbell pages mapped for the GPU ([`NicMemory::map_doorbell`]): page, its device
+    /// address. Unmapped on drop.
+    pub(super) doorbells: parking_lot::Mutex<Vec<(u64, u64)>>,
+}
+
+impl Drop for GpuNicMemory {
+    fn drop(&mut self) {
+        for (at, _) in self.doorbells.lock().drain(..) {
+            // SAFETY: mapped by map_doorbell; the queues that rang it are gone with the channel.
+            unsafe { self.gpu.unmap_io(at) };
+        }
+    }
 }
 
 impl NicMemory for GpuNicMemory {
@@ -30,6 +43,20 @@ impl NicMemory for GpuNicMemory {
 
     fn atomic(&self, addr: u64, width: u32, op: AmoOp) -> std::result::Result<u64, String> {
         amo_at("nvshmem softnic", addr, width as usize, op).map_err(|e| e.to_string())
+    }
+
+    fn map_doorbell(&self, addr: u64) -> std::result::Result<u64, String> {
+        let page = addr & !4095;
+        let mut pages = self.doorbells.lock();
+        // Every queue of a NIC may share one page: it is mapped once.
+        if let Some(&(_, dev)) = pages.iter().find(|p| p.0 == page) {
+            return Ok(dev + (addr - page));
+        }
+        // SAFETY: the NIC provider's UAR page, mapped in this process for as long as the
+        // channel (which owns this memory and drops it before the provider).
+        let dev = unsafe { self.gpu.map_io(page) }.map_err(|e| e.to_string())?;
+        pages.push((page, dev));
+        Ok(dev + (addr - page))
     }
 }
 

@@ -238,7 +238,9 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
             Err(_) => None,
         });
     }
-    let nic_memory = |gpu: &Gpu| -> Arc<dyn NicMemory> { Arc::new(GpuNicMemory { gpu: gpu.clone() }) };
+    let nic_memory = |gpu: &Gpu| -> Arc<dyn NicMemory> {
+        Arc::new(GpuNicMemory { gpu: gpu.clone(), doorbells: Default::default() })
+    };
     GpuPe::new(&shmem, kind, Some(&nic_memory), &predefined).map(Backend).map_err(|e| setup_err(func, e))
 }
 
