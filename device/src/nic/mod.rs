@@ -34,7 +34,7 @@ pub fn open(pe: usize) -> Result<Arc<dyn NicProvider>, NicError> {
     match v.trim() {
         "soft" => Ok(Arc::new(soft::SoftProvider::new(pe))),
         "" | "auto" => {
-            announce_once(pe, &hardware_refusal());
+            announce_once(pe, hardware_refusal);
             Ok(Arc::new(soft::SoftProvider::new(pe)))
         }
         "devx" => open_devx(name),
@@ -75,12 +75,13 @@ fn hardware_refusal() -> String {
         .to_string()
 }
 
-/// The one info line saying which NIC executes the IBGDA queues (PE 0, once per process).
-fn announce_once(pe: usize, why_not_hardware: &str) {
+/// The one info line saying which NIC executes the IBGDA queues (PE 0, once per process;
+/// `why_not_hardware` is asked only then: it may open every RDMA device of the host).
+fn announce_once(pe: usize, why_not_hardware: fn() -> String) {
     static SAID: std::sync::Once = std::sync::Once::new();
     if pe == 0 {
         SAID.call_once(|| {
-            tracing::info!(target: "nic", "IBGDA queues: the software NIC ({why_not_hardware})");
+            tracing::info!(target: "nic", "IBGDA queues: the software NIC ({})", why_not_hardware());
         });
     }
 }
