@@ -297,7 +297,8 @@ impl Ibgda {
         // A hardware NIC executes the queues itself: no software NIC then, and the producers
         // ring its doorbell register (GPU producers through the page mapped for the GPU, which
         // the heap's memory does: `NicMemory::map_doorbell`).
-        let soft = nic.describe().provider == "soft";
+        let described = nic.describe();
+        let soft = described.provider == "soft";
         let gpu = heap.is_some();
         let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
         let heap_mr = nic.register(base as u64, size as u64, kind).map_err(|e| nic_err(me, e))?;
@@ -395,7 +396,7 @@ impl Ibgda {
             let peer = QpPeer { qpn: peer_qpns[config.num_rc * pe + rc], lid: c[2] as u16, gid, mac, psn: FIRST_PSN };
             connect(&*nic, qpn, &peer).map_err(|e| nic_err(me, e))?;
         }
-        tracing::debug!(target: "device", nic = ?nic.describe(), queues = nq, "IBGDA queues connected");
+        tracing::debug!(target: "device", nic = ?described, queues = nq, "IBGDA queues connected");
 
         // SAFETY: every part lies inside `mem`, aligned for its type (Carve); each value is
         // written once before anything reads it, and `mem` outlives the slices (it is the

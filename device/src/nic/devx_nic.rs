@@ -70,6 +70,8 @@ pub struct DevxNic {
     port: PortInfo,
     uar: *mut mlx5dv::mlx5dv_devx_uar,
     eqn: u32,
+    /// How GPU memory registers with this host's NICs (read once, at open).
+    gpu: verbs::GpuRegistration,
     mrs: Mutex<Vec<*mut ibv_mr>>,
     /// DEVX user memory per registered queue region (its address).
     umems: Mutex<HashMap<u64, *mut mlx5dv::mlx5dv_devx_umem>>,
@@ -189,6 +191,7 @@ impl DevxNic {
             },
             uar: std::ptr::null_mut(),
             eqn: 0,
+            gpu: verbs::gpu_registration(),
             mrs: Mutex::new(Vec::new()),
             umems: Mutex::new(HashMap::new()),
             qps: Mutex::new(HashMap::new()),
@@ -331,8 +334,7 @@ fn mtu_code(bytes: u32) -> u8 {
 
 impl NicProvider for DevxNic {
     fn describe(&self) -> NicDescription {
-        let g = verbs::gpu_registration();
-        NicDescription { name: self.name.clone(), provider: "devx", gpu_memory: g.peermem }
+        NicDescription { name: self.name.clone(), provider: "devx", gpu_memory: self.gpu.peermem }
     }
 
     fn port(&self) -> PortInfo {
@@ -340,7 +342,7 @@ impl NicProvider for DevxNic {
     }
 
     fn register(&self, addr: u64, len: u64, kind: MemoryKind) -> Result<MemRegion, NicError> {
-        if kind == MemoryKind::Gpu && !verbs::gpu_registration().peermem {
+        if kind == MemoryKind::Gpu && !self.gpu.peermem {
             return Err(NicError::refused(
                 format!("register({addr:#x}, {len}, GPU)"),
                 "GPU memory needs nvidia_peermem loaded (the dma-buf path, ibv_reg_dmabuf_mr with the CUDA \
