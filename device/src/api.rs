@@ -194,7 +194,9 @@ impl Thread<'_> {
         match self.route(op::PUT, dst, src.len(), pe) {
             // SAFETY: route() checked the whole range against the peer's mapped heap.
             Some(Route::P2p(p)) => unsafe { p2p::put(p, src.as_ptr().cast(), size_of_val(src)) },
-            Some(Route::Ibgda) => self.ib_put_local(op::PUT, pe, dst.addr, bytemuck::cast_slice(src)),
+            Some(Route::Ibgda) => {
+                crate::with_layout!(self.ib().layout, L => self.ib_put_local::<L>(op::PUT, pe, dst.addr, bytemuck::cast_slice(src)))
+            }
             Some(Route::Proxy) => {
                 let r = Request {
                     kind: kind::PUT,
@@ -223,7 +225,9 @@ impl Thread<'_> {
         match self.route(op::PUT, dst, n, pe) {
             // SAFETY: as in put; src is n elements of a live local symmetric object.
             Some(Route::P2p(p)) => unsafe { p2p::put(p, src.addr as *const u8, n * size_of::<T>()) },
-            Some(Route::Ibgda) => self.ib_put_sym(op::PUT, pe, dst.addr, src.addr, n * size_of::<T>()),
+            Some(Route::Ibgda) => {
+                crate::with_layout!(self.ib().layout, L => self.ib_put_sym::<L>(op::PUT, pe, dst.addr, src.addr, n * size_of::<T>()))
+            }
             Some(Route::Proxy) => {
                 let r = Request {
                     kind: kind::PUT,
@@ -244,7 +248,9 @@ impl Thread<'_> {
         match self.route(op::GET, src, dst.len(), pe) {
             // SAFETY: route() checked the source range; dst is a valid local slice.
             Some(Route::P2p(p)) => unsafe { p2p::get(dst.as_mut_ptr().cast(), p, size_of_val(dst)) },
-            Some(Route::Ibgda) => self.ib_get_local(op::GET, pe, bytemuck::cast_slice_mut(dst), src.addr),
+            Some(Route::Ibgda) => {
+                crate::with_layout!(self.ib().layout, L => self.ib_get_local::<L>(op::GET, pe, bytemuck::cast_slice_mut(dst), src.addr))
+            }
             Some(Route::Proxy) => {
                 let r = Request {
                     kind: kind::GET,
@@ -272,7 +278,9 @@ impl Thread<'_> {
         match self.route(op::GET, src, n, pe) {
             // SAFETY: as in get; dst is n elements of a live local symmetric object.
             Some(Route::P2p(p)) => unsafe { p2p::get(dst.addr as *mut u8, p, n * size_of::<T>()) },
-            Some(Route::Ibgda) => self.ib_get_sym(op::GET, pe, dst.addr, src.addr, n * size_of::<T>()),
+            Some(Route::Ibgda) => {
+                crate::with_layout!(self.ib().layout, L => self.ib_get_sym::<L>(op::GET, pe, dst.addr, src.addr, n * size_of::<T>()))
+            }
             Some(Route::Proxy) => {
                 let r = Request {
                     kind: kind::GET,
@@ -300,7 +308,9 @@ impl Thread<'_> {
         match self.route(op::P, dst, 1, pe) {
             // SAFETY: route() checked the element; symmetric objects are aligned for T.
             Some(Route::P2p(p)) => unsafe { p2p::p(p, bits, w) },
-            Some(Route::Ibgda) => self.ib_put_local(op::P, pe, dst.addr, &bits.to_ne_bytes()[..w]),
+            Some(Route::Ibgda) => {
+                crate::with_layout!(self.ib().layout, L => self.ib_put_local::<L>(op::P, pe, dst.addr, &bits.to_ne_bytes()[..w]))
+            }
             Some(Route::Proxy) => {
                 self.submit(Request {
                     kind: kind::P,
@@ -351,7 +361,7 @@ impl Thread<'_> {
                     p2p::atomic(s, Width::W64, sig_amo(sop, value));
                 }
             }
-            (Route::Ibgda, _) => self.ib_put_signal(
+            (Route::Ibgda, _) => crate::with_layout!(self.ib().layout, L => self.ib_put_signal::<L>(
                 op::PUT_SIGNAL,
                 pe,
                 dst.addr,
@@ -361,7 +371,7 @@ impl Thread<'_> {
                 sig.addr,
                 value,
                 sop,
-            ),
+            )),
             _ => {
                 let r = Request {
                     kind: kind::PUT_SIGNAL,
@@ -406,7 +416,7 @@ impl Thread<'_> {
                     p2p::atomic(s, Width::W64, sig_amo(sop, value));
                 }
             }
-            (Route::Ibgda, _) => self.ib_put_signal(
+            (Route::Ibgda, _) => crate::with_layout!(self.ib().layout, L => self.ib_put_signal::<L>(
                 op::PUT_SIGNAL,
                 pe,
                 dst.addr,
@@ -416,7 +426,7 @@ impl Thread<'_> {
                 sig.addr,
                 value,
                 sop,
-            ),
+            )),
             _ => {
                 let r = Request {
                     kind: kind::PUT_SIGNAL,
@@ -441,7 +451,9 @@ impl Thread<'_> {
             Some(Route::P2p(s)) => unsafe {
                 p2p::atomic(s, Width::W64, sig_amo(sop, value));
             },
-            Some(Route::Ibgda) => self.ib_signal_op(op::SIGNAL_OP, pe, sig.addr, value, sop),
+            Some(Route::Ibgda) => {
+                crate::with_layout!(self.ib().layout, L => self.ib_signal_op::<L>(op::SIGNAL_OP, pe, sig.addr, value, sop))
+            }
             Some(Route::Proxy) => {
                 self.submit(Request {
                     kind: kind::SIGNAL_OP,
@@ -526,7 +538,9 @@ impl Thread<'_> {
                     self.fail(ErrorCode::Misaligned, op::AMO, pe as i64, dst.addr, w.bytes() as u64);
                     return T::zeroed();
                 }
-                T::from_bits(self.ib_amo(op::AMO, pe, dst.addr, w.bytes() as u32, aop, fetch))
+                T::from_bits(
+                    crate::with_layout!(self.ib().layout, L => self.ib_amo::<L>(op::AMO, pe, dst.addr, w.bytes() as u32, aop, fetch)),
+                )
             }
             Some(Route::Proxy) => {
                 let mut out = 0u64;
@@ -632,7 +646,7 @@ impl Thread<'_> {
             self.wait(last - 1, op::QUIET);
         }
         if self.dev.ibgda().is_some() {
-            self.ib_quiet(op::QUIET);
+            crate::with_layout!(self.ib().layout, L => self.ib_quiet::<L>(op::QUIET));
         }
     }
 

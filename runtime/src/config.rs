@@ -318,6 +318,15 @@ pub const VARS: &[Var] = &[
         section: Section::Transport,
     },
     Var {
+        name: "OXSHMEM_SOFTNIC_LAYOUT",
+        aliases: &[],
+        default: "mlx5",
+        help: "the queue format the software NIC reads and the IBGDA producers write: `mlx5` (ConnectX) or `hns` (HiSilicon RoCE; CPU device threads only, the CUDA device library writes mlx5 WQEs)",
+        group: Group::Device,
+        ty: VarType::Text,
+        section: Section::Transport,
+    },
+    Var {
         name: "OXSHMEM_IBGDA_CQ_MODE",
         aliases: &[],
         default: "collapsed",

@@ -894,7 +894,8 @@ fn on_stream_routines_are_ordered_stream_operations() {
 
 /// `OXSHMEM_DEVICE_CHANNEL=ibgda`: the device library's queue-pair producer (compiled for the
 /// host by nvcc) posts work requests into the queues `nvshmem_init` built in pinned memory, and
-/// the host library's software NIC executes them on the peers' GPU heaps.
+/// the host library's software NIC executes them on the peers' GPU heaps. Queues in the hns
+/// format are refused at init.
 #[test]
 fn the_ibgda_channel_over_the_gpu_heap() {
     if std::env::var_os("OXSHMEM_NVCC").is_none() {
@@ -912,6 +913,23 @@ fn the_ibgda_channel_over_the_gpu_heap() {
         );
         assert_all_ok(&out, n);
     }
+    // hns queues: the device library writes mlx5 WQEs, so init refuses them, saying so.
+    let out = oshrun(
+        2,
+        &prog,
+        &[],
+        &[
+            ("LD_LIBRARY_PATH", &driver),
+            ("SHMEM_SYMMETRIC_SIZE", "8M"),
+            ("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
+            ("OXSHMEM_SOFTNIC_LAYOUT", "hns"),
+        ],
+    );
+    assert_failed_saying(
+        &out,
+        Duration::from_secs(40),
+        &["IBGDA queues in hns format", "the CUDA device library writes mlx5 work requests"],
+    );
 }
 
 /// `OXSHMEM_CUDA_HEAP=off` cannot take the GPU heap from a program with device code.

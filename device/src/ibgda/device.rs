@@ -17,7 +17,7 @@ use oxshmem::transport::AmoOp;
 use oxshmem::wait::SpinPolicy;
 
 use super::Ibgda;
-use super::layout::{Amo, MAX_INLINE, Mlx5, Remote, Sge, WorkRequest};
+use super::layout::{Amo, Mlx5, NicAtomic, NicLayout, Remote, Sge, WorkRequest};
 use super::qp::{IBUF_SLOT_BYTES, Qp, QpError};
 use crate::cpu::{Thread, WARP_SIZE};
 use crate::state::ErrorCode;
@@ -110,9 +110,9 @@ impl Thread<'_> {
     }
 
     /// Posts `wrs` on this thread's queue to `pe`; returns the queue and the batch's end.
-    fn ib_post(&self, opc: u32, pe: usize, wrs: &[WorkRequest<'_>]) -> Option<(&Qp<Mlx5>, u64)> {
+    fn ib_post<L: NicLayout>(&self, opc: u32, pe: usize, wrs: &[WorkRequest<'_>]) -> Option<(&Qp<L>, u64)> {
         let ib = self.ib();
-        let qp = ib.qp(self.ib_rc(), pe);
+        let qp = ib.qp::<L>(self.ib_rc(), pe);
         let fence = self.fence_pending.replace(false);
         self.ib_posted.set(self.ib_posted.get() | 1 << pe.min(63));
         let mut w = self.ib_waiter(false);
@@ -129,7 +129,7 @@ impl Thread<'_> {
     }
 
     /// Waits until `qp` has completed everything below `end`.
-    fn ib_wait(&self, opc: u32, qp: &Qp<Mlx5>, end: u64, lent: bool) -> bool {
+    fn ib_wait<L: NicLayout>(&self, opc: u32, qp: &Qp<L>, end: u64, lent: bool) -> bool {
         let mut w = self.ib_waiter(lent);
         match qp.wait_complete(end, &mut w) {
             Ok(()) => true,
@@ -146,16 +146,16 @@ impl Thread<'_> {
 
     /// Blocking put from a local buffer: inline when it fits, else from the implicit region,
     /// waiting for completion (the NIC reads `src`).
-    pub(crate) fn ib_put_local(&self, opc: u32, pe: usize, dst: u64, src: &[u8]) {
-        if src.len() <= MAX_INLINE {
-            self.ib_post(opc, pe, &[WorkRequest::WriteInline { data: src, remote: self.ib_remote(pe, dst) }]);
+    pub(crate) fn ib_put_local<L: NicLayout>(&self, opc: u32, pe: usize, dst: u64, src: &[u8]) {
+        if src.len() <= L::MAX_INLINE {
+            self.ib_post::<L>(opc, pe, &[WorkRequest::WriteInline { data: src, remote: self.ib_remote(pe, dst) }]);
             return;
         }
         let mut last = None;
         for (k, chunk) in src.chunks(MAX_XFER).enumerate() {
             let local = Sge { addr: chunk.as_ptr() as u64, len: chunk.len() as u32, lkey: self.ib().implicit_lkey };
             let remote = self.ib_remote(pe, dst + (k * MAX_XFER) as u64);
-            match self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }]) {
+            match self.ib_post::<L>(opc, pe, &[WorkRequest::Write { local, remote }]) {
                 Some(p) => last = Some(p),
                 None => return,
             }
@@ -166,13 +166,13 @@ impl Thread<'_> {
     }
 
     /// Non-blocking put from this PE's symmetric heap.
-    pub(crate) fn ib_put_sym(&self, opc: u32, pe: usize, dst: u64, src: u64, len: usize) {
+    pub(crate) fn ib_put_sym<L: NicLayout>(&self, opc: u32, pe: usize, dst: u64, src: u64, len: usize) {
         let mut off = 0;
         while off < len {
             let n = (len - off).min(MAX_XFER);
             let local = Sge { addr: src + off as u64, len: n as u32, lkey: self.ib().heap_lkey };
             let remote = self.ib_remote(pe, dst + off as u64);
-            if self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }]).is_none() {
+            if self.ib_post::<L>(opc, pe, &[WorkRequest::Write { local, remote }]).is_none() {
                 return;
             }
             off += n;
@@ -181,13 +181,13 @@ impl Thread<'_> {
 
     /// Blocking get into a local buffer: small ones through the scratch buffer, larger ones
     /// straight into `dst` through the implicit region.
-    pub(crate) fn ib_get_local(&self, opc: u32, pe: usize, dst: &mut [u8], src: u64) {
+    pub(crate) fn ib_get_local<L: NicLayout>(&self, opc: u32, pe: usize, dst: &mut [u8], src: u64) {
         if dst.is_empty() {
             return;
         }
         let ib = self.ib();
         if dst.len() <= IBUF_SLOT_BYTES {
-            let qp = ib.qp(self.ib_rc(), pe);
+            let qp = ib.qp::<L>(self.ib_rc(), pe);
             let mut w = self.ib_waiter(false);
             let Some(t) = qp.ibuf_acquire(self.ib_hint(), &mut w) else {
                 self.ib_fail(opc, pe, QpError::Stalled { needed: 0, reached: 0 });
@@ -195,7 +195,7 @@ impl Thread<'_> {
             };
             let local = Sge { addr: qp.ibuf_addr(t), len: dst.len() as u32, lkey: self.ibuf_key(pe) };
             if let Some((qp, end)) =
-                self.ib_post(opc, pe, &[WorkRequest::Read { local, remote: self.ib_remote(pe, src) }])
+                self.ib_post::<L>(opc, pe, &[WorkRequest::Read { local, remote: self.ib_remote(pe, src) }])
                 && self.ib_wait(opc, qp, end, true)
             {
                 qp.ibuf_copy_out(t, dst);
@@ -207,7 +207,7 @@ impl Thread<'_> {
         for (k, chunk) in dst.chunks_mut(MAX_XFER).enumerate() {
             let local = Sge { addr: chunk.as_mut_ptr() as u64, len: chunk.len() as u32, lkey: self.ib().implicit_lkey };
             let remote = self.ib_remote(pe, src + (k * MAX_XFER) as u64);
-            match self.ib_post(opc, pe, &[WorkRequest::Read { local, remote }]) {
+            match self.ib_post::<L>(opc, pe, &[WorkRequest::Read { local, remote }]) {
                 Some(p) => last = Some(p),
                 None => return,
             }
@@ -218,13 +218,13 @@ impl Thread<'_> {
     }
 
     /// Non-blocking get into this PE's symmetric heap.
-    pub(crate) fn ib_get_sym(&self, opc: u32, pe: usize, dst: u64, src: u64, len: usize) {
+    pub(crate) fn ib_get_sym<L: NicLayout>(&self, opc: u32, pe: usize, dst: u64, src: u64, len: usize) {
         let mut off = 0;
         while off < len {
             let n = (len - off).min(MAX_XFER);
             let local = Sge { addr: dst + off as u64, len: n as u32, lkey: self.ib().heap_lkey };
             let remote = self.ib_remote(pe, src + off as u64);
-            if self.ib_post(opc, pe, &[WorkRequest::Read { local, remote }]).is_none() {
+            if self.ib_post::<L>(opc, pe, &[WorkRequest::Read { local, remote }]).is_none() {
                 return;
             }
             off += n;
@@ -232,8 +232,18 @@ impl Thread<'_> {
     }
 
     /// An atomic on `width` bytes at `dst` on `pe`; fetching ones wait and return the prior
-    /// value (through the scratch buffer), others return 0 once posted.
-    pub(crate) fn ib_amo(&self, opc: u32, pe: usize, dst: u64, width: u32, op: AmoOp, fetch: bool) -> u64 {
+    /// value (through the scratch buffer), others return 0 once posted. An atomic the NIC's
+    /// format cannot express (hns: 8-byte plain fetch-add and compare-swap only) becomes a
+    /// compare-and-swap loop ([`ib_amo_emulated`](Self::ib_amo_emulated)), which waits.
+    pub(crate) fn ib_amo<L: NicLayout>(
+        &self,
+        opc: u32,
+        pe: usize,
+        dst: u64,
+        width: u32,
+        op: AmoOp,
+        fetch: bool,
+    ) -> u64 {
         let amo = match op {
             AmoOp::Fetch => Amo::Fetch,
             AmoOp::Set(v) | AmoOp::Swap(v) => Amo::Set(v),
@@ -243,12 +253,28 @@ impl Thread<'_> {
             AmoOp::FetchOr(v) => Amo::Or(v),
             AmoOp::FetchXor(v) => Amo::Xor(v),
         };
-        let qp = self.ib().qp(self.ib_rc(), pe);
+        self.ib_nic_atomic::<L>(opc, pe, dst, width, amo.to_nic(), fetch)
+    }
+
+    /// `op` on `width` bytes at `dst` on `pe`, as [`ib_amo`](Self::ib_amo) does it.
+    fn ib_nic_atomic<L: NicLayout>(
+        &self,
+        opc: u32,
+        pe: usize,
+        dst: u64,
+        width: u32,
+        op: NicAtomic,
+        fetch: bool,
+    ) -> u64 {
+        let qp = self.ib().qp::<L>(self.ib_rc(), pe);
         let remote = self.ib_remote(pe, dst);
         let key = self.ibuf_key(pe);
+        let sink = Sge { addr: qp.ibuf_addr(0), len: width, lkey: key };
+        if !L::supports(&WorkRequest::Atomic { op, width, remote, result: sink }) {
+            return self.ib_amo_emulated::<L>(opc, pe, dst, width, op);
+        }
         if !fetch {
-            let result = Sge { addr: qp.ibuf_addr(0), len: width, lkey: key };
-            self.ib_post(opc, pe, &[WorkRequest::Atomic { op: amo.to_nic(), width, remote, result }]);
+            self.ib_post::<L>(opc, pe, &[WorkRequest::Atomic { op, width, remote, result: sink }]);
             return 0;
         }
         let mut w = self.ib_waiter(false);
@@ -258,8 +284,7 @@ impl Thread<'_> {
         };
         let result = Sge { addr: qp.ibuf_addr(t), len: width, lkey: key };
         let mut out = 0;
-        if let Some((qp, end)) =
-            self.ib_post(opc, pe, &[WorkRequest::Atomic { op: amo.to_nic(), width, remote, result }])
+        if let Some((qp, end)) = self.ib_post::<L>(opc, pe, &[WorkRequest::Atomic { op, width, remote, result }])
             && self.ib_wait(opc, qp, end, true)
         {
             let raw = qp.ibuf_read(t);
@@ -270,25 +295,77 @@ impl Thread<'_> {
         out
     }
 
-    /// The signal update of put_signal / signal_op, as a work request.
-    fn ib_signal_wr(&self, pe: usize, sig: u64, value: u64, sop: SignalOp) -> WorkRequest<'static> {
-        let qp = self.ib().qp(self.ib_rc(), pe);
-        let op = match sop {
+    /// An atomic the NIC's format cannot express, from the two every RDMA NIC has: read the
+    /// naturally aligned 8-byte word holding the target with a fetch-and-add of 0, then
+    /// compare-and-swap the word with the op applied to the target's bytes until no other
+    /// update came between (the NIC's answer is the word it saw: the next try's start). Every
+    /// NIC atomic on the word is atomic with respect to this one; the other bytes of the word
+    /// are written back as they were. Returns the prior value; waits for the NIC.
+    fn ib_amo_emulated<L: NicLayout>(&self, opc: u32, pe: usize, dst: u64, width: u32, op: NicAtomic) -> u64 {
+        const READ: NicAtomic = NicAtomic::FetchAdd { add: 0, boundary: 0 };
+        let word = dst & !7;
+        // The target's place in the word (little-endian memory).
+        let shift = (dst - word) * 8;
+        let mask = if width == 8 { u64::MAX } else { (1u64 << (8 * width)) - 1 };
+        let err = self.state.error.is_set();
+        let mut seen = self.ib_nic_atomic::<L>(opc, pe, word, 8, READ, true);
+        loop {
+            if self.state.error.is_set() && !err {
+                // The read or a swap failed (recorded): stop here.
+                return 0;
+            }
+            let old = seen >> shift & mask;
+            let new = op.apply(old, width) & mask;
+            if new == old {
+                return old;
+            }
+            let want = seen & !(mask << shift) | new << shift;
+            let swap =
+                NicAtomic::CompareSwap { swap: want, compare: seen, swap_mask: u64::MAX, compare_mask: u64::MAX };
+            let was = self.ib_nic_atomic::<L>(opc, pe, word, 8, swap, true);
+            if was == seen {
+                return old;
+            }
+            seen = was;
+        }
+    }
+
+    /// The signal update of put_signal / signal_op.
+    fn ib_signal_amo(value: u64, sop: SignalOp) -> NicAtomic {
+        match sop {
             SignalOp::Set => Amo::Set(value),
             SignalOp::Add => Amo::Add(value),
-        };
-        WorkRequest::Atomic {
-            op: op.to_nic(),
+        }
+        .to_nic()
+    }
+
+    /// The signal update of put_signal / signal_op as a work request, if the NIC's format
+    /// expresses it.
+    fn ib_signal_wr<L: NicLayout>(
+        &self,
+        pe: usize,
+        sig: u64,
+        value: u64,
+        sop: SignalOp,
+    ) -> Option<WorkRequest<'static>> {
+        let qp = self.ib().qp::<L>(self.ib_rc(), pe);
+        let wr = WorkRequest::Atomic {
+            op: Self::ib_signal_amo(value, sop),
             width: 8,
             remote: self.ib_remote(pe, sig),
             result: Sge { addr: qp.ibuf_addr(0), len: 8, lkey: self.ibuf_key(pe) },
-        }
+        };
+        L::supports(&wr).then_some(wr)
     }
 
     /// put_signal: the write and the signal in one batch on one queue (RC executes them in
     /// order, so the signal lands after the data). `src` is local (blocking: inline, or wait)
-    /// or symmetric at `sym_src` (non-blocking).
-    pub(crate) fn ib_put_signal(
+    /// or symmetric at `sym_src` (non-blocking). When the NIC's format cannot express the
+    /// signal update (hns: a set), the data goes first and the update follows on the same
+    /// queue as [`ib_amo_emulated`](Self::ib_amo_emulated)'s loop, whose first read the NIC
+    /// executes after the data.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ib_put_signal<L: NicLayout>(
         &self,
         opc: u32,
         pe: usize,
@@ -300,41 +377,54 @@ impl Thread<'_> {
         value: u64,
         sop: SignalOp,
     ) {
-        let sigwr = self.ib_signal_wr(pe, sig, value, sop);
+        let Some(sigwr) = self.ib_signal_wr::<L>(pe, sig, value, sop) else {
+            match src {
+                Some(s) => self.ib_put_local::<L>(opc, pe, dst, s),
+                None => self.ib_put_sym::<L>(opc, pe, dst, sym_src, len),
+            }
+            self.ib_signal_op::<L>(opc, pe, sig, value, sop);
+            return;
+        };
         let remote = self.ib_remote(pe, dst);
         match src {
-            Some(s) if s.len() <= MAX_INLINE => {
-                self.ib_post(opc, pe, &[WorkRequest::WriteInline { data: s, remote }, sigwr]);
+            Some(s) if s.len() <= L::MAX_INLINE => {
+                self.ib_post::<L>(opc, pe, &[WorkRequest::WriteInline { data: s, remote }, sigwr]);
             }
             Some(s) if s.len() <= MAX_XFER => {
                 let local = Sge { addr: s.as_ptr() as u64, len: s.len() as u32, lkey: self.ib().implicit_lkey };
-                if let Some((qp, end)) = self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }, sigwr]) {
+                if let Some((qp, end)) = self.ib_post::<L>(opc, pe, &[WorkRequest::Write { local, remote }, sigwr]) {
                     self.ib_wait(opc, qp, end, true);
                 }
             }
             Some(s) => {
-                self.ib_put_local(opc, pe, dst, s);
-                self.ib_post(opc, pe, &[sigwr]);
+                self.ib_put_local::<L>(opc, pe, dst, s);
+                self.ib_post::<L>(opc, pe, &[sigwr]);
             }
             None if len <= MAX_XFER => {
                 let local = Sge { addr: sym_src, len: len as u32, lkey: self.ib().heap_lkey };
-                self.ib_post(opc, pe, &[WorkRequest::Write { local, remote }, sigwr]);
+                self.ib_post::<L>(opc, pe, &[WorkRequest::Write { local, remote }, sigwr]);
             }
             None => {
-                self.ib_put_sym(opc, pe, dst, sym_src, len);
-                self.ib_post(opc, pe, &[sigwr]);
+                self.ib_put_sym::<L>(opc, pe, dst, sym_src, len);
+                self.ib_post::<L>(opc, pe, &[sigwr]);
             }
         }
     }
 
-    /// signal_op: one atomic, posted.
-    pub(crate) fn ib_signal_op(&self, opc: u32, pe: usize, sig: u64, value: u64, sop: SignalOp) {
-        let wr = self.ib_signal_wr(pe, sig, value, sop);
-        self.ib_post(opc, pe, &[wr]);
+    /// signal_op: one atomic, posted (or emulated, see [`ib_put_signal`](Self::ib_put_signal)).
+    pub(crate) fn ib_signal_op<L: NicLayout>(&self, opc: u32, pe: usize, sig: u64, value: u64, sop: SignalOp) {
+        match self.ib_signal_wr::<L>(pe, sig, value, sop) {
+            Some(wr) => {
+                self.ib_post::<L>(opc, pe, &[wr]);
+            }
+            None => {
+                self.ib_amo_emulated::<L>(opc, pe, sig, 8, Self::ib_signal_amo(value, sop));
+            }
+        }
     }
 
     /// quiet over this thread's queues (every queue after a group operation).
-    pub(crate) fn ib_quiet(&self, opc: u32) {
+    pub(crate) fn ib_quiet<L: NicLayout>(&self, opc: u32) {
         let ib = self.ib();
         let all = self.ib_quiet_all.replace(false);
         let posted = if all { u64::MAX } else { self.ib_posted.get() };
@@ -342,7 +432,7 @@ impl Thread<'_> {
         let rcs = if all { 0..ib.num_rc } else { self.ib_rc() % ib.num_rc..self.ib_rc() % ib.num_rc + 1 };
         for rc in rcs {
             for pe in (0..ib.n_pes).filter(|&pe| posted & 1 << pe.min(63) != 0) {
-                let qp = ib.qp(rc, pe);
+                let qp = ib.qp::<L>(rc, pe);
                 let mut w = self.ib_waiter(false);
                 if let Err(e) = qp.quiet(&mut w) {
                     self.ib_fail(opc, pe, e);
@@ -377,9 +467,12 @@ impl Thread<'_> {
     /// The queue this thread uses to `pe`, and its index among the channel's queues. For tests
     /// of the NIC itself.
     #[doc(hidden)]
+    ///
+    /// # Panics
+    /// When the queues are not mlx5's.
     pub fn ibgda_queue(&self, pe: usize) -> (&Qp<Mlx5>, usize) {
         let ib = self.ib();
-        (ib.qp(self.ib_rc(), pe), ib.qp_index(self.ib_rc(), pe))
+        (ib.qp::<Mlx5>(self.ib_rc(), pe), ib.qp_index(self.ib_rc(), pe))
     }
 
     /// The remote address and key of the symmetric address `addr` on `pe`, as WQEs carry them.
@@ -393,15 +486,20 @@ impl Thread<'_> {
     /// device error.
     #[doc(hidden)]
     pub fn ibgda_post_unchecked(&self, pe: usize, wr: WorkRequest<'_>) {
-        if let Some((qp, end)) = self.ib_post(crate::state::op::KERNEL, pe, &[wr]) {
-            self.ib_wait(crate::state::op::KERNEL, qp, end, true);
-        }
+        crate::with_layout!(self.ib().layout, L => {
+            if let Some((qp, end)) = self.ib_post::<L>(crate::state::op::KERNEL, pe, &[wr]) {
+                self.ib_wait(crate::state::op::KERNEL, qp, end, true);
+            }
+        })
     }
 
     /// Posts raw slots (possibly malformed) on this thread's queue to `pe` and waits for them.
+    ///
+    /// # Panics
+    /// When the queues are not mlx5's.
     #[doc(hidden)]
     pub fn ibgda_post_slots(&self, pe: usize, slots: &[super::layout::Wqebb]) {
-        let qp = self.ib().qp(self.ib_rc(), pe);
+        let qp = self.ib().qp::<Mlx5>(self.ib_rc(), pe);
         let mut w = self.ib_waiter(false);
         match qp.post_raw_slots(slots, &mut w) {
             Ok(end) => {
@@ -415,9 +513,13 @@ impl Thread<'_> {
 
 /// Host-side quiet over every queue (`Device::quiet`); returns the first failure.
 pub(crate) fn host_quiet(ib: &Ibgda, timeout_ns: u64) -> Result<(), (usize, QpError)> {
+    crate::with_layout!(ib.layout, L => host_quiet_on::<L>(ib, timeout_ns))
+}
+
+fn host_quiet_on<L: NicLayout>(ib: &Ibgda, timeout_ns: u64) -> Result<(), (usize, QpError)> {
     let deadline = Instant::now() + Duration::from_nanos(timeout_ns);
     let mut spins = 0u32;
-    for qp in ib.queues() {
+    for qp in ib.queues::<L>() {
         let mut w = || {
             if !super::softnic::progress(ib) {
                 crate::channel::sync::pause(&mut spins);

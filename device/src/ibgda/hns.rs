@@ -41,7 +41,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::layout::{
-    Completion, DecodeError, Decoded, DecodedWqe, Failure, MAX_WQE_BYTES, NicAtomic, NicLayout, Remote, Sge,
+    Completion, DecodeError, Decoded, DecodedWqe, Failure, Layout, MAX_WQE_BYTES, NicAtomic, NicLayout, Remote, Sge,
     WorkRequest, WqeFlags, Wqebb, get, put,
 };
 
@@ -493,6 +493,7 @@ fn data_seg(s: &Sge) -> DataSeg {
 
 impl NicLayout for Hns {
     const NAME: &'static str = "hns";
+    const LAYOUT: Layout = Layout::Hns;
     const MAX_INLINE: usize = MAX_RC_INL_INN_SZ;
     /// `byte_4` (owner, status, WQE index) is bytes 0-3.
     const CQE_VALID_WORD: usize = 0;

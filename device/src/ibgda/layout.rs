@@ -353,10 +353,58 @@ pub enum Completion {
     },
 }
 
+/// Which queue format a NIC reads: the value behind a channel whose queues are chosen at run
+/// time (a provider's [`describe`](crate::nic::provider::NicProvider::describe)). Code generic
+/// over [`NicLayout`] is instantiated for each by [`with_layout!`](crate::with_layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// Mellanox/NVIDIA ConnectX ([`Mlx5`]).
+    #[default]
+    Mlx5,
+    /// HiSilicon hns RoCE ([`Hns`](super::hns::Hns)).
+    Hns,
+}
+
+impl Layout {
+    /// Its name (`OXSHMEM_SOFTNIC_LAYOUT`'s values).
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Mlx5 => Mlx5::NAME,
+            Layout::Hns => super::hns::Hns::NAME,
+        }
+    }
+
+    /// The layout named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Layout> {
+        [Layout::Mlx5, Layout::Hns].into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// Evaluates `$body` with the type `$L` naming the [`NicLayout`] of the run-time [`Layout`]
+/// `$layout`: one instantiation per layout, the choice made once per call.
+#[macro_export]
+macro_rules! with_layout {
+    ($layout:expr, $L:ident => $body:expr) => {
+        match $layout {
+            $crate::ibgda::layout::Layout::Mlx5 => {
+                type $L = $crate::ibgda::layout::Mlx5;
+                $body
+            }
+            $crate::ibgda::layout::Layout::Hns => {
+                type $L = $crate::ibgda::hns::Hns;
+                $body
+            }
+        }
+    };
+}
+
 /// A NIC's queue formats.
 pub trait NicLayout: Send + Sync + 'static {
     /// The NIC family's name.
     const NAME: &'static str;
+
+    /// This format as a run-time value.
+    const LAYOUT: Layout;
 
     /// Most payload bytes a [`WorkRequest::WriteInline`] may carry in this format.
     const MAX_INLINE: usize;
@@ -455,6 +503,7 @@ pub(crate) fn get<T: bytemuck::Pod>(buf: &[u8], at: usize) -> T {
 
 impl NicLayout for Mlx5 {
     const NAME: &'static str = "mlx5";
+    const LAYOUT: Layout = Layout::Mlx5;
     const MAX_INLINE: usize = MAX_INLINE;
     /// `op_own` is byte 63.
     const CQE_VALID_WORD: usize = 7;

@@ -6,8 +6,9 @@
 //! - [`mlx5`] — the WQE and CQE layouts (`#[repr(C)]`, checked against rdma-core's header);
 //! - [`layout`] — the NIC-layout trait and the NIC-neutral work request; [`layout::Mlx5`];
 //! - [`hns`] — HiSilicon hns RoCE's send-WQE, doorbell and CQE formats (from rdma-core's
-//!   `providers/hns`) and [`hns::Hns`], the second layout: the queue code and the software NIC
-//!   take either (the channel itself is built on mlx5 queues for now);
+//!   `providers/hns`) and [`hns::Hns`], the second layout: the channel's queues are in the format
+//!   its NIC reads ([`NicDescription::layout`](crate::nic::provider::NicDescription)), and the
+//!   device side is generic over it, falling back where a format lacks an operation;
 //! - [`qp`] — one queue pair and the posting / doorbell / completion protocol;
 //! - [`softnic`] — the software NIC: consumes exactly these queues and executes each WQE against
 //!   the target PE's symmetric heap (mapped memory on this host, the runtime's network
@@ -39,7 +40,7 @@ pub mod softnic;
 pub(crate) use crate::channel::{devmem, sync};
 
 use devmem::{Carve, DeviceAlloc, DeviceMem};
-use layout::Mlx5;
+use layout::{Layout, Mlx5, NicLayout};
 use qp::{CqMode, Qp};
 
 use crate::nic::provider::{DoorbellPath, FIRST_PSN, MemoryKind, NicError, NicProvider, QpPeer, QueueMemory, connect};
@@ -109,11 +110,21 @@ pub struct IbgdaConfig {
     /// sleeps are served by the ringing threads themselves; the nap's end is a safety net, and
     /// a test sets it to minutes to show that nothing relies on it.
     pub nic_nap_ms: u64,
+    /// The queue format the software NIC reads (`OXSHMEM_SOFTNIC_LAYOUT`; `None`: unset, mlx5).
+    pub soft_layout: Option<Layout>,
 }
 
 impl Default for IbgdaConfig {
     fn default() -> Self {
-        IbgdaConfig { nwqes: 2048, cq_mode: CqMode::Collapsed, ncqes: 2048, num_rc: 8, batch: 32, nic_nap_ms: 50 }
+        IbgdaConfig {
+            nwqes: 2048,
+            cq_mode: CqMode::Collapsed,
+            ncqes: 2048,
+            num_rc: 8,
+            batch: 32,
+            nic_nap_ms: 50,
+            soft_layout: None,
+        }
     }
 }
 
@@ -145,6 +156,14 @@ impl IbgdaConfig {
             "normal" => CqMode::Normal,
             o => return Err(format!("{name}={o:?}: expected collapsed or normal")),
         };
+        let (layout, name) = oxshmem::config::value_of("OXSHMEM_SOFTNIC_LAYOUT");
+        c.soft_layout =
+            match layout.trim() {
+                "" => None,
+                l => Some(Layout::from_name(l).ok_or_else(|| {
+                    format!("{name}={l:?}: expected {} or {}", Layout::Mlx5.name(), Layout::Hns.name())
+                })?),
+            };
         Ok(c)
     }
 }
@@ -212,7 +231,11 @@ impl<T: std::fmt::Debug> std::fmt::Debug for DevSlice<T> {
 /// The IBGDA channel of one PE: its queues, the key tables and the software NIC.
 #[derive(Debug)]
 pub struct Ibgda {
-    pub(crate) qps: DevSlice<Qp<Mlx5>>,
+    /// The queues' format (their type: `Qp<L>` with `L::LAYOUT == layout`).
+    pub(crate) layout: Layout,
+    /// The queues, `Qp<L>` for `layout`'s `L` (see [`queues`](Self::queues)).
+    qps: *mut u8,
+    nqps: usize,
     pub(crate) num_rc: usize,
     pub(crate) n_pes: usize,
     /// Remote key of each PE's heap.
@@ -252,6 +275,10 @@ unsafe impl Sync for Ibgda {}
 // model state; the models build only `QpBox`es, which drop their words.)
 #[cfg(not(loom))]
 const _: () = assert!(!std::mem::needs_drop::<Qp<Mlx5>>() && !std::mem::needs_drop::<IbgdaDevice>());
+// The channel carves its queues before it knows their format: every layout's queue has the
+// same size, alignment and fields (the format is a type marker).
+const _: () =
+    assert!(size_of::<Qp<Mlx5>>() == size_of::<Qp<hns::Hns>>() && align_of::<Qp<Mlx5>>() == align_of::<Qp<hns::Hns>>());
 
 /// A NIC error at set-up, as the runtime's error of `nvshmem_init`.
 fn nic_err(me: usize, e: NicError) -> oxshmem::Error {
@@ -293,13 +320,23 @@ impl Ibgda {
                 (b as usize, s)
             }
         };
-        let nic = crate::nic::open(me).map_err(|e| nic_err(me, e))?;
+        let nic = crate::nic::open(me, config.soft_layout).map_err(|e| nic_err(me, e))?;
         // A hardware NIC executes the queues itself: no software NIC then, and the producers
         // ring its doorbell register (GPU producers through the page mapped for the GPU, which
         // the heap's memory does: `NicMemory::map_doorbell`).
         let described = nic.describe();
         let soft = described.provider == "soft";
+        let layout = described.layout;
         let gpu = heap.is_some();
+        if gpu && layout != Layout::Mlx5 {
+            return Err(nic_err(
+                me,
+                NicError::refused(
+                    format!("IBGDA queues in {} format", layout.name()),
+                    "the CUDA device library writes mlx5 work requests; this format serves CPU device threads",
+                ),
+            ));
+        }
         let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
         let heap_mr = nic.register(base as u64, size as u64, kind).map_err(|e| nic_err(me, e))?;
         let implicit = nic.register_implicit().map_err(|e| nic_err(me, e))?;
@@ -413,7 +450,7 @@ impl Ibgda {
                     None => oxshmem::raw::ptr(base as *const u8, pe as i32) as u64,
                 });
             }
-            let qps = m.add(q_off).cast::<Qp<Mlx5>>();
+            let qps = m.add(q_off);
             let mut rings = Vec::with_capacity(nq);
             for &qpn in &qpns {
                 rings.push(match (nic.doorbell(qpn), &heap) {
@@ -437,18 +474,21 @@ impl Ibgda {
             }
             for (i, p) in parts.iter().enumerate() {
                 let pe = i % n;
-                Qp::init_at(
-                    qps.add(i),
-                    m,
-                    *p,
-                    config.nwqes,
-                    config.cq_mode,
-                    config.ncqes,
-                    config.batch,
-                    qpns[i],
-                    pe as u32,
-                );
-                (*qps.add(i)).nic.uar.store(rings[i], std::sync::atomic::Ordering::Relaxed);
+                crate::with_layout!(layout, L => {
+                    let q = qps.cast::<Qp<L>>().add(i);
+                    Qp::init_at(
+                        q,
+                        m,
+                        *p,
+                        config.nwqes,
+                        config.cq_mode,
+                        config.ncqes,
+                        config.batch,
+                        qpns[i],
+                        pe as u32,
+                    );
+                    (*q).nic.uar.store(rings[i], std::sync::atomic::Ordering::Relaxed);
+                });
             }
             let table = m.add(t_off).cast::<IbgdaDevice>();
             table.write(IbgdaDevice {
@@ -464,13 +504,16 @@ impl Ibgda {
                 nqps: nq as u32,
                 heap_base: base as u64,
                 heap_size: size as u64,
-                qps,
+                // C reads mlx5 queues only (GPU producers with another format are refused above).
+                qps: qps.cast(),
                 rkeys,
                 rbases,
                 mapped,
             });
             Ok(Ibgda {
-                qps: DevSlice { ptr: qps, len: nq },
+                layout,
+                qps,
+                nqps: nq,
                 num_rc: config.num_rc,
                 n_pes: n,
                 rkeys: DevSlice { ptr: rkeys, len: n },
@@ -513,9 +556,14 @@ impl Ibgda {
         &self.mem
     }
 
-    /// Queue `rc` to `pe`.
-    pub(crate) fn qp(&self, rc: usize, pe: usize) -> &Qp<Mlx5> {
-        &self.qps[(rc % self.num_rc) * self.n_pes + pe]
+    /// The queues' format.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Queue `rc` to `pe`, in format `L` (the channel's, see [`queues`](Self::queues)).
+    pub(crate) fn qp<L: NicLayout>(&self, rc: usize, pe: usize) -> &Qp<L> {
+        &self.queues::<L>()[(rc % self.num_rc) * self.n_pes + pe]
     }
 
     /// The index of a queue in `qps`.
@@ -528,9 +576,21 @@ impl Ibgda {
         self.config
     }
 
-    /// Every queue.
-    pub fn queues(&self) -> &[Qp<Mlx5>] {
-        &self.qps[..]
+    /// Every queue, whose format is `L`.
+    ///
+    /// # Panics
+    /// When the queues are in another format than `L` ([`layout`](Self::layout) says which;
+    /// [`with_layout!`](crate::with_layout) chooses the type from it).
+    pub fn queues<L: NicLayout>(&self) -> &[Qp<L>] {
+        assert!(L::LAYOUT == self.layout, "the IBGDA queues are in {} format, not {}", self.layout.name(), L::NAME);
+        // SAFETY: `nqps` queues built as `Qp<L>` (this layout's) at `qps` by `new_on`, alive as
+        // long as `mem`.
+        unsafe { std::slice::from_raw_parts(self.qps.cast::<Qp<L>>(), self.nqps) }
+    }
+
+    /// How many times the send queues went round, summed (slot reuse under flow control).
+    pub fn laps(&self) -> u64 {
+        crate::with_layout!(self.layout, L => self.queues::<L>().iter().map(|q| q.prod_idx() / q.nwqes()).sum())
     }
 
     /// After a doorbell on queue `qi`: if the software NIC's thread sleeps, does the queue's

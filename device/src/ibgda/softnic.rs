@@ -242,7 +242,12 @@ pub(crate) fn progress_queue(ib: &Ibgda, i: usize) {
 /// driver's second look sees the doorbell, or the ringer's try-lock finds the queue free).
 /// After a few rounds it wakes the NIC thread for the rest.
 fn drive(ib: &Ibgda, i: usize) -> Option<bool> {
-    let qp = &ib.qps[i];
+    crate::with_layout!(ib.layout, L => drive_on::<L>(ib, i))
+}
+
+/// [`drive`] on a queue in format `L`.
+fn drive_on<L: NicLayout>(ib: &Ibgda, i: usize) -> Option<bool> {
+    let qp = &ib.queues::<L>()[i];
     let mut did = false;
     for round in 0..DRIVE_ROUNDS {
         if !qp.nic_try_drive() {
@@ -274,24 +279,28 @@ fn drive(ib: &Ibgda, i: usize) -> Option<bool> {
 
 /// Drives every queue with work announced once; returns whether any WQE was consumed.
 fn pass(ib: &Ibgda) -> bool {
-    let mut did = false;
-    for (i, qp) in ib.qps.iter().enumerate() {
-        if qp.nic_pending() {
-            did |= drive(ib, i).unwrap_or(false);
+    crate::with_layout!(ib.layout, L => {
+        let mut did = false;
+        for (i, qp) in ib.queues::<L>().iter().enumerate() {
+            if qp.nic_pending() {
+                did |= drive_on::<L>(ib, i).unwrap_or(false);
+            }
         }
-    }
-    did
+        did
+    })
 }
 
 /// Slots consumed on every queue that has not failed (by anyone, as of each queue's last
 /// pass).
 fn consumed(ib: &Ibgda) -> u64 {
-    ib.qps.iter().map(|qp| qp.nic_seen().0).filter(|&c| c != u64::MAX).fold(0, u64::wrapping_add)
+    crate::with_layout!(ib.layout, L => {
+        ib.queues::<L>().iter().map(|qp| qp.nic_seen().0).filter(|&c| c != u64::MAX).fold(0, u64::wrapping_add)
+    })
 }
 
 /// Whether some queue has announced WQEs that the NIC can consume.
 fn pending(ib: &Ibgda) -> bool {
-    ib.qps.iter().any(Qp::nic_pending)
+    crate::with_layout!(ib.layout, L => ib.queues::<L>().iter().any(Qp::nic_pending))
 }
 
 /// The NIC thread.

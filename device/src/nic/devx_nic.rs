@@ -334,7 +334,12 @@ fn mtu_code(bytes: u32) -> u8 {
 
 impl NicProvider for DevxNic {
     fn describe(&self) -> NicDescription {
-        NicDescription { name: self.name.clone(), provider: "devx", gpu_memory: self.gpu.peermem }
+        NicDescription {
+            name: self.name.clone(),
+            provider: "devx",
+            gpu_memory: self.gpu.peermem,
+            layout: crate::ibgda::layout::Layout::Mlx5,
+        }
     }
 
     fn port(&self) -> PortInfo {

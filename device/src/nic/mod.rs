@@ -11,7 +11,10 @@
 //!
 //! `OXSHMEM_NIC` chooses: `soft`, `devx` (`devx_nic`, feature `verbs`: an mlx5 NIC through
 //! DEVX; fails with `no RDMA device: …` where none can serve), or `auto` (the default: the
-//! software NIC, saying on one info line why not a hardware one).
+//! software NIC, saying on one info line why not a hardware one). The software NIC reads mlx5
+//! queues unless `OXSHMEM_SOFTNIC_LAYOUT=hns` has it stand in for a HiSilicon hns NIC (the
+//! producers then write hns WQEs; `auto` then stays with the software NIC, as no hns hardware
+//! provider exists yet).
 
 pub mod devx;
 #[cfg(feature = "verbs")]
@@ -23,21 +26,33 @@ pub mod verbs;
 
 use std::sync::Arc;
 
+use crate::ibgda::layout::Layout;
 use provider::{NicError, NicProvider};
 
-/// The NIC PE `pe`'s IBGDA queues use (`OXSHMEM_NIC`).
+/// The NIC PE `pe`'s IBGDA queues use (`OXSHMEM_NIC`; the software NIC reads queues in
+/// `layout`, `OXSHMEM_SOFTNIC_LAYOUT`, mlx5 when `None`).
 ///
 /// # Errors
-/// `OXSHMEM_NIC` names a provider this build or machine cannot give, or is malformed.
-pub fn open(pe: usize) -> Result<Arc<dyn NicProvider>, NicError> {
+/// `OXSHMEM_NIC` names a provider this build or machine cannot give, or is malformed; or
+/// `layout` asks a hardware NIC for a format that is not its own.
+pub fn open(pe: usize, layout: Option<Layout>) -> Result<Arc<dyn NicProvider>, NicError> {
     let (v, name) = oxshmem::config::value_of("OXSHMEM_NIC");
+    let lname = oxshmem::config::value_of("OXSHMEM_SOFTNIC_LAYOUT").1;
+    let soft = || -> Arc<dyn NicProvider> { Arc::new(soft::SoftProvider::with_layout(pe, layout.unwrap_or_default())) };
     match v.trim() {
-        "soft" => Ok(Arc::new(soft::SoftProvider::new(pe))),
+        "soft" => Ok(soft()),
+        "" | "auto" if layout.is_some_and(|l| l != Layout::Mlx5) => Ok(soft()),
         "" | "auto" => {
             announce_once(pe, hardware_refusal);
-            Ok(Arc::new(soft::SoftProvider::new(pe)))
+            Ok(soft())
         }
-        "devx" => open_devx(name),
+        "devx" => match layout {
+            Some(l) if l != Layout::Mlx5 => Err(NicError::refused(
+                lname,
+                format!("{}: {name}=devx drives mlx5 NICs, whose queues are mlx5's", l.name()),
+            )),
+            _ => open_devx(name),
+        },
         other => Err(NicError::refused(name, format!("{other:?}: expected soft, devx or auto"))),
     }
 }

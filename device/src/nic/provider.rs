@@ -208,6 +208,8 @@ pub struct NicDescription {
     pub provider: &'static str,
     /// Whether it can register GPU memory.
     pub gpu_memory: bool,
+    /// The format of its queues: what producers write and what it reads.
+    pub layout: crate::ibgda::layout::Layout,
 }
 
 /// A NIC the IBGDA channel's set-up drives: see the [module documentation](self). Every call

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use parking_lot::Mutex;
 
+use crate::ibgda::layout::Layout;
+
 use super::provider::{
     DoorbellPath, LinkLayer, MemRegion, MemoryKind, NicDescription, NicError, NicProvider, PortInfo, QpPeer, QpState,
     QueueMemory, check_transition,
@@ -27,6 +29,8 @@ struct SoftQp {
 #[derive(Debug)]
 pub struct SoftProvider {
     port: PortInfo,
+    /// The queue format it reads (the vendor it stands in for).
+    layout: Layout,
     /// The next key to hand out (keys are unpredictable per process, never 0).
     next_key: AtomicU32,
     /// The next QP number (24 bits, as a NIC's).
@@ -45,13 +49,20 @@ fn random(salt: u64) -> u32 {
 }
 
 impl SoftProvider {
-    /// The provider of PE `pe`: port 1 with LID `pe + 1` and a link-local GID naming the PE.
+    /// The provider of PE `pe`: port 1 with LID `pe + 1` and a link-local GID naming the PE,
+    /// reading mlx5 queues.
     pub fn new(pe: usize) -> SoftProvider {
+        Self::with_layout(pe, Layout::Mlx5)
+    }
+
+    /// As [`new`](Self::new), reading queues in `layout`'s format.
+    pub fn with_layout(pe: usize, layout: Layout) -> SoftProvider {
         let mut gid = [0u8; 16];
         gid[0] = 0xfe;
         gid[1] = 0x80;
         gid[8..].copy_from_slice(&(pe as u64).to_be_bytes());
         SoftProvider {
+            layout,
             port: PortInfo {
                 port: 1,
                 lid: (pe as u16).wrapping_add(1),
@@ -85,7 +96,7 @@ impl SoftProvider {
 
 impl NicProvider for SoftProvider {
     fn describe(&self) -> NicDescription {
-        NicDescription { name: "soft".into(), provider: "soft", gpu_memory: true }
+        NicDescription { name: "soft".into(), provider: "soft", gpu_memory: true, layout: self.layout }
     }
 
     fn port(&self) -> PortInfo {

@@ -805,7 +805,7 @@ fn stress(args: &[String]) {
         shmem.barrier_all().or_die("barrier");
     }
     // IBGDA: how many times the send queues went round (slot reuse under flow control).
-    let laps: u64 = dev.ibgda().map_or(0, |ib| ib.queues().iter().map(|q| q.prod_idx() / q.nwqes()).sum());
+    let laps: u64 = dev.ibgda().map_or(0, |ib| ib.laps());
     dev_ok(dev.finalize(), "Device::finalize");
     let ring = match (channel().as_str(), requests > PROXY_RING_SLOTS) {
         ("proxy", true) => format!("{:.1} x the proxy ring: ring wrapped", requests as f64 / PROXY_RING_SLOTS as f64),

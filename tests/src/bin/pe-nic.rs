@@ -26,7 +26,9 @@
 //! - `connect`: the set-up through the NIC provider seam: every queue pair is in RTS, queue
 //!   `rc` to `pe` is connected to the QP number of queue `rc` to this PE on `pe` (every PE's
 //!   QP numbers gathered and compared), with `pe`'s port address (LID, GID); keys are nonzero
-//!   and distinct; `OXSHMEM_NIC=devx` fails at init in this build, naming the variable.
+//!   and distinct; `OXSHMEM_NIC=devx` fails at init in this build, naming the variable, and
+//!   so does hns asked of it (`OXSHMEM_SOFTNIC_LAYOUT=hns`); the software NIC standing in for
+//!   an hns NIC connects hns queues the same way.
 //! - `unattended ROUNDS`: 4 blocks × 64 device threads each do one `p` to the right neighbour
 //!   per round and then wait for a flag that the neighbour's host sets once every thread's
 //!   value has arrived — no quiet, and nothing on this PE waits for a completion, so with the
@@ -701,7 +703,7 @@ fn connect(_: &[String]) {
     let dev = device(&shmem);
     let ib = dev.ibgda().unwrap_or_else(|| fail("no IBGDA channel"));
     let nic = ib.provider();
-    let queues = ib.queues();
+    let queues = ib.queues::<oxshmem_device::ibgda::layout::Mlx5>();
     let num_rc = queues.len() / n;
     check_eq("queues: num_rc per peer", num_rc * n, queues.len());
     // Every PE's QP numbers, queue (rc, pe) at [rc * n + pe], gathered in one table.
@@ -754,5 +756,28 @@ fn connect(_: &[String]) {
             println!("ERR devx: {text}");
         }
     }
+    // hns queues asked of an mlx5 hardware NIC: refused before any device is looked for.
+    // SAFETY: as above.
+    unsafe { std::env::set_var("OXSHMEM_SOFTNIC_LAYOUT", "hns") };
+    match Device::init_with(&shmem, Some("ibgda")) {
+        Ok(_) => fail("OXSHMEM_NIC=devx with OXSHMEM_SOFTNIC_LAYOUT=hns: expected init to fail"),
+        Err(e) => {
+            let text = e.to_string();
+            check(text.contains("OXSHMEM_SOFTNIC_LAYOUT") && text.contains("mlx5"), format_args!("error {text:?}"));
+            println!("ERR devx hns: {text}");
+        }
+    }
+    // The software NIC standing in for an hns NIC: the same set-up, queues in hns format.
+    // SAFETY: as above.
+    unsafe { std::env::set_var("OXSHMEM_NIC", "soft") };
+    let dev = device(&shmem);
+    let ib = dev.ibgda().unwrap_or_else(|| fail("no IBGDA channel"));
+    use oxshmem_device::ibgda::layout::{Hns, Layout};
+    check_eq("the queues' layout with OXSHMEM_SOFTNIC_LAYOUT=hns", Layout::Hns, ib.layout());
+    for (i, q) in ib.queues::<Hns>().iter().enumerate() {
+        check_eq(format_args!("hns queue {i}'s state"), Some(QpState::Rts), ib.provider().qp_state(q.qpn()));
+    }
+    println!("PE {me}: {} hns queue pairs connected", ib.queues::<Hns>().len());
+    dev.finalize().unwrap_or_else(|e| fail(format_args!("finalize: {e}")));
     finish(shmem);
 }
