@@ -126,6 +126,9 @@ static struct emu_ctx ctxs[MAX_DEVICES];
 static struct handle handles[MAX_SLOTS];  /* refs 0: free */
 static struct range reserved[MAX_SLOTS];  /* cuMemAddressReserve */
 static struct range mapped[MAX_SLOTS];    /* cuMemMap, with the access cuMemSetAccess granted */
+/* Per mapped slot: the allocation's memfd (a duplicate, closed with the mapping) and the offset
+ * in it of the mapping's first byte: what cuMemGetHandleForAddressRange exports. */
+static struct { int fd; size_t off; } mapsrc[MAX_SLOTS];
 static struct range host[MAX_SLOTS];      /* cuMemHostAlloc */
 static struct emu_stream *streams[MAX_SLOTS]; /* cuStreamCreate; null: a free slot */
 static _Thread_local CUcontext current;   /* the calling thread's current context */
@@ -172,6 +175,12 @@ static int slot_at(const struct range *t, uintptr_t base) { /* base 0: a free sl
     for (int i = 0; i < MAX_SLOTS; i++)
         if (base ? t[i].size && t[i].base == base : !t[i].size) return i;
     return -1;
+}
+/* Forgets mapped slot `j` (the caller holds the lock; the pages go with munmap or a new mmap). */
+static void unmap_slot(int j) {
+    mapped[j].size = 0;
+    if (mapsrc[j].fd >= 0) close(mapsrc[j].fd);
+    mapsrc[j].fd = -1;
 }
 /* Records the new mapping [base, base+size) in `t`; unmaps it, false, when the table is full. */
 static int record(struct range *t, void *base, size_t size, int prot) {
@@ -331,7 +340,7 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
     int i = ptr ? slot_at(reserved, (uintptr_t)ptr) : -1;
     if (i >= 0 && reserved[i].size == size) { /* only a whole reservation */
         for (int j = 0; j < MAX_SLOTS; j++)
-            if (overlaps(&mapped[j], ptr, size)) mapped[j].size = 0; /* munmap ends them too */
+            if (overlaps(&mapped[j], ptr, size)) unmap_slot(j); /* munmap ends them too */
         reserved[i].size = 0;
         munmap((void *)(uintptr_t)ptr, size);
     } else i = -1;
@@ -385,6 +394,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
         void *want = (void *)(uintptr_t)ptr;
         if (i >= 0 && mmap(want, size, PROT_NONE, MAP_SHARED | MAP_FIXED, e->fd, (off_t)offset) == want) {
             mapped[i] = (struct range){ (uintptr_t)ptr, size, PROT_NONE };
+            mapsrc[i].fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+            mapsrc[i].off = offset;
             r = CUDA_SUCCESS;
         }
     }
@@ -399,7 +410,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
     /* The range must be inside a reservation and exactly covered by whole mappings. */
     if (size && containing(reserved, ptr, size) >= 0 && mapped_bytes(ptr, size, 0, 1) == (long long)size) {
         for (int j = 0; j < MAX_SLOTS; j++)
-            if (overlaps(&mapped[j], ptr, size)) mapped[j].size = 0;
+            if (overlaps(&mapped[j], ptr, size)) unmap_slot(j);
         /* Back to reserved address space: the reservation stays until cuMemAddressFree. */
         int anon = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED;
         r = mmap((void *)(uintptr_t)ptr, size, PROT_NONE, anon, -1, 0) == MAP_FAILED ? CUDA_ERROR_OUT_OF_MEMORY : 0;
@@ -428,6 +439,36 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
         if (overlaps(&mapped[j], ptr, size)) mapped[j].prot = prot;
     UNLOCK();
     return logged(r, "cuMemSetAccess(%#llx, %zu, prot %d, count %zu)", ptr, size, prot, count);
+}
+
+/* A dma-buf of [dptr, dptr+size): here the allocation's memfd, which is one only when the range
+ * starts at the allocation's first byte (a dma-buf's byte 0 is dptr) — the case of a heap that is
+ * one allocation; a range that starts inside one is refused as unsupported, never misaligned.
+ * Type 1 is CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD; the range must be whole host pages inside one
+ * mapping, as the driver requires. */
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, int type,
+                                       unsigned long long flags) {
+    REQUIRE_INIT();
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    int fd = -1;
+    if (!handle || type != 1 || flags || !size || dptr % page || size % page)
+        return logged(r, "cuMemGetHandleForAddressRange(%#llx, %zu, type %d)", dptr, size, type);
+    LOCK();
+    for (int j = 0; j < MAX_SLOTS; j++) {
+        struct range *m = &mapped[j];
+        if (m->size && dptr >= m->base && dptr - m->base <= m->size && size <= m->size - (dptr - m->base)) {
+            r = CUDA_ERROR_NOT_SUPPORTED;
+            if (mapsrc[j].off + (dptr - m->base) == 0 && mapsrc[j].fd >= 0) {
+                fd = fcntl(mapsrc[j].fd, F_DUPFD_CLOEXEC, 0);
+                r = fd >= 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            break;
+        }
+    }
+    UNLOCK();
+    if (!r) *(int *)handle = fd;
+    return logged(r, "cuMemGetHandleForAddressRange(%#llx, %zu, DMA_BUF_FD) = fd %d", dptr, size, fd);
 }
 
 CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h, int type, unsigned long long flags) {

@@ -894,8 +894,9 @@ fn on_stream_routines_are_ordered_stream_operations() {
 
 /// `OXSHMEM_DEVICE_CHANNEL=ibgda`: the device library's queue-pair producer (compiled for the
 /// host by nvcc) posts work requests into the queues `nvshmem_init` built in pinned memory, and
-/// the host library's software NIC executes them on the peers' GPU heaps. Queues in the hns
-/// format are refused at init.
+/// the host library's software NIC executes them on the peers' GPU heaps, each registered
+/// with the NIC through a dma-buf the driver exports. Queues in the hns format are refused at
+/// init.
 #[test]
 fn the_ibgda_channel_over_the_gpu_heap() {
     if std::env::var_os("OXSHMEM_NVCC").is_none() {
@@ -909,9 +910,24 @@ fn the_ibgda_channel_over_the_gpu_heap() {
             n,
             &prog,
             &[],
-            &[("LD_LIBRARY_PATH", &driver), ("SHMEM_SYMMETRIC_SIZE", "8M"), ("OXSHMEM_DEVICE_CHANNEL", "ibgda")],
+            &[
+                ("LD_LIBRARY_PATH", &driver),
+                ("SHMEM_SYMMETRIC_SIZE", "8M"),
+                ("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
+                ("OXSHMEM_LOG", "nic=debug"),
+            ],
         );
         assert_all_ok(&out, n);
+        // The GPU heap went to the NIC as a dma-buf the driver exported, as with a real NIC
+        // and no nvidia_peermem.
+        for pe in 0..n {
+            assert!(
+                out.stderr.lines().any(|l| l.starts_with(&format!("PE {pe} "))
+                    && l.contains("the GPU heap is registered through a dma-buf")),
+                "PE {pe} did not register its GPU heap through a dma-buf\n{}",
+                out.stderr
+            );
+        }
     }
     // hns queues: the device library writes mlx5 WQEs, so init refuses them, saying so.
     let out = oshrun(

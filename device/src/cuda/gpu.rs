@@ -251,6 +251,40 @@ impl Gpu {
         Ok(dev + (addr - page))
     }
 
+    /// A dma-buf file descriptor for the `len` bytes of this GPU's memory at `addr`
+    /// (`cuMemGetHandleForAddressRange`, `DMA_BUF_FD`): what a NIC registers GPU memory
+    /// through (`ibv_reg_dmabuf_mr`) without `nvidia_peermem`. Byte 0 of the buffer is `addr`.
+    ///
+    /// # Errors
+    /// `addr` or `len` is not a multiple of the host page; the driver's (a GPU, driver or
+    /// kernel without dma-buf export answers `CUDA_ERROR_NOT_SUPPORTED`).
+    pub fn export_dmabuf(&self, addr: DevAddr, len: usize) -> Result<std::os::fd::OwnedFd, CudaError> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+        let what = || format!("cuMemGetHandleForAddressRange({addr:#x}, {len}, DMA_BUF_FD)");
+        if !addr.is_multiple_of(page) || !(len as u64).is_multiple_of(page) || len == 0 {
+            return Err(CudaError::InvalidArgument {
+                routine: "Gpu::export_dmabuf",
+                why: format!("{}: the range must be whole host pages ({page} bytes)", what()),
+            });
+        }
+        self.make_current()?;
+        let mut fd: std::ffi::c_int = -1;
+        // SAFETY: `fd` is a valid out-pointer for the descriptor; the range is the caller's.
+        check(what, unsafe {
+            sys::cuMemGetHandleForAddressRange(
+                (&raw mut fd).cast(),
+                addr,
+                len,
+                sys::CUmemRangeHandleType::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                0,
+            )
+        })?;
+        // SAFETY: the driver made a new descriptor, ours to close.
+        Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    }
+
     /// Undoes [`map_io`](Self::map_io) for the page holding `addr`.
     ///
     /// # Safety

@@ -75,6 +75,15 @@ pub trait NicMemory: Send + Sync + std::fmt::Debug {
     fn map_doorbell(&self, addr: u64) -> Result<u64, String> {
         Err(format!("the doorbell register at {addr:#x} cannot be mapped for these producers"))
     }
+
+    /// A dma-buf of the `len` bytes at `addr` (this memory's, host-page aligned), whose byte 0
+    /// is `addr`: how a NIC registers it without a peer-memory module.
+    ///
+    /// # Errors
+    /// This memory cannot be exported so.
+    fn export_dmabuf(&self, addr: u64, len: u64) -> Result<std::os::fd::OwnedFd, String> {
+        Err(format!("the {len} bytes at {addr:#x} cannot be exported as a dma-buf"))
+    }
 }
 
 /// The symmetric heap the queues reach when it is not the runtime's (the CUDA back end's GPU
@@ -285,6 +294,42 @@ fn nic_err(me: usize, e: NicError) -> oxshmem::Error {
     oxshmem::Error::new(me, "nvshmem_init", oxshmem::ErrorKind::Layer { layer: "nic", reason: e.to_string() })
 }
 
+/// Registers the GPU heap at `base` with the NIC as NVSHMEM does: through a dma-buf the CUDA
+/// driver exports (`ibv_reg_dmabuf_mr`) where the NIC takes one, else as plain addresses, which
+/// a hardware NIC reaches only through the peer-memory module (`nvidia_peermem`).
+fn register_gpu_heap(
+    nic: &dyn NicProvider,
+    described: &crate::nic::provider::NicDescription,
+    memory: &dyn NicMemory,
+    base: u64,
+    size: u64,
+) -> Result<crate::nic::provider::MemRegion, NicError> {
+    use std::os::fd::AsFd;
+    let why_not_dmabuf = if described.dmabuf {
+        match memory.export_dmabuf(base, size) {
+            Ok(fd) => match nic.register_dmabuf(fd.as_fd(), 0, size, base) {
+                Ok(mr) => {
+                    tracing::debug!(target: "nic", base, size, "the GPU heap is registered through a dma-buf");
+                    return Ok(mr);
+                }
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e,
+        }
+    } else {
+        format!("{} cannot register dma-bufs", described.name)
+    };
+    if !described.gpu_memory {
+        return Err(NicError::refused(
+            format!("registering the GPU heap ({size} bytes at {base:#x}) with {}", described.name),
+            format!("{why_not_dmabuf}; and GPU addresses need nvidia_peermem, which is not loaded"),
+        ));
+    }
+    let mr = nic.register(base, size, MemoryKind::Gpu)?;
+    tracing::debug!(target: "nic", base, size, why_not_dmabuf, "the GPU heap is registered by address");
+    Ok(mr)
+}
+
 impl Ibgda {
     /// Builds the queues to every PE (collective: exchanges remote keys and heap bases).
     pub(crate) fn new(shmem: &oxshmem::Shmem, config: IbgdaConfig) -> oxshmem::Result<Ibgda> {
@@ -338,7 +383,11 @@ impl Ibgda {
             ));
         }
         let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
-        let heap_mr = nic.register(base as u64, size as u64, kind).map_err(|e| nic_err(me, e))?;
+        let heap_mr = match &heap {
+            Some(h) => register_gpu_heap(&*nic, &described, &*h.memory, base as u64, size as u64),
+            None => nic.register(base as u64, size as u64, kind),
+        }
+        .map_err(|e| nic_err(me, e))?;
         let implicit = nic.register_implicit().map_err(|e| nic_err(me, e))?;
 
         // One allocation: the table, the per-PE arrays, the queues, each queue's arrays.

@@ -338,6 +338,7 @@ impl NicProvider for DevxNic {
             name: self.name.clone(),
             provider: "devx",
             gpu_memory: self.gpu.peermem,
+            dmabuf: self.gpu.dmabuf,
             layout: crate::ibgda::layout::Layout::Mlx5,
         }
     }
@@ -350,8 +351,8 @@ impl NicProvider for DevxNic {
         if kind == MemoryKind::Gpu && !self.gpu.peermem {
             return Err(NicError::refused(
                 format!("register({addr:#x}, {len}, GPU)"),
-                "GPU memory needs nvidia_peermem loaded (the dma-buf path, ibv_reg_dmabuf_mr with the CUDA \
-                 driver's export, is not wired yet)",
+                "GPU memory by address needs nvidia_peermem loaded (without it, the IBGDA set-up registers \
+                 the GPU heap through a dma-buf)",
             ));
         }
         // SAFETY: a PD of this context; the range is memory its owner keeps registered-live until
@@ -364,6 +365,27 @@ impl NicProvider for DevxNic {
         // SAFETY: just registered.
         let (lkey, rkey) = unsafe { ((*mr).lkey, (*mr).rkey) };
         Ok(MemRegion { addr, len, lkey, rkey })
+    }
+
+    fn register_dmabuf(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        offset: u64,
+        len: u64,
+        iova: u64,
+    ) -> Result<MemRegion, NicError> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a PD of this context; the kernel takes its own reference to the buffer.
+        let mr = unsafe {
+            rdma_sys::ibv_reg_dmabuf_mr(self.pd, offset, len as usize, iova, fd.as_raw_fd(), access() as i32)
+        };
+        if mr.is_null() {
+            return Err(refused(format!("ibv_reg_dmabuf_mr(offset {offset}, {len} bytes at {iova:#x})")));
+        }
+        self.mrs.lock().push(mr);
+        // SAFETY: just registered.
+        let (lkey, rkey) = unsafe { ((*mr).lkey, (*mr).rkey) };
+        Ok(MemRegion { addr: iova, len, lkey, rkey })
     }
 
     fn register_implicit(&self) -> Result<MemRegion, NicError> {

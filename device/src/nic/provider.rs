@@ -208,6 +208,8 @@ pub struct NicDescription {
     pub provider: &'static str,
     /// Whether it can register GPU memory.
     pub gpu_memory: bool,
+    /// Whether it can register a dma-buf ([`NicProvider::register_dmabuf`]).
+    pub dmabuf: bool,
     /// The format of its queues: what producers write and what it reads.
     pub layout: crate::ibgda::layout::Layout,
 }
@@ -227,6 +229,23 @@ pub trait NicProvider: Send + Sync + fmt::Debug {
     /// # Errors
     /// The NIC refused (out of keys, memory it cannot pin or reach).
     fn register(&self, addr: u64, len: u64, kind: MemoryKind) -> Result<MemRegion, NicError>;
+
+    /// Registers `len` bytes of the dma-buf `fd` from byte `offset`, addressed as `iova` in
+    /// work requests (`ibv_reg_dmabuf_mr`): GPU memory without a peer-memory module. The
+    /// registration holds its own reference to the buffer; the caller may close `fd`.
+    ///
+    /// # Errors
+    /// The NIC refused, or cannot register dma-bufs (the default).
+    fn register_dmabuf(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        offset: u64,
+        len: u64,
+        iova: u64,
+    ) -> Result<MemRegion, NicError> {
+        let _ = (fd, offset);
+        Err(NicError::refused(format!("register_dmabuf({len} bytes at {iova:#x})"), "this NIC takes no dma-bufs"))
+    }
 
     /// The implicit region (on-demand paging): one local key for any address of the process,
     /// for sources and destinations of blocking operations that are not registered.

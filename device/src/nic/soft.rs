@@ -96,7 +96,7 @@ impl SoftProvider {
 
 impl NicProvider for SoftProvider {
     fn describe(&self) -> NicDescription {
-        NicDescription { name: "soft".into(), provider: "soft", gpu_memory: true, layout: self.layout }
+        NicDescription { name: "soft".into(), provider: "soft", gpu_memory: true, dmabuf: true, layout: self.layout }
     }
 
     fn port(&self) -> PortInfo {
@@ -111,6 +111,29 @@ impl NicProvider for SoftProvider {
         let r = MemRegion { addr, len, lkey: k, rkey: k };
         self.regions.lock().push(r);
         Ok(r)
+    }
+
+    /// The buffer must be a file at least `offset + len` bytes long (a dma-buf's size is its
+    /// buffer's); the region is `iova`, which the software NIC reaches as its memory's.
+    fn register_dmabuf(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        offset: u64,
+        len: u64,
+        iova: u64,
+    ) -> Result<MemRegion, NicError> {
+        use std::os::fd::AsRawFd;
+        let call = || format!("register_dmabuf(fd {}, offset {offset}, {len} bytes at {iova:#x})", fd.as_raw_fd());
+        // SAFETY: `stat` is plain data, valid when zeroed.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a descriptor the caller keeps open, and a valid out-pointer.
+        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+            return Err(NicError::refused(call(), std::io::Error::last_os_error().to_string()));
+        }
+        if offset.checked_add(len).is_none_or(|end| end > st.st_size as u64) {
+            return Err(NicError::refused(call(), format!("the buffer has {} bytes", st.st_size)));
+        }
+        self.register(iova, len, MemoryKind::Gpu)
     }
 
     fn register_implicit(&self) -> Result<MemRegion, NicError> {
@@ -172,6 +195,28 @@ impl SoftProvider {
 mod tests {
     use super::super::provider::{FIRST_PSN, connect};
     use super::*;
+
+    /// A dma-buf registration covers what the buffer holds, at the address given; past the
+    /// buffer's end it is refused.
+    #[test]
+    fn dmabuf_registration_checks_the_buffer() {
+        use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+        let p = SoftProvider::new(0);
+        // SAFETY: a fresh memfd, owned here.
+        let fd = unsafe {
+            let fd = libc::memfd_create(c"oxshmem-dmabuf-test".as_ptr(), libc::MFD_CLOEXEC);
+            assert!(fd >= 0);
+            assert_eq!(libc::ftruncate(fd, 8192), 0);
+            OwnedFd::from_raw_fd(fd)
+        };
+        let r = p.register_dmabuf(fd.as_fd(), 4096, 4096, 0x7000_0000).expect("within the buffer");
+        assert_eq!((r.addr, r.len), (0x7000_0000, 4096));
+        assert_ne!(r.lkey, 0);
+        let e = p.register_dmabuf(fd.as_fd(), 4096, 8192, 0x7000_0000).unwrap_err().to_string();
+        assert!(e.contains("the buffer has 8192 bytes"), "{e}");
+        let e = p.register_dmabuf(fd.as_fd(), u64::MAX, 2, 0x7000_0000).unwrap_err().to_string();
+        assert!(e.contains("the buffer has"), "{e}");
+    }
 
     fn mem() -> QueueMemory {
         QueueMemory {

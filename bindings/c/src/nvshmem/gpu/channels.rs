@@ -58,6 +58,10 @@ impl NicMemory for GpuNicMemory {
         pages.push((page, dev));
         Ok(dev + (addr - page))
     }
+
+    fn export_dmabuf(&self, addr: u64, len: u64) -> std::result::Result<std::os::fd::OwnedFd, String> {
+        self.gpu.export_dmabuf(addr, len as usize).map_err(|e| e.to_string())
+    }
 }
 
 /// The proxy's requests, carried out on the GPU heaps: copies for put, get and p, the device
