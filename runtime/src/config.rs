@@ -235,6 +235,15 @@ pub const VARS: &[Var] = &[
         section: Section::Transport,
     },
     Var {
+        name: "OXSHMEM_BARRIER",
+        aliases: &[],
+        default: "auto",
+        help: "the barrier's pattern: `dissemination` (log2 n rounds, every member signalling one other per round), `central` (members signal the team's first member, which releases them all: two steps, each member scheduled twice), `auto` (central when the whole job is on one host with more PEs than CPUs, where every round costs a PE waiting for its turn on a core; else dissemination)",
+        group: Group::Runtime,
+        ty: VarType::Text,
+        section: Section::Additional,
+    },
+    Var {
         name: "OXSHMEM_SPIN",
         aliases: &[],
         default: "1000",
@@ -878,6 +887,12 @@ pub struct Config {
     pub transport: TransportChoice,
     /// `OXSHMEM_SPIN`.
     pub spin: u32,
+    /// `OXSHMEM_BARRIER`: `Some(true)` central, `Some(false)` dissemination, `None` auto
+    /// (decided at init, [`Config::central_barrier`] afterwards).
+    pub barrier: Option<bool>,
+    /// Barriers gather at the team's first member and are released by it (decided at init from
+    /// `barrier` and the job's shape), instead of disseminating.
+    pub central_barrier: bool,
     /// `OXSHMEM_NODES`.
     pub nodes: NodeGrouping,
     /// `OXSHMEM_SHOW_PEERS`.
@@ -974,6 +989,13 @@ impl Config {
         };
         let (v, n) = get("OXSHMEM_SPIN");
         let spin = v.trim().parse().map_err(|_| bad(n, v.clone(), "expected a count".into()))?;
+        let (v, n) = get("OXSHMEM_BARRIER");
+        let barrier = match v.trim() {
+            "" | "auto" => None,
+            "central" => Some(true),
+            "dissemination" => Some(false),
+            _ => return Err(bad(n, v, "expected auto, central or dissemination".into())),
+        };
         let (v, n) = get("OXSHMEM_NODES");
         let nodes = match v.trim() {
             "" | "auto" => NodeGrouping::Auto,
@@ -982,7 +1004,19 @@ impl Config {
             _ => return Err(bad(n, v, "expected auto, host or launcher".into())),
         };
         let show_peers = flag("OXSHMEM_SHOW_PEERS")?;
-        Ok(Config { symmetric_size, debug, info, print_version, transport, spin, nodes, show_peers, nvshmem_debug })
+        Ok(Config {
+            symmetric_size,
+            debug,
+            info,
+            print_version,
+            transport,
+            spin,
+            barrier,
+            central_barrier: barrier == Some(true),
+            nodes,
+            show_peers,
+            nvshmem_debug,
+        })
     }
 }
 
@@ -1672,6 +1706,18 @@ mod tests {
         let e = Config::from_lookup(0, &env_of(&[("NVSHMEM_REMOTE_TRANSPORT", "smoke")])).unwrap_err().to_string();
         assert!(e.contains("NVSHMEM_REMOTE_TRANSPORT=\"smoke\""), "{e}");
         assert!(Config::from_lookup(0, &env_of(&[("NVSHMEM_DISABLE_P2P", "2")])).is_err());
+    }
+
+    #[test]
+    fn the_barrier_pattern_is_read_and_checked() {
+        let cfg = |v: &str| Config::from_lookup(0, &env_of(&[("OXSHMEM_BARRIER", v)]));
+        assert_eq!(cfg("auto").unwrap().barrier, None);
+        assert_eq!(cfg("central").unwrap().barrier, Some(true));
+        assert!(cfg("central").unwrap().central_barrier);
+        let d = cfg("dissemination").unwrap();
+        assert_eq!((d.barrier, d.central_barrier), (Some(false), false));
+        let e = cfg("ring").unwrap_err().to_string();
+        assert!(e.contains("OXSHMEM_BARRIER=\"ring\"") && e.contains("expected auto, central or dissemination"), "{e}");
     }
 
     #[test]

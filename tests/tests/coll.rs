@@ -68,6 +68,35 @@ fn erred(r: &JobResult, pes: &[usize], label: &str, text: &str) {
     }
 }
 
+/// Both barrier patterns (`OXSHMEM_BARRIER`), forced, on every team of 3, 4 and 8 PEs: the
+/// automatic choice takes the central one where the job crowds its host (as the suite's bigger
+/// jobs do on small machines) and dissemination elsewhere, so each is run here whatever the
+/// machine. Team syncs in rounds (a value put before the sync is there after it), broadcasts
+/// from every root, and collective allocation, whose barrier carries the size check.
+#[test]
+fn both_barrier_patterns_sync_every_team() {
+    for pattern in ["dissemination", "central"] {
+        for n in [3, 4, 8] {
+            for spec in teams(n) {
+                for (args, ok) in
+                    [(vec!["sync", spec, "50"], "50 rounds of team sync ok"), (vec!["bcast", spec], "broadcast ok")]
+                {
+                    let r = oxshmem_tests::run_job(n, PE_COLL, &args, &[("OXSHMEM_BARRIER", pattern)]);
+                    assert_job_ok(&r);
+                    for pe in members(spec, n) {
+                        let want = format!("PE {pe}: {ok}");
+                        assert!(
+                            r.stdout.lines().any(|l| l == want),
+                            "{pattern}, {n} PEs, team {spec}: expected {want:?}\n{}",
+                            r.report()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `shmem_team_sync`: a value put (and quieted) before the sync is there after it.
 #[test]
 fn team_sync_orders_rounds() {

@@ -3,6 +3,12 @@
 //! Round `k`: signal member `me + 2^k`, then consume the signal of member `me - 2^k`. Two PEs
 //! take one round — one cache-line transfer each way, overlapped; n PEs take ceil(log2 n).
 //!
+//! On a crowded host (the whole job on one host, more PEs than CPUs: `OXSHMEM_BARRIER=auto`)
+//! a round costs a member waiting for its turn on a core, so the barrier is central instead:
+//! every member signals member 0, which, having heard from all, signals each of them. Member 0
+//! leaves while it holds a core, so what it does next (the root's part of a broadcast, say)
+//! is under way before the others run again.
+//!
 //! Each signal carries the tag of the barrier (routine and number on the team, in the cache
 //! line the signal writes anyway), and each round checks the tag it receives, and that what
 //! came is a signal at all and not another collective's message (`sequence.rs`): a PE in a
@@ -44,36 +50,84 @@ impl Runtime {
         let c = self.coll_begin(slot, r, members, func)?;
         let n = members.len();
         let (mut lo, mut hi) = key.map_or((0, 0), |k| (k, k));
+        if self.config.central_barrier {
+            // Gather at member 0, which releases everyone: on a crowded host each member
+            // needs the CPU twice (to arrive, then to leave) instead of once per round, and
+            // the releaser leaves while it holds a core.
+            if me == 0 {
+                for &from in &members[1..] {
+                    let (l, h) = self.barrier_signal(
+                        &c,
+                        slot,
+                        members,
+                        from,
+                        key.is_some(),
+                        members[1..].iter().copied(),
+                        func,
+                    )?;
+                    (lo, hi) = (lo.min(l), hi.max(h));
+                }
+                for &to in &members[1..] {
+                    self.sig_send_tagged(slot, to, c.tag, key.map(|_| (lo, hi)), func)?;
+                }
+            } else {
+                self.sig_send_tagged(slot, members[0], c.tag, key.map(|_| (lo, hi)), func)?;
+                // On a mismatch every other member hears of it: in another collective they may
+                // wait for this PE, which signalled only member 0.
+                let others = members.iter().copied().filter(|&p| p != members[me] && p != members[0]);
+                let words = self.barrier_signal(&c, slot, members, members[0], key.is_some(), others, func)?;
+                if key.is_some() {
+                    (lo, hi) = words;
+                }
+            }
+            return Ok((lo, hi));
+        }
         let mut dist = 1;
         while dist < n {
             self.sig_send_tagged(slot, members[(me + dist) % n], c.tag, key.map(|_| (lo, hi)), func)?;
             let from = members[(me + n - dist) % n];
-            match self.recv_item(slot, from, true) {
-                Item::Signal(t) if same_collective(t, c.tag) => {
-                    if key.is_some() {
-                        let (l, h) = self.signal_words(slot, from);
-                        (lo, hi) = (lo.min(l), hi.max(h));
-                    }
-                }
-                item => {
-                    let seen = match item {
-                        Item::Signal(t) => Seen::Signal(t, self.signal_words(slot, from)),
-                        Item::Mail(mail) => {
-                            // SAFETY: a message begins with its header (HDR bytes).
-                            let h = unsafe { mail.ptr.cast::<crate::coll::header::Header>().read_unaligned() };
-                            self.mb_release(slot, from, mail, func)?;
-                            Seen::Message(h)
-                        }
-                    };
-                    // Members this PE has not signalled in this barrier: those at distances
-                    // beyond this round's.
-                    let unsent = (1..n).filter(|&d| d > dist || !d.is_power_of_two()).map(|d| members[(me + d) % n]);
-                    return Err(self.coll_mismatch(&c, members, unsent, from, seen, func));
-                }
-            }
+            // Members this PE has not signalled in this barrier: those at distances beyond
+            // this round's.
+            let unsent = (1..n).filter(|&d| d > dist || !d.is_power_of_two()).map(|d| members[(me + d) % n]);
+            let (l, h) = self.barrier_signal(&c, slot, members, from, key.is_some(), unsent, func)?;
+            (lo, hi) = (lo.min(l), hi.max(h));
             dist <<= 1;
         }
         Ok((lo, hi))
+    }
+
+    /// Receives this barrier's signal from `from`, with its key words when `keyed` (else
+    /// `(u64::MAX, 0)`, which leaves a minimum and a maximum as they are); anything else is a
+    /// mismatch, which `unsent` (the members this PE has not signalled yet) hear about.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn barrier_signal(
+        &self,
+        c: &crate::coll::sequence::Coll,
+        slot: usize,
+        members: &[usize],
+        from: usize,
+        keyed: bool,
+        unsent: impl Iterator<Item = usize>,
+        func: &'static str,
+    ) -> Result<(u64, u64)> {
+        match self.recv_item(slot, from, true) {
+            Item::Signal(t) if same_collective(t, c.tag) => {
+                Ok(if keyed { self.signal_words(slot, from) } else { (u64::MAX, 0) })
+            }
+            item => {
+                let seen = match item {
+                    Item::Signal(t) => Seen::Signal(t, self.signal_words(slot, from)),
+                    Item::Mail(mail) => {
+                        // SAFETY: a message begins with its header (HDR bytes).
+                        let h = unsafe { mail.ptr.cast::<crate::coll::header::Header>().read_unaligned() };
+                        self.mb_release(slot, from, mail, func)?;
+                        Seen::Message(h)
+                    }
+                };
+                Err(self.coll_mismatch(c, members, unsent, from, seen, func))
+            }
+        }
     }
 
     /// `shmem_team_sync`: every member has arrived; outstanding operations are not completed.

@@ -18,13 +18,15 @@ pub(super) struct PeCard {
     /// The static-data segment's descriptor and length (-1 and 0 when there is none).
     pub(super) static_fd: i32,
     pub(super) static_len: usize,
+    /// The CPUs this PE may use on its host, as it sees them (`config::job_cpus`).
+    pub(super) cpus: usize,
 }
 
 impl PeCard {
     fn encode(&self) -> Vec<u8> {
         format!(
-            "{}\n{}\n{}\n{}\n{}\n{}\n{}",
-            self.host, self.host_key, self.pid, self.heap_fd, self.heap_len, self.static_fd, self.static_len
+            "{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
+            self.host, self.host_key, self.pid, self.heap_fd, self.heap_len, self.static_fd, self.static_len, self.cpus
         )
         .into_bytes()
     }
@@ -40,6 +42,7 @@ impl PeCard {
             heap_len: it.next()?.parse().ok()?,
             static_fd: it.next()?.parse().ok()?,
             static_len: it.next()?.parse().ok()?,
+            cpus: it.next()?.parse().ok()?,
         })
     }
 }
@@ -103,6 +106,7 @@ mod tests {
             heap_len: 1 << 30,
             static_fd: -1,
             static_len: 0,
+            cpus: 2,
         };
         let bytes = card.encode();
         assert_eq!(PeCard::decode(&bytes), Some(card));
