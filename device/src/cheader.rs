@@ -199,7 +199,7 @@ pub fn structs() -> Vec<CStruct> {
         }),
         cstruct!(Doorbell, "oxshmem_qp_doorbell_t", "A queue's doorbell lock, producer index, doorbell record and register (one line).", {
             db_lock: U32, drive: U32, prod_idx: U64, ring_req: U64, dbr: arr("uint32_t", 2), db: U64,
-            seen: arr("uint64_t", 2), uar: U64,
+            seen: arr("uint64_t", 2), uar: U64, soft_reg: U64,
         }),
         cstruct!(QpMlx5, "oxshmem_qp_t", "One IBGDA queue pair (mlx5 format); sq: nwqes * 8 words, marks: nwqes, cq: ncqes * 8, ibuf: OXSHMEM_IBUF_WORDS.", {
             prod: t("oxshmem_qp_counters_t"), nic: t("oxshmem_qp_doorbell_t"), error: t("oxshmem_qp_line_t"),

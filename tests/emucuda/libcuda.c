@@ -72,6 +72,7 @@ enum {
     CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_DEVICE = 101,
     CUDA_ERROR_INVALID_CONTEXT = 201, CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
     CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 enum { /* CUdevice_attribute */
@@ -130,6 +131,7 @@ static struct range mapped[MAX_SLOTS];    /* cuMemMap, with the access cuMemSetA
  * in it of the mapping's first byte: what cuMemGetHandleForAddressRange exports. */
 static struct { int fd; size_t off; } mapsrc[MAX_SLOTS];
 static struct range host[MAX_SLOTS];      /* cuMemHostAlloc */
+static struct range registered[MAX_SLOTS]; /* cuMemHostRegister */
 static struct emu_stream *streams[MAX_SLOTS]; /* cuStreamCreate; null: a free slot */
 static _Thread_local CUcontext current;   /* the calling thread's current context */
 
@@ -854,11 +856,32 @@ CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags) {
     ANSWER(pp, p);
 }
 
+/* Page-locks host memory for the devices (here: records it, so that cuMemHostGetDevicePointer
+ * answers for it). PORTABLE 1, DEVICEMAP 2, IOMEMORY 4 (an I/O page such as a NIC's doorbell
+ * register: here an ordinary page), READ_ONLY 8. */
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags) {
+    REQUIRE_CTX();
+    if (!p || !n || (flags & ~15u)) return logged(CUDA_ERROR_INVALID_VALUE, "cuMemHostRegister(%p, %zu)", p, n);
+    LOCK(); int dup = containing(registered, (uintptr_t)p, 1) >= 0; UNLOCK();
+    if (dup) return logged(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "cuMemHostRegister(%p, %zu)", p, n);
+    if (!record(registered, p, n, PROT_READ | PROT_WRITE)) return CUDA_ERROR_OUT_OF_MEMORY;
+    return logged(CUDA_SUCCESS, "cuMemHostRegister(%p, %zu, flags %#x)", p, n, flags);
+}
+
+CUresult cuMemHostUnregister(void *p) {
+    REQUIRE_CTX();
+    LOCK();
+    int i = p ? slot_at(registered, (uintptr_t)p) : -1;
+    if (i >= 0) registered[i].size = 0; /* the memory stays: it is the caller's */
+    UNLOCK();
+    return logged(i >= 0 ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "cuMemHostUnregister(%p)", p);
+}
+
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags) {
     REQUIRE_CTX();
     if (!d || flags) return CUDA_ERROR_INVALID_VALUE;
-    LOCK(); int i = containing(host, (uintptr_t)p, 1); UNLOCK();
-    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    LOCK(); int i = containing(host, (uintptr_t)p, 1), j = containing(registered, (uintptr_t)p, 1); UNLOCK();
+    if (i < 0 && j < 0) return CUDA_ERROR_INVALID_VALUE;
     ANSWER(d, (uintptr_t)p); /* unified addressing: the device sees it at the host's address */
 }
 

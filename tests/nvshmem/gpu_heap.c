@@ -59,7 +59,7 @@ static int attach(const void *device_state, const void *cuda) {
 }
 
 __attribute__((constructor)) static void register_device_library(void) {
-    oxshmemi_register_device_library(1, attach);
+    oxshmemi_register_device_library(OXSHMEM_DEVICE_ABI_VERSION, attach);
     if (!getenv("OXSHMEM_TEST_NO_AMO_KERNEL")) oxshmemi_register_device_amo(emu_amo);
 }
 
@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
     }
     check("no device error", 0, (long long)state->error.state);
     check("barrier flags in the GPU heap", (long long)state->heap_base, (long long)state->barrier_flags);
-    check("cuda state abi", 1, cuda_state->abi_version);
+    check("cuda state abi", OXSHMEM_DEVICE_ABI_VERSION, cuda_state->abi_version);
     check("team table size", 4096, cuda_state->n_teams);
     const cuda_team_t *world = &cuda_state->teams[NVSHMEM_TEAM_WORLD];
     check("world start", 0, world->start);

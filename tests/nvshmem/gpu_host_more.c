@@ -44,7 +44,7 @@ static int attach(const void *device_state, const void *cuda) {
 }
 
 __attribute__((constructor)) static void register_device_library(void) {
-    oxshmemi_register_device_library(1, attach);
+    oxshmemi_register_device_library(OXSHMEM_DEVICE_ABI_VERSION, attach);
     oxshmemi_register_device_amo(emu_amo);
 }
 

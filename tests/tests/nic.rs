@@ -149,6 +149,8 @@ fn bad_queue_settings_are_init_errors() {
         ("OXSHMEM_IBGDA_CQ_MODE", "bogus", "OXSHMEM_IBGDA_CQ_MODE=\"bogus\": expected collapsed or normal"),
         ("OXSHMEM_SOFTNIC_NAP_MS", "soon", "OXSHMEM_SOFTNIC_NAP_MS=\"soon\": expected a number"),
         ("OXSHMEM_SOFTNIC_LAYOUT", "bnxt", "OXSHMEM_SOFTNIC_LAYOUT=\"bnxt\": expected mlx5 or hns"),
+        ("OXSHMEM_SOFTNIC_DOORBELL", "bell", "OXSHMEM_SOFTNIC_DOORBELL=\"bell\": expected record or register"),
+        ("OXSHMEM_IBGDA_NIC_HANDLER", "dpu", "OXSHMEM_IBGDA_NIC_HANDLER=\"dpu\": expected auto, gpu or cpu"),
     ] {
         let r = run(PE_NIC, &["bad-env", var], &[(var, value)], 60);
         assert_job_ok(&r);
@@ -183,6 +185,62 @@ fn queue_pairs_are_connected_through_the_provider_seam() {
             r.report()
         );
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {} hns queue pairs connected", 3 * n));
+    }
+}
+
+/// A NIC that learns of new work from a doorbell register, as hardware does: the software
+/// NIC reads the producer index from a register per queue pair
+/// (`OXSHMEM_SOFTNIC_DOORBELL=register`), so nothing runs that no register write announced.
+/// The device threads write the registers themselves (`OXSHMEM_IBGDA_NIC_HANDLER=auto`), or
+/// a CPU thread of the PE rings for them (`cpu`, NVSHMEM's fallback for a GPU that cannot map
+/// the NIC's register page): RMA, atomics, signals, ordering and the many-thread stress on
+/// tiny queues, exact as ever, at 2 and 4 PEs; with `cpu` the ringer says it rang.
+#[test]
+fn doorbell_registers_written_by_producers_or_a_cpu_ringer() {
+    for handler in ["auto", "cpu"] {
+        for n in [2, 4] {
+            for (args, line) in [
+                (&["rma"][..], "device rma matches host"),
+                (&["amo"][..], "device atomics match host"),
+                (&["signal"][..], "device signals match host"),
+                (&["order", "100"][..], "100 signalled rounds on 8 device threads ok"),
+            ] {
+                let r = Job::new(n, PE_DEVICE)
+                    .args(args)
+                    .env("OXSHMEM_DEVICE_CHANNEL", "ibgda")
+                    .env("OXSHMEM_SOFTNIC_DOORBELL", "register")
+                    .env("OXSHMEM_IBGDA_NIC_HANDLER", handler)
+                    .env("OXSHMEM_LOG", "nic=debug")
+                    .timeout(Duration::from_secs(180))
+                    .run();
+                assert_job_ok(&r);
+                assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {line} (ibgda)"));
+                for pe in 0..n {
+                    let ringer = r.stderr.lines().any(|l| {
+                        l.starts_with(&format!("PE {pe} "))
+                            && l.contains("a CPU thread rings the NIC for the producers")
+                    });
+                    let rang = r.stderr.lines().any(|l| {
+                        l.starts_with(&format!("PE {pe} "))
+                            && l.contains("the CPU ringer stopped")
+                            && !l.contains("writes=0")
+                    });
+                    assert_eq!(ringer && rang, handler == "cpu", "{handler}: PE {pe}'s ringer\n{}", r.report());
+                }
+            }
+        }
+        let env = [
+            ("OXSHMEM_SOFTNIC_DOORBELL", "register"),
+            ("OXSHMEM_IBGDA_NIC_HANDLER", handler),
+            ("OXSHMEM_IBGDA_NWQES", "16"),
+            ("OXSHMEM_IBGDA_NCQES", "4"),
+        ];
+        let r = run(PE_DEVICE, &["stress", "4", "16", "24", "2"], &env, 180);
+        assert_job_ok(&r);
+        for pe in 0..2 {
+            assert_stdout_has(&r, &format!("PE {pe}: stress ok: "));
+        }
+        assert!(!r.stdout.contains("QUEUES DID NOT WRAP"), "{}", r.report());
     }
 }
 

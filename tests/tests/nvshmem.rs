@@ -895,8 +895,9 @@ fn on_stream_routines_are_ordered_stream_operations() {
 /// `OXSHMEM_DEVICE_CHANNEL=ibgda`: the device library's queue-pair producer (compiled for the
 /// host by nvcc) posts work requests into the queues `nvshmem_init` built in pinned memory, and
 /// the host library's software NIC executes them on the peers' GPU heaps, each registered
-/// with the NIC through a dma-buf the driver exports. Queues in the hns format are refused at
-/// init.
+/// with the NIC through a dma-buf the driver exports; with a NIC that reads doorbell registers,
+/// the GPU threads write them through the mapped page or a CPU thread rings for them. Queues in
+/// the hns format are refused at init.
 #[test]
 fn the_ibgda_channel_over_the_gpu_heap() {
     if std::env::var_os("OXSHMEM_NVCC").is_none() {
@@ -928,6 +929,27 @@ fn the_ibgda_channel_over_the_gpu_heap() {
                 out.stderr
             );
         }
+    }
+    // A NIC that reads its doorbell register (the software NIC in register mode): the GPU
+    // threads write it through the register's page mapped for the GPU (auto), or a CPU thread
+    // of the PE rings for them (cpu, as where the GPU cannot map the page).
+    for handler in ["auto", "cpu"] {
+        let out = oshrun(
+            2,
+            &prog,
+            &[],
+            &[
+                ("LD_LIBRARY_PATH", &driver),
+                ("SHMEM_SYMMETRIC_SIZE", "8M"),
+                ("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
+                ("OXSHMEM_SOFTNIC_DOORBELL", "register"),
+                ("OXSHMEM_IBGDA_NIC_HANDLER", handler),
+                ("OXSHMEM_LOG", "nic=debug"),
+            ],
+        );
+        assert_all_ok(&out, 2);
+        let ringer = out.stderr.contains("a CPU thread rings the NIC for the producers");
+        assert_eq!(ringer, handler == "cpu", "{handler}: the CPU ringer\n{}", out.stderr);
     }
     // hns queues: the device library writes mlx5 WQEs, so init refuses them, saying so.
     let out = oshrun(

@@ -24,7 +24,7 @@
 namespace oxshmemi {
 
 /// The ABI version the archive registers with the host library (oxshmemi_register_device_library).
-constexpr int ABI_VERSION = 1;
+constexpr int ABI_VERSION = 2;
 
 /// One team of the device-side team table (team id = index).
 struct oxshmem_cuda_team_t {

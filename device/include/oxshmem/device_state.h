@@ -367,8 +367,9 @@ typedef struct oxshmem_qp_doorbell {
     uint64_t db;
     uint64_t seen[2];
     uint64_t uar;
+    uint64_t soft_reg;
 } oxshmem_qp_doorbell_t;
-OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_doorbell_t) == 64, "size of oxshmem_qp_doorbell_t");
+OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_doorbell_t) == 128, "size of oxshmem_qp_doorbell_t");
 OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_qp_doorbell_t) == 64, "alignment of oxshmem_qp_doorbell_t");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, db_lock) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, db_lock) == 4, "oxshmem_qp_doorbell_t.db_lock");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, drive) == 4 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, drive) == 4, "oxshmem_qp_doorbell_t.drive");
@@ -378,6 +379,7 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, dbr) == 24 && OXSHMEM_FIEL
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, db) == 32 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, db) == 8, "oxshmem_qp_doorbell_t.db");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, seen) == 40 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, seen) == 16, "oxshmem_qp_doorbell_t.seen");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, uar) == 56 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, uar) == 8, "oxshmem_qp_doorbell_t.uar");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, soft_reg) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, soft_reg) == 8, "oxshmem_qp_doorbell_t.soft_reg");
 
 /* One IBGDA queue pair (mlx5 format); sq: nwqes * 8 words, marks: nwqes, cq: ncqes * 8, ibuf: OXSHMEM_IBUF_WORDS. (Rust: QpMlx5) */
 typedef struct oxshmem_qp {
@@ -396,22 +398,22 @@ typedef struct oxshmem_qp {
     uint32_t qpn;
     uint32_t peer;
 } oxshmem_qp_t;
-OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_t) == 384, "size of oxshmem_qp_t");
+OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_t) == 448, "size of oxshmem_qp_t");
 OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_qp_t) == 64, "alignment of oxshmem_qp_t");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, prod) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, prod) == 64, "oxshmem_qp_t.prod");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, nic) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, nic) == 64, "oxshmem_qp_t.nic");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, error) == 128 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, error) == 64, "oxshmem_qp_t.error");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ibuf_busy) == 192 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ibuf_busy) == 64, "oxshmem_qp_t.ibuf_busy");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, sq) == 256 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, sq) == 8, "oxshmem_qp_t.sq");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, marks) == 264 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, marks) == 8, "oxshmem_qp_t.marks");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, cq) == 272 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, cq) == 8, "oxshmem_qp_t.cq");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ibuf) == 280 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ibuf) == 8, "oxshmem_qp_t.ibuf");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, nwqes) == 288 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, nwqes) == 8, "oxshmem_qp_t.nwqes");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ncqes) == 296 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ncqes) == 8, "oxshmem_qp_t.ncqes");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, batch) == 304 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, batch) == 8, "oxshmem_qp_t.batch");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, mode) == 312 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, mode) == 4, "oxshmem_qp_t.mode");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, qpn) == 316 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, qpn) == 4, "oxshmem_qp_t.qpn");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, peer) == 320 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, peer) == 4, "oxshmem_qp_t.peer");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, nic) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, nic) == 128, "oxshmem_qp_t.nic");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, error) == 192 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, error) == 64, "oxshmem_qp_t.error");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ibuf_busy) == 256 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ibuf_busy) == 64, "oxshmem_qp_t.ibuf_busy");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, sq) == 320 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, sq) == 8, "oxshmem_qp_t.sq");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, marks) == 328 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, marks) == 8, "oxshmem_qp_t.marks");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, cq) == 336 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, cq) == 8, "oxshmem_qp_t.cq");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ibuf) == 344 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ibuf) == 8, "oxshmem_qp_t.ibuf");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, nwqes) == 352 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, nwqes) == 8, "oxshmem_qp_t.nwqes");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ncqes) == 360 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ncqes) == 8, "oxshmem_qp_t.ncqes");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, batch) == 368 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, batch) == 8, "oxshmem_qp_t.batch");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, mode) == 376 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, mode) == 4, "oxshmem_qp_t.mode");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, qpn) == 380 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, qpn) == 4, "oxshmem_qp_t.qpn");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, peer) == 384 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, peer) == 4, "oxshmem_qp_t.peer");
 
 /* The IBGDA channel: queue rc to pe is qps[(rc % num_rc) * n_pes + pe]. (Rust: IbgdaDevice) */
 typedef struct oxshmem_ibgda {

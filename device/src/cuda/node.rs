@@ -64,7 +64,7 @@ pub const DEVICE_TEAMS: usize = 4096;
 pub const MALLOC_ALIGN: usize = 256;
 /// The device library's ABI (`oxshmemi::ABI_VERSION` in `bindings/cuda/src/state.cuh`): the
 /// layout of what this module writes for it.
-pub const DEVICE_ABI_VERSION: u32 = 1;
+pub const DEVICE_ABI_VERSION: u32 = 2;
 
 /// Offset in the GPU heap of team slot `i` (`0..PREDEFINED`: the predefined teams; then the
 /// program's teams).

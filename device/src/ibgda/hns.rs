@@ -691,6 +691,10 @@ impl NicLayout for Hns {
         u64::from_ne_bytes(b)
     }
 
+    fn doorbell_prod(value: u64) -> u16 {
+        DB_PI.get(&value.to_ne_bytes()) as u16
+    }
+
     fn encode_cqe(c: Completion, qpn: u32) -> [u8; 64] {
         let mut out = [0u8; 64];
         match c {

@@ -361,7 +361,7 @@ pub enum Layout {
     /// Mellanox/NVIDIA ConnectX ([`Mlx5`]).
     #[default]
     Mlx5,
-    /// HiSilicon hns RoCE ([`Hns`](super::hns::Hns)).
+    /// HiSilicon hns RoCE ([`Hns`]).
     Hns,
 }
 
@@ -458,6 +458,10 @@ pub trait NicLayout: Send + Sync + 'static {
     /// The 8 bytes written to the doorbell register (as a native-endian word: its bytes in
     /// memory order are the register's).
     fn doorbell(prod: u64, qpn: u32) -> u64;
+
+    /// The producer index (low 16 bits) a doorbell register write carries: what the NIC
+    /// reads from the register ([`doorbell`](Self::doorbell)'s inverse).
+    fn doorbell_prod(value: u64) -> u16;
 
     /// A completion entry.
     fn encode_cqe(c: Completion, qpn: u32) -> [u8; 64];
@@ -771,6 +775,11 @@ impl NicLayout for Mlx5 {
         u64::from_ne_bytes(b[..8].try_into().expect("8 bytes"))
     }
 
+    fn doorbell_prod(value: u64) -> u16 {
+        // opmod_idx_opcode, big-endian: the index in bits 8..24.
+        (u32::from_be_bytes(value.to_ne_bytes()[..4].try_into().expect("4 bytes")) >> 8) as u16
+    }
+
     fn encode_cqe(c: Completion, qpn: u32) -> [u8; 64] {
         let mut out = [0u8; 64];
         match c {
@@ -945,6 +954,11 @@ mod tests {
         assert_eq!(Mlx5::dbr_value(0x0102).to_ne_bytes(), [0, 0, 1, 2]);
         let db = Mlx5::doorbell(0x0304, 0x0a0b0c).to_ne_bytes();
         assert_eq!(db, [0, 3, 4, 0, 0x0a, 0x0b, 0x0c, 0]);
+        // The NIC reads the index back from the register, on both layouts.
+        for prod in [0u64, 1, 0x0304, 0xffff, 0x1_0007] {
+            assert_eq!(Mlx5::doorbell_prod(Mlx5::doorbell(prod, 0x0a0b0c)), prod as u16);
+            assert_eq!(Hns::doorbell_prod(Hns::doorbell(prod, 0x0a0b0c)), prod as u16);
+        }
         for c in [
             Completion::None,
             Completion::Ok { wqe_counter: 0xfffe, owner: 1 },

@@ -35,6 +35,7 @@ pub mod hns;
 pub mod layout;
 pub mod mlx5;
 pub mod qp;
+mod ringer;
 pub mod softnic;
 
 pub(crate) use crate::channel::{devmem, sync};
@@ -121,6 +122,25 @@ pub struct IbgdaConfig {
     pub nic_nap_ms: u64,
     /// The queue format the software NIC reads (`OXSHMEM_SOFTNIC_LAYOUT`; `None`: unset, mlx5).
     pub soft_layout: Option<Layout>,
+    /// The software NIC learns of new work from a doorbell register per queue, as a hardware
+    /// NIC does (`OXSHMEM_SOFTNIC_DOORBELL=register`), instead of watching the records.
+    pub soft_registers: bool,
+    /// Who writes a NIC's doorbell register for GPU producers (`OXSHMEM_IBGDA_NIC_HANDLER`).
+    pub nic_handler: NicHandler,
+}
+
+/// Who rings a NIC's doorbell register (NVSHMEM's `NVSHMEM_IBGDA_NIC_HANDLER`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NicHandler {
+    /// The producers write it themselves — GPU threads through the register's page mapped
+    /// for the GPU — and a CPU thread rings for them where the GPU cannot map it.
+    #[default]
+    Auto,
+    /// The producers write it themselves; a GPU that cannot map it stops init.
+    Gpu,
+    /// A CPU thread of this PE rings for every producer: it watches the queues' doorbell
+    /// words and writes the register when one moves.
+    Cpu,
 }
 
 impl Default for IbgdaConfig {
@@ -133,6 +153,8 @@ impl Default for IbgdaConfig {
             batch: 32,
             nic_nap_ms: 50,
             soft_layout: None,
+            soft_registers: false,
+            nic_handler: NicHandler::Auto,
         }
     }
 }
@@ -164,6 +186,19 @@ impl IbgdaConfig {
             "" | "collapsed" => CqMode::Collapsed,
             "normal" => CqMode::Normal,
             o => return Err(format!("{name}={o:?}: expected collapsed or normal")),
+        };
+        let (v, name) = oxshmem::config::value_of("OXSHMEM_SOFTNIC_DOORBELL");
+        c.soft_registers = match v.trim() {
+            "" | "record" => false,
+            "register" => true,
+            o => return Err(format!("{name}={o:?}: expected record or register")),
+        };
+        let (v, name) = oxshmem::config::value_of("OXSHMEM_IBGDA_NIC_HANDLER");
+        c.nic_handler = match v.trim() {
+            "" | "auto" => NicHandler::Auto,
+            "gpu" => NicHandler::Gpu,
+            "cpu" => NicHandler::Cpu,
+            o => return Err(format!("{name}={o:?}: expected auto, gpu or cpu")),
         };
         let (layout, name) = oxshmem::config::value_of("OXSHMEM_SOFTNIC_LAYOUT");
         c.soft_layout =
@@ -262,6 +297,10 @@ pub struct Ibgda {
     pub(crate) heap_lkey: u32,
     pub(crate) implicit_lkey: u32,
     pub(crate) ibuf_lkey: u32,
+    /// The CPU thread that rings the NIC for producers that cannot (none: they all can).
+    /// Stopped before the registers (the provider's) and the queues' memory go: fields drop
+    /// in order.
+    ringer: Option<ringer::CpuRinger>,
     /// The NIC that set the queues up (and, for the software NIC, executes them).
     pub(crate) provider: std::sync::Arc<dyn NicProvider>,
     /// Whether the software NIC executes the queues (else a hardware NIC does, and nobody here
@@ -365,7 +404,7 @@ impl Ibgda {
                 (b as usize, s)
             }
         };
-        let nic = crate::nic::open(me, config.soft_layout).map_err(|e| nic_err(me, e))?;
+        let nic = crate::nic::open(me, config.soft_layout, config.soft_registers).map_err(|e| nic_err(me, e))?;
         // A hardware NIC executes the queues itself: no software NIC then, and the producers
         // ring its doorbell register (GPU producers through the page mapped for the GPU, which
         // the heap's memory does: `NicMemory::map_doorbell`).
@@ -500,26 +539,38 @@ impl Ibgda {
                 });
             }
             let qps = m.add(q_off);
+            // Per queue: the register as its producers address it (0: they write none), the
+            // register here (for the software NIC that reads it, and the CPU ringer), and
+            // whether a CPU thread rings for the producers.
             let mut rings = Vec::with_capacity(nq);
-            for &qpn in &qpns {
-                rings.push(match (nic.doorbell(qpn), &heap) {
-                    (DoorbellPath::Watched, _) => 0,
-                    (DoorbellPath::Mapped(at), None) => at,
-                    // GPU producers: the register mapped for the GPU.
-                    (DoorbellPath::Mapped(at), Some(h)) => h.memory.map_doorbell(at).map_err(|e| {
-                        nic_err(me, NicError::refused(format!("IBGDA queue {qpn:#x}: mapping the doorbell"), e))
-                    })?,
-                    (DoorbellPath::Cpu, _) => {
-                        return Err(nic_err(
-                            me,
-                            NicError::refused(
-                                format!("IBGDA queue {qpn:#x}"),
-                                "the NIC's doorbell is rung by a CPU thread for the producers, which this build does \
-                                 not have",
-                            ),
-                        ));
-                    }
-                });
+            let mut forwarded = Vec::new();
+            for (i, &qpn) in qpns.iter().enumerate() {
+                let DoorbellPath::Mapped(at) = nic.doorbell(qpn) else {
+                    rings.push((0, 0));
+                    continue;
+                };
+                let producers = match (config.nic_handler, &heap) {
+                    (NicHandler::Cpu, _) => None,
+                    (_, None) => Some(at),
+                    // GPU producers: the register's page mapped for the GPU, if it can be.
+                    (handler, Some(h)) => match h.memory.map_doorbell(at) {
+                        Ok(dev) => Some(dev),
+                        Err(e) if handler == NicHandler::Gpu => {
+                            let what = format!("IBGDA queue {qpn:#x}: mapping the doorbell for the GPU");
+                            return Err(nic_err(me, NicError::refused(what, e)));
+                        }
+                        Err(e) => {
+                            if forwarded.is_empty() {
+                                tracing::info!(target: "nic", "a CPU thread rings the NIC for the GPU ({e})");
+                            }
+                            None
+                        }
+                    },
+                };
+                if producers.is_none() {
+                    forwarded.push((i, at));
+                }
+                rings.push((producers.unwrap_or(0), if soft { at } else { 0 }));
             }
             for (i, p) in parts.iter().enumerate() {
                 let pe = i % n;
@@ -536,9 +587,29 @@ impl Ibgda {
                         qpns[i],
                         pe as u32,
                     );
-                    (*q).nic.uar.store(rings[i], std::sync::atomic::Ordering::Relaxed);
+                    (*q).nic.uar.store(rings[i].0, std::sync::atomic::Ordering::Relaxed);
+                    (*q).nic.soft_reg.store(rings[i].1, std::sync::atomic::Ordering::Relaxed);
                 });
             }
+            let ringer = if forwarded.is_empty() {
+                None
+            } else {
+                let db_in_qp = std::mem::offset_of!(Qp<Mlx5>, nic) + std::mem::offset_of!(qp::Doorbell, db);
+                let rungs = forwarded
+                    .iter()
+                    .map(|&(i, at)| ringer::Rung {
+                        word: (m as usize + q_off + i * size_of::<Qp<Mlx5>>() + db_in_qp) as u64,
+                        register: at,
+                    })
+                    .collect();
+                // The words are in `mem` and the registers the provider's, both dropped after
+                // the ringer (the channel's field order; the provider outlives the channel's
+                // memory too).
+                let r = ringer::CpuRinger::start(rungs)
+                    .map_err(|e| nic_err(me, NicError::refused("starting the CPU ringer thread", e.to_string())))?;
+                tracing::debug!(target: "nic", queues = forwarded.len(), "a CPU thread rings the NIC for the producers");
+                Some(r)
+            };
             let table = m.add(t_off).cast::<IbgdaDevice>();
             table.write(IbgdaDevice {
                 n_pes: n as u32,
@@ -577,6 +648,7 @@ impl Ibgda {
                 ibuf_lkey: queues_mr.lkey,
                 provider: nic,
                 soft,
+                ringer,
                 nic: softnic::NicShared::default(),
                 table,
                 mem,
@@ -603,6 +675,12 @@ impl Ibgda {
     /// The allocation every structure of the channel lives in.
     pub fn memory(&self) -> &DeviceMem {
         &self.mem
+    }
+
+    /// Doorbell-register writes the CPU ringer made for the producers so far; `None` when no
+    /// CPU thread rings (the producers write the registers themselves, or watch-only NIC).
+    pub fn cpu_rings(&self) -> Option<u64> {
+        self.ringer.as_ref().map(ringer::CpuRinger::rung)
     }
 
     /// The queues' format.

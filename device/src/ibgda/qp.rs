@@ -107,6 +107,10 @@ pub struct Doorbell {
     /// register, mapped), which a ring writes after the doorbell record; 0 for the software NIC,
     /// which watches `db`.
     pub(crate) uar: AtomicU64,
+    /// For the software NIC standing in for a NIC that reads its doorbell register (the soft
+    /// provider's `OXSHMEM_SOFTNIC_DOORBELL=register`): that register's address here, from
+    /// which it learns the producer index instead of from the record; 0: the record.
+    pub(crate) soft_reg: AtomicU64,
 }
 
 /// Completion-queue mode (stored as a `u32` in [`Qp`]).
@@ -772,7 +776,16 @@ impl<L: NicLayout> Qp<L> {
 
     /// The producer index announced in the doorbell record, widened against `consumed`.
     pub fn nic_announced(&self, consumed: u64) -> u64 {
-        let p = L::dbr_prod(self.nic.dbr[1].load(Ordering::Acquire));
+        let reg = self.nic.soft_reg.load(Ordering::Relaxed);
+        let p = if reg == 0 {
+            L::dbr_prod(self.nic.dbr[1].load(Ordering::Acquire))
+        } else {
+            // SAFETY: the provider's register word, alive as long as the queue (set at set-up).
+            // (The producers store to it as to a device register: one aligned 8-byte store.)
+            L::doorbell_prod(unsafe {
+                (*(reg as *const std::sync::atomic::AtomicU64)).load(std::sync::atomic::Ordering::Acquire)
+            })
+        };
         consumed + u64::from(p.wrapping_sub(consumed as u16))
     }
 

@@ -30,15 +30,18 @@ use crate::ibgda::layout::Layout;
 use provider::{NicError, NicProvider};
 
 /// The NIC PE `pe`'s IBGDA queues use (`OXSHMEM_NIC`; the software NIC reads queues in
-/// `layout`, `OXSHMEM_SOFTNIC_LAYOUT`, mlx5 when `None`).
+/// `layout`, `OXSHMEM_SOFTNIC_LAYOUT`, mlx5 when `None`, and, with `registers`
+/// (`OXSHMEM_SOFTNIC_DOORBELL=register`), learns of new work from a doorbell register per
+/// queue pair as a hardware NIC does).
 ///
 /// # Errors
 /// `OXSHMEM_NIC` names a provider this build or machine cannot give, or is malformed; or
 /// `layout` asks a hardware NIC for a format that is not its own.
-pub fn open(pe: usize, layout: Option<Layout>) -> Result<Arc<dyn NicProvider>, NicError> {
+pub fn open(pe: usize, layout: Option<Layout>, registers: bool) -> Result<Arc<dyn NicProvider>, NicError> {
     let (v, name) = oxshmem::config::value_of("OXSHMEM_NIC");
     let lname = oxshmem::config::value_of("OXSHMEM_SOFTNIC_LAYOUT").1;
-    let soft = || -> Arc<dyn NicProvider> { Arc::new(soft::SoftProvider::with_layout(pe, layout.unwrap_or_default())) };
+    let soft =
+        || -> Arc<dyn NicProvider> { Arc::new(soft::SoftProvider::with(pe, layout.unwrap_or_default(), registers)) };
     match v.trim() {
         "soft" => Ok(soft()),
         "" | "auto" if layout.is_some_and(|l| l != Layout::Mlx5) => Ok(soft()),

@@ -190,12 +190,12 @@ pub struct QueueMemory {
 /// How the producer tells the NIC about new work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DoorbellPath {
-    /// The producer writes the doorbell register itself, at this address in its address space
-    /// (a UAR page mapped for it).
+    /// A doorbell register, written after the record, at this address in this process (a UAR
+    /// page's register). CPU producers write it there; GPU producers write it through a
+    /// mapping of the page for the GPU, or a CPU thread rings for them where the GPU cannot
+    /// map it (the channel's choice, `OXSHMEM_IBGDA_NIC_HANDLER`).
     Mapped(u64),
-    /// A CPU thread rings for the producer (the producer cannot map the UAR).
-    Cpu,
-    /// The software NIC: it watches the queues' doorbell words, no register.
+    /// The software NIC: it watches the queues' doorbell records, no register.
     Watched,
 }
 

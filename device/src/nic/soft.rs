@@ -20,6 +20,8 @@ use super::provider::{
 /// One queue pair of the software NIC.
 #[derive(Debug, Clone, Copy)]
 struct SoftQp {
+    /// Its doorbell register's address (0: none, the record is watched).
+    register: u64,
     state: QpState,
     peer: Option<QpPeer>,
     mem: QueueMemory,
@@ -31,6 +33,14 @@ pub struct SoftProvider {
     port: PortInfo,
     /// The queue format it reads (the vendor it stands in for).
     layout: Layout,
+    /// Whether it stands in for a NIC that learns of new work from a doorbell register
+    /// written after the record (mlx5's UAR): each queue pair then has a register word here
+    /// (its doorbell path is `Mapped`), and the software NIC reads the producer index from it.
+    registers: bool,
+    /// The register words, one per queue pair in creation order (boxed: their addresses are
+    /// handed out and must not move).
+    #[allow(clippy::vec_box)] // boxed so that a growing Vec does not move them
+    register_words: Mutex<Vec<Box<std::sync::atomic::AtomicU64>>>,
     /// The next key to hand out (keys are unpredictable per process, never 0).
     next_key: AtomicU32,
     /// The next QP number (24 bits, as a NIC's).
@@ -57,12 +67,21 @@ impl SoftProvider {
 
     /// As [`new`](Self::new), reading queues in `layout`'s format.
     pub fn with_layout(pe: usize, layout: Layout) -> SoftProvider {
+        Self::with(pe, layout, false)
+    }
+
+    /// As [`with_layout`](Self::with_layout); with `registers`, every queue pair has a
+    /// doorbell register that producers (or a CPU thread for them) write after the record,
+    /// and only what a register announces is executed.
+    pub fn with(pe: usize, layout: Layout, registers: bool) -> SoftProvider {
         let mut gid = [0u8; 16];
         gid[0] = 0xfe;
         gid[1] = 0x80;
         gid[8..].copy_from_slice(&(pe as u64).to_be_bytes());
         SoftProvider {
             layout,
+            registers,
+            register_words: Mutex::new(Vec::new()),
             port: PortInfo {
                 port: 1,
                 lid: (pe as u16).wrapping_add(1),
@@ -151,7 +170,15 @@ impl NicProvider for SoftProvider {
             ));
         }
         let qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
-        self.qps.lock().insert(qpn, SoftQp { state: QpState::Reset, peer: None, mem: *mem });
+        let register = if self.registers {
+            let word = Box::new(std::sync::atomic::AtomicU64::new(0));
+            let at = &raw const *word as u64;
+            self.register_words.lock().push(word);
+            at
+        } else {
+            0
+        };
+        self.qps.lock().insert(qpn, SoftQp { register, state: QpState::Reset, peer: None, mem: *mem });
         Ok(qpn)
     }
 
@@ -179,8 +206,11 @@ impl NicProvider for SoftProvider {
         self.qps.lock().get(&qpn).and_then(|q| q.peer)
     }
 
-    fn doorbell(&self, _qpn: u32) -> DoorbellPath {
-        DoorbellPath::Watched
+    fn doorbell(&self, qpn: u32) -> DoorbellPath {
+        match self.qps.lock().get(&qpn).map_or(0, |q| q.register) {
+            0 => DoorbellPath::Watched,
+            at => DoorbellPath::Mapped(at),
+        }
     }
 }
 
