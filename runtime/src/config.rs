@@ -312,7 +312,7 @@ pub const VARS: &[Var] = &[
         name: "OXSHMEM_NIC",
         aliases: &[],
         default: "auto",
-        help: "the NIC that executes the IBGDA queues: `soft` (the software NIC, in every build), `devx` (an mlx5 NIC through DEVX, feature `verbs`; fails with the reason where none can serve), `auto` (the software NIC, with one info line saying why no hardware NIC serves)",
+        help: "the NIC that executes the IBGDA queues: `soft` (the software NIC, in every build), `devx` (an mlx5 NIC through DEVX, feature `verbs`; fails with the reason where none can serve), `auto` (the hardware NIC when every PE has a DEVX-capable one, else the software NIC; one info line says which and why)",
         group: Group::Device,
         ty: VarType::Text,
         section: Section::Transport,

@@ -404,7 +404,23 @@ impl Ibgda {
                 (b as usize, s)
             }
         };
-        let nic = crate::nic::open(me, config.soft_layout, config.soft_registers).map_err(|e| nic_err(me, e))?;
+        // The automatic choice is the same on every PE: each says whether it could use a
+        // hardware NIC, and all take one only if all could.
+        let agree = |capable: bool| -> Result<Option<usize>, NicError> {
+            let fail = |e: oxshmem::Error| NicError::refused("agreeing on the NIC", e.to_string());
+            let flags = shmem.alloc_slice(n, 0u8).map_err(fail)?;
+            let mine = [1 + u8::from(capable)];
+            for pe in 0..n {
+                // SAFETY: a symmetric table of one byte per PE; this PE writes only its own.
+                unsafe { oxshmem::raw::putmem(flags.as_ptr().add(me), mine.as_ptr(), 1, pe as i32) }.map_err(fail)?;
+            }
+            shmem.barrier_all().map_err(fail)?;
+            let all = flags.to_vec();
+            flags.free().map_err(fail)?;
+            Ok(all.iter().position(|&f| f != 2))
+        };
+        let nic =
+            crate::nic::open(me, config.soft_layout, config.soft_registers, &agree).map_err(|e| nic_err(me, e))?;
         // A hardware NIC executes the queues itself: no software NIC then, and the producers
         // ring its doorbell register (GPU producers through the page mapped for the GPU, which
         // the heap's memory does: `NicMemory::map_doorbell`).

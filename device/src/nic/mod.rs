@@ -11,7 +11,8 @@
 //!
 //! `OXSHMEM_NIC` chooses: `soft`, `devx` (`devx_nic`, feature `verbs`: an mlx5 NIC through
 //! DEVX; fails with `no RDMA device: …` where none can serve), or `auto` (the default: the
-//! software NIC, saying on one info line why not a hardware one). The software NIC reads mlx5
+//! hardware NIC when every PE has one that can serve, else the software NIC, saying which
+//! and why on one info line). The software NIC reads mlx5
 //! queues unless `OXSHMEM_SOFTNIC_LAYOUT=hns` has it stand in for a HiSilicon hns NIC (the
 //! producers then write hns WQEs; `auto` then stays with the software NIC, as no hns hardware
 //! provider exists yet).
@@ -29,26 +30,39 @@ use std::sync::Arc;
 use crate::ibgda::layout::Layout;
 use provider::{NicError, NicProvider};
 
+/// How the PEs agree on the automatic choice (collective): given whether this PE could use
+/// a hardware NIC, the first PE that could not (`None`: every PE could). Every PE must take
+/// the same kind of NIC: a hardware queue pair talks only to a hardware queue pair.
+pub type Agree<'a> = &'a dyn Fn(bool) -> Result<Option<usize>, NicError>;
+
 /// The NIC PE `pe`'s IBGDA queues use (`OXSHMEM_NIC`; the software NIC reads queues in
 /// `layout`, `OXSHMEM_SOFTNIC_LAYOUT`, mlx5 when `None`, and, with `registers`
 /// (`OXSHMEM_SOFTNIC_DOORBELL=register`), learns of new work from a doorbell register per
-/// queue pair as a hardware NIC does).
+/// queue pair as a hardware NIC does). `auto` takes the hardware NIC when every PE has one
+/// that serves (`agree`, called on every PE of a build with the feature `verbs`), else the
+/// software NIC, saying which and why on one info line (PE 0).
 ///
 /// # Errors
 /// `OXSHMEM_NIC` names a provider this build or machine cannot give, or is malformed; or
-/// `layout` asks a hardware NIC for a format that is not its own.
-pub fn open(pe: usize, layout: Option<Layout>, registers: bool) -> Result<Arc<dyn NicProvider>, NicError> {
+/// `layout` asks a hardware NIC for a format that is not its own; or the agreement failed.
+pub fn open(
+    pe: usize,
+    layout: Option<Layout>,
+    registers: bool,
+    agree: Agree<'_>,
+) -> Result<Arc<dyn NicProvider>, NicError> {
     let (v, name) = oxshmem::config::value_of("OXSHMEM_NIC");
     let lname = oxshmem::config::value_of("OXSHMEM_SOFTNIC_LAYOUT").1;
     let soft =
         || -> Arc<dyn NicProvider> { Arc::new(soft::SoftProvider::with(pe, layout.unwrap_or_default(), registers)) };
     match v.trim() {
         "soft" => Ok(soft()),
-        "" | "auto" if layout.is_some_and(|l| l != Layout::Mlx5) => Ok(soft()),
-        "" | "auto" => {
-            announce_once(pe, hardware_refusal);
-            Ok(soft())
-        }
+        // Settings only the software NIC has keep it (every PE has the same settings).
+        "" | "auto" if layout.is_some_and(|l| l != Layout::Mlx5) || registers => Ok(soft()),
+        "" | "auto" => match auto(pe, agree)? {
+            Some(hardware) => Ok(hardware),
+            None => Ok(soft()),
+        },
         "devx" => match layout {
             Some(l) if l != Layout::Mlx5 => Err(NicError::refused(
                 lname,
@@ -58,6 +72,40 @@ pub fn open(pe: usize, layout: Option<Layout>, registers: bool) -> Result<Arc<dy
         },
         other => Err(NicError::refused(name, format!("{other:?}: expected soft, devx or auto"))),
     }
+}
+
+/// `OXSHMEM_NIC=auto`: the hardware NIC when every PE has one that can serve, else `None`
+/// (the software NIC), with the info line.
+#[cfg(feature = "verbs")]
+fn auto(pe: usize, agree: Agree<'_>) -> Result<Option<Arc<dyn NicProvider>>, NicError> {
+    let mine = verbs::open_devx(None);
+    match agree(mine.is_ok())? {
+        None => {
+            let nic = devx_nic::DevxNic::open(None)?;
+            announce_once(pe, || {
+                let d = nic.describe();
+                format!("IBGDA queues: {} through DEVX (every PE has a DEVX-capable NIC)", d.name)
+            });
+            Ok(Some(Arc::new(nic)))
+        }
+        Some(p) => {
+            announce_once(pe, || {
+                let why = match (&mine, p == pe) {
+                    (Err(e), true) => e.to_string(),
+                    _ => format!("PE {p} has no RDMA device that can create DEVX objects"),
+                };
+                format!("IBGDA queues: the software NIC ({why})")
+            });
+            Ok(None)
+        }
+    }
+}
+
+/// `OXSHMEM_NIC=auto` in a build without hardware providers: the software NIC.
+#[cfg(not(feature = "verbs"))]
+fn auto(pe: usize, _agree: Agree<'_>) -> Result<Option<Arc<dyn NicProvider>>, NicError> {
+    announce_once(pe, || format!("IBGDA queues: the software NIC ({})", hardware_refusal()));
+    Ok(None)
 }
 
 /// The hardware provider (`OXSHMEM_NIC=devx`).
@@ -77,15 +125,6 @@ fn open_devx(var: &str) -> Result<Arc<dyn NicProvider>, NicError> {
 }
 
 /// Why the hardware path does not serve here, in words.
-#[cfg(feature = "verbs")]
-fn hardware_refusal() -> String {
-    match verbs::open_devx(None) {
-        Ok(d) => format!("{} can create DEVX objects: OXSHMEM_NIC=devx has it execute the IBGDA queues", d.name),
-        Err(e) => e.to_string(),
-    }
-}
-
-/// Why the hardware path does not serve here, in words.
 #[cfg(not(feature = "verbs"))]
 fn hardware_refusal() -> String {
     "this build of oxshmem has no hardware NIC provider (build with the feature verbs for RDMA devices); use \
@@ -94,12 +133,49 @@ fn hardware_refusal() -> String {
 }
 
 /// The one info line saying which NIC executes the IBGDA queues (PE 0, once per process;
-/// `why_not_hardware` is asked only then: it may open every RDMA device of the host).
-fn announce_once(pe: usize, why_not_hardware: fn() -> String) {
+/// `line` is asked only then: it may open every RDMA device of the host).
+fn announce_once(pe: usize, line: impl FnOnce() -> String) {
     static SAID: std::sync::Once = std::sync::Once::new();
     if pe == 0 {
-        SAID.call_once(|| {
-            tracing::info!(target: "nic", "IBGDA queues: the software NIC ({})", why_not_hardware());
-        });
+        SAID.call_once(|| tracing::info!(target: "nic", "{}", line()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `auto` asks the PEs to agree (in builds with hardware providers) and takes the software
+    /// NIC unless every PE could use its hardware NIC; when all agree on hardware it opens it
+    /// (here, with no RDMA device, that fails saying so instead of falling back on one PE
+    /// only). Settings only the software NIC has keep it without asking.
+    #[test]
+    fn auto_agrees_before_it_takes_hardware() {
+        if std::env::var_os("OXSHMEM_NIC").is_some() {
+            return;
+        }
+        let asked = std::cell::Cell::new(None);
+        let refuse = |capable: bool| {
+            asked.set(Some(capable));
+            Ok(Some(0))
+        };
+        let nic = open(0, Some(Layout::Mlx5), false, &refuse).expect("the software NIC");
+        assert_eq!(nic.describe().provider, "soft");
+        // Asked only where hardware could be chosen; no RDMA device here, so not capable.
+        assert_eq!(asked.get(), cfg!(feature = "verbs").then_some(false));
+        let all = |_: bool| Ok(None);
+        match open(0, Some(Layout::Mlx5), false, &all) {
+            Ok(nic) => assert_eq!(nic.describe().provider, if cfg!(feature = "verbs") { "devx" } else { "soft" }),
+            Err(e) => {
+                let verbs = cfg!(feature = "verbs");
+                assert!(verbs, "without hardware providers auto cannot fail: {e}");
+                assert!(e.to_string().contains("no RDMA device"), "{e}");
+            }
+        }
+        asked.set(None);
+        let nic = open(0, Some(Layout::Hns), false, &refuse).expect("the software NIC");
+        assert_eq!((nic.describe().provider, nic.describe().layout), ("soft", Layout::Hns));
+        assert_eq!(open(0, None, true, &refuse).expect("soft").describe().provider, "soft");
+        assert_eq!(asked.get(), None, "software-only settings need no agreement");
     }
 }
