@@ -197,7 +197,7 @@ pub fn structs() -> Vec<CStruct> {
         cstruct!(Counters, "oxshmem_qp_counters_t", "A queue's producer and poller counters (one line).", {
             resv_head: U64, ready_head: U64, cons_idx: U64, cq_ci: U64, poll_lock: U32,
         }),
-        cstruct!(Doorbell, "oxshmem_qp_doorbell_t", "A queue's doorbell lock, producer index, doorbell record and register (one line).", {
+        cstruct!(Doorbell, "oxshmem_qp_doorbell_t", "A queue's doorbell lock, producer index, doorbell record and register (first line), and the software NIC's register word (second line).", {
             db_lock: U32, drive: U32, prod_idx: U64, ring_req: U64, dbr: arr("uint32_t", 2), db: U64,
             seen: arr("uint64_t", 2), uar: U64, soft_reg: U64,
         }),

@@ -779,6 +779,21 @@ pub fn job_cpus() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
 
+/// The CPUs the job may use on this host, for deciding whether its PEs crowd it: what the
+/// launcher says, as [`job_cpus`]; without a launcher's word, the host's online CPUs rather
+/// than this process's affinity (a launcher that binds each PE to one core, as `mpirun
+/// --bind-to core` does, leaves every PE seeing one CPU, which says nothing of the host).
+pub fn host_cpus() -> usize {
+    let told = ["OSHRUN_CPUS", "SLURM_CPUS_ON_NODE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok().filter(|&n| n > 0));
+    told.unwrap_or_else(|| {
+        // SAFETY: sysconf has no preconditions.
+        let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+        if online > 0 { online as usize } else { job_cpus() }
+    })
+}
+
 /// The CPUs `oshrun` may use on this host (`OSHRUN_CPU_LIST`, in `taskset -c` form), which
 /// it spreads its PEs over: where a PE's helper threads (the device layer's proxy, software
 /// NIC and CPU "device" threads) may run, rather than on the one core the PE is bound to.

@@ -862,10 +862,17 @@ CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags) {
 CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags) {
     REQUIRE_CTX();
     if (!p || !n || (flags & ~15u)) return logged(CUDA_ERROR_INVALID_VALUE, "cuMemHostRegister(%p, %zu)", p, n);
-    LOCK(); int dup = containing(registered, (uintptr_t)p, 1) >= 0; UNLOCK();
-    if (dup) return logged(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "cuMemHostRegister(%p, %zu)", p, n);
-    if (!record(registered, p, n, PROT_READ | PROT_WRITE)) return CUDA_ERROR_OUT_OF_MEMORY;
-    return logged(CUDA_SUCCESS, "cuMemHostRegister(%p, %zu, flags %#x)", p, n, flags);
+    /* Only a table slot: the memory is the caller's (record() would unmap it on a full table). */
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    LOCK();
+    int i = slot_at(registered, 0);
+    if (containing(registered, (uintptr_t)p, 1) >= 0) r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    else if (i >= 0) {
+        registered[i] = (struct range){ (uintptr_t)p, n, PROT_READ | PROT_WRITE };
+        r = CUDA_SUCCESS;
+    }
+    UNLOCK();
+    return logged(r, "cuMemHostRegister(%p, %zu, flags %#x)", p, n, flags);
 }
 
 CUresult cuMemHostUnregister(void *p) {

@@ -81,8 +81,19 @@ fn both_barrier_patterns_sync_every_team() {
                 for (args, ok) in
                     [(vec!["sync", spec, "50"], "50 rounds of team sync ok"), (vec!["bcast", spec], "broadcast ok")]
                 {
-                    let r = oxshmem_tests::run_job(n, PE_COLL, &args, &[("OXSHMEM_BARRIER", pattern)]);
+                    let env = [("OXSHMEM_BARRIER", pattern), ("OXSHMEM_LOG", "init=debug")];
+                    let r = oxshmem_tests::run_job(n, PE_COLL, &args, &env);
                     assert_job_ok(&r);
+                    // Every PE took the pattern asked for.
+                    let central = pattern == "central";
+                    for pe in 0..n {
+                        assert!(
+                            r.stderr.lines().any(|l| l.starts_with(&format!("PE {pe} "))
+                                && l.contains(&format!("barrier pattern central={central}"))),
+                            "{pattern}: PE {pe}'s barrier\n{}",
+                            r.report()
+                        );
+                    }
                     for pe in members(spec, n) {
                         let want = format!("PE {pe}: {ok}");
                         assert!(

@@ -61,8 +61,24 @@ fn parse(line: &str) -> Option<Mismatch> {
 /// the others, in `others_call`; every other PE is in `others_call` and names the odd PE in
 /// `odd_call`; all of them at the same collective number. Then every PE's next collective
 /// failed at once, and every PE got to the end.
-fn check_case(case: &str, n: usize, odd: usize, (odd_func, odd_call): (&str, &str), (func, call): (&str, &str)) {
-    let r = Job::new(n, PE_MISMATCH).args(&[case, &odd.to_string()]).timeout(Duration::from_secs(60)).run();
+fn check_case(case: &str, n: usize, odd: usize, odd_calls: (&str, &str), calls: (&str, &str)) {
+    check_case_with(case, n, odd, odd_calls, calls, &[]);
+}
+
+/// [`check_case`] with `env` in every PE's environment.
+fn check_case_with(
+    case: &str,
+    n: usize,
+    odd: usize,
+    (odd_func, odd_call): (&str, &str),
+    (func, call): (&str, &str),
+    env: &[(&str, &str)],
+) {
+    let mut job = Job::new(n, PE_MISMATCH).args(&[case, &odd.to_string()]).timeout(Duration::from_secs(60));
+    for (k, v) in env {
+        job = job.env(k, v);
+    }
+    let r = job.run();
     assert_job_code(&r, 3);
     let mut seq = None;
     for pe in 0..n {
@@ -118,6 +134,21 @@ fn a_skipped_reduce_fails_on_every_pe() {
             ("shmem_barrier_all", "shmem_barrier_all"),
             ("shmem_reduce", "shmem_long_sum_reduce"),
         );
+    }
+}
+
+/// Both barrier patterns (`OXSHMEM_BARRIER`), forced, at 3 and 4 PEs: a barrier against a
+/// reduction and a skipped reduction fail on every PE, whichever pattern the barrier has (the
+/// automatic choice runs the other cases' bigger jobs central on small machines only).
+#[test]
+fn mismatches_fail_everywhere_with_either_barrier() {
+    for pattern in ["dissemination", "central"] {
+        let env = [("OXSHMEM_BARRIER", pattern)];
+        for (n, odd) in [(3, 0), (4, 2), (4, 0)] {
+            let (b, r) = (("shmem_barrier_all", "shmem_barrier_all"), ("shmem_reduce", "shmem_long_sum_reduce"));
+            check_case_with("barrier-vs-reduce", n, odd, b, r, &env);
+            check_case_with("skip-reduce", n, odd, b, r, &env);
+        }
     }
 }
 

@@ -253,10 +253,11 @@ impl Thread<'_> {
             AmoOp::FetchOr(v) => Amo::Or(v),
             AmoOp::FetchXor(v) => Amo::Xor(v),
         };
-        self.ib_nic_atomic::<L>(opc, pe, dst, width, amo.to_nic(), fetch)
+        self.ib_nic_atomic::<L>(opc, pe, dst, width, amo.to_nic(), fetch).unwrap_or(0)
     }
 
-    /// `op` on `width` bytes at `dst` on `pe`, as [`ib_amo`](Self::ib_amo) does it.
+    /// `op` on `width` bytes at `dst` on `pe`, as [`ib_amo`](Self::ib_amo) does it: the prior
+    /// value (0 when not fetching), or `None` when it failed (the failure is recorded).
     fn ib_nic_atomic<L: NicLayout>(
         &self,
         opc: u32,
@@ -265,7 +266,7 @@ impl Thread<'_> {
         width: u32,
         op: NicAtomic,
         fetch: bool,
-    ) -> u64 {
+    ) -> Option<u64> {
         let qp = self.ib().qp::<L>(self.ib_rc(), pe);
         let remote = self.ib_remote(pe, dst);
         let key = self.ibuf_key(pe);
@@ -274,22 +275,21 @@ impl Thread<'_> {
             return self.ib_amo_emulated::<L>(opc, pe, dst, width, op);
         }
         if !fetch {
-            self.ib_post::<L>(opc, pe, &[WorkRequest::Atomic { op, width, remote, result: sink }]);
-            return 0;
+            return self.ib_post::<L>(opc, pe, &[WorkRequest::Atomic { op, width, remote, result: sink }]).map(|_| 0);
         }
         let mut w = self.ib_waiter(false);
         let Some(t) = qp.ibuf_acquire(self.ib_hint(), &mut w) else {
             self.ib_fail(opc, pe, QpError::Stalled { needed: 0, reached: 0 });
-            return 0;
+            return None;
         };
         let result = Sge { addr: qp.ibuf_addr(t), len: width, lkey: key };
-        let mut out = 0;
+        let mut out = None;
         if let Some((qp, end)) = self.ib_post::<L>(opc, pe, &[WorkRequest::Atomic { op, width, remote, result }])
             && self.ib_wait(opc, qp, end, true)
         {
             let raw = qp.ibuf_read(t);
             // 4-byte results arrive big-endian; 8-byte ones in host order.
-            out = if width == 4 { u64::from(u32::from_be_bytes((raw as u32).to_ne_bytes())) } else { raw };
+            out = Some(if width == 4 { u64::from(u32::from_be_bytes((raw as u32).to_ne_bytes())) } else { raw });
         }
         qp.ibuf_release(t);
         out
@@ -300,31 +300,37 @@ impl Thread<'_> {
     /// compare-and-swap the word with the op applied to the target's bytes until no other
     /// update came between (the NIC's answer is the word it saw: the next try's start). Every
     /// NIC atomic on the word is atomic with respect to this one; the other bytes of the word
-    /// are written back as they were. Returns the prior value; waits for the NIC.
-    fn ib_amo_emulated<L: NicLayout>(&self, opc: u32, pe: usize, dst: u64, width: u32, op: NicAtomic) -> u64 {
+    /// are written back as they were. Returns the prior value (`None`: a step failed, which is
+    /// recorded); waits for the NIC.
+    fn ib_amo_emulated<L: NicLayout>(&self, opc: u32, pe: usize, dst: u64, width: u32, op: NicAtomic) -> Option<u64> {
         const READ: NicAtomic = NicAtomic::FetchAdd { add: 0, boundary: 0 };
+        let cas = |swap, compare| NicAtomic::CompareSwap { swap, compare, swap_mask: u64::MAX, compare_mask: u64::MAX };
+        // Built from what every layout has; a layout lacking either would recurse for ever.
+        debug_assert!(
+            [READ, cas(0, 0)].into_iter().all(|op| L::supports(&WorkRequest::Atomic {
+                op,
+                width: 8,
+                remote: Remote { addr: 0, rkey: 0 },
+                result: Sge { addr: 0, len: 8, lkey: 0 },
+            })),
+            "{}: no plain 8-byte atomics",
+            L::NAME
+        );
         let word = dst & !7;
         // The target's place in the word (little-endian memory).
         let shift = (dst - word) * 8;
         let mask = if width == 8 { u64::MAX } else { (1u64 << (8 * width)) - 1 };
-        let err = self.state.error.is_set();
-        let mut seen = self.ib_nic_atomic::<L>(opc, pe, word, 8, READ, true);
+        let mut seen = self.ib_nic_atomic::<L>(opc, pe, word, 8, READ, true)?;
         loop {
-            if self.state.error.is_set() && !err {
-                // The read or a swap failed (recorded): stop here.
-                return 0;
-            }
             let old = seen >> shift & mask;
             let new = op.apply(old, width) & mask;
             if new == old {
-                return old;
+                return Some(old);
             }
             let want = seen & !(mask << shift) | new << shift;
-            let swap =
-                NicAtomic::CompareSwap { swap: want, compare: seen, swap_mask: u64::MAX, compare_mask: u64::MAX };
-            let was = self.ib_nic_atomic::<L>(opc, pe, word, 8, swap, true);
+            let was = self.ib_nic_atomic::<L>(opc, pe, word, 8, cas(want, seen), true)?;
             if was == seen {
-                return old;
+                return Some(old);
             }
             seen = was;
         }

@@ -306,7 +306,8 @@ pub struct Ibgda {
     /// Whether the software NIC executes the queues (else a hardware NIC does, and nobody here
     /// consumes them).
     pub(crate) soft: bool,
-    pub(crate) nic: softnic::NicShared,
+    /// The software NIC thread's shared state (shared with the CPU ringer, which wakes it).
+    pub(crate) nic: std::sync::Arc<softnic::NicShared>,
     /// The device table, in `mem`.
     table: *mut IbgdaDevice,
     /// Everything above that device code reads (dropped last).
@@ -364,7 +365,12 @@ fn register_gpu_heap(
             format!("{why_not_dmabuf}; and GPU addresses need nvidia_peermem, which is not loaded"),
         ));
     }
-    let mr = nic.register(base, size, MemoryKind::Gpu)?;
+    let mr = nic.register(base, size, MemoryKind::Gpu).map_err(|e| {
+        NicError::refused(
+            format!("registering the GPU heap ({size} bytes at {base:#x}) with {}", described.name),
+            format!("{e}; and not through a dma-buf: {why_not_dmabuf}"),
+        )
+    })?;
     tracing::debug!(target: "nic", base, size, why_not_dmabuf, "the GPU heap is registered by address");
     Ok(mr)
 }
@@ -419,8 +425,8 @@ impl Ibgda {
             flags.free().map_err(fail)?;
             Ok(all.iter().position(|&f| f != 2))
         };
-        let nic =
-            crate::nic::open(me, config.soft_layout, config.soft_registers, &agree).map_err(|e| nic_err(me, e))?;
+        let nic = crate::nic::open(me, config.soft_layout, config.soft_registers, heap.is_some(), &agree)
+            .map_err(|e| nic_err(me, e))?;
         // A hardware NIC executes the queues itself: no software NIC then, and the producers
         // ring its doorbell register (GPU producers through the page mapped for the GPU, which
         // the heap's memory does: `NicMemory::map_doorbell`).
@@ -607,6 +613,7 @@ impl Ibgda {
                     (*q).nic.soft_reg.store(rings[i].1, std::sync::atomic::Ordering::Relaxed);
                 });
             }
+            let shared = std::sync::Arc::new(softnic::NicShared::default());
             let ringer = if forwarded.is_empty() {
                 None
             } else {
@@ -621,7 +628,13 @@ impl Ibgda {
                 // The words are in `mem` and the registers the provider's, both dropped after
                 // the ringer (the channel's field order; the provider outlives the channel's
                 // memory too).
-                let r = ringer::CpuRinger::start(rungs)
+                // The software NIC standing in for a register-reading NIC sleeps when idle: a
+                // register write wakes it, as a doorbell wakes a hardware NIC's engine.
+                let wake: Option<Box<dyn Fn() + Send>> = soft.then(|| {
+                    let s = shared.clone();
+                    Box::new(move || s.wake()) as Box<dyn Fn() + Send>
+                });
+                let r = ringer::CpuRinger::start(rungs, wake)
                     .map_err(|e| nic_err(me, NicError::refused("starting the CPU ringer thread", e.to_string())))?;
                 tracing::debug!(target: "nic", queues = forwarded.len(), "a CPU thread rings the NIC for the producers");
                 Some(r)
@@ -665,7 +678,7 @@ impl Ibgda {
                 provider: nic,
                 soft,
                 ringer,
-                nic: softnic::NicShared::default(),
+                nic: shared,
                 table,
                 mem,
             })

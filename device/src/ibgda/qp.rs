@@ -84,9 +84,10 @@ pub struct Counters {
 /// doorbell record (word 1 is the send counter, as [`NicLayout::dbr_value`] writes it: mlx5's
 /// big-endian send counter, hns's little-endian SQ record) and register (a UAR word, as
 /// [`NicLayout::doorbell`] writes it: mlx5's first 8 bytes of a control segment, hns's
-/// `struct hns_roce_db`); and the software NIC's view of the queue. One line: a
-/// ringer writes the record the NIC reads anyway, and the thread that rings is often the one
-/// that then consumes the queue.
+/// `struct hns_roce_db`); and the software NIC's view of the queue. The first line holds
+/// everything a ring and a software-NIC pass touch: a ringer writes the record the NIC reads
+/// anyway, and the thread that rings is often the one that then consumes the queue; the
+/// second holds the register word of a software NIC standing in for a register-reading NIC.
 /// (C: `oxshmem_qp_doorbell_t`.)
 #[repr(C, align(64))]
 #[derive(Debug, Default)]
@@ -586,9 +587,14 @@ impl<L: NicLayout> Qp<L> {
                         // The record before the register: the NIC reads the record when it
                         // sees the doorbell.
                         std::sync::atomic::fence(Ordering::SeqCst);
-                        // SAFETY: a hardware provider's doorbell register, mapped for this
-                        // process for as long as the queue (set by the channel's set-up).
-                        unsafe { std::ptr::write_volatile(uar as *mut u64, value) };
+                        // SAFETY: a doorbell register mapped for this process for as long as
+                        // the queue (set by the channel's set-up), written with one aligned
+                        // 8-byte store — an atomic one, as the software NIC's register is read
+                        // atomically (the same instruction on a device register).
+                        unsafe {
+                            std::sync::atomic::AtomicU64::from_ptr(uar as *mut u64)
+                                .store(value, std::sync::atomic::Ordering::Relaxed)
+                        };
                     }
                 }
                 // A full barrier (not only a release): a sleeping NIC is woken by the caller's
@@ -918,4 +924,36 @@ fn widen(base: u64, c16: u16) -> u64 {
 
 fn decode_error(v: u64) -> Option<QpError> {
     (v != 0).then_some(QpError::Nic { wqe_counter: (v >> 16) as u16, syndrome: (v >> 8) as u8, opcode: v as u8 })
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::ibgda::hns::Hns;
+    use crate::ibgda::layout::{Mlx5, WorkRequest};
+
+    /// A queue whose NIC reads a doorbell register (`soft_reg`): a ring that writes only the
+    /// record announces nothing; the register's value, once written, announces exactly the
+    /// index it carries (both layouts).
+    fn register_announces<L: NicLayout>() {
+        let q = QpBox::<L>::new(16, CqMode::Collapsed, 1, 4, 0x1234, 0);
+        let register = std::sync::atomic::AtomicU64::new(0);
+        q.nic.soft_reg.store(register.as_ptr() as u64, Ordering::Relaxed);
+        let mut never = || false;
+        let end = q.post(&[WorkRequest::Nop, WorkRequest::Nop, WorkRequest::Nop], true, false, &mut never).unwrap();
+        assert!(end >= 3 && q.prod_idx() == end, "the post rang: the record says {end}");
+        assert_eq!(q.nic_announced(0), 0, "{}: the record alone announces nothing", L::NAME);
+        register.store(L::doorbell(2, 0x1234), std::sync::atomic::Ordering::Release);
+        assert_eq!(q.nic_announced(0), 2, "{}: the register's index", L::NAME);
+        register.store(q.nic.db.load(Ordering::Acquire), std::sync::atomic::Ordering::Release);
+        assert_eq!(q.nic_announced(0), end, "{}: what the last ring carries", L::NAME);
+        q.nic.soft_reg.store(0, Ordering::Relaxed);
+        assert_eq!(q.nic_announced(0), end, "{}: without a register, the record", L::NAME);
+    }
+
+    #[test]
+    fn a_register_reading_nic_sees_only_what_the_register_announces() {
+        register_announces::<Mlx5>();
+        register_announces::<Hns>();
+    }
 }

@@ -8,8 +8,11 @@
 //! a full fence, so the NIC finds the record and the WQEs behind it. Writes that come fast are
 //! merged: the register gets the newest value, which announces everything below it.
 //!
-//! It spins while doorbells move, yields once they stop, and after a millisecond without one
-//! sleeps 50 µs between looks, so an idle job does not hold a core for it.
+//! It runs on the job's CPUs rather than the PE's own bound core (as the software NIC's thread
+//! does), spins while doorbells move, yields once they stop, and after a millisecond without
+//! one sleeps between looks, 50 µs at first and doubling up to a millisecond, so an idle job
+//! does not hold a core for it. Where the software NIC stands in for the NIC, each write wakes
+//! its thread if it sleeps (a hardware NIC needs no waking).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,8 +20,10 @@ use std::time::{Duration, Instant};
 
 /// How long the ringer yields between looks before it starts to sleep.
 const YIELD_FOR: Duration = Duration::from_millis(1);
-/// Its sleep between looks once idle.
+/// Its first sleep between looks once idle; each further one doubles, up to [`NAP_MAX`].
 const NAP: Duration = Duration::from_micros(50);
+/// Its longest sleep between looks.
+const NAP_MAX: Duration = Duration::from_millis(1);
 
 /// One queue the ringer serves: its doorbell word and its register, addresses in this process.
 #[derive(Debug, Clone, Copy)]
@@ -44,11 +49,14 @@ impl CpuRinger {
     /// # Safety
     /// Every word and register of `queues` stays valid (the words readable as `AtomicU64`,
     /// the registers writable with one aligned 8-byte store) until the ringer is dropped.
-    pub(crate) unsafe fn start(queues: Vec<Rung>) -> std::io::Result<CpuRinger> {
+    pub(crate) unsafe fn start(queues: Vec<Rung>, wake: Option<Box<dyn Fn() + Send>>) -> std::io::Result<CpuRinger> {
         let stop = Arc::new(AtomicBool::new(false));
         let rung = Arc::new(AtomicU64::new(0));
         let (s, r) = (stop.clone(), rung.clone());
-        let handle = std::thread::Builder::new().name("oxshmem-ringer".into()).spawn(move || run(&queues, &s, &r))?;
+        let handle = std::thread::Builder::new().name("oxshmem-ringer".into()).spawn(move || {
+            crate::unbind_helper_thread();
+            run(&queues, &s, &r, wake.as_deref())
+        })?;
         Ok(CpuRinger { stop, rung, handle: Some(handle) })
     }
 
@@ -69,10 +77,11 @@ impl Drop for CpuRinger {
     }
 }
 
-fn run(queues: &[Rung], stop: &AtomicBool, rung: &AtomicU64) {
+fn run(queues: &[Rung], stop: &AtomicBool, rung: &AtomicU64, wake: Option<&(dyn Fn() + Send)>) {
     let mut last = vec![0u64; queues.len()];
     let mut idle_since = Instant::now();
     let mut spins = 0u32;
+    let mut nap = NAP;
     // One more look after the stop, for rings made just before it.
     let mut stopping = false;
     loop {
@@ -85,11 +94,15 @@ fn run(queues: &[Rung], stop: &AtomicBool, rung: &AtomicU64) {
                 // The record (written before the word, which we read with acquire) before the
                 // register: the NIC reads the record when the register is written.
                 std::sync::atomic::fence(Ordering::SeqCst);
-                // SAFETY: the register is writable (the caller of `start`), one aligned store.
-                unsafe { std::ptr::write_volatile(q.register as *mut u64, v) };
+                // SAFETY: the register is writable (the caller of `start`) with one aligned
+                // 8-byte store (an atomic one: the software NIC's register is read atomically).
+                unsafe { AtomicU64::from_ptr(q.register as *mut u64).store(v, Ordering::Relaxed) };
                 rung.fetch_add(1, Ordering::Relaxed);
                 moved = true;
             }
+        }
+        if moved && let Some(w) = wake {
+            w();
         }
         if stopping {
             return;
@@ -100,6 +113,7 @@ fn run(queues: &[Rung], stop: &AtomicBool, rung: &AtomicU64) {
         }
         if moved {
             spins = 0;
+            nap = NAP;
             idle_since = Instant::now();
         } else if spins < 64 {
             spins += 1;
@@ -107,7 +121,8 @@ fn run(queues: &[Rung], stop: &AtomicBool, rung: &AtomicU64) {
         } else if idle_since.elapsed() < YIELD_FOR {
             std::thread::yield_now();
         } else {
-            std::thread::park_timeout(NAP);
+            std::thread::park_timeout(nap);
+            nap = (nap * 2).min(NAP_MAX);
         }
     }
 }
@@ -127,8 +142,13 @@ mod tests {
             .zip(&regs)
             .map(|(w, r)| Rung { word: w.as_ptr() as u64, register: r.as_ptr() as u64 })
             .collect();
+        let woken = Arc::new(AtomicU64::new(0));
+        let w = woken.clone();
+        let wake: Box<dyn Fn() + Send> = Box::new(move || {
+            w.fetch_add(1, Ordering::Relaxed);
+        });
         // SAFETY: the words and registers outlive the ringer (dropped before them below).
-        let ringer = unsafe { CpuRinger::start(queues) }.expect("a thread");
+        let ringer = unsafe { CpuRinger::start(queues, Some(wake)) }.expect("a thread");
         let wait = |r: &AtomicU64, v: u64| {
             let end = Instant::now() + Duration::from_secs(20);
             while r.load(Ordering::Acquire) != v {
@@ -146,5 +166,6 @@ mod tests {
         wait(&regs[0], 7);
         drop(ringer);
         assert_eq!(regs[1].load(Ordering::Acquire), 0, "a word that never moved is never written");
+        assert!(woken.load(Ordering::Relaxed) >= 2, "every pass that wrote woke the NIC");
     }
 }

@@ -46,7 +46,7 @@ pub struct NicShared {
 
 impl NicShared {
     /// Wakes the NIC thread if it sleeps.
-    fn wake(&self) {
+    pub(crate) fn wake(&self) {
         if self.sleeping.load(Ordering::SeqCst) != 0
             && let Some(t) = self.thread.get()
         {

@@ -39,8 +39,10 @@ pub type Agree<'a> = &'a dyn Fn(bool) -> Result<Option<usize>, NicError>;
 /// `layout`, `OXSHMEM_SOFTNIC_LAYOUT`, mlx5 when `None`, and, with `registers`
 /// (`OXSHMEM_SOFTNIC_DOORBELL=register`), learns of new work from a doorbell register per
 /// queue pair as a hardware NIC does). `auto` takes the hardware NIC when every PE has one
-/// that serves (`agree`, called on every PE of a build with the feature `verbs`), else the
-/// software NIC, saying which and why on one info line (PE 0).
+/// that serves (`agree`, called on every PE of a build with the feature `verbs`): one that
+/// opens with DEVX, registers the implicit on-demand-paging region and, for a GPU heap
+/// (`gpu`), can register GPU memory; else the software NIC, saying which and why on one info
+/// line (PE 0).
 ///
 /// # Errors
 /// `OXSHMEM_NIC` names a provider this build or machine cannot give, or is malformed; or
@@ -49,6 +51,7 @@ pub fn open(
     pe: usize,
     layout: Option<Layout>,
     registers: bool,
+    gpu: bool,
     agree: Agree<'_>,
 ) -> Result<Arc<dyn NicProvider>, NicError> {
     let (v, name) = oxshmem::config::value_of("OXSHMEM_NIC");
@@ -59,7 +62,7 @@ pub fn open(
         "soft" => Ok(soft()),
         // Settings only the software NIC has keep it (every PE has the same settings).
         "" | "auto" if layout.is_some_and(|l| l != Layout::Mlx5) || registers => Ok(soft()),
-        "" | "auto" => match auto(pe, agree)? {
+        "" | "auto" => match auto(pe, gpu, agree)? {
             Some(hardware) => Ok(hardware),
             None => Ok(soft()),
         },
@@ -77,11 +80,23 @@ pub fn open(
 /// `OXSHMEM_NIC=auto`: the hardware NIC when every PE has one that can serve, else `None`
 /// (the software NIC), with the info line.
 #[cfg(feature = "verbs")]
-fn auto(pe: usize, agree: Agree<'_>) -> Result<Option<Arc<dyn NicProvider>>, NicError> {
-    let mine = verbs::open_devx(None);
+fn auto(pe: usize, gpu: bool, agree: Agree<'_>) -> Result<Option<Arc<dyn NicProvider>>, NicError> {
+    // Everything of the set-up that a NIC can refuse before the queue pairs, tried here, so
+    // that a PE whose NIC cannot serve says so before any PE has chosen.
+    let mine = devx_nic::DevxNic::open(None).and_then(|nic| {
+        nic.register_implicit()?;
+        let d = nic.describe();
+        if gpu && !d.gpu_memory && !d.dmabuf {
+            return Err(NicError::refused(
+                format!("{}: GPU memory", d.name),
+                "neither a dma-buf (libibverbs or the kernel lacks it) nor nvidia_peermem",
+            ));
+        }
+        Ok(nic)
+    });
     match agree(mine.is_ok())? {
         None => {
-            let nic = devx_nic::DevxNic::open(None)?;
+            let nic = mine?;
             announce_once(pe, || {
                 let d = nic.describe();
                 format!("IBGDA queues: {} through DEVX (every PE has a DEVX-capable NIC)", d.name)
@@ -92,7 +107,7 @@ fn auto(pe: usize, agree: Agree<'_>) -> Result<Option<Arc<dyn NicProvider>>, Nic
             announce_once(pe, || {
                 let why = match (&mine, p == pe) {
                     (Err(e), true) => e.to_string(),
-                    _ => format!("PE {p} has no RDMA device that can create DEVX objects"),
+                    _ => format!("PE {p} has no RDMA NIC that can serve (see its own oxshmem-info)"),
                 };
                 format!("IBGDA queues: the software NIC ({why})")
             });
@@ -103,7 +118,7 @@ fn auto(pe: usize, agree: Agree<'_>) -> Result<Option<Arc<dyn NicProvider>>, Nic
 
 /// `OXSHMEM_NIC=auto` in a build without hardware providers: the software NIC.
 #[cfg(not(feature = "verbs"))]
-fn auto(pe: usize, _agree: Agree<'_>) -> Result<Option<Arc<dyn NicProvider>>, NicError> {
+fn auto(pe: usize, _gpu: bool, _agree: Agree<'_>) -> Result<Option<Arc<dyn NicProvider>>, NicError> {
     announce_once(pe, || format!("IBGDA queues: the software NIC ({})", hardware_refusal()));
     Ok(None)
 }
@@ -159,23 +174,27 @@ mod tests {
             asked.set(Some(capable));
             Ok(Some(0))
         };
-        let nic = open(0, Some(Layout::Mlx5), false, &refuse).expect("the software NIC");
+        let nic = open(0, Some(Layout::Mlx5), false, false, &refuse).expect("the software NIC");
         assert_eq!(nic.describe().provider, "soft");
-        // Asked only where hardware could be chosen; no RDMA device here, so not capable.
-        assert_eq!(asked.get(), cfg!(feature = "verbs").then_some(false));
+        // Asked only where hardware could be chosen, with whether this host has a NIC that serves.
+        #[cfg(feature = "verbs")]
+        assert!(asked.get().is_some(), "asked");
+        #[cfg(not(feature = "verbs"))]
+        assert_eq!(asked.get(), None);
         let all = |_: bool| Ok(None);
-        match open(0, Some(Layout::Mlx5), false, &all) {
+        match open(0, Some(Layout::Mlx5), false, false, &all) {
             Ok(nic) => assert_eq!(nic.describe().provider, if cfg!(feature = "verbs") { "devx" } else { "soft" }),
             Err(e) => {
+                // Only the hardware path can fail here: no device on this host.
                 let verbs = cfg!(feature = "verbs");
                 assert!(verbs, "without hardware providers auto cannot fail: {e}");
                 assert!(e.to_string().contains("no RDMA device"), "{e}");
             }
         }
         asked.set(None);
-        let nic = open(0, Some(Layout::Hns), false, &refuse).expect("the software NIC");
+        let nic = open(0, Some(Layout::Hns), false, false, &refuse).expect("the software NIC");
         assert_eq!((nic.describe().provider, nic.describe().layout), ("soft", Layout::Hns));
-        assert_eq!(open(0, None, true, &refuse).expect("soft").describe().provider, "soft");
+        assert_eq!(open(0, None, true, false, &refuse).expect("soft").describe().provider, "soft");
         assert_eq!(asked.get(), None, "software-only settings need no agreement");
     }
 }

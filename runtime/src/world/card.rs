@@ -18,15 +18,29 @@ pub(super) struct PeCard {
     /// The static-data segment's descriptor and length (-1 and 0 when there is none).
     pub(super) static_fd: i32,
     pub(super) static_len: usize,
-    /// The CPUs this PE may use on its host, as it sees them (`config::job_cpus`).
+    /// The CPUs the job may use on this PE's host, as it sees them (`config::host_cpus`).
     pub(super) cpus: usize,
+    /// This PE's `OXSHMEM_BARRIER` (`None`: auto); PE 0's is the job's, so all take the same.
+    pub(super) barrier: Option<bool>,
 }
 
 impl PeCard {
     fn encode(&self) -> Vec<u8> {
         format!(
-            "{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
-            self.host, self.host_key, self.pid, self.heap_fd, self.heap_len, self.static_fd, self.static_len, self.cpus
+            "{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
+            self.host,
+            self.host_key,
+            self.pid,
+            self.heap_fd,
+            self.heap_len,
+            self.static_fd,
+            self.static_len,
+            self.cpus,
+            match self.barrier {
+                None => "auto",
+                Some(true) => "central",
+                Some(false) => "dissemination",
+            }
         )
         .into_bytes()
     }
@@ -43,6 +57,12 @@ impl PeCard {
             static_fd: it.next()?.parse().ok()?,
             static_len: it.next()?.parse().ok()?,
             cpus: it.next()?.parse().ok()?,
+            barrier: match it.next()? {
+                "auto" => None,
+                "central" => Some(true),
+                "dissemination" => Some(false),
+                _ => return None,
+            },
         })
     }
 }
@@ -107,6 +127,7 @@ mod tests {
             static_fd: -1,
             static_len: 0,
             cpus: 2,
+            barrier: Some(false),
         };
         let bytes = card.encode();
         assert_eq!(PeCard::decode(&bytes), Some(card));

@@ -172,7 +172,8 @@ fn init_runtime(requested: ThreadLevel, with_static: bool, given: Option<Box<dyn
         heap_len: seg_len,
         static_fd: segs.static_data.as_ref().map_or(-1, |s| s.0.as_raw_fd()),
         static_len: own.static_data.map_or(0, |s| s.1),
-        cpus: crate::config::job_cpus(),
+        cpus: crate::config::host_cpus(),
+        barrier: config.barrier,
     };
     let t = std::time::Instant::now();
     let cards = card::exchange(&*boot, me, &mine)?;
@@ -181,8 +182,9 @@ fn init_runtime(requested: ThreadLevel, with_static: bool, given: Option<Box<dyn
 
     let layout = layout::node_layout(me, &cards, &config, &*boot);
     adjust_spin(&mut config, layout::pes_on_my_host(me, &cards));
-    // Decided from the cards, which every PE has alike: every PE takes the same barrier.
-    config.central_barrier = config.barrier.unwrap_or_else(|| layout.hosts.len() == 1 && n > cards[0].cpus);
+    // Decided from PE 0's card, which every PE has alike: every PE takes the same barrier.
+    config.central_barrier = cards[0].barrier.unwrap_or_else(|| layout.hosts.len() == 1 && n > cards[0].cpus);
+    tracing::debug!(target: "init", central = config.central_barrier, "barrier pattern");
     // Forcing the network path (OXSHMEM_TRANSPORT=ofi) maps no peer.
     let map_peers = config.transport != TransportChoice::Ofi;
     let shm = peers::shm_table(me, &layout, &cards, own, segs.heap_map, map_peers)?;

@@ -118,7 +118,7 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { oxshmemi_register_device_library(7, Some(attach)) }, 0);
         let e = check_at_init().unwrap_err();
-        assert!(e.contains("device ABI 7") && e.contains("speaks ABI 1"), "{e}");
+        assert!(e.contains("device ABI 7") && e.contains(&format!("speaks ABI {DEVICE_ABI_VERSION}")), "{e}");
         // SAFETY: as above.
         unsafe { oxshmemi_register_device_library(DEVICE_ABI_VERSION, Some(attach)) };
         let r = check_at_init();
