@@ -188,6 +188,41 @@ fn queue_pairs_are_connected_through_the_provider_seam() {
     }
 }
 
+/// The device API's exact cases (RMA, atomics, signals, ordering) on `n` PEs over IBGDA with
+/// `env`; each PE must say its case passed. The jobs, for more checks.
+fn device_cases(n: usize, env: &[(&str, &str)]) -> Vec<JobResult> {
+    let mut out = Vec::new();
+    for (args, line) in [
+        (&["rma"][..], "device rma matches host"),
+        (&["amo"][..], "device atomics match host"),
+        (&["signal"][..], "device signals match host"),
+        (&["order", "100"][..], "100 signalled rounds on 8 device threads ok"),
+    ] {
+        let mut job = Job::new(n, PE_DEVICE).args(args).env("OXSHMEM_DEVICE_CHANNEL", "ibgda");
+        for (k, v) in env {
+            job = job.env(k, v);
+        }
+        let r = job.timeout(Duration::from_secs(180)).run();
+        assert_job_ok(&r);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {line} (ibgda)"));
+        out.push(r);
+    }
+    out
+}
+
+/// The many-thread stress on 16-slot queues (4-entry CQ) at 2 PEs with `env`: exact, and the
+/// queues wrap.
+fn stress_on_tiny_queues(env: &[(&str, &str)]) {
+    let mut all = vec![("OXSHMEM_IBGDA_NWQES", "16"), ("OXSHMEM_IBGDA_NCQES", "4")];
+    all.extend_from_slice(env);
+    let r = run(PE_DEVICE, &["stress", "4", "16", "24", "2"], &all, 180);
+    assert_job_ok(&r);
+    for pe in 0..2 {
+        assert_stdout_has(&r, &format!("PE {pe}: stress ok: "));
+    }
+    assert!(!r.stdout.contains("QUEUES DID NOT WRAP"), "{}", r.report());
+}
+
 /// A NIC that learns of new work from a doorbell register, as hardware does: the software
 /// NIC reads the producer index from a register per queue pair
 /// (`OXSHMEM_SOFTNIC_DOORBELL=register`), so nothing runs that no register write announced.
@@ -198,49 +233,22 @@ fn queue_pairs_are_connected_through_the_provider_seam() {
 #[test]
 fn doorbell_registers_written_by_producers_or_a_cpu_ringer() {
     for handler in ["auto", "cpu"] {
+        let env = [("OXSHMEM_SOFTNIC_DOORBELL", "register"), ("OXSHMEM_IBGDA_NIC_HANDLER", handler)];
         for n in [2, 4] {
-            for (args, line) in [
-                (&["rma"][..], "device rma matches host"),
-                (&["amo"][..], "device atomics match host"),
-                (&["signal"][..], "device signals match host"),
-                (&["order", "100"][..], "100 signalled rounds on 8 device threads ok"),
-            ] {
-                let r = Job::new(n, PE_DEVICE)
-                    .args(args)
-                    .env("OXSHMEM_DEVICE_CHANNEL", "ibgda")
-                    .env("OXSHMEM_SOFTNIC_DOORBELL", "register")
-                    .env("OXSHMEM_IBGDA_NIC_HANDLER", handler)
-                    .env("OXSHMEM_LOG", "nic=debug")
-                    .timeout(Duration::from_secs(180))
-                    .run();
-                assert_job_ok(&r);
-                assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {line} (ibgda)"));
+            let logged = [env[0], env[1], ("OXSHMEM_LOG", "nic=debug")];
+            for r in device_cases(n, &logged) {
                 for pe in 0..n {
-                    let ringer = r.stderr.lines().any(|l| {
-                        l.starts_with(&format!("PE {pe} "))
-                            && l.contains("a CPU thread rings the NIC for the producers")
-                    });
-                    let rang = r.stderr.lines().any(|l| {
-                        l.starts_with(&format!("PE {pe} "))
-                            && l.contains("the CPU ringer stopped")
-                            && !l.contains("writes=0")
-                    });
-                    assert_eq!(ringer && rang, handler == "cpu", "{handler}: PE {pe}'s ringer\n{}", r.report());
+                    let says = |what: &str| {
+                        r.stderr
+                            .lines()
+                            .any(|l| l.starts_with(&format!("PE {pe} ")) && l.contains(what) && !l.contains("writes=0"))
+                    };
+                    let rang = says("a CPU thread rings the NIC for the producers") && says("the CPU ringer stopped");
+                    assert_eq!(rang, handler == "cpu", "{handler}: PE {pe}'s ringer\n{}", r.report());
                 }
             }
         }
-        let env = [
-            ("OXSHMEM_SOFTNIC_DOORBELL", "register"),
-            ("OXSHMEM_IBGDA_NIC_HANDLER", handler),
-            ("OXSHMEM_IBGDA_NWQES", "16"),
-            ("OXSHMEM_IBGDA_NCQES", "4"),
-        ];
-        let r = run(PE_DEVICE, &["stress", "4", "16", "24", "2"], &env, 180);
-        assert_job_ok(&r);
-        for pe in 0..2 {
-            assert_stdout_has(&r, &format!("PE {pe}: stress ok: "));
-        }
-        assert!(!r.stdout.contains("QUEUES DID NOT WRAP"), "{}", r.report());
+        stress_on_tiny_queues(&env);
     }
 }
 
@@ -255,30 +263,10 @@ fn doorbell_registers_written_by_producers_or_a_cpu_ringer() {
 fn the_hns_layout_serves_the_whole_device_api() {
     let hns = ("OXSHMEM_SOFTNIC_LAYOUT", "hns");
     for n in [2, 4] {
-        for (args, line) in [
-            (&["rma"][..], "device rma matches host"),
-            (&["amo"][..], "device atomics match host"),
-            (&["signal"][..], "device signals match host"),
-            (&["order", "100"][..], "100 signalled rounds on 8 device threads ok"),
-        ] {
-            let r = Job::new(n, PE_DEVICE)
-                .args(args)
-                .env("OXSHMEM_DEVICE_CHANNEL", "ibgda")
-                .env(hns.0, hns.1)
-                .timeout(Duration::from_secs(180))
-                .run();
-            assert_job_ok(&r);
-            assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {line} (ibgda)"));
-        }
+        device_cases(n, &[hns]);
     }
     for mode in ["normal", "collapsed"] {
-        let env = [hns, ("OXSHMEM_IBGDA_CQ_MODE", mode), ("OXSHMEM_IBGDA_NCQES", "4"), ("OXSHMEM_IBGDA_NWQES", "16")];
-        let r = run(PE_DEVICE, &["stress", "4", "16", "24", "2"], &env, 180);
-        assert_job_ok(&r);
-        for pe in 0..2 {
-            assert_stdout_has(&r, &format!("PE {pe}: stress ok: "));
-        }
-        assert!(!r.stdout.contains("QUEUES DID NOT WRAP"), "{}", r.report());
+        stress_on_tiny_queues(&[hns, ("OXSHMEM_IBGDA_CQ_MODE", mode)]);
     }
     for (n, mode) in [(2, "throughput"), (4, "low-latency")] {
         let r = Job::new(n, PE_MOE)
