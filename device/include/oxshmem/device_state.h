@@ -357,7 +357,7 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_counters_t, cons_idx) == 16 && OXSHMEM
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_counters_t, cq_ci) == 24 && OXSHMEM_FIELD_SIZE(oxshmem_qp_counters_t, cq_ci) == 8, "oxshmem_qp_counters_t.cq_ci");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_counters_t, poll_lock) == 32 && OXSHMEM_FIELD_SIZE(oxshmem_qp_counters_t, poll_lock) == 4, "oxshmem_qp_counters_t.poll_lock");
 
-/* A queue's doorbell lock, producer index, doorbell record and register (one line). (Rust: Doorbell) */
+/* A queue's doorbell lock, producer index, doorbell record and register (first line), and the software NIC's register word (second line). (Rust: Doorbell) */
 typedef struct oxshmem_qp_doorbell {
     OXSHMEM_ALIGNAS(64) uint32_t db_lock;
     uint32_t drive;
