@@ -187,7 +187,10 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
         let (tool, src, std) = match compiler {
             Compiler::Cc => ("cc", format!("{name}.c"), "-std=c11"),
             Compiler::Cxx => ("c++", format!("{name}.cc"), "-std=c++17"),
-            Compiler::MpiCc => ("mpicc", format!("{name}.c"), "-std=c11"),
+            // MPICH's own wrapper where both MPIs are installed (see `mpich_mpicc`).
+            Compiler::MpiCc => {
+                (if which("mpicc.mpich").is_some() { "mpicc.mpich" } else { "mpicc" }, format!("{name}.c"), "-std=c11")
+            }
             Compiler::Nvcc => (nvcc.as_str(), format!("{name}.c"), "-std=c++17"),
             Compiler::NvccCu => (nvcc.as_str(), format!("{name}.cu"), "-std=c++17"),
         };
@@ -414,7 +417,9 @@ fn hydra() -> Option<PathBuf> {
 
 /// MPICH's `mpicc` (the one whose programs Hydra starts), or a skip.
 fn mpich_mpicc() -> Option<PathBuf> {
-    let Some(m) = which("mpicc") else {
+    // MPICH's own wrapper first: `mpicc` is Open MPI's where both are installed (as after
+    // benches/c/run.sh, which installs Open MPI).
+    let Some(m) = which("mpicc.mpich").or_else(|| which("mpicc")) else {
         skip("mpicc not found (apt-get install libmpich-dev)");
         return None;
     };
