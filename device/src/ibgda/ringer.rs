@@ -134,6 +134,7 @@ mod tests {
     /// Every move of a watched word reaches its register, newest value last; a word that does
     /// not move is not written; the thread stops on drop.
     #[test]
+    #[cfg_attr(miri, ignore = "a real thread polled against a wall-clock deadline")]
     fn moves_reach_their_registers() {
         let words: Vec<AtomicU64> = (0..3).map(|_| AtomicU64::new(0)).collect();
         let regs: Vec<AtomicU64> = (0..3).map(|_| AtomicU64::new(0)).collect();

@@ -229,6 +229,7 @@ mod tests {
     /// A dma-buf registration covers what the buffer holds, at the address given; past the
     /// buffer's end it is refused.
     #[test]
+    #[cfg_attr(miri, ignore = "memfd_create is a foreign function")]
     fn dmabuf_registration_checks_the_buffer() {
         use std::os::fd::{AsFd, FromRawFd, OwnedFd};
         let p = SoftProvider::new(0);
