@@ -911,18 +911,18 @@ fn the_ibgda_channel_over_the_gpu_heap() {
     }
     let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
     let prog = program("gpu_ibgda", Compiler::NvccCu);
+    // A job of `n` PEs over IBGDA under the emulated driver, with `extra` in its environment.
+    let job = |n: usize, extra: &[(&str, &str)]| {
+        let mut env = vec![
+            ("LD_LIBRARY_PATH", driver.as_str()),
+            ("SHMEM_SYMMETRIC_SIZE", "8M"),
+            ("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
+        ];
+        env.extend_from_slice(extra);
+        oshrun(n, &prog, &[], &env)
+    };
     for n in [2, 4] {
-        let out = oshrun(
-            n,
-            &prog,
-            &[],
-            &[
-                ("LD_LIBRARY_PATH", &driver),
-                ("SHMEM_SYMMETRIC_SIZE", "8M"),
-                ("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
-                ("OXSHMEM_LOG", "nic=debug"),
-            ],
-        );
+        let out = job(n, &[("OXSHMEM_LOG", "nic=debug")]);
         assert_all_ok(&out, n);
         // The GPU heap went to the NIC as a dma-buf the driver exported, as with a real NIC
         // and no nvidia_peermem.
@@ -939,14 +939,9 @@ fn the_ibgda_channel_over_the_gpu_heap() {
     // threads write it through the register's page mapped for the GPU (auto), or a CPU thread
     // of the PE rings for them (cpu, as where the GPU cannot map the page).
     for handler in ["auto", "cpu"] {
-        let out = oshrun(
+        let out = job(
             2,
-            &prog,
-            &[],
             &[
-                ("LD_LIBRARY_PATH", &driver),
-                ("SHMEM_SYMMETRIC_SIZE", "8M"),
-                ("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
                 ("OXSHMEM_SOFTNIC_DOORBELL", "register"),
                 ("OXSHMEM_IBGDA_NIC_HANDLER", handler),
                 ("OXSHMEM_LOG", "nic=debug"),
@@ -957,17 +952,7 @@ fn the_ibgda_channel_over_the_gpu_heap() {
         assert_eq!(ringer, handler == "cpu", "{handler}: the CPU ringer\n{}", out.stderr);
     }
     // hns queues: the device library writes mlx5 WQEs, so init refuses them, saying so.
-    let out = oshrun(
-        2,
-        &prog,
-        &[],
-        &[
-            ("LD_LIBRARY_PATH", &driver),
-            ("SHMEM_SYMMETRIC_SIZE", "8M"),
-            ("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
-            ("OXSHMEM_SOFTNIC_LAYOUT", "hns"),
-        ],
-    );
+    let out = job(2, &[("OXSHMEM_SOFTNIC_LAYOUT", "hns")]);
     assert_failed_saying(
         &out,
         Duration::from_secs(40),
