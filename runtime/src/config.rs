@@ -345,6 +345,15 @@ pub const VARS: &[Var] = &[
         section: Section::Transport,
     },
     Var {
+        name: "OXSHMEM_IBGDA_QUEUE_MEM",
+        aliases: &["NVSHMEM_IBGDA_FORCE_NIC_BUF_MEMTYPE"],
+        default: "host",
+        help: "where the CUDA back end's IBGDA queues (send queues, completion queues, doorbell records) live: `host` (pinned host memory, which GPU threads reach over PCIe; also `hostmem`, `auto`) or `gpu` (GPU memory, registered with the NIC through a dma-buf; also `gpumem`). The software NIC and the CPU ringer read the queues with the CPU, so with them `gpu` needs a CPU that reaches GPU memory (a coherent system)",
+        group: Group::Device,
+        ty: VarType::Text,
+        section: Section::Transport,
+    },
+    Var {
         name: "OXSHMEM_IBGDA_NIC_HANDLER",
         aliases: &["NVSHMEM_IBGDA_NIC_HANDLER"],
         default: "auto",
@@ -1195,14 +1204,13 @@ pub const NVSHMEM_NO_EFFECT: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "IBGDA details oxshmem's queues do not have (DCT and DCI queues, NIC buffer placement, fetch slots, who rings the doorbell); OXSHMEM_IBGDA_* size them",
+        "IBGDA details oxshmem's queues do not have (DCT and DCI queues, fetch slots, several ports); OXSHMEM_IBGDA_* size them",
         &[
             "NVSHMEM_IBGDA_NUM_DCT",
             "NVSHMEM_IBGDA_NUM_DCI",
             "NVSHMEM_IBGDA_NUM_SHARED_DCI",
             "NVSHMEM_IBGDA_DCI_MAP_BY",
             "NVSHMEM_IBGDA_RC_MAP_BY",
-            "NVSHMEM_IBGDA_FORCE_NIC_BUF_MEMTYPE",
             "NVSHMEM_IBGDA_NUM_FETCH_SLOTS_PER_DCI",
             "NVSHMEM_IBGDA_NUM_FETCH_SLOTS_PER_RC",
             "NVSHMEM_IBGDA_ENABLE_MULTI_PORT",

@@ -151,6 +151,8 @@ fn bad_queue_settings_are_init_errors() {
         ("OXSHMEM_SOFTNIC_LAYOUT", "bnxt", "OXSHMEM_SOFTNIC_LAYOUT=\"bnxt\": expected mlx5 or hns"),
         ("OXSHMEM_SOFTNIC_DOORBELL", "bell", "OXSHMEM_SOFTNIC_DOORBELL=\"bell\": expected record or register"),
         ("OXSHMEM_IBGDA_NIC_HANDLER", "dpu", "OXSHMEM_IBGDA_NIC_HANDLER=\"dpu\": expected auto, gpu or cpu"),
+        ("OXSHMEM_IBGDA_QUEUE_MEM", "vram", "OXSHMEM_IBGDA_QUEUE_MEM=\"vram\": expected host (hostmem, auto) or gpu"),
+        ("OXSHMEM_IBGDA_QUEUE_MEM", "gpu", "OXSHMEM_IBGDA_QUEUE_MEM=gpu: CPU device threads' queues are host memory"),
     ] {
         let r = run(PE_NIC, &["bad-env", var], &[(var, value)], 60);
         assert_job_ok(&r);

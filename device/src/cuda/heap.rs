@@ -274,3 +274,45 @@ impl std::fmt::Debug for PeerMapping {
         write!(f, "PeerMapping({:#x}, {} bytes, {:?})", self.vmm.base, self.vmm.size, self.vmm.gpu)
     }
 }
+
+/// GPU memory as a [`DeviceAlloc`](crate::channel::devmem::DeviceAlloc): what the IBGDA queues
+/// are built in with `OXSHMEM_IBGDA_QUEUE_MEM=gpu` (NVSHMEM's NIC buffers in GPU memory). Each
+/// allocation is its own `cuMemCreate` (rounded up to the granularity), so that it starts a
+/// dma-buf the NIC registers ([`Gpu::export_dmabuf`]). The host cannot load or store it (unless
+/// [`Gpu::cpu_reaches_device_memory`]): whoever builds structures in it writes them through
+/// copies.
+#[derive(Debug)]
+pub struct GpuAlloc {
+    gpu: Gpu,
+    live: parking_lot::Mutex<std::collections::HashMap<usize, GpuHeap>>,
+}
+
+impl GpuAlloc {
+    /// An allocator of `gpu`'s memory.
+    pub fn new(gpu: &Gpu) -> GpuAlloc {
+        GpuAlloc { gpu: gpu.clone(), live: Default::default() }
+    }
+}
+
+impl crate::channel::devmem::DeviceAlloc for GpuAlloc {
+    fn name(&self) -> &str {
+        "cuMemCreate"
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<*mut u8, String> {
+        let (mem, _fd) = GpuHeap::create(&self.gpu, bytes).map_err(|e| e.to_string())?;
+        // SAFETY: the fresh allocation, `size()` bytes of this GPU's memory, unused yet.
+        unsafe { self.gpu.memset(mem.base(), 0, mem.size()) }.map_err(|e| e.to_string())?;
+        let p = mem.base() as *mut u8;
+        self.live.lock().insert(p as usize, mem);
+        Ok(p)
+    }
+
+    /// Frees the allocation `alloc` returned at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` came from this allocator's `alloc` and is used no more (by the GPU either).
+    unsafe fn free(&self, ptr: *mut u8, _bytes: usize) {
+        self.live.lock().remove(&(ptr as usize));
+    }
+}

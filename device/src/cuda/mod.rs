@@ -47,7 +47,7 @@ pub use cudarc::driver::sys::CUresult;
 pub use device::{GpuBuf, GpuDevice, GpuModule, Kernel, KernelArg, LaunchConfig};
 pub use error::CudaError;
 pub use gpu::{Gpu, PinnedAlloc, PinnedBuf, RawStream, pick_device, pointer_is_device};
-pub use heap::{GpuHeap, PeerMapping, granularity};
+pub use heap::{GpuAlloc, GpuHeap, PeerMapping, granularity};
 pub use node::{GpuPe, SetupError};
 
 use cudarc::driver::sys;

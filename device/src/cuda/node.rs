@@ -36,7 +36,7 @@ use super::{CudaError, DevAddr, Gpu, GpuHeap, PeerMapping, PinnedAlloc, PinnedBu
 use crate::ChannelKind;
 use crate::channel::devmem::DeviceAlloc;
 use crate::channel::proxy::ProxyRingBox;
-use crate::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
+use crate::ibgda::{GpuQueueMemory, Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
 use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 
 /// Bytes of one barrier round's flag line (`FLAG_STRIDE` in `bindings/cuda/src/state.cuh`).
@@ -267,6 +267,10 @@ impl GpuPe {
                     size: heap.size() as u64,
                     mapped: peer_base.clone(),
                     memory: memory(&gpu),
+                    queues: Some(GpuQueueMemory {
+                        alloc: Arc::new(super::GpuAlloc::new(&gpu)),
+                        cpu_reaches: gpu.cpu_reaches_device_memory()?,
+                    }),
                 };
                 Some(Box::new(Ibgda::new_on(shmem, config, &pinned_alloc, Some(on))?))
             }

@@ -100,6 +100,31 @@ pub struct IbgdaHeap {
     pub mapped: Vec<u64>,
     /// How the NIC copies and updates atomically there.
     pub memory: std::sync::Arc<dyn NicMemory>,
+    /// GPU memory the queues can be built in (`OXSHMEM_IBGDA_QUEUE_MEM=gpu`; `None`: none).
+    pub queues: Option<GpuQueueMemory>,
+}
+
+/// GPU memory for the IBGDA queues (NVSHMEM's NIC buffers in GPU memory): the producers (GPU
+/// threads) then write their queues in their own memory instead of across PCIe, and the NIC
+/// reads them through a dma-buf (or `nvidia_peermem`).
+#[derive(Debug, Clone)]
+pub struct GpuQueueMemory {
+    /// Allocates it; each allocation starts a dma-buf ([`NicMemory::export_dmabuf`]).
+    pub alloc: std::sync::Arc<dyn DeviceAlloc>,
+    /// Whether this process's CPU loads and stores it at its device addresses (a coherent
+    /// system): the software NIC and the CPU ringer read the queues so, and refuse GPU memory
+    /// where it cannot. The set-up itself writes the queues through copies either way.
+    pub cpu_reaches: bool,
+}
+
+/// Where the IBGDA queues live (`OXSHMEM_IBGDA_QUEUE_MEM`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueMem {
+    /// Host memory (pinned where a GPU writes it).
+    #[default]
+    Host,
+    /// GPU memory (the CUDA back end's queues only).
+    Gpu,
 }
 
 /// Queue sizing and modes (from the environment at init).
@@ -127,6 +152,8 @@ pub struct IbgdaConfig {
     pub soft_registers: bool,
     /// Who writes a NIC's doorbell register for GPU producers (`OXSHMEM_IBGDA_NIC_HANDLER`).
     pub nic_handler: NicHandler,
+    /// Where the queues live (`OXSHMEM_IBGDA_QUEUE_MEM`).
+    pub queue_mem: QueueMem,
 }
 
 /// Who rings a NIC's doorbell register (NVSHMEM's `NVSHMEM_IBGDA_NIC_HANDLER`).
@@ -155,6 +182,7 @@ impl Default for IbgdaConfig {
             soft_layout: None,
             soft_registers: false,
             nic_handler: NicHandler::Auto,
+            queue_mem: QueueMem::Host,
         }
     }
 }
@@ -199,6 +227,14 @@ impl IbgdaConfig {
             "gpu" => NicHandler::Gpu,
             "cpu" => NicHandler::Cpu,
             o => return Err(format!("{name}={o:?}: expected auto, gpu or cpu")),
+        };
+        let (v, name) = oxshmem::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM");
+        c.queue_mem = match v.trim() {
+            // NVSHMEM's `auto` chooses by what the system can do; here the queues stay in host
+            // memory unless asked (nothing has placed them in GPU memory on hardware yet).
+            "" | "host" | "hostmem" | "auto" => QueueMem::Host,
+            "gpu" | "gpumem" => QueueMem::Gpu,
+            o => return Err(format!("{name}={o:?}: expected host (hostmem, auto) or gpu (gpumem)")),
         };
         let (layout, name) = oxshmem::config::value_of("OXSHMEM_SOFTNIC_LAYOUT");
         c.soft_layout =
@@ -252,26 +288,6 @@ pub struct IbgdaDevice {
     pub mapped: *mut u64,
 }
 
-/// A slice in an allocation someone else owns (the [`Ibgda`]'s).
-pub(crate) struct DevSlice<T> {
-    ptr: *mut T,
-    len: usize,
-}
-
-impl<T> std::ops::Deref for DevSlice<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        // SAFETY: `len` values placed at `ptr` by `Ibgda::new_in`, alive as long as its memory.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-impl<T: std::fmt::Debug> std::fmt::Debug for DevSlice<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
 /// The IBGDA channel of one PE: its queues, the key tables and the software NIC.
 #[derive(Debug)]
 pub struct Ibgda {
@@ -279,17 +295,20 @@ pub struct Ibgda {
     pub(crate) layout: Layout,
     /// The queues, `Qp<L>` for `layout`'s `L` (see [`queues`](Self::queues)).
     qps: *mut u8,
+    /// Whether this CPU may read and write the queues at `qps` (not so in GPU memory behind
+    /// PCIe).
+    host_queues: bool,
     nqps: usize,
     pub(crate) num_rc: usize,
     pub(crate) n_pes: usize,
     /// Remote key of each PE's heap.
-    pub(crate) rkeys: DevSlice<u32>,
+    pub(crate) rkeys: Box<[u32]>,
     /// Heap base address of each PE (remote addresses are virtual addresses there).
-    pub(crate) rbases: DevSlice<u64>,
+    pub(crate) rbases: Box<[u64]>,
     pub(crate) heap_base: u64,
     pub(crate) heap_size: u64,
     /// Where each PE's heap is mapped in this process (0: not mapped: through the transport).
-    pub(crate) mapped: DevSlice<u64>,
+    pub(crate) mapped: Box<[u64]>,
     /// How the NIC reaches a heap the CPU cannot touch (`None`: the CPU and the transport).
     pub(crate) memory: Option<std::sync::Arc<dyn NicMemory>>,
     pub(crate) config: IbgdaConfig,
@@ -334,10 +353,12 @@ fn nic_err(me: usize, e: NicError) -> oxshmem::Error {
     oxshmem::Error::new(me, "nvshmem_init", oxshmem::ErrorKind::Layer { layer: "nic", reason: e.to_string() })
 }
 
-/// Registers the GPU heap at `base` with the NIC as NVSHMEM does: through a dma-buf the CUDA
-/// driver exports (`ibv_reg_dmabuf_mr`) where the NIC takes one, else as plain addresses, which
-/// a hardware NIC reaches only through the peer-memory module (`nvidia_peermem`).
-fn register_gpu_heap(
+/// Registers `what` (the GPU heap, or the queues in GPU memory) at `base` with the NIC as
+/// NVSHMEM does: through a dma-buf the CUDA driver exports (`ibv_reg_dmabuf_mr`) where the NIC
+/// takes one, else as plain addresses, which a hardware NIC reaches only through the
+/// peer-memory module (`nvidia_peermem`).
+fn register_gpu_range(
+    what: &str,
     nic: &dyn NicProvider,
     described: &crate::nic::provider::NicDescription,
     memory: &dyn NicMemory,
@@ -349,7 +370,7 @@ fn register_gpu_heap(
         match memory.export_dmabuf(base, size) {
             Ok(fd) => match nic.register_dmabuf(fd.as_fd(), 0, size, base) {
                 Ok(mr) => {
-                    tracing::debug!(target: "nic", base, size, "the GPU heap is registered through a dma-buf");
+                    tracing::debug!(target: "nic", base, size, "{what} is registered through a dma-buf");
                     return Ok(mr);
                 }
                 Err(e) => e.to_string(),
@@ -361,18 +382,45 @@ fn register_gpu_heap(
     };
     if !described.gpu_memory {
         return Err(NicError::refused(
-            format!("registering the GPU heap ({size} bytes at {base:#x}) with {}", described.name),
+            format!("registering {what} ({size} bytes at {base:#x}) with {}", described.name),
             format!("{why_not_dmabuf}; and GPU addresses need nvidia_peermem, which is not loaded"),
         ));
     }
     let mr = nic.register(base, size, MemoryKind::Gpu).map_err(|e| {
         NicError::refused(
-            format!("registering the GPU heap ({size} bytes at {base:#x}) with {}", described.name),
+            format!("registering {what} ({size} bytes at {base:#x}) with {}", described.name),
             format!("{e}; and not through a dma-buf: {why_not_dmabuf}"),
         )
     })?;
-    tracing::debug!(target: "nic", base, size, why_not_dmabuf, "the GPU heap is registered by address");
+    tracing::debug!(target: "nic", base, size, why_not_dmabuf, "{what} is registered by address");
     Ok(mr)
+}
+
+/// The GPU memory the queues are built in (`None`: host memory), as `OXSHMEM_IBGDA_QUEUE_MEM`
+/// asks; `soft`: the software NIC executes them.
+///
+/// # Errors
+/// GPU memory asked where there is none (CPU device threads), or for a software NIC whose CPU
+/// cannot reach it.
+fn queue_memory(
+    me: usize,
+    want: QueueMem,
+    heap: Option<&IbgdaHeap>,
+    soft: bool,
+) -> oxshmem::Result<Option<GpuQueueMemory>> {
+    if want == QueueMem::Host {
+        return Ok(None);
+    }
+    let var = format!("{}=gpu", oxshmem::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM").1);
+    let refuse = |why: &str| Err(nic_err(me, NicError::refused(var.clone(), why)));
+    match heap.and_then(|h| h.queues.as_ref()) {
+        None => refuse("this back end has no GPU memory for the queues (it is the CUDA back end's)"),
+        Some(q) if soft && !q.cpu_reaches => refuse(
+            "the software NIC reads its queues with the CPU, which cannot reach GPU memory on this system \
+             (the GPU does not share the host's page tables); use host queues, or a hardware NIC",
+        ),
+        Some(q) => Ok(Some(q.clone())),
+    }
 }
 
 impl Ibgda {
@@ -445,7 +493,7 @@ impl Ibgda {
         }
         let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
         let heap_mr = match &heap {
-            Some(h) => register_gpu_heap(&*nic, &described, &*h.memory, base as u64, size as u64),
+            Some(h) => register_gpu_range("the GPU heap", &*nic, &described, &*h.memory, base as u64, size as u64),
             None => nic.register(base as u64, size as u64, kind),
         }
         .map_err(|e| nic_err(me, e))?;
@@ -464,18 +512,41 @@ impl Ibgda {
         let cq_dbr_off = c.take::<[u64; 8]>(nq);
         let parts: Vec<qp::QpParts> =
             (0..nq).map(|_| Qp::<Mlx5>::carve(&mut c, config.nwqes, config.cq_mode, config.ncqes)).collect();
-        let mem = DeviceMem::new(c.bytes(), from).map_err(|e| {
+        // The queues are host memory (pinned where a GPU writes them), which a GPU reaches over
+        // PCIe, or with `OXSHMEM_IBGDA_QUEUE_MEM=gpu` the GPU's own.
+        let in_gpu = queue_memory(me, config.queue_mem, heap.as_ref(), soft)?;
+        let alloc_err = |e: String| {
             oxshmem::Error::new(
                 me,
                 "nvshmem_init",
                 oxshmem::ErrorKind::Layer { layer: "device", reason: format!("the IBGDA queues: {e}") },
             )
-        })?;
+        };
+        let mem = DeviceMem::new(c.bytes(), in_gpu.as_ref().map_or(from, |q| &q.alloc)).map_err(alloc_err)?;
+        // `m`: where the structures are and what their pointers say; `w`: where this set-up
+        // writes them — in place, or for GPU memory an image in host memory, copied there
+        // once complete (the CPU may not reach GPU memory).
         let m = mem.as_ptr();
-        // The queues are host memory (pinned where a GPU writes them): a GPU reaches it, and
-        // so does the NIC.
-        let queue_kind = MemoryKind::Host;
-        let queues_mr = nic.register(m as u64, c.bytes() as u64, queue_kind).map_err(|e| nic_err(me, e))?;
+        let image = match in_gpu {
+            Some(_) => Some(DeviceMem::new(c.bytes(), &devmem::host()).map_err(alloc_err)?),
+            None => None,
+        };
+        let w = image.as_ref().map_or(m, DeviceMem::as_ptr);
+        let (queue_kind, queues_mr, queue_fd) = match (&in_gpu, &heap) {
+            (Some(_), Some(h)) => {
+                // Whole pages, as a dma-buf is (the allocation is whole GPU pages).
+                let len = c.bytes().next_multiple_of(devmem::PAGE) as u64;
+                let what = "the IBGDA queues (GPU memory)";
+                let mr = register_gpu_range(what, &*nic, &described, &*h.memory, m as u64, len)
+                    .map_err(|e| nic_err(me, e))?;
+                // The queue pairs' user memory: through a dma-buf too where there is one.
+                (MemoryKind::Gpu, mr, h.memory.export_dmabuf(m as u64, len).ok())
+            }
+            _ => {
+                let mr = nic.register(m as u64, c.bytes() as u64, MemoryKind::Host).map_err(|e| nic_err(me, e))?;
+                (MemoryKind::Host, mr, None)
+            }
+        };
         // A queue pair per (queue group, peer), over its part of the allocation.
         let ncq = qp::cq_entries(config.cq_mode, config.ncqes);
         let mut qpns = Vec::with_capacity(nq);
@@ -490,6 +561,7 @@ impl Ibgda {
                 cq: m as u64 + p.cq_offset() as u64,
                 ncqes: ncq as u32,
                 kind: queue_kind,
+                dmabuf: queue_fd.as_ref().map(std::os::fd::AsRawFd::as_raw_fd),
             };
             qpns.push(nic.create_qp(&q).map_err(|e| nic_err(me, e))?);
         }
@@ -543,24 +615,32 @@ impl Ibgda {
             let peer = QpPeer { qpn: peer_qpns[config.num_rc * pe + rc], lid: c[2] as u16, gid, mac, psn: FIRST_PSN };
             connect(&*nic, qpn, &peer).map_err(|e| nic_err(me, e))?;
         }
-        tracing::debug!(target: "device", nic = ?described, queues = nq, "IBGDA queues connected");
+        drop(queue_fd);
+        tracing::debug!(target: "device", nic = ?described, queues = nq, memory = ?queue_kind, "IBGDA queues connected");
 
-        // SAFETY: every part lies inside `mem`, aligned for its type (Carve); each value is
-        // written once before anything reads it, and `mem` outlives the slices (it is the
-        // channel's last field).
+        // What the host keeps of the per-PE tables (the device reads its own copies).
+        let rkeys: Box<[u32]> = (0..n).map(|pe| all[CARD * pe] as u32).collect();
+        let rbases: Box<[u64]> = (0..n).map(|pe| all[CARD * pe + 1]).collect();
+        let mapped: Box<[u64]> = (0..n)
+            .map(|pe| match &heap {
+                Some(h) => h.mapped[pe],
+                None => oxshmem::raw::ptr(base as *const u8, pe as i32) as u64,
+            })
+            .collect();
+        // SAFETY: every part lies inside `mem` (and the same offsets inside `image`), aligned
+        // for its type (Carve); each value is written once through `w` before anything reads
+        // it, and `mem` outlives the channel's pointers into it (it is the channel's last field).
         unsafe {
-            let rkeys = m.add(rk_off).cast::<u32>();
-            let rbases = m.add(rb_off).cast::<u64>();
-            let mapped = m.add(mp_off).cast::<u64>();
+            let at = |off: usize| (m.add(off), w.add(off));
+            let (rkeys_d, rkeys_w) = at(rk_off);
+            let (rbases_d, rbases_w) = at(rb_off);
+            let (mapped_d, mapped_w) = at(mp_off);
             for pe in 0..n {
-                rkeys.add(pe).write(all[CARD * pe] as u32);
-                rbases.add(pe).write(all[CARD * pe + 1]);
-                mapped.add(pe).write(match &heap {
-                    Some(h) => h.mapped[pe],
-                    None => oxshmem::raw::ptr(base as *const u8, pe as i32) as u64,
-                });
+                rkeys_w.cast::<u32>().add(pe).write(rkeys[pe]);
+                rbases_w.cast::<u64>().add(pe).write(rbases[pe]);
+                mapped_w.cast::<u64>().add(pe).write(mapped[pe]);
             }
-            let qps = m.add(q_off);
+            let (qps, qps_w) = at(q_off);
             // Per queue: the register as its producers address it (0: they write none), the
             // register here (for the software NIC that reads it, and the CPU ringer), and
             // whether a CPU thread rings for the producers.
@@ -590,6 +670,17 @@ impl Ibgda {
                     },
                 };
                 if producers.is_none() {
+                    if in_gpu.as_ref().is_some_and(|q| !q.cpu_reaches) {
+                        return Err(nic_err(
+                            me,
+                            NicError::refused(
+                                format!("IBGDA queue {qpn:#x}"),
+                                "a CPU thread would ring the NIC for the GPU, and it reads each queue's doorbell \
+                                 word, which this CPU cannot reach in GPU memory: set OXSHMEM_IBGDA_QUEUE_MEM=host, \
+                                 or use a GPU that maps the NIC's doorbell page",
+                            ),
+                        ));
+                    }
                     forwarded.push((i, at));
                 }
                 rings.push((producers.unwrap_or(0), if soft { at } else { 0 }));
@@ -597,10 +688,10 @@ impl Ibgda {
             for (i, p) in parts.iter().enumerate() {
                 let pe = i % n;
                 crate::with_layout!(layout, L => {
-                    let q = qps.cast::<Qp<L>>().add(i);
+                    let q = qps_w.cast::<Qp<L>>().add(i);
                     Qp::init_at(
                         q,
-                        m,
+                        w,
                         *p,
                         config.nwqes,
                         config.cq_mode,
@@ -609,6 +700,8 @@ impl Ibgda {
                         qpns[i],
                         pe as u32,
                     );
+                    // Its pointers name the arrays where they will be.
+                    Qp::relocate(q, m as usize as isize - w as usize as isize);
                     (*q).nic.uar.store(rings[i].0, std::sync::atomic::Ordering::Relaxed);
                     (*q).nic.soft_reg.store(rings[i].1, std::sync::atomic::Ordering::Relaxed);
                 });
@@ -639,8 +732,9 @@ impl Ibgda {
                 tracing::debug!(target: "nic", queues = forwarded.len(), "a CPU thread rings the NIC for the producers");
                 Some(r)
             };
-            let table = m.add(t_off).cast::<IbgdaDevice>();
-            table.write(IbgdaDevice {
+            let (table, table_w) = at(t_off);
+            let table = table.cast::<IbgdaDevice>();
+            table_w.cast::<IbgdaDevice>().write(IbgdaDevice {
                 n_pes: n as u32,
                 num_rc: config.num_rc as u32,
                 nwqes: config.nwqes as u32,
@@ -655,21 +749,29 @@ impl Ibgda {
                 heap_size: size as u64,
                 // C reads mlx5 queues only (GPU producers with another format are refused above).
                 qps: qps.cast(),
-                rkeys,
-                rbases,
-                mapped,
+                rkeys: rkeys_d.cast(),
+                rbases: rbases_d.cast(),
+                mapped: mapped_d.cast(),
             });
+            if let (Some(image), Some(h)) = (&image, &heap) {
+                // The structures to where they live; nothing has read them yet.
+                h.memory
+                    .copy(m as u64, w as u64, image.len())
+                    .map_err(|e| alloc_err(format!("copying the queues into GPU memory: {e}")))?;
+                tracing::debug!(target: "nic", bytes = image.len(), "IBGDA queues in GPU memory");
+            }
             Ok(Ibgda {
                 layout,
                 qps,
+                host_queues: in_gpu.as_ref().is_none_or(|q| q.cpu_reaches),
                 nqps: nq,
                 num_rc: config.num_rc,
                 n_pes: n,
-                rkeys: DevSlice { ptr: rkeys, len: n },
-                rbases: DevSlice { ptr: rbases, len: n },
+                rkeys,
+                rbases,
                 heap_base: base as u64,
                 heap_size: size as u64,
-                mapped: DevSlice { ptr: mapped, len: n },
+                mapped,
                 memory: heap.map(|h| h.memory),
                 config,
                 heap_lkey: heap_mr.lkey,
@@ -739,6 +841,7 @@ impl Ibgda {
     /// [`with_layout!`](crate::with_layout) chooses the type from it).
     pub fn queues<L: NicLayout>(&self) -> &[Qp<L>] {
         assert!(L::LAYOUT == self.layout, "the IBGDA queues are in {} format, not {}", self.layout.name(), L::NAME);
+        assert!(self.host_queues, "the IBGDA queues are in GPU memory, which this CPU cannot reach");
         // SAFETY: `nqps` queues built as `Qp<L>` (this layout's) at `qps` by `new_on`, alive as
         // long as `mem`.
         unsafe { std::slice::from_raw_parts(self.qps.cast::<Qp<L>>(), self.nqps) }

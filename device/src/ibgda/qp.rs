@@ -355,6 +355,24 @@ impl<L: NicLayout> Qp<L> {
         }
     }
 
+    /// Moves the queue's array pointers by `delta` bytes: a queue built by
+    /// [`init_at`](Self::init_at) in an image of its allocation (host memory the set-up writes)
+    /// then names its arrays where the image is copied to (GPU memory).
+    ///
+    /// # Safety
+    /// `place` was built by `init_at`, and its allocation's copy lies `delta` bytes away; the
+    /// queue is used only there from now on.
+    pub unsafe fn relocate(place: *mut Qp<L>, delta: isize) {
+        // SAFETY: the caller's queue; the pointers are only stored, not followed.
+        unsafe {
+            let q = &mut *place;
+            q.sq = q.sq.wrapping_byte_offset(delta);
+            q.marks = q.marks.wrapping_byte_offset(delta);
+            q.cq = q.cq.wrapping_byte_offset(delta);
+            q.ibuf = q.ibuf.wrapping_byte_offset(delta);
+        }
+    }
+
     /// Drops the values [`init_at`](Self::init_at) placed (the memory stays).
     ///
     /// # Safety

@@ -263,13 +263,32 @@ impl DevxNic {
             // SAFETY: a live registration of this provider.
             return Ok(unsafe { (**u).umem_id });
         }
-        // SAFETY: an open DEVX context; the region is memory the channel owns for as long as
-        // its queue pairs (it destroys them first).
-        let u = unsafe {
-            mlx5dv::mlx5dv_devx_umem_reg(self.ctx, mem.region.0 as *mut c_void, mem.region.1 as usize, access())
+        let u = match mem.dmabuf {
+            // SAFETY: an open DEVX context; the region is memory the channel owns for as long
+            // as its queue pairs (it destroys them first).
+            None => unsafe {
+                mlx5dv::mlx5dv_devx_umem_reg(self.ctx, mem.region.0 as *mut c_void, mem.region.1 as usize, access())
+            },
+            // GPU memory through its dma-buf (`MLX5DV_UMEM_MASK_DMABUF`), any page size from
+            // 4 KiB up (the kernel picks the largest the buffer allows), as NVSHMEM registers
+            // its NIC buffers in GPU memory.
+            Some(fd) => {
+                let mut umem_in = mlx5dv::mlx5dv_devx_umem_in {
+                    addr: mem.region.0 as *mut c_void,
+                    size: mem.region.1 as usize,
+                    access: access(),
+                    pgsz_bitmap: !0xfffu64,
+                    comp_mask: 1,
+                    dmabuf_fd: fd,
+                };
+                // SAFETY: an open DEVX context; a filled-in request; the kernel takes its own
+                // reference to the buffer.
+                unsafe { mlx5dv::mlx5dv_devx_umem_reg_ex(self.ctx, &mut umem_in) }
+            }
         };
         if u.is_null() {
-            return Err(refused(format!("mlx5dv_devx_umem_reg({:#x}, {})", mem.region.0, mem.region.1)));
+            let how = if mem.dmabuf.is_some() { "mlx5dv_devx_umem_reg_ex(dma-buf, " } else { "mlx5dv_devx_umem_reg(" };
+            return Err(refused(format!("{how}{:#x}, {})", mem.region.0, mem.region.1)));
         }
         umems.insert(mem.region.0, u);
         // SAFETY: just registered.

@@ -185,6 +185,10 @@ pub struct QueueMemory {
     pub ncqes: u32,
     /// Memory kind of the queues (host-pinned or GPU).
     pub kind: MemoryKind,
+    /// GPU memory: a dma-buf of `region` (byte 0 is the region's first byte), open during
+    /// [`NicProvider::create_qp`] — how a hardware NIC registers it as its queues' user memory
+    /// (`mlx5dv_devx_umem_reg_ex`) without `nvidia_peermem`. `None`: by address.
+    pub dmabuf: Option<std::os::fd::RawFd>,
 }
 
 /// How the producer tells the NIC about new work.

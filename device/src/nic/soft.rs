@@ -143,15 +143,7 @@ impl NicProvider for SoftProvider {
     ) -> Result<MemRegion, NicError> {
         use std::os::fd::AsRawFd;
         let call = || format!("register_dmabuf(fd {}, offset {offset}, {len} bytes at {iova:#x})", fd.as_raw_fd());
-        // SAFETY: `stat` is plain data, valid when zeroed.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a descriptor the caller keeps open, and a valid out-pointer.
-        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-            return Err(NicError::refused(call(), std::io::Error::last_os_error().to_string()));
-        }
-        if offset.checked_add(len).is_none_or(|end| end > st.st_size as u64) {
-            return Err(NicError::refused(call(), format!("the buffer has {} bytes", st.st_size)));
-        }
+        covers(fd.as_raw_fd(), offset, len).map_err(|why| NicError::refused(call(), why))?;
         self.register(iova, len, MemoryKind::Gpu)
     }
 
@@ -168,6 +160,13 @@ impl NicProvider for SoftProvider {
                 "create_qp",
                 format!("{} send queue slots (a power of two), {} CQ entries", mem.nwqes, mem.ncqes),
             ));
+        }
+        // Queues in GPU memory come with a dma-buf of their region, as a hardware NIC registers
+        // them: it must hold the region.
+        if let Some(fd) = mem.dmabuf {
+            covers(fd, 0, mem.region.1).map_err(|why| {
+                NicError::refused(format!("create_qp: the queues' dma-buf (fd {fd}) for {} bytes", mem.region.1), why)
+            })?;
         }
         let qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
         let register = if self.registers {
@@ -214,6 +213,21 @@ impl NicProvider for SoftProvider {
     }
 }
 
+/// Whether the file `fd` (a dma-buf, whose size is its buffer's) holds `len` bytes from
+/// `offset`; else why not.
+fn covers(fd: std::os::fd::RawFd, offset: u64, len: u64) -> Result<(), String> {
+    // SAFETY: `stat` is plain data, valid when zeroed.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a descriptor the caller keeps open, and a valid out-pointer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    if offset.checked_add(len).is_none_or(|end| end > st.st_size as u64) {
+        return Err(format!("the buffer has {} bytes", st.st_size));
+    }
+    Ok(())
+}
+
 impl SoftProvider {
     /// The memory QP `qpn` was created over.
     pub fn queue_memory(&self, qpn: u32) -> Option<QueueMemory> {
@@ -247,6 +261,17 @@ mod tests {
         assert!(e.contains("the buffer has 8192 bytes"), "{e}");
         let e = p.register_dmabuf(fd.as_fd(), u64::MAX, 2, 0x7000_0000).unwrap_err().to_string();
         assert!(e.contains("the buffer has"), "{e}");
+        // Queues in GPU memory: the queue pair's dma-buf must hold the whole region.
+        use std::os::fd::AsRawFd;
+        let gpu = |len: u64| QueueMemory {
+            region: (0x7000_0000, len),
+            kind: MemoryKind::Gpu,
+            dmabuf: Some(fd.as_raw_fd()),
+            ..mem()
+        };
+        assert!(p.create_qp(&gpu(8192)).is_ok());
+        let e = p.create_qp(&gpu(8193)).unwrap_err().to_string();
+        assert!(e.contains("the queues' dma-buf") && e.contains("the buffer has 8192 bytes"), "{e}");
     }
 
     fn mem() -> QueueMemory {
@@ -259,6 +284,7 @@ mod tests {
             cq: 0x2000,
             ncqes: 1,
             kind: MemoryKind::Host,
+            dmabuf: None,
         }
     }
 
