@@ -362,9 +362,9 @@ impl Device {
         let ibgda = if force == Some(ChannelKind::Ibgda) || (force.is_none() && remote == ChannelKind::Ibgda) {
             let cfg = ibgda::IbgdaConfig::from_env().map_err(|reason| DeviceError::Init { pe: me, reason })?;
             if cfg.queue_mem == ibgda::QueueMem::Gpu {
-                let name = oxshmem::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM").1;
                 let reason = format!(
-                    "{name}=gpu: CPU device threads' queues are host memory (GPU memory is for the CUDA back end's queues)"
+                    "{}: CPU device threads' queues are host memory (GPU memory is for the CUDA back end's queues)",
+                    ibgda::queue_mem_setting()
                 );
                 return Err(DeviceError::Init { pe: me, reason });
             }

@@ -28,10 +28,6 @@
  *                            call, result)
  *   OXSHMEM_EMUCUDA_MAX_PITCH CU_DEVICE_ATTRIBUTE_MAX_PITCH, the largest pitch a 2D copy takes
  *                            (default 2147483647, as on current GPUs)
- *   OXSHMEM_EMUCUDA_HOST_PAGE_TABLES
- *                            CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
- *                            (default 1: true here, where device memory is host memory; 0 answers
- *                            as a GPU behind PCIe, whose memory the CPU cannot load or store)
  *
  * Build: cc -shared -fPIC -O2 -Wall -Wextra -Werror -pthread -o libcuda.so.1 libcuda.c
  */
@@ -84,7 +80,7 @@ enum { /* CUdevice_attribute */
     ATTR_CC_MINOR = 76,
     ATTR_CAN_USE_STREAM_MEM_OPS_V1 = 92, ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS_V1 = 93,
     ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR_V1 = 94, ATTR_VMM_SUPPORTED = 102, ATTR_POSIX_FD_SUPPORTED = 103,
-    ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100, ATTR_GDR_WITH_VMM_SUPPORTED = 110, ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
+    ATTR_GDR_WITH_VMM_SUPPORTED = 110, ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
     ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR = 123,
 };
 enum { MEM_ALLOCATION_TYPE_PINNED = 1, MEM_LOCATION_TYPE_DEVICE = 1, MEM_HANDLE_TYPE_POSIX_FD = 1 };
@@ -127,7 +123,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int initialized;
 static int ndevices;
 static size_t device_mem, max_pitch;
-static int host_page_tables;
 static struct emu_ctx ctxs[MAX_DEVICES];
 static struct handle handles[MAX_SLOTS];  /* refs 0: free */
 static struct range reserved[MAX_SLOTS];  /* cuMemAddressReserve */
@@ -247,7 +242,6 @@ CUresult cuInit(unsigned flags) {
         ndevices = (int)(n > MAX_DEVICES ? MAX_DEVICES : n);
         device_mem = (size_t)env_long("OXSHMEM_EMUCUDA_MEM_MIB", 16384) << 20;
         max_pitch = (size_t)env_long("OXSHMEM_EMUCUDA_MAX_PITCH", 2147483647);
-        host_page_tables = env_long("OXSHMEM_EMUCUDA_HOST_PAGE_TABLES", 1) != 0;
         if (ndevices == 0) r = CUDA_ERROR_NO_DEVICE;
         else atomic_store(&initialized, 1);
     }
@@ -274,7 +268,6 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     int x = attr == ATTR_CC_MAJOR ? 9 : attr == ATTR_MULTIPROCESSOR_COUNT ? 4 : 0;
     if (attr == ATTR_MAX_PITCH) x = max_pitch > 2147483647 ? 2147483647 : (int)max_pitch;
     if (attr == ATTR_UNIFIED_ADDRESSING || attr == ATTR_VMM_SUPPORTED || attr == ATTR_POSIX_FD_SUPPORTED) x = 1;
-    if (attr == ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES) x = host_page_tables;
     if ((attr >= ATTR_CAN_USE_STREAM_MEM_OPS_V1 && attr <= ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR_V1) ||
         attr == ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS || attr == ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR)
         x = 1; /* stream memory operations, 32- and 64-bit, NOR included */

@@ -70,6 +70,22 @@ pub fn host() -> Arc<dyn DeviceAlloc> {
     Arc::new(HostAlloc)
 }
 
+/// Whether this process's CPU can load and store the `len` bytes at `addr`: memory of this
+/// process that need not be mapped for the CPU (a GPU's, which behind PCIe the CPU reaches only
+/// through copies; on a coherent system, at its device address). Asked of the kernel, which
+/// answers `EFAULT` where a load would fault: `process_vm_readv` of the bytes from this process
+/// and `process_vm_writev` of the same bytes back. Nothing else may write them meanwhile.
+pub fn cpu_reaches(addr: u64, len: usize) -> bool {
+    let mut buf = vec![0u8; len];
+    let local = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: len };
+    let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len };
+    // SAFETY: both vectors describe one valid range each (ours: `buf`); the kernel checks the
+    // remote one, in this very process, and fails instead of faulting.
+    let read = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    // SAFETY: as above; the same bytes go back where they were read.
+    read == len as isize && unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) } == len as isize
+}
+
 /// One allocation from a [`DeviceAlloc`], freed on drop. It holds raw bytes: whoever places
 /// values in it drops them (if they need it) before the allocation goes.
 #[derive(Debug)]
@@ -151,5 +167,34 @@ impl Carve {
     /// Bytes the parts take.
     pub fn bytes(&self) -> usize {
         self.end.next_multiple_of(DEVICE_ALIGN)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CPU reaches ordinary memory and not a page it may not touch.
+    #[test]
+    #[cfg_attr(miri, ignore = "process_vm_readv and mmap are foreign functions")]
+    fn the_cpu_reach_is_asked_of_the_kernel() {
+        let mem = DeviceMem::new(4096, &host()).expect("memory");
+        // SAFETY: our own allocation, 8 bytes of it.
+        unsafe { mem.as_ptr().cast::<u64>().write(0x1234) };
+        assert!(cpu_reaches(mem.as_ptr() as u64, 8));
+        // SAFETY: as above; the value survived the probe's write-back.
+        assert_eq!(unsafe { mem.as_ptr().cast::<u64>().read() }, 0x1234);
+        // SAFETY: a fresh anonymous page with no access, unmapped below.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        assert!(!cpu_reaches(p as u64, 8));
+        // A read-only page is not reached either: the NIC writes its queues.
+        // SAFETY: the page is ours; it is unmapped below.
+        unsafe { libc::mprotect(p, 4096, libc::PROT_READ) };
+        assert!(!cpu_reaches(p as u64, 8));
+        // SAFETY: mapped above.
+        unsafe { libc::munmap(p, 4096) };
     }
 }

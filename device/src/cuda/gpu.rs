@@ -195,19 +195,6 @@ impl Gpu {
         self.inner.dev
     }
 
-    /// Whether this process's CPU can load and store the GPU's memory at its device
-    /// addresses: the GPU and the CPU share page tables
-    /// (`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`, hardware-coherent
-    /// systems such as Grace Hopper). On a GPU behind PCIe it is not so: host code reaches GPU
-    /// memory only through copies.
-    ///
-    /// # Errors
-    /// The driver's.
-    pub fn cpu_reaches_device_memory(&self) -> Result<bool, CudaError> {
-        let attr = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES;
-        Ok(super::attribute(self.inner.dev, attr)? == 1)
-    }
-
     /// Makes the primary context current on the calling thread.
     ///
     /// # Errors

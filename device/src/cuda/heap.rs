@@ -278,9 +278,8 @@ impl std::fmt::Debug for PeerMapping {
 /// GPU memory as a [`DeviceAlloc`](crate::channel::devmem::DeviceAlloc): what the IBGDA queues
 /// are built in with `OXSHMEM_IBGDA_QUEUE_MEM=gpu` (NVSHMEM's NIC buffers in GPU memory). Each
 /// allocation is its own `cuMemCreate` (rounded up to the granularity), so that it starts a
-/// dma-buf the NIC registers ([`Gpu::export_dmabuf`]). The host cannot load or store it (unless
-/// [`Gpu::cpu_reaches_device_memory`]): whoever builds structures in it writes them through
-/// copies.
+/// dma-buf the NIC registers ([`Gpu::export_dmabuf`]). The host may not load or store it (a GPU
+/// behind PCIe): whoever builds structures in it writes them through copies.
 #[derive(Debug)]
 pub struct GpuAlloc {
     gpu: Gpu,

@@ -36,7 +36,7 @@ use super::{CudaError, DevAddr, Gpu, GpuHeap, PeerMapping, PinnedAlloc, PinnedBu
 use crate::ChannelKind;
 use crate::channel::devmem::DeviceAlloc;
 use crate::channel::proxy::ProxyRingBox;
-use crate::ibgda::{GpuQueueMemory, Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
+use crate::ibgda::{Ibgda, IbgdaConfig, IbgdaHeap, NicMemory};
 use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 
 /// Bytes of one barrier round's flag line (`FLAG_STRIDE` in `bindings/cuda/src/state.cuh`).
@@ -154,6 +154,10 @@ pub struct GpuPe {
     pub me: usize,
     /// Its GPU.
     pub gpu: Gpu,
+    /// The IBGDA queues and key tables, in pinned memory, or in GPU memory with
+    /// `OXSHMEM_IBGDA_QUEUE_MEM=gpu` (with the IBGDA channel). Dropped before the heap: its NIC
+    /// holds a registration of the heap, released with it.
+    ibgda: Option<Box<Ibgda>>,
     heap: GpuHeap,
     /// Per PE: where its GPU heap is mapped here (this PE's own heap for itself; 0: not mapped).
     peer_base: Vec<u64>,
@@ -165,8 +169,6 @@ pub struct GpuPe {
     kind: ChannelKind,
     /// The proxy's request ring, in pinned memory (with the proxy channel).
     ring: Option<ProxyRingBox>,
-    /// The IBGDA queues and key tables, in pinned memory (with the IBGDA channel).
-    ibgda: Option<Box<Ibgda>>,
     /// The program's teams' slots: bit `i` set while user slot `i` is free here, and which
     /// team index holds which slot.
     slots: Mutex<(u64, Vec<(i32, usize)>)>,
@@ -267,10 +269,7 @@ impl GpuPe {
                     size: heap.size() as u64,
                     mapped: peer_base.clone(),
                     memory: memory(&gpu),
-                    queues: Some(GpuQueueMemory {
-                        alloc: Arc::new(super::GpuAlloc::new(&gpu)),
-                        cpu_reaches: gpu.cpu_reaches_device_memory()?,
-                    }),
+                    queue_alloc: Some(Arc::new(super::GpuAlloc::new(&gpu))),
                 };
                 Some(Box::new(Ibgda::new_on(shmem, config, &pinned_alloc, Some(on))?))
             }

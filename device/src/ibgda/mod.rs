@@ -100,21 +100,12 @@ pub struct IbgdaHeap {
     pub mapped: Vec<u64>,
     /// How the NIC copies and updates atomically there.
     pub memory: std::sync::Arc<dyn NicMemory>,
-    /// GPU memory the queues can be built in (`OXSHMEM_IBGDA_QUEUE_MEM=gpu`; `None`: none).
-    pub queues: Option<GpuQueueMemory>,
-}
-
-/// GPU memory for the IBGDA queues (NVSHMEM's NIC buffers in GPU memory): the producers (GPU
-/// threads) then write their queues in their own memory instead of across PCIe, and the NIC
-/// reads them through a dma-buf (or `nvidia_peermem`).
-#[derive(Debug, Clone)]
-pub struct GpuQueueMemory {
-    /// Allocates it; each allocation starts a dma-buf ([`NicMemory::export_dmabuf`]).
-    pub alloc: std::sync::Arc<dyn DeviceAlloc>,
-    /// Whether this process's CPU loads and stores it at its device addresses (a coherent
-    /// system): the software NIC and the CPU ringer read the queues so, and refuse GPU memory
-    /// where it cannot. The set-up itself writes the queues through copies either way.
-    pub cpu_reaches: bool,
+    /// GPU memory the queues can be built in (`OXSHMEM_IBGDA_QUEUE_MEM=gpu`, NVSHMEM's NIC
+    /// buffers in GPU memory; `None`: there is none): the producers (GPU threads) then write
+    /// their queues in their own memory instead of across PCIe, and the NIC reads them through
+    /// a dma-buf (or `nvidia_peermem`). Each allocation must start a dma-buf
+    /// ([`NicMemory::export_dmabuf`]); the CPU need not reach it.
+    pub queue_alloc: Option<std::sync::Arc<dyn DeviceAlloc>>,
 }
 
 /// Where the IBGDA queues live (`OXSHMEM_IBGDA_QUEUE_MEM`).
@@ -396,30 +387,66 @@ fn register_gpu_range(
     Ok(mr)
 }
 
-/// The GPU memory the queues are built in (`None`: host memory), as `OXSHMEM_IBGDA_QUEUE_MEM`
-/// asks; `soft`: the software NIC executes them.
+/// What every PE told this one (collective): this PE tells PE `pe` the `k` values `row(pe)` (the
+/// same `k` on every PE), and gets back what PE `p` told it at `[k * p, k * p + k)` — an
+/// allgather when every row is the same, the set-up's exchanges through the bootstrap's heap.
 ///
 /// # Errors
-/// GPU memory asked where there is none (CPU device threads), or for a software NIC whose CPU
-/// cannot reach it.
+/// The runtime's (allocation, puts, barrier).
+fn exchange<T: oxshmem::Pod + Default>(
+    shmem: &oxshmem::Shmem,
+    k: usize,
+    row: impl Fn(usize) -> Vec<T>,
+) -> oxshmem::Result<Vec<T>> {
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let table = shmem.alloc_slice(k * n, T::default())?;
+    for pe in 0..n {
+        let mine = row(pe);
+        assert_eq!(mine.len(), k, "a row of the exchange holds k values");
+        // SAFETY: a symmetric table of `k` values per PE; this PE writes only its own row.
+        unsafe {
+            oxshmem::raw::putmem(
+                table.as_ptr().add(k * me) as *mut u8,
+                mine.as_ptr().cast(),
+                size_of::<T>() * k,
+                pe as i32,
+            )?;
+        }
+    }
+    shmem.barrier_all()?;
+    let all = table.to_vec();
+    table.free()?;
+    Ok(all)
+}
+
+/// `OXSHMEM_IBGDA_QUEUE_MEM` as set (`NAME=value`, in the spelling the user chose), for messages.
+pub(crate) fn queue_mem_setting() -> String {
+    let (v, name) = oxshmem::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM");
+    format!("{name}={}", v.trim())
+}
+
+/// The allocator of the GPU memory the queues are built in (`None`: host memory), as
+/// `OXSHMEM_IBGDA_QUEUE_MEM` asks.
+///
+/// # Errors
+/// GPU memory asked where there is none.
 fn queue_memory(
     me: usize,
     want: QueueMem,
     heap: Option<&IbgdaHeap>,
-    soft: bool,
-) -> oxshmem::Result<Option<GpuQueueMemory>> {
+) -> oxshmem::Result<Option<std::sync::Arc<dyn DeviceAlloc>>> {
     if want == QueueMem::Host {
         return Ok(None);
     }
-    let var = format!("{}=gpu", oxshmem::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM").1);
-    let refuse = |why: &str| Err(nic_err(me, NicError::refused(var.clone(), why)));
-    match heap.and_then(|h| h.queues.as_ref()) {
-        None => refuse("this back end has no GPU memory for the queues (it is the CUDA back end's)"),
-        Some(q) if soft && !q.cpu_reaches => refuse(
-            "the software NIC reads its queues with the CPU, which cannot reach GPU memory on this system \
-             (the GPU does not share the host's page tables); use host queues, or a hardware NIC",
-        ),
-        Some(q) => Ok(Some(q.clone())),
+    match heap.and_then(|h| h.queue_alloc.clone()) {
+        None => Err(nic_err(
+            me,
+            NicError::refused(
+                queue_mem_setting(),
+                "this back end has no GPU memory for the queues (the CUDA back end has)",
+            ),
+        )),
+        Some(a) => Ok(Some(a)),
     }
 }
 
@@ -461,17 +488,9 @@ impl Ibgda {
         // The automatic choice is the same on every PE: each says whether it could use a
         // hardware NIC, and all take one only if all could.
         let agree = |capable: bool| -> Result<Option<usize>, NicError> {
-            let fail = |e: oxshmem::Error| NicError::refused("agreeing on the NIC", e.to_string());
-            let flags = shmem.alloc_slice(n, 0u8).map_err(fail)?;
-            let mine = [1 + u8::from(capable)];
-            for pe in 0..n {
-                // SAFETY: a symmetric table of one byte per PE; this PE writes only its own.
-                unsafe { oxshmem::raw::putmem(flags.as_ptr().add(me), mine.as_ptr(), 1, pe as i32) }.map_err(fail)?;
-            }
-            shmem.barrier_all().map_err(fail)?;
-            let all = flags.to_vec();
-            flags.free().map_err(fail)?;
-            Ok(all.iter().position(|&f| f != 2))
+            let all = exchange(shmem, 1, |_| vec![u8::from(capable)])
+                .map_err(|e| NicError::refused("agreeing on the NIC", e.to_string()))?;
+            Ok(all.iter().position(|&f| f == 0))
         };
         let nic = crate::nic::open(me, config.soft_layout, config.soft_registers, heap.is_some(), &agree)
             .map_err(|e| nic_err(me, e))?;
@@ -514,7 +533,7 @@ impl Ibgda {
             (0..nq).map(|_| Qp::<Mlx5>::carve(&mut c, config.nwqes, config.cq_mode, config.ncqes)).collect();
         // The queues are host memory (pinned where a GPU writes them), which a GPU reaches over
         // PCIe, or with `OXSHMEM_IBGDA_QUEUE_MEM=gpu` the GPU's own.
-        let in_gpu = queue_memory(me, config.queue_mem, heap.as_ref(), soft)?;
+        let in_gpu = queue_memory(me, config.queue_mem, heap.as_ref())?;
         let alloc_err = |e: String| {
             oxshmem::Error::new(
                 me,
@@ -522,11 +541,25 @@ impl Ibgda {
                 oxshmem::ErrorKind::Layer { layer: "device", reason: format!("the IBGDA queues: {e}") },
             )
         };
-        let mem = DeviceMem::new(c.bytes(), in_gpu.as_ref().map_or(from, |q| &q.alloc)).map_err(alloc_err)?;
+        let mem = DeviceMem::new(c.bytes(), in_gpu.as_ref().unwrap_or(from)).map_err(alloc_err)?;
         // `m`: where the structures are and what their pointers say; `w`: where this set-up
         // writes them — in place, or for GPU memory an image in host memory, copied there
         // once complete (the CPU may not reach GPU memory).
         let m = mem.as_ptr();
+        // Whether this CPU may read and write the queues where they are: host memory, or GPU
+        // memory on a system where the CPU reaches it (asked of the kernel: it is not so
+        // behind PCIe). The software NIC and the CPU ringer read the queues with the CPU.
+        let cpu_reaches = in_gpu.is_none() || devmem::cpu_reaches(m as u64, 8);
+        if soft && !cpu_reaches {
+            return Err(nic_err(
+                me,
+                NicError::refused(
+                    queue_mem_setting(),
+                    "the software NIC reads its queues with the CPU, which cannot reach this GPU's memory \
+                     (behind PCIe it reaches it only through copies); use host queues, or a hardware NIC",
+                ),
+            ));
+        }
         let image = match in_gpu {
             Some(_) => Some(DeviceMem::new(c.bytes(), &devmem::host()).map_err(alloc_err)?),
             None => None,
@@ -534,13 +567,27 @@ impl Ibgda {
         let w = image.as_ref().map_or(m, DeviceMem::as_ptr);
         let (queue_kind, queues_mr, queue_fd) = match (&in_gpu, &heap) {
             (Some(_), Some(h)) => {
-                // Whole pages, as a dma-buf is (the allocation is whole GPU pages).
-                let len = c.bytes().next_multiple_of(devmem::PAGE) as u64;
+                // Whole host pages, as a dma-buf is (the allocation is whole GPU pages, larger).
+                // SAFETY: sysconf has no preconditions.
+                let page = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize).max(devmem::PAGE);
+                let len = c.bytes().next_multiple_of(page) as u64;
                 let what = "the IBGDA queues (GPU memory)";
                 let mr = register_gpu_range(what, &*nic, &described, &*h.memory, m as u64, len)
                     .map_err(|e| nic_err(me, e))?;
-                // The queue pairs' user memory: through a dma-buf too where there is one.
-                (MemoryKind::Gpu, mr, h.memory.export_dmabuf(m as u64, len).ok())
+                // The queue pairs' user memory: through a dma-buf too where the NIC takes one
+                // (else by address, which a hardware NIC reaches through nvidia_peermem).
+                let fd = if described.dmabuf {
+                    match h.memory.export_dmabuf(m as u64, len) {
+                        Ok(fd) => Some(fd),
+                        Err(e) => {
+                            tracing::debug!(target: "nic", "the IBGDA queues' user memory goes by address: {e}");
+                            None
+                        }
+                    }
+                } else {
+                    None
+                };
+                (MemoryKind::Gpu, mr, fd)
             }
             _ => {
                 let mr = nic.register(m as u64, c.bytes() as u64, MemoryKind::Host).map_err(|e| nic_err(me, e))?;
@@ -567,11 +614,9 @@ impl Ibgda {
         }
 
         // Every PE's heap key and base and its port's address (allgather), and the QP numbers
-        // of its queues to this PE (each PE puts them into its peers' tables).
+        // of its queues to this PE.
         const CARD: usize = 6;
         let port = nic.port();
-        let cards = shmem.alloc_slice(CARD * n, 0u64)?;
-        let qtab = shmem.alloc_slice(config.num_rc * n, 0u32)?;
         let gid = port.gid;
         let mine = [
             u64::from(heap_mr.rkey),
@@ -581,30 +626,8 @@ impl Ibgda {
             u64::from_be_bytes(gid[8..].try_into().expect("8 bytes")),
             port.mac.iter().fold(0u64, |a, &b| a << 8 | u64::from(b)),
         ];
-        for pe in 0..n {
-            let to_pe: Vec<u32> = (0..config.num_rc).map(|rc| qpns[rc * n + pe]).collect();
-            // SAFETY: both tables are symmetric, with room for every PE's entries; this PE
-            // writes only its own.
-            unsafe {
-                oxshmem::raw::putmem(
-                    cards.as_ptr().add(CARD * me) as *mut u8,
-                    mine.as_ptr().cast(),
-                    8 * CARD,
-                    pe as i32,
-                )?;
-                oxshmem::raw::putmem(
-                    qtab.as_ptr().add(config.num_rc * me) as *mut u8,
-                    to_pe.as_ptr().cast(),
-                    4 * config.num_rc,
-                    pe as i32,
-                )?;
-            }
-        }
-        shmem.barrier_all()?;
-        let all = cards.to_vec();
-        let peer_qpns = qtab.to_vec();
-        cards.free()?;
-        qtab.free()?;
+        let all = exchange(shmem, CARD, |_| mine.to_vec())?;
+        let peer_qpns = exchange(shmem, config.num_rc, |pe| (0..config.num_rc).map(|rc| qpns[rc * n + pe]).collect())?;
         for (i, &qpn) in qpns.iter().enumerate() {
             let (rc, pe) = (i / n, i % n);
             let c = &all[CARD * pe..CARD * pe + CARD];
@@ -670,14 +693,21 @@ impl Ibgda {
                     },
                 };
                 if producers.is_none() {
-                    if in_gpu.as_ref().is_some_and(|q| !q.cpu_reaches) {
+                    if !cpu_reaches {
+                        let instead = if config.nic_handler == NicHandler::Cpu {
+                            "or let the GPU ring (OXSHMEM_IBGDA_NIC_HANDLER=auto)"
+                        } else {
+                            "or use a GPU that maps the NIC's doorbell page"
+                        };
                         return Err(nic_err(
                             me,
                             NicError::refused(
                                 format!("IBGDA queue {qpn:#x}"),
-                                "a CPU thread would ring the NIC for the GPU, and it reads each queue's doorbell \
-                                 word, which this CPU cannot reach in GPU memory: set OXSHMEM_IBGDA_QUEUE_MEM=host, \
-                                 or use a GPU that maps the NIC's doorbell page",
+                                format!(
+                                    "a CPU thread would ring the NIC for the GPU, and it reads each queue's doorbell \
+                                     word, which this CPU cannot reach in GPU memory ({}): use host queues, {instead}",
+                                    queue_mem_setting()
+                                ),
                             ),
                         ));
                     }
@@ -702,9 +732,39 @@ impl Ibgda {
                     );
                     // Its pointers name the arrays where they will be.
                     Qp::relocate(q, m as usize as isize - w as usize as isize);
+                    assert!((*q).arrays_within(m as u64, c.bytes() as u64), "queue {i}'s arrays lie in the allocation");
                     (*q).nic.uar.store(rings[i].0, std::sync::atomic::Ordering::Relaxed);
                     (*q).nic.soft_reg.store(rings[i].1, std::sync::atomic::Ordering::Relaxed);
                 });
+            }
+            let (table, table_w) = at(t_off);
+            let table = table.cast::<IbgdaDevice>();
+            table_w.cast::<IbgdaDevice>().write(IbgdaDevice {
+                n_pes: n as u32,
+                num_rc: config.num_rc as u32,
+                nwqes: config.nwqes as u32,
+                ncqes: ncq.min(u32::MAX as usize) as u32,
+                batch: config.batch.min(u32::MAX as usize) as u32,
+                cq_mode: config.cq_mode as u32,
+                heap_lkey: heap_mr.lkey,
+                implicit_lkey: implicit.lkey,
+                ibuf_lkey: queues_mr.lkey,
+                nqps: nq as u32,
+                heap_base: base as u64,
+                heap_size: size as u64,
+                // C reads mlx5 queues only (GPU producers with another format are refused above).
+                qps: qps.cast(),
+                rkeys: rkeys_d.cast(),
+                rbases: rbases_d.cast(),
+                mapped: mapped_d.cast(),
+            });
+            if let (Some(image), Some(h)) = (&image, &heap) {
+                // The structures to where they live, before anything reads them there (the
+                // ringer and the software NIC start below and after).
+                h.memory
+                    .copy(m as u64, w as u64, image.len())
+                    .map_err(|e| alloc_err(format!("copying the queues into GPU memory: {e}")))?;
+                tracing::debug!(target: "nic", bytes = image.len(), "IBGDA queues in GPU memory");
             }
             let shared = std::sync::Arc::new(softnic::NicShared::default());
             let ringer = if forwarded.is_empty() {
@@ -732,38 +792,10 @@ impl Ibgda {
                 tracing::debug!(target: "nic", queues = forwarded.len(), "a CPU thread rings the NIC for the producers");
                 Some(r)
             };
-            let (table, table_w) = at(t_off);
-            let table = table.cast::<IbgdaDevice>();
-            table_w.cast::<IbgdaDevice>().write(IbgdaDevice {
-                n_pes: n as u32,
-                num_rc: config.num_rc as u32,
-                nwqes: config.nwqes as u32,
-                ncqes: ncq.min(u32::MAX as usize) as u32,
-                batch: config.batch.min(u32::MAX as usize) as u32,
-                cq_mode: config.cq_mode as u32,
-                heap_lkey: heap_mr.lkey,
-                implicit_lkey: implicit.lkey,
-                ibuf_lkey: queues_mr.lkey,
-                nqps: nq as u32,
-                heap_base: base as u64,
-                heap_size: size as u64,
-                // C reads mlx5 queues only (GPU producers with another format are refused above).
-                qps: qps.cast(),
-                rkeys: rkeys_d.cast(),
-                rbases: rbases_d.cast(),
-                mapped: mapped_d.cast(),
-            });
-            if let (Some(image), Some(h)) = (&image, &heap) {
-                // The structures to where they live; nothing has read them yet.
-                h.memory
-                    .copy(m as u64, w as u64, image.len())
-                    .map_err(|e| alloc_err(format!("copying the queues into GPU memory: {e}")))?;
-                tracing::debug!(target: "nic", bytes = image.len(), "IBGDA queues in GPU memory");
-            }
             Ok(Ibgda {
                 layout,
                 qps,
-                host_queues: in_gpu.as_ref().is_none_or(|q| q.cpu_reaches),
+                host_queues: cpu_reaches,
                 nqps: nq,
                 num_rc: config.num_rc,
                 n_pes: n,

@@ -373,6 +373,19 @@ impl<L: NicLayout> Qp<L> {
         }
     }
 
+    /// Whether the queue's arrays lie in the `len` bytes at `base` (the set-up's check that
+    /// [`relocate`](Self::relocate) moved them where the queue lives).
+    pub fn arrays_within(&self, base: u64, len: u64) -> bool {
+        let inside = |p: *mut AtomicU64, words: u64| {
+            let at = p as u64;
+            at >= base && at.checked_add(words * 8).is_some_and(|end| end <= base + len)
+        };
+        inside(self.sq, self.nwqes * 8)
+            && inside(self.marks, self.nwqes)
+            && inside(self.cq, self.ncqes * 8)
+            && inside(self.ibuf, IBUF_WORDS as u64)
+    }
+
     /// Drops the values [`init_at`](Self::init_at) placed (the memory stays).
     ///
     /// # Safety

@@ -263,19 +263,25 @@ impl DevxNic {
             // SAFETY: a live registration of this provider.
             return Ok(unsafe { (**u).umem_id });
         }
+        let (addr, size) = (mem.region.0 as *mut c_void, mem.region.1 as usize);
+        // SAFETY: an open DEVX context; the region is memory the channel owns for as long as
+        // its queue pairs (it destroys them first).
+        let by_address = || unsafe { mlx5dv::mlx5dv_devx_umem_reg(self.ctx, addr, size, access()) };
         let u = match mem.dmabuf {
-            // SAFETY: an open DEVX context; the region is memory the channel owns for as long
-            // as its queue pairs (it destroys them first).
-            None => unsafe {
-                mlx5dv::mlx5dv_devx_umem_reg(self.ctx, mem.region.0 as *mut c_void, mem.region.1 as usize, access())
-            },
-            // GPU memory through its dma-buf (`MLX5DV_UMEM_MASK_DMABUF`), any page size from
-            // 4 KiB up (the kernel picks the largest the buffer allows), as NVSHMEM registers
-            // its NIC buffers in GPU memory.
+            None if mem.kind == MemoryKind::Gpu && !self.gpu.peermem => {
+                return Err(NicError::refused(
+                    format!("mlx5dv_devx_umem_reg({:#x}, {size})", mem.region.0),
+                    "GPU memory by address needs nvidia_peermem, which is not loaded (and no dma-buf was given)",
+                ));
+            }
+            None => by_address(),
+            // GPU memory through its dma-buf (`MLX5DV_UMEM_MASK_DMABUF`): `addr` is then the
+            // offset in the buffer (0: its byte 0 is the region's first byte), and any page
+            // size from 4 KiB up will do (the kernel picks the largest the buffer allows).
             Some(fd) => {
                 let mut umem_in = mlx5dv::mlx5dv_devx_umem_in {
-                    addr: mem.region.0 as *mut c_void,
-                    size: mem.region.1 as usize,
+                    addr: std::ptr::null_mut(),
+                    size,
                     access: access(),
                     pgsz_bitmap: !0xfffu64,
                     comp_mask: 1,
@@ -283,12 +289,24 @@ impl DevxNic {
                 };
                 // SAFETY: an open DEVX context; a filled-in request; the kernel takes its own
                 // reference to the buffer.
-                unsafe { mlx5dv::mlx5dv_devx_umem_reg_ex(self.ctx, &mut umem_in) }
+                let u = unsafe { mlx5dv::mlx5dv_devx_umem_reg_ex(self.ctx, &mut umem_in) };
+                if u.is_null() {
+                    let why = std::io::Error::last_os_error();
+                    if !self.gpu.peermem {
+                        return Err(NicError::refused(
+                            format!("mlx5dv_devx_umem_reg_ex(dma-buf fd {fd}, {size} bytes)"),
+                            format!("{why}; and by address GPU memory needs nvidia_peermem, which is not loaded"),
+                        ));
+                    }
+                    tracing::debug!(target: "nic", "the queues' user memory by dma-buf failed ({why}): by address");
+                    by_address()
+                } else {
+                    u
+                }
             }
         };
         if u.is_null() {
-            let how = if mem.dmabuf.is_some() { "mlx5dv_devx_umem_reg_ex(dma-buf, " } else { "mlx5dv_devx_umem_reg(" };
-            return Err(refused(format!("{how}{:#x}, {})", mem.region.0, mem.region.1)));
+            return Err(refused(format!("mlx5dv_devx_umem_reg({:#x}, {size})", mem.region.0)));
         }
         umems.insert(mem.region.0, u);
         // SAFETY: just registered.

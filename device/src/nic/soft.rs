@@ -168,6 +168,10 @@ impl NicProvider for SoftProvider {
                 NicError::refused(format!("create_qp: the queues' dma-buf (fd {fd}) for {} bytes", mem.region.1), why)
             })?;
         }
+        if mem.kind == MemoryKind::Gpu {
+            let how = if mem.dmabuf.is_some() { "through a dma-buf" } else { "by address" };
+            tracing::debug!(target: "nic", "queue pair over GPU memory, its user memory {how}");
+        }
         let qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
         let register = if self.registers {
             let word = Box::new(std::sync::atomic::AtomicU64::new(0));
@@ -177,7 +181,9 @@ impl NicProvider for SoftProvider {
         } else {
             0
         };
-        self.qps.lock().insert(qpn, SoftQp { register, state: QpState::Reset, peer: None, mem: *mem });
+        // The descriptor is the caller's, open only during this call.
+        let mem = QueueMemory { dmabuf: None, ..*mem };
+        self.qps.lock().insert(qpn, SoftQp { register, state: QpState::Reset, peer: None, mem });
         Ok(qpn)
     }
 
