@@ -782,10 +782,15 @@ fn proxy_spin_in(env: Env) -> std::result::Result<Option<bool>, String> {
 /// `oshrun`, `SLURM_CPUS_ON_NODE` from Slurm), else this process's own affinity. A PE the
 /// launcher bound to one core sees one CPU of its own, not the job's.
 pub fn job_cpus() -> usize {
+    launcher_cpus().unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}
+
+/// The CPUs the launcher says the job has on this host (`OSHRUN_CPUS` from `oshrun`,
+/// `SLURM_CPUS_ON_NODE` from Slurm), if it says.
+fn launcher_cpus() -> Option<usize> {
     ["OSHRUN_CPUS", "SLURM_CPUS_ON_NODE"]
         .iter()
         .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok().filter(|&n| n > 0))
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
 }
 
 /// The CPUs the job may use on this host, for deciding whether its PEs crowd it: what the
@@ -793,10 +798,7 @@ pub fn job_cpus() -> usize {
 /// than this process's affinity (a launcher that binds each PE to one core, as `mpirun
 /// --bind-to core` does, leaves every PE seeing one CPU, which says nothing of the host).
 pub fn host_cpus() -> usize {
-    let told = ["OSHRUN_CPUS", "SLURM_CPUS_ON_NODE"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok().filter(|&n| n > 0));
-    told.unwrap_or_else(|| {
+    launcher_cpus().unwrap_or_else(|| {
         // SAFETY: sysconf has no preconditions.
         let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
         if online > 0 { online as usize } else { job_cpus() }

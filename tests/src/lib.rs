@@ -255,6 +255,11 @@ impl Job {
         self
     }
 
+    /// Sets each of `vars` in the job's environment, as [`env`](Self::env) does.
+    pub fn envs(self, vars: &[(&str, &str)]) -> Job {
+        vars.iter().fold(self, |job, (k, v)| job.env(k, v))
+    }
+
     /// Replaces the default `--timeout` (60 s, or 180 s on a forced network path).
     pub fn timeout(mut self, t: Duration) -> Job {
         self.timeout = Some(t);
@@ -420,10 +425,7 @@ fn new_token() -> String {
 /// Runs `npes` PEs of `program` with `args` and extra environment `env` under
 /// `oshrun --timeout 60`.
 pub fn run_job(npes: usize, program: impl AsRef<Path>, args: &[&str], env: &[(&str, &str)]) -> JobResult {
-    let mut job = Job::new(npes, program).args(args);
-    for (k, v) in env {
-        job = job.env(k, v);
-    }
+    let job = Job::new(npes, program).args(args).envs(env);
     job.run()
 }
 

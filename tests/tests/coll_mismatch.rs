@@ -74,10 +74,7 @@ fn check_case_with(
     (func, call): (&str, &str),
     env: &[(&str, &str)],
 ) {
-    let mut job = Job::new(n, PE_MISMATCH).args(&[case, &odd.to_string()]).timeout(Duration::from_secs(60));
-    for (k, v) in env {
-        job = job.env(k, v);
-    }
+    let job = Job::new(n, PE_MISMATCH).args(&[case, &odd.to_string()]).timeout(Duration::from_secs(60)).envs(env);
     let r = job.run();
     assert_job_code(&r, 3);
     let mut seq = None;

@@ -205,10 +205,7 @@ fn nvshmem_bootstrap_choices() {
         &[("NVSHMEM_BOOTSTRAP", "SHMEM")],
         &[("NVSHMEM_BOOTSTRAP", "plugin"), ("OXSHMEM_BOOTSTRAP", "pmi1")],
     ] {
-        let mut job = Job::new(2, PE_CONFIG).args(&["init"]);
-        for (k, v) in env {
-            job = job.env(k, v);
-        }
+        let job = Job::new(2, PE_CONFIG).args(&["init"]).envs(env);
         let r = job.run();
         assert_job_ok(&r);
         assert_each_pe_says(&r, 2, |pe| format!("PE {pe} of 2: ok"));
@@ -219,10 +216,7 @@ fn nvshmem_bootstrap_choices() {
         (&[("NVSHMEM_BOOTSTRAP_PMI", "PMIX")], &["NVSHMEM_BOOTSTRAP_PMI asks for pmix"]),
         (&[("NVSHMEM_BOOTSTRAP_PMI", "PMI-3")], &["NVSHMEM_BOOTSTRAP_PMI=\"PMI-3\": expected PMI, PMI-2 or PMIX"]),
     ] {
-        let mut job = Job::new(2, PE_CONFIG).args(&["init-fails"]);
-        for (k, v) in env {
-            job = job.env(k, v);
-        }
+        let job = Job::new(2, PE_CONFIG).args(&["init-fails"]).envs(env);
         let r = job.run();
         assert_job_code(&r, 3);
         for n in needles {
@@ -249,10 +243,7 @@ fn nvshmem_device_variables_choose_the_channels() {
             "Proxy,Proxy",
         ),
     ] {
-        let mut job = Job::new(2, PE_CONFIG).args(&["channels"]).shm_only("P2P needs the peers' heaps mapped");
-        for (k, v) in env {
-            job = job.env(k, v);
-        }
+        let job = Job::new(2, PE_CONFIG).args(&["channels"]).shm_only("P2P needs the peers' heaps mapped").envs(env);
         let r = job.run();
         assert_job_ok(&r);
         assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: channels {want}"));

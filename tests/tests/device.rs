@@ -23,10 +23,7 @@ const COUNTS: [usize; 3] = [1, 2, 4];
 
 /// Runs `pe-device args...` on `n` PEs with the channel forced to `ch`.
 fn run(n: usize, ch: &str, args: &[&str], env: &[(&str, &str)]) -> JobResult {
-    let mut job = Job::new(n, PE_DEVICE).args(args).env("OXSHMEM_DEVICE_CHANNEL", ch);
-    for (k, v) in env {
-        job = job.env(k, v);
-    }
+    let job = Job::new(n, PE_DEVICE).args(args).env("OXSHMEM_DEVICE_CHANNEL", ch).envs(env);
     job.run()
 }
 
@@ -361,14 +358,12 @@ fn remote_channels_over_the_network_transport() {
                 "signal" => (&["signal"], "device signals match host"),
                 _ => (&["order", "50"], "50 signalled rounds on 8 device threads ok"),
             };
-            let mut job = Job::new(2, PE_DEVICE)
+            let job = Job::new(2, PE_DEVICE)
                 .args(args)
                 .env("OXSHMEM_DEVICE_CHANNEL", ch)
                 .env("OXSHMEM_DEVICE_REMOTE", remote)
-                .timeout(std::time::Duration::from_secs(180));
-            for (k, v) in net {
-                job = job.env(k, v);
-            }
+                .timeout(std::time::Duration::from_secs(180))
+                .envs(&net);
             let r = job.run();
             assert_job_ok(&r);
             assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: {line} ({ch})"));

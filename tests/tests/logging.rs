@@ -8,10 +8,7 @@ use oxshmem_tests::{Job, JobResult, assert_job_ok};
 const PE_MISC: &str = env!("CARGO_BIN_EXE_pe-misc");
 
 fn hello(n: usize, env: &[(&str, &str)]) -> JobResult {
-    let mut job = Job::new(n, PE_MISC).args(&["hello", &n.to_string()]);
-    for (k, v) in env {
-        job = job.env(k, v);
-    }
+    let job = Job::new(n, PE_MISC).args(&["hello", &n.to_string()]).envs(env);
     let r = job.run();
     assert_job_ok(&r);
     r

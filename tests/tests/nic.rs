@@ -18,11 +18,11 @@ const PE_MOE: &str = env!("CARGO_BIN_EXE_pe-moe");
 
 /// Runs `program args...` on 2 PEs over IBGDA with `env`, within `secs` seconds.
 fn run(program: &str, args: &[&str], env: &[(&str, &str)], secs: u64) -> JobResult {
-    let mut job =
-        Job::new(2, program).args(args).env("OXSHMEM_DEVICE_CHANNEL", "ibgda").timeout(Duration::from_secs(secs));
-    for (k, v) in env {
-        job = job.env(k, v);
-    }
+    let job = Job::new(2, program)
+        .args(args)
+        .env("OXSHMEM_DEVICE_CHANNEL", "ibgda")
+        .timeout(Duration::from_secs(secs))
+        .envs(env);
     job.run()
 }
 
@@ -200,10 +200,7 @@ fn device_cases(n: usize, env: &[(&str, &str)]) -> Vec<JobResult> {
         (&["signal"][..], "device signals match host"),
         (&["order", "100"][..], "100 signalled rounds on 8 device threads ok"),
     ] {
-        let mut job = Job::new(n, PE_DEVICE).args(args).env("OXSHMEM_DEVICE_CHANNEL", "ibgda");
-        for (k, v) in env {
-            job = job.env(k, v);
-        }
+        let job = Job::new(n, PE_DEVICE).args(args).env("OXSHMEM_DEVICE_CHANNEL", "ibgda").envs(env);
         let r = job.timeout(Duration::from_secs(180)).run();
         assert_job_ok(&r);
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {line} (ibgda)"));

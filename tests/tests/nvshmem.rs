@@ -187,10 +187,7 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
         let (tool, src, std) = match compiler {
             Compiler::Cc => ("cc", format!("{name}.c"), "-std=c11"),
             Compiler::Cxx => ("c++", format!("{name}.cc"), "-std=c++17"),
-            // MPICH's own wrapper where both MPIs are installed (see `mpich_mpicc`).
-            Compiler::MpiCc => {
-                (if which("mpicc.mpich").is_some() { "mpicc.mpich" } else { "mpicc" }, format!("{name}.c"), "-std=c11")
-            }
+            Compiler::MpiCc => (mpich_mpicc_name(), format!("{name}.c"), "-std=c11"),
             Compiler::Nvcc => (nvcc.as_str(), format!("{name}.c"), "-std=c++17"),
             Compiler::NvccCu => (nvcc.as_str(), format!("{name}.cu"), "-std=c++17"),
         };
@@ -415,11 +412,16 @@ fn hydra() -> Option<PathBuf> {
     h
 }
 
+/// The name of MPICH's C wrapper: its own `mpicc.mpich` where there is one (`mpicc` is Open
+/// MPI's where both are installed, as after benches/c/run.sh, which installs Open MPI), else
+/// `mpicc`.
+fn mpich_mpicc_name() -> &'static str {
+    if which("mpicc.mpich").is_some() { "mpicc.mpich" } else { "mpicc" }
+}
+
 /// MPICH's `mpicc` (the one whose programs Hydra starts), or a skip.
 fn mpich_mpicc() -> Option<PathBuf> {
-    // MPICH's own wrapper first: `mpicc` is Open MPI's where both are installed (as after
-    // benches/c/run.sh, which installs Open MPI).
-    let Some(m) = which("mpicc.mpich").or_else(|| which("mpicc")) else {
+    let Some(m) = which(mpich_mpicc_name()) else {
         skip("mpicc not found (apt-get install libmpich-dev)");
         return None;
     };

@@ -260,8 +260,7 @@ impl Gpu {
     /// kernel without dma-buf export answers `CUDA_ERROR_NOT_SUPPORTED`).
     pub fn export_dmabuf(&self, addr: DevAddr, len: usize) -> Result<std::os::fd::OwnedFd, CudaError> {
         use std::os::fd::FromRawFd;
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+        let page = oxshmem::config::page_size().max(4096) as u64;
         let what = || format!("cuMemGetHandleForAddressRange({addr:#x}, {len}, DMA_BUF_FD)");
         if !addr.is_multiple_of(page) || !(len as u64).is_multiple_of(page) || len == 0 {
             return Err(CudaError::InvalidArgument {

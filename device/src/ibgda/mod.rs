@@ -568,8 +568,7 @@ impl Ibgda {
         let (queue_kind, queues_mr, queue_fd) = match (&in_gpu, &heap) {
             (Some(_), Some(h)) => {
                 // Whole host pages, as a dma-buf is (the allocation is whole GPU pages, larger).
-                // SAFETY: sysconf has no preconditions.
-                let page = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize).max(devmem::PAGE);
+                let page = oxshmem::config::page_size().max(devmem::PAGE);
                 let len = c.bytes().next_multiple_of(page) as u64;
                 let what = "the IBGDA queues (GPU memory)";
                 let mr = register_gpu_range(what, &*nic, &described, &*h.memory, m as u64, len)
