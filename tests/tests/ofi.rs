@@ -146,7 +146,12 @@ fn signals_locks_contexts_teams() {
 #[test]
 fn other_providers() {
     for p in ["sockets", "shm"] {
-        for (prog, args) in [(PE_RMA, &["raw"][..]), (PE_AMO, &["ops"][..]), (PE_ORDER, &["fence", "200"][..])] {
+        for (prog, args) in [
+            (PE_RMA, &["raw"][..]),
+            (PE_AMO, &["ops"][..]),
+            (PE_ORDER, &["fence", "200"][..]),
+            (PE_ORDER, &["fence-small", "500"][..]),
+        ] {
             let r = on(p, 2, prog, args).env("FI_SOCKETS_PE_WAITTIME", "0").run();
             assert_job_ok(&r);
         }

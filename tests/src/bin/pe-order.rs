@@ -4,6 +4,7 @@
 //! - `fence ITERS`: each PE puts a block to its right neighbour, fences, then raises a flag
 //!   there (with `p`, an atomic set or an atomic increment); the neighbour waits for the flag
 //!   and must find the whole block, then acknowledges so the next block may be sent.
+//! - `fence-small ITERS`: `fence` with a block of three words (24 bytes).
 //! - `quiet ITERS`: the same with non-blocking puts completed by `quiet`.
 //! - `barrier-puts ITERS`: every PE puts a stamp into every PE; after `barrier_all` every stamp
 //!   of this iteration is there.
@@ -18,8 +19,11 @@ fn main() {
     dispatch(
         "pe-order",
         &[
-            ("fence", |a| flag_after_data(a, Completion::Fence)),
-            ("quiet", |a| flag_after_data(a, Completion::Quiet)),
+            ("fence", |a| flag_after_data(a, Completion::Fence, WORDS)),
+            ("quiet", |a| flag_after_data(a, Completion::Quiet, WORDS)),
+            // Three words, as a collective's signal tag: a transport may carry small writes
+            // by another protocol than large ones (libfabric's shm did, and lost the order).
+            ("fence-small", |a| flag_after_data(a, Completion::Fence, 3)),
             ("barrier-puts", barrier_puts),
             ("barrier-count", barrier_count),
         ],
@@ -34,28 +38,28 @@ enum Completion {
 
 const WORDS: usize = 1024;
 
-fn block(pe: usize, k: u64) -> Vec<u64> {
-    (0..WORDS as u64).map(|i| ((pe as u64) << 48) | (k << 16) | i).collect()
+fn block(pe: usize, k: u64, words: usize) -> Vec<u64> {
+    (0..words as u64).map(|i| ((pe as u64) << 48) | (k << 16) | i).collect()
 }
 
-fn flag_after_data(args: &[String], how: Completion) {
+fn flag_after_data(args: &[String], how: Completion, words: usize) {
     let iters: u64 = arg(args, 0, 300);
     let shmem = init();
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-    let data = shmem.alloc_slice(WORDS, 0u64).or_die("alloc_slice");
+    let data = shmem.alloc_slice(words, 0u64).or_die("alloc_slice");
     let flag = shmem.alloc(0u64).or_die("alloc");
     let ack = shmem.alloc(0u64).or_die("alloc");
     let name = if how == Completion::Fence { "shmem_fence" } else { "shmem_quiet" };
     for k in 1..=iters {
-        let mine = block(me, k);
+        let mine = block(me, k, words);
         match (k % 3, how) {
             (0, _) => data.put(0, &mine, right).or_die("shmem_put"),
             (1, _) | (_, Completion::Quiet) => data.put_nbi(0, &mine, right).or_die("shmem_put_nbi"),
             _ => {
                 // Two halves, the second first: the flag must still wait for both.
-                data.put_nbi(WORDS / 2, &mine[WORDS / 2..], right).or_die("shmem_put_nbi");
-                data.put(0, &mine[..WORDS / 2], right).or_die("shmem_put");
+                data.put_nbi(words / 2, &mine[words / 2..], right).or_die("shmem_put_nbi");
+                data.put(0, &mine[..words / 2], right).or_die("shmem_put");
             }
         }
         match how {
@@ -71,7 +75,7 @@ fn flag_after_data(args: &[String], how: Completion) {
         check(flag.value() == k, format!("iteration {k}: flag from PE {left} is {}, expected {k}", flag.value()));
         check_slice(
             format!("iteration {k}: block put by PE {left} before {name} and its flag"),
-            &block(left, k),
+            &block(left, k, words),
             &data.to_vec(),
         );
         ack.p(0, k, left).or_die("shmem_p of the ack");

@@ -114,7 +114,9 @@ fn atomics_emulated_with_compare_swap() {
     exercise(&t, seg);
 }
 
-/// The shm provider asks for FI_MR_VIRT_ADDR: peers address by virtual address.
+/// The shm provider asks for FI_MR_VIRT_ADDR: peers address by virtual address. Its
+/// delivery-complete is not used (`trusts_delivery_complete`): quiet and fence prove writes
+/// by a read-back.
 #[test]
 fn shm_provider_uses_virtual_addresses() {
     let seg = segment(1 << 17);
@@ -128,6 +130,7 @@ fn shm_provider_uses_virtual_addresses() {
     };
     assert!(t.inner.prov.mr_mode & ffi::FI_MR_VIRT_ADDR != 0, "{t:?}");
     assert_eq!(t.inner.peers[0].segs[0].base, seg.0 as u64);
+    assert!(!t.inner.prov.delivery_complete && t.inner.wflags & u64::from(ffi::FI_DELIVERY_COMPLETE) == 0, "{t:?}");
     exercise(&t, seg);
 }
 
