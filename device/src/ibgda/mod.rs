@@ -485,40 +485,9 @@ impl Ibgda {
                 (b as usize, s)
             }
         };
-        // The automatic choice is the same on every PE: each says whether it could use a
-        // hardware NIC, and all take one only if all could.
-        let agree = |capable: bool| -> Result<Option<usize>, NicError> {
-            let all = exchange(shmem, 1, |_| vec![u8::from(capable)])
-                .map_err(|e| NicError::refused("agreeing on the NIC", e.to_string()))?;
-            Ok(all.iter().position(|&f| f == 0))
-        };
-        let nic = crate::nic::open(me, config.soft_layout, config.soft_registers, heap.is_some(), &agree)
-            .map_err(|e| nic_err(me, e))?;
-        // A hardware NIC executes the queues itself: no software NIC then, and the producers
-        // ring its doorbell register (GPU producers through the page mapped for the GPU, which
-        // the heap's memory does: `NicMemory::map_doorbell`).
-        let described = nic.describe();
-        let soft = described.provider == "soft";
-        let layout = described.layout;
-        let gpu = heap.is_some();
-        if gpu && layout != Layout::Mlx5 {
-            return Err(nic_err(
-                me,
-                NicError::refused(
-                    format!("IBGDA queues in {} format", layout.name()),
-                    "the CUDA device library writes mlx5 work requests; this format serves CPU device threads",
-                ),
-            ));
-        }
-        let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
-        let heap_mr = match &heap {
-            Some(h) => register_gpu_range("the GPU heap", &*nic, &described, &*h.memory, base as u64, size as u64),
-            None => nic.register(base as u64, size as u64, kind),
-        }
-        .map_err(|e| nic_err(me, e))?;
-        let implicit = nic.register_implicit().map_err(|e| nic_err(me, e))?;
-
-        // One allocation: the table, the per-PE arrays, the queues, each queue's arrays.
+        // One allocation: the table, the per-PE arrays, the queues, each queue's arrays. It is
+        // made before the NIC is opened, so that on every error below the NIC (with the queue
+        // pairs and registrations over it) is dropped first.
         let nq = config.num_rc * n;
         let mut c = Carve::default();
         let t_off = c.take::<IbgdaDevice>(1);
@@ -550,6 +519,31 @@ impl Ibgda {
         // memory on a system where the CPU reaches it (asked of the kernel: it is not so
         // behind PCIe). The software NIC and the CPU ringer read the queues with the CPU.
         let cpu_reaches = in_gpu.is_none() || devmem::cpu_reaches(m as u64, 8);
+        // The automatic choice is the same on every PE: each says whether it could use a
+        // hardware NIC, and all take one only if all could.
+        let agree = |capable: bool| -> Result<Option<usize>, NicError> {
+            let all = exchange(shmem, 1, |_| vec![u8::from(capable)])
+                .map_err(|e| NicError::refused("agreeing on the NIC", e.to_string()))?;
+            Ok(all.iter().position(|&f| f == 0))
+        };
+        let nic = crate::nic::open(me, config.soft_layout, config.soft_registers, heap.is_some(), &agree)
+            .map_err(|e| nic_err(me, e))?;
+        // A hardware NIC executes the queues itself: no software NIC then, and the producers
+        // ring its doorbell register (GPU producers through the page mapped for the GPU, which
+        // the heap's memory does: `NicMemory::map_doorbell`).
+        let described = nic.describe();
+        let soft = described.provider == "soft";
+        let layout = described.layout;
+        let gpu = heap.is_some();
+        if gpu && layout != Layout::Mlx5 {
+            return Err(nic_err(
+                me,
+                NicError::refused(
+                    format!("IBGDA queues in {} format", layout.name()),
+                    "the CUDA device library writes mlx5 work requests; this format serves CPU device threads",
+                ),
+            ));
+        }
         if soft && !cpu_reaches {
             return Err(nic_err(
                 me,
@@ -560,6 +554,14 @@ impl Ibgda {
                 ),
             ));
         }
+        let kind = if gpu { MemoryKind::Gpu } else { MemoryKind::Host };
+        let heap_mr = match &heap {
+            Some(h) => register_gpu_range("the GPU heap", &*nic, &described, &*h.memory, base as u64, size as u64),
+            None => nic.register(base as u64, size as u64, kind),
+        }
+        .map_err(|e| nic_err(me, e))?;
+        let implicit = nic.register_implicit().map_err(|e| nic_err(me, e))?;
+
         let image = match in_gpu {
             Some(_) => Some(DeviceMem::new(c.bytes(), &devmem::host()).map_err(alloc_err)?),
             None => None,
