@@ -4,8 +4,8 @@
 //! - `fence ITERS`: each PE puts a block to its right neighbour, fences, then raises a flag
 //!   there (with `p`, an atomic set or an atomic increment); the neighbour waits for the flag
 //!   and must find the whole block, then acknowledges so the next block may be sent.
-//! - `fence-small ITERS`: `fence` with a block of three words (24 bytes).
 //! - `quiet ITERS`: the same with non-blocking puts completed by `quiet`.
+//! - `fence-small ITERS`: `fence` with a block of three words (24 bytes).
 //! - `barrier-puts ITERS`: every PE puts a stamp into every PE; after `barrier_all` every stamp
 //!   of this iteration is there.
 //! - `barrier-count ITERS`: every PE increments a counter on PE 0, then `barrier_all` or
