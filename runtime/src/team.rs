@@ -61,13 +61,16 @@ pub(crate) struct SlotLayout {
     base: usize,
     n: usize,
     slot_bytes: usize,
+    /// `box_bytes(n)`, kept: every message's send and receive needs it, and it is a division.
+    box_len: usize,
 }
 
 impl SlotLayout {
     /// The pool starts at `base` (the end of the user's heap) for a job of `n` PEs.
     pub(crate) fn new(base: usize, n: usize) -> Self {
-        let slot_bytes = 2 * n * LINE + n * XCHG + n * BOXES * box_bytes(n);
-        SlotLayout { base, n, slot_bytes }
+        let box_len = box_bytes(n);
+        let slot_bytes = 2 * n * LINE + n * XCHG + n * BOXES * box_len;
+        SlotLayout { base, n, slot_bytes, box_len }
     }
 
     pub(crate) fn total_bytes(&self) -> usize {
@@ -103,12 +106,12 @@ impl SlotLayout {
     /// Mailbox `b` in which PE `from` leaves messages (in every PE's copy of the slot).
     pub(crate) fn mailbox(&self, slot: usize, from: usize, b: usize) -> SymAddr {
         let boxes = self.slot(slot) + 2 * self.n * LINE + self.n * XCHG;
-        SymAddr { seg: 0, offset: boxes + (from * BOXES + b) * box_bytes(self.n) }
+        SymAddr { seg: 0, offset: boxes + (from * BOXES + b) * self.box_len }
     }
 
     /// Bytes of one mailbox.
     pub(crate) fn box_len(&self) -> usize {
-        box_bytes(self.n)
+        self.box_len
     }
 
     /// The whole slot, for zeroing at destroy.

@@ -18,17 +18,21 @@ use crate::team::ACTIVE_SLOT;
 use crate::transport::SymAddr;
 use crate::world::{Runtime, running};
 
-/// An active set, resolved to its members.
-#[derive(Debug)]
+/// An active set: its code (the collectives' header `set`) and this PE's place in it.
+#[derive(Debug, Clone, Copy)]
 struct ActiveSet {
-    members: PerMember<usize>,
     me: usize,
     code: u64,
 }
 
 impl ActiveSet {
-    fn group(&self) -> Group<'_> {
-        Group { slot: ACTIVE_SLOT, members: &self.members, me: self.me, set: self.code }
+    /// The set as a group, its members written into the caller's `members`: built where it
+    /// lives, as a vector of members returned by value is copied out, a measurable part of a
+    /// small collective.
+    #[inline(always)]
+    fn group<'a>(&self, members: &'a mut PerMember<usize>) -> Group<'a> {
+        fill_members(self.code, members);
+        Group { slot: ACTIVE_SLOT, members, me: self.me, set: self.code }
     }
 }
 
@@ -58,14 +62,25 @@ fn resolve(
     }
     rt.translate(psync as usize, 8, "pSync", func)?;
     let code = start as u64 | (log_stride as u64) << 24 | (size as u64) << 32;
-    Ok(ActiveSet { members: set_members(code), me: (rt.me - start) / stride, code })
+    Ok(ActiveSet { me: (rt.me - start) / stride, code })
 }
 
 /// The world PEs of the active set whose code (`ActiveSet::code`, the collectives' header
 /// `set`) is `code`.
 pub(crate) fn set_members(code: u64) -> PerMember<usize> {
+    let mut v = PerMember::new();
+    fill_members(code, &mut v);
+    v
+}
+
+/// Writes the world PEs of the active set `code` into `v` (emptied first).
+#[inline(always)]
+fn fill_members(code: u64, v: &mut PerMember<usize>) {
     let (start, log, size) = ((code & 0xff_ffff) as usize, ((code >> 24) & 0xff) as u32, (code >> 32) as usize);
-    (0..size).map(|i| start + (i << log)).collect()
+    v.clear();
+    for i in 0..size {
+        v.push(start + (i << log));
+    }
 }
 
 /// `shmem_barrier(PE_start, logPE_stride, PE_size, pSync)`: quiet, then wait for every PE of
@@ -76,9 +91,10 @@ pub(crate) fn set_members(code: u64) -> PerMember<usize> {
 pub unsafe fn barrier(start: i32, log_stride: i32, size: i32, psync: *mut i64) -> Result<()> {
     const F: &str = "shmem_barrier";
     let rt = running(F)?;
-    let s = resolve(rt, start, log_stride, size, psync, F)?;
+    let mut members = PerMember::new();
+    let g = resolve(rt, start, log_stride, size, psync, F)?.group(&mut members);
     rt.quiet_internal()?;
-    rt.dissemination(ACTIVE_SLOT, &s.members, s.me, F)
+    rt.dissemination(ACTIVE_SLOT, g.members, g.me, F)
 }
 
 /// `shmem_sync(PE_start, logPE_stride, PE_size, pSync)`: wait for every PE of the active set.
@@ -88,8 +104,9 @@ pub unsafe fn barrier(start: i32, log_stride: i32, size: i32, psync: *mut i64) -
 pub unsafe fn sync(start: i32, log_stride: i32, size: i32, psync: *mut i64) -> Result<()> {
     const F: &str = "shmem_sync";
     let rt = running(F)?;
-    let s = resolve(rt, start, log_stride, size, psync, F)?;
-    rt.dissemination(ACTIVE_SLOT, &s.members, s.me, F)
+    let mut members = PerMember::new();
+    let g = resolve(rt, start, log_stride, size, psync, F)?.group(&mut members);
+    rt.dissemination(ACTIVE_SLOT, g.members, g.me, F)
 }
 
 /// The destination and source of `len` bytes each (zero-length ones are not looked at: see
@@ -117,17 +134,18 @@ pub unsafe fn broadcast(
 ) -> Result<()> {
     const F: &str = "shmem_broadcast";
     let rt = running(F)?;
-    let s = resolve(rt, start, log_stride, size, psync, F)?;
+    let mut members = PerMember::new();
+    let g = resolve(rt, start, log_stride, size, psync, F)?.group(&mut members);
     let nbytes = nelems * esize;
     match syms(rt, dest, source, nbytes, F) {
-        Ok((d, src)) if root >= 0 => rt.broadcast(s.group(), d, src, nbytes, root as usize, false, esize as u32, F),
+        Ok((d, src)) if root >= 0 => rt.broadcast(g, d, src, nbytes, root as usize, false, esize as u32, F),
         Ok(_) => rt.reject_broadcast(
-            s.group(),
+            g,
             None,
-            Error::new(rt.me, F, ErrorKind::PeOutOfRange { pe: i128::from(root), n_pes: s.members.len() }),
+            Error::new(rt.me, F, ErrorKind::PeOutOfRange { pe: i128::from(root), n_pes: g.n() }),
             F,
         ),
-        Err(e) => rt.reject_broadcast(s.group(), usize::try_from(root).ok(), e, F),
+        Err(e) => rt.reject_broadcast(g, usize::try_from(root).ok(), e, F),
     }
 }
 
@@ -149,13 +167,14 @@ pub unsafe fn collect(
 ) -> Result<()> {
     let func = if fixed { "shmem_fcollect" } else { "shmem_collect" };
     let rt = running(func)?;
-    let s = resolve(rt, start, log_stride, size, psync, func)?;
+    let mut members = PerMember::new();
+    let g = resolve(rt, start, log_stride, size, psync, func)?.group(&mut members);
     let nbytes = nelems * esize;
     let checked = crate::coll::api::raw::collect_dest(rt, dest, nbytes, func)
         .and_then(|d| Ok((d, rt.coll_buf(source, nbytes, "source", func)?)));
     match checked {
-        Ok(((d, room), src)) => rt.collect(s.group(), d, src, nbytes, fixed, room, esize as u32, func).map(drop),
-        Err(e) => rt.reject(s.group(), if fixed { kind::FCOLLECT } else { kind::COLLECT }, e, func),
+        Ok(((d, room), src)) => rt.collect(g, d, src, nbytes, fixed, room, esize as u32, func).map(drop),
+        Err(e) => rt.reject(g, if fixed { kind::FCOLLECT } else { kind::COLLECT }, e, func),
     }
 }
 
@@ -178,19 +197,20 @@ pub unsafe fn alltoalls(
 ) -> Result<()> {
     let func = if dst == 1 && sst == 1 { "shmem_alltoall" } else { "shmem_alltoalls" };
     let rt = running(func)?;
-    let s = resolve(rt, start, log_stride, size, psync, func)?;
+    let mut members = PerMember::new();
+    let g = resolve(rt, start, log_stride, size, psync, func)?.group(&mut members);
     let k = if dst == 1 && sst == 1 { kind::ALLTOALL } else { kind::ALLTOALLS };
     if dst < 1 || sst < 1 {
         return rt.reject(
-            s.group(),
+            g,
             k,
             Error::new(rt.me, func, ErrorKind::InvalidArgument(format!("strides {dst}/{sst} must be at least 1"))),
             func,
         );
     }
     let extents = (
-        crate::coll::api::alltoalls_extent(s.members.len(), nelems, dst as usize, esize),
-        crate::coll::api::alltoalls_extent(s.members.len(), nelems, sst as usize, esize),
+        crate::coll::api::alltoalls_extent(g.n(), nelems, dst as usize, esize),
+        crate::coll::api::alltoalls_extent(g.n(), nelems, sst as usize, esize),
     );
     let checked = match extents {
         (Some(de), Some(se)) => {
@@ -199,8 +219,8 @@ pub unsafe fn alltoalls(
         _ => Err(Error::new(rt.me, func, ErrorKind::InvalidSize { what: "alltoalls extent overflows".into() })),
     };
     match checked {
-        Ok((d, src)) => rt.alltoalls(s.group(), d, src, dst as usize, sst as usize, nelems, esize, func),
-        Err(e) => rt.reject(s.group(), k, e, func),
+        Ok((d, src)) => rt.alltoalls(g, d, src, dst as usize, sst as usize, nelems, esize, func),
+        Err(e) => rt.reject(g, k, e, func),
     }
 }
 
@@ -222,7 +242,8 @@ pub unsafe fn to_all<T: Reducible>(
 ) -> Result<()> {
     const F: &str = "shmem_to_all";
     let rt = running(F)?;
-    let s = resolve(rt, start, log_stride, size, psync, F)?;
+    let mut members = PerMember::new();
+    let g = resolve(rt, start, log_stride, size, psync, F)?.group(&mut members);
     let bytes = nreduce * size_of::<T>();
     let checked = (|| {
         if !T::supports(op) {
@@ -236,7 +257,7 @@ pub unsafe fn to_all<T: Reducible>(
         syms(rt, dest.cast(), source.cast(), bytes, F)
     })();
     match checked {
-        Ok((d, src)) => rt.reduce::<T>(s.group(), op, d, src, nreduce, F),
-        Err(e) => rt.reject(s.group(), kind::REDUCE, e, F),
+        Ok((d, src)) => rt.reduce::<T>(g, op, d, src, nreduce, F),
+        Err(e) => rt.reject(g, kind::REDUCE, e, F),
     }
 }

@@ -61,17 +61,24 @@ impl Runtime {
         } else {
             Vec::new()
         };
+        let mut recv = crate::coll::header::Received::new();
         // SAFETY: payloads are blocks of our own source (or packed copies of them).
-        let recv = unsafe {
-            self.exchange(g, hdr, func, |j| {
-                if !fits {
-                    (std::ptr::null(), 0)
-                } else if contiguous {
-                    (src_ptr.add(j * block), block)
-                } else {
-                    (packed[j].as_ptr(), block)
-                }
-            })?
+        unsafe {
+            self.exchange(
+                g,
+                hdr,
+                func,
+                |j| {
+                    if !fits {
+                        (std::ptr::null(), 0)
+                    } else if contiguous {
+                        (src_ptr.add(j * block), block)
+                    } else {
+                        (packed[j].as_ptr(), block)
+                    }
+                },
+                &mut recv,
+            )?
         };
         let unpack = |from: *const u8, i: usize| {
             if contiguous {

@@ -5,7 +5,7 @@
 //! straight into each member's destination after it (the exchange proves each destination is
 //! ready), followed by one signal per member.
 
-use crate::coll::header::{Group, Header, PerMember, kind};
+use crate::coll::header::{Group, Header, PerMember, Received, kind};
 use crate::coll::wire::payload_of;
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::SymAddr;
@@ -53,9 +53,11 @@ impl Runtime {
         let fits = nbytes <= self.inline_max();
         let src_ptr = self.local_addr(src) as *const u8;
         let dst_ptr = self.local_addr(dest) as *mut u8;
+        let mut recv = Received::new();
         // SAFETY: the payload is our own symmetric source of nbytes bytes.
-        let recv =
-            unsafe { self.exchange(g, hdr, func, |_| if fits { (src_ptr, nbytes) } else { (std::ptr::null(), 0) })? };
+        unsafe {
+            self.exchange(g, hdr, func, |_| if fits { (src_ptr, nbytes) } else { (std::ptr::null(), 0) }, &mut recv)?
+        };
         let size = |j: usize| {
             if j == g.me { nbytes } else { recv[j].as_ref().map_or(0, |r| r.0.count as usize) }
         };
@@ -139,7 +141,7 @@ impl Runtime {
 
     /// Takes the signal of every member whose contribution came directly (too large for its
     /// message): it has been put into this PE's destination.
-    fn wait_direct(&self, g: Group<'_>, recv: &crate::coll::header::Received) {
+    fn wait_direct(&self, g: Group<'_>, recv: &Received) {
         for (j, r) in recv.iter().enumerate() {
             if let Some((h, _)) = r
                 && h.payload == 0

@@ -170,18 +170,20 @@ impl Group<'_> {
 }
 
 /// The exchange's result: every other member's header and message, by member number (this
-/// PE's own entry is `None`).
-pub(crate) type Received = Vec<Option<(Header, Mail)>>;
+/// PE's own entry is `None`). The caller owns it and [`Runtime::exchange`] fills it in place:
+/// returned by value, its 460 inline bytes were copied out, which made 8-byte collectives
+/// slower than a heap vector; filled in place, it saves the allocation.
+pub(crate) type Received = PerMember<Option<(Header, Mail)>>;
 
 /// A short per-member list a collective builds on every call (an active set's members,
 /// collect's offsets): inline up to 8 members, so small collectives allocate nothing for it.
-/// Not for [`Received`]: as a `SmallVec` its 460 inline bytes made 8-byte collectives slower.
 pub(crate) type PerMember<T> = smallvec::SmallVec<[T; 8]>;
 
 impl Runtime {
     /// Runs the checked exchange: sends `hdr` plus `payload(j)` (pointer and length, at most
     /// `mb_capacity() - HDR`) to each member `j`, receives everyone's, and checks that all
-    /// agree. On success the caller reads the payloads and then calls [`release_all`].
+    /// agree, filling `out` with what every member sent. On success the caller reads the
+    /// payloads and then calls [`release_all`].
     ///
     /// # Safety
     /// Each `payload(j)` must be valid for reads of its length.
@@ -193,7 +195,8 @@ impl Runtime {
         hdr: Header,
         func: &'static str,
         payload: impl Fn(usize) -> (*const u8, usize),
-    ) -> Result<Received> {
+        out: &mut Received,
+    ) -> Result<()> {
         let c = self.coll_begin(g.slot, hdr.routine(), g.members, func)?;
         let n = g.n();
         let mut mine = hdr;
@@ -208,7 +211,8 @@ impl Runtime {
             // SAFETY: h is a local of HDR bytes; the payload is valid per the caller.
             unsafe { self.mb_send_parts(g.slot, g.members[j], &[((&raw const h).cast(), HDR), (p, len)], func)? };
         }
-        let mut out: Received = (0..n).map(|_| None).collect();
+        out.clear();
+        out.resize(n, None);
         let mut bad = None;
         // A member in another collective altogether: whatever it sent, and who.
         let mut other: Option<(usize, Seen)> = None;
@@ -232,15 +236,15 @@ impl Runtime {
             out[j] = Some((h, mail));
         }
         if let Some((j, seen)) = other {
-            self.release_all(g, &out, func)?;
+            self.release_all(g, out, func)?;
             // Every member has had this PE's message: nobody is left to tell.
             return Err(self.coll_mismatch(&c, g.members, std::iter::empty(), g.members[j], seen, func));
         }
         if let Some((j, h)) = bad {
-            self.release_all(g, &out, func)?;
+            self.release_all(g, out, func)?;
             return Err(self.disagreement(g, j, &h, &hdr, func));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The error of a member whose call `mine` disagrees with member `j`'s `theirs`.
@@ -271,8 +275,9 @@ impl Runtime {
     pub(crate) fn reject(&self, g: Group<'_>, kind: u8, err: Error, func: &'static str) -> Result<()> {
         let mut hdr = Header::new(kind);
         hdr.invalid = 1;
+        let mut recv = Received::new();
         // SAFETY: no payloads.
-        if let Ok(recv) = unsafe { self.exchange(g, hdr, func, |_| (std::ptr::null(), 0)) } {
+        if unsafe { self.exchange(g, hdr, func, |_| (std::ptr::null(), 0), &mut recv) }.is_ok() {
             self.release_all(g, &recv, func)?
         }
         Err(err)

@@ -174,7 +174,12 @@ impl Runtime {
         let base = self.local_addr(boxa) as *const u64;
         // SAFETY: the acknowledgement word follows the sequence word in our own mailbox.
         let ack = unsafe { AtomicU64::from_ptr(base.add(1).cast_mut()) }.load(Ordering::Relaxed);
-        st.acked[from].fetch_max(ack, Ordering::Relaxed);
+        // A plain maximum, not `fetch_max`: only the one thread in a collective on this slot
+        // touches its counters, and a locked instruction here would wait for this PE's own
+        // messages, just written into the sender's mailboxes, to reach the sender.
+        if ack > st.acked[from].load(Ordering::Relaxed) {
+            st.acked[from].store(ack, Ordering::Relaxed);
+        }
         st.recvd[from].store(c, Ordering::Relaxed);
         st.mails_recvd[from].store(m + 1, Ordering::Relaxed);
         // SAFETY: the data follows the two words inside our own mailbox.

@@ -201,9 +201,16 @@ impl Runtime {
         hdr.op = op as u8;
         hdr.type_id = T::TYPE_ID;
         hdr.count = (count * es) as u64;
+        let mut recv = crate::coll::header::Received::new();
         // SAFETY: the payload (small case) is our own symmetric source of count elements.
-        let recv = unsafe {
-            self.exchange(g, hdr, func, |_| if small { (src_ptr.cast(), count * es) } else { (std::ptr::null(), 0) })?
+        unsafe {
+            self.exchange(
+                g,
+                hdr,
+                func,
+                |_| if small { (src_ptr.cast(), count * es) } else { (std::ptr::null(), 0) },
+                &mut recv,
+            )?
         };
         if small {
             // Combine in member order 0..n on every PE, so that every PE computes the very same

@@ -62,11 +62,18 @@ impl Runtime {
         hdr.type_id = T::TYPE_ID;
         hdr.count = bytes as u64;
         // Small: only the members after this one need its source.
+        let mut recv = crate::coll::header::Received::new();
         // SAFETY: the payload is our own symmetric source of `count` elements.
-        let recv = unsafe {
-            self.exchange(g, hdr, func, |j| {
-                if small && j > g.me && count > 0 { (src_ptr.cast(), bytes) } else { (std::ptr::null(), 0) }
-            })?
+        unsafe {
+            self.exchange(
+                g,
+                hdr,
+                func,
+                |j| {
+                    if small && j > g.me && count > 0 { (src_ptr.cast(), bytes) } else { (std::ptr::null(), 0) }
+                },
+                &mut recv,
+            )?
         };
         if small {
             let last = if exclusive { g.me } else { g.me + 1 };
