@@ -52,6 +52,7 @@ rm -rf "$out"
 mkdir -p "$out/ox" "$out/ompi" "$out/results"
 
 echo "== compiling with $bin/oshcc"
+cc "${cflags[@]}" "$here/trip.c" -o "$out/trip"
 for b in $benches; do
     "$bin/oshcc" "${cflags[@]}" "$here/osu_oshm_$b.c" -o "$out/ox/osu_oshm_$b"
 done
@@ -94,6 +95,8 @@ done
 
 for ((r = 1; r <= rounds; r++)); do
     echo "== round $r of $rounds"
+    # The machine's cache-line trip between the two CPUs PEs 0 and 1 are bound to, this round.
+    timeout 60 "$out/trip" >"$out/results/trip.$r" 2>&1 || true
     for b in $benches; do
         order="ox ompi"
         ((r % 2 == 0)) && order="ompi ox"
@@ -176,4 +179,20 @@ print(line(head))
 print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 for r in rows:
     print(line(r))
+
+# The yardstick: the machine's own one-way cache-line trip between the CPUs of PEs 0 and 1
+# (trip.c, no OpenSHMEM), once per round. Latency-bound rows vary with it from round to round.
+trips = []
+for r in range(1, rounds + 1):
+    try:
+        with open(os.path.join(res, f"trip.{r}")) as f:
+            trips.append(float(f.read().split()[1]))
+    except (OSError, IndexError, ValueError):
+        trips.append(None)
+got = [t for t in trips if t]
+if got:
+    print()
+    print(f"The machine's one-way cache-line trip between the CPUs of PEs 0 and 1 (trip.c, no OpenSHMEM), "
+          f"per round: median {statistics.median(got):.0f} ns, best {min(got):.0f}, worst {max(got):.0f} "
+          f"(worst/best {max(got) / min(got):.2f}); by round: " + " ".join(f"{t:.0f}" if t else "-" for t in trips))
 PY

@@ -1,0 +1,96 @@
+/*
+ * The machine's own cache-line trip, as a yardstick for the rounds of run.sh: two processes
+ * bound to the first two CPUs this process may use (where oshrun and OpenMPI bind PEs 0 and 1)
+ * pass a counter back and forth through one shared cache line, and the one-way time (half a
+ * round trip) is printed, the median of 9 batches of 20,000 round trips.
+ *
+ * No OpenSHMEM here: this is what any runtime's small collective at 2 PEs waits for at least
+ * once. On a VM whose vCPUs the host moves between physical cores, it changes from round to
+ * round, and so does every latency-bound benchmark with it.
+ *
+ *   trip            prints "one-way-ns <value>"
+ */
+#define _GNU_SOURCE
+#include <immintrin.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCHES 9
+#define TRIPS 20000
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Binds this process to the k-th CPU of `set`; returns 0 when there is none. */
+static int bind_kth(const cpu_set_t *set, int k) {
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (CPU_ISSET(c, set) && k-- == 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            return sched_setaffinity(0, sizeof one, &one) == 0;
+        }
+    }
+    return 0;
+}
+
+int main(void) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+        fprintf(stderr, "trip: needs two CPUs\n");
+        return 1;
+    }
+    /* Two counters, each on a cache line of its own. */
+    _Atomic long *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (line == MAP_FAILED) {
+        perror("trip: mmap");
+        return 1;
+    }
+    _Atomic long *ping = line, *pong = line + 8;
+    long total = (long)BATCHES * TRIPS;
+    pid_t child = fork();
+    if (child < 0) {
+        perror("trip: fork");
+        return 1;
+    }
+    if (!bind_kth(&allowed, child == 0 ? 1 : 0)) {
+        fprintf(stderr, "trip: cannot bind\n");
+        return 1;
+    }
+    if (child == 0) {
+        for (long i = 1; i <= total; i++) {
+            while (atomic_load_explicit(ping, memory_order_acquire) < i) _mm_pause();
+            atomic_store_explicit(pong, i, memory_order_release);
+        }
+        _exit(0);
+    }
+    double one_way[BATCHES];
+    long i = 1;
+    for (int b = 0; b < BATCHES; b++) {
+        double t = now_ns();
+        for (int k = 0; k < TRIPS; k++, i++) {
+            atomic_store_explicit(ping, i, memory_order_release);
+            while (atomic_load_explicit(pong, memory_order_acquire) < i) _mm_pause();
+        }
+        one_way[b] = (now_ns() - t) / TRIPS / 2;
+    }
+    int st;
+    waitpid(child, &st, 0);
+    qsort(one_way, BATCHES, sizeof one_way[0], cmp);
+    printf("one-way-ns %.1f\n", one_way[BATCHES / 2]);
+    return 0;
+}
