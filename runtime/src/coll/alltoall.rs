@@ -5,7 +5,7 @@
 //! larger ones are put straight into each member's destination after it, member `me+1` first
 //! so that members do not all write to the same PE at once, then one signal per member.
 
-use crate::coll::header::{Group, Header, kind};
+use crate::coll::header::{Group, Header, Received, kind};
 use crate::coll::wire::payload_of;
 use crate::error::Result;
 use crate::transport::SymAddr;
@@ -61,25 +61,18 @@ impl Runtime {
         } else {
             Vec::new()
         };
-        let mut recv = crate::coll::header::Received::new();
-        // SAFETY: payloads are blocks of our own source (or packed copies of them).
-        unsafe {
-            self.exchange(
-                g,
-                hdr,
-                func,
-                |j| {
-                    if !fits {
-                        (std::ptr::null(), 0)
-                    } else if contiguous {
-                        (src_ptr.add(j * block), block)
-                    } else {
-                        (packed[j].as_ptr(), block)
-                    }
-                },
-                &mut recv,
-            )?
+        let payload = |j: usize| {
+            if !fits {
+                (std::ptr::null(), 0)
+            } else if contiguous {
+                (src_ptr.wrapping_add(j * block), block)
+            } else {
+                (packed[j].as_ptr(), block)
+            }
         };
+        let mut recv = Received::new();
+        // SAFETY: payloads are blocks of our own source (or packed copies of them).
+        unsafe { self.exchange(g, hdr, func, payload, &mut recv)? };
         let unpack = |from: *const u8, i: usize| {
             if contiguous {
                 // SAFETY: block i of our destination.

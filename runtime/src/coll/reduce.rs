@@ -10,7 +10,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::coll::header::{Group, Header, kind};
+use crate::coll::header::{Group, Header, Received, kind};
 use crate::coll::wire::payload_of;
 use crate::error::Result;
 use crate::transport::SymAddr;
@@ -201,17 +201,10 @@ impl Runtime {
         hdr.op = op as u8;
         hdr.type_id = T::TYPE_ID;
         hdr.count = (count * es) as u64;
-        let mut recv = crate::coll::header::Received::new();
+        let payload = |_| if small { (src_ptr.cast(), count * es) } else { (std::ptr::null(), 0) };
+        let mut recv = Received::new();
         // SAFETY: the payload (small case) is our own symmetric source of count elements.
-        unsafe {
-            self.exchange(
-                g,
-                hdr,
-                func,
-                |_| if small { (src_ptr.cast(), count * es) } else { (std::ptr::null(), 0) },
-                &mut recv,
-            )?
-        };
+        unsafe { self.exchange(g, hdr, func, payload, &mut recv)? };
         if small {
             // Combine in member order 0..n on every PE, so that every PE computes the very same
             // floating-point result.

@@ -16,7 +16,7 @@
 //!   writes only its own destination, so `dest` may be `source` (an in-place scan), and each
 //!   byte crosses between cores once per member; chunks overlap along the chain.
 
-use crate::coll::header::{Group, Header, kind};
+use crate::coll::header::{Group, Header, Received, kind};
 use crate::coll::reduce::{ArithReducible, ReduceOp};
 use crate::coll::wire::payload_of;
 use crate::error::{Error, ErrorKind, Result};
@@ -62,19 +62,11 @@ impl Runtime {
         hdr.type_id = T::TYPE_ID;
         hdr.count = bytes as u64;
         // Small: only the members after this one need its source.
-        let mut recv = crate::coll::header::Received::new();
+        let payload =
+            |j: usize| if small && j > g.me && count > 0 { (src_ptr.cast(), bytes) } else { (std::ptr::null(), 0) };
+        let mut recv = Received::new();
         // SAFETY: the payload is our own symmetric source of `count` elements.
-        unsafe {
-            self.exchange(
-                g,
-                hdr,
-                func,
-                |j| {
-                    if small && j > g.me && count > 0 { (src_ptr.cast(), bytes) } else { (std::ptr::null(), 0) }
-                },
-                &mut recv,
-            )?
-        };
+        unsafe { self.exchange(g, hdr, func, payload, &mut recv)? };
         if small {
             let last = if exclusive { g.me } else { g.me + 1 };
             let mut acc: Vec<T> = vec![T::zeroed(); count];
