@@ -28,7 +28,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use crate::coll::header::{Group, Header, Seen, kind};
+use crate::coll::header::{Group, Header, PerMember, Seen, kind};
 use crate::coll::sequence::{Coll, POISON};
 use crate::coll::wire::{HDR, Item, payload_of};
 use crate::error::{Error, ErrorKind, Result};
@@ -392,9 +392,9 @@ impl Runtime {
         let (c, hdr, me) = self.teams.streams[slot].owed.get(slot);
         // A team's slot holds that team's members; the active sets share one slot, and the
         // broadcast's header names its set.
-        let set_members;
+        let mut set_members = PerMember::new();
         let members = if slot == ACTIVE_SLOT {
-            set_members = crate::coll::active_set::set_members(hdr.set);
+            crate::coll::active_set::fill_members(hdr.set, &mut set_members);
             &set_members[..]
         } else {
             members
