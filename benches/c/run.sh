@@ -12,7 +12,8 @@
 # started beside every job for the whole run, default 0: BUSY=1 is "one busy process beside the
 # job"), OSU_SCALE (iteration-count factor, default 1), PROFILE (cargo profile of oxshmem,
 # default release), BENCHES (default: all nine), OXSHMEM_OSHRUN_ARGS (extra oshrun options,
-# e.g. "--bind-to none"), OMPI_OSHCC / OMPI_OSHRUN (default /usr/bin/oshcc, /usr/bin/oshrun).
+# e.g. "--bind-to none"), OMPI_OSHCC / OMPI_OSHRUN (default /usr/bin/oshcc, /usr/bin/oshrun),
+# TRIP (default 1; 0 skips the machine's cache-line trip, trip.c, measured at each round's start).
 #
 # Both launchers use their default placement: OpenMPI binds PE i to core i when the PEs fit
 # (none when oversubscribed), oshrun likewise (--bind-to core when they fit).
@@ -96,7 +97,7 @@ done
 for ((r = 1; r <= rounds; r++)); do
     echo "== round $r of $rounds"
     # The machine's cache-line trip between the two CPUs PEs 0 and 1 are bound to, this round.
-    timeout 60 "$out/trip" >"$out/results/trip.$r" 2>&1 || true
+    [[ "${TRIP:-1}" == 0 ]] || timeout 60 "$out/trip" >"$out/results/trip.$r" 2>&1 || true
     for b in $benches; do
         order="ox ompi"
         ((r % 2 == 0)) && order="ompi ox"
