@@ -26,9 +26,8 @@ struct ActiveSet {
 }
 
 impl ActiveSet {
-    /// The set as a group, its members written into the caller's `members`: built where it
-    /// lives, as a vector of members returned by value is copied out, a measurable part of a
-    /// small collective.
+    /// The set as a group, its members written into the caller's `members` (see
+    /// [`fill_members`] for why the caller holds them).
     #[inline(always)]
     fn group<'a>(&self, members: &'a mut PerMember<usize>) -> Group<'a> {
         fill_members(self.code, members);

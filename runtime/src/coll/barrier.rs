@@ -15,15 +15,13 @@
 //! barrier while another is in a reduction, a sync, another barrier or `shmem_finalize` fails,
 //! and so does every other member.
 
-use std::sync::atomic::Ordering;
-
 use oxshmem_bootstrap::status::Routine;
 
 use crate::coll::header::Seen;
 use crate::coll::sequence::same_collective;
 use crate::coll::wire::Item;
 use crate::error::Result;
-use crate::team::{ACTIVE_SLOT, TeamInner, WORLD_SLOT};
+use crate::team::{TeamInner, WORLD_SLOT};
 use crate::world::Runtime;
 
 impl Runtime {
@@ -77,9 +75,7 @@ impl Runtime {
                 // are here): the released members need the CPU to run again anyway, and the
                 // root's next broadcast then goes out at once. At 4 PEs on 2 CPUs this halved
                 // the root's part of an 8-byte broadcast.
-                if slot != ACTIVE_SLOT && self.teams.streams[ACTIVE_SLOT].owes.load(Ordering::Relaxed) {
-                    self.try_settle_active_broadcast();
-                }
+                self.settle_active_broadcast_from(slot);
             } else {
                 self.sig_send_tagged(slot, members[0], c.tag, key.map(|_| (lo, hi)), func)?;
                 // On a mismatch every other member hears of it: in another collective they may

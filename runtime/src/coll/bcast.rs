@@ -374,13 +374,21 @@ impl Runtime {
         self.settle_broadcast_if(slot, members, false).map(drop)
     }
 
-    /// Takes an active-set broadcast's headers while this PE enters a collective elsewhere
-    /// (the barrier that the deprecated routines' pSync rules put between two of them), when
-    /// every one has arrived: the root's next broadcast then need not. Never waits: the
-    /// members may well be in another team's collective with this PE first.
+    /// Takes an active-set broadcast's headers, if this PE owes any, while it is in a
+    /// collective on `slot` elsewhere (the barrier that the deprecated routines' pSync rules
+    /// put between two of them), when every one has arrived: the root's next broadcast then
+    /// need not. Never waits: the members may well be in another team's collective with this
+    /// PE first. Costs one relaxed load when nothing is owed.
+    #[inline(always)]
+    pub(crate) fn settle_active_broadcast_from(&self, slot: usize) {
+        if slot != ACTIVE_SLOT && self.teams.streams[ACTIVE_SLOT].owes.load(Ordering::Relaxed) {
+            self.try_settle_active_broadcast();
+        }
+    }
+
     #[cold]
     #[inline(never)]
-    pub(crate) fn try_settle_active_broadcast(&self) {
+    fn try_settle_active_broadcast(&self) {
         // An error here is the slot's, and the next active-set collective reports it.
         let _ = self.settle_broadcast_if(ACTIVE_SLOT, &[], true);
     }

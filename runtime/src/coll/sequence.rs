@@ -129,9 +129,7 @@ impl Runtime {
         if self.teams.streams[slot].owes.load(Ordering::Relaxed) {
             self.settle_broadcast(slot, members)?;
         }
-        if slot != ACTIVE_SLOT && self.teams.streams[ACTIVE_SLOT].owes.load(Ordering::Relaxed) {
-            self.try_settle_active_broadcast();
-        }
+        self.settle_active_broadcast_from(slot);
         let counter = self.coll_counter(slot);
         let w = counter.load(Ordering::Relaxed);
         if w & BROKEN != 0 {
