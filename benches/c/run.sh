@@ -13,7 +13,8 @@
 # job"), OSU_SCALE (iteration-count factor, default 1), PROFILE (cargo profile of oxshmem,
 # default release), BENCHES (default: all nine), OXSHMEM_OSHRUN_ARGS (extra oshrun options,
 # e.g. "--bind-to none"), OMPI_OSHCC / OMPI_OSHRUN (default /usr/bin/oshcc, /usr/bin/oshrun),
-# TRIP (default 1; 0 skips the machine's cache-line trip, trip.c, measured at each round's start).
+# TRIP (default 1; 0 skips the yardsticks of trip.c, the machine's cache-line trip and CPU speed,
+# measured at each round's start).
 #
 # Both launchers use their default placement: OpenMPI binds PE i to core i when the PEs fit
 # (none when oversubscribed), oshrun likewise (--bind-to core when they fit).
@@ -96,7 +97,7 @@ done
 
 for ((r = 1; r <= rounds; r++)); do
     echo "== round $r of $rounds"
-    # The machine's cache-line trip between the two CPUs PEs 0 and 1 are bound to, this round.
+    # The yardsticks of this round: the cache-line trip between the CPUs of PEs 0 and 1, the CPU speed.
     [[ "${TRIP:-1}" == 0 ]] || timeout 60 "$out/trip" >"$out/results/trip.$r" 2>&1 || true
     for b in $benches; do
         order="ox ompi"
@@ -142,8 +143,8 @@ def fmt(v):
         return "-"
     return f"{v:.0f}" if v >= 1e4 else f"{v:.3f}" if v < 10 else f"{v:.2f}"
 
-def spread(xs, unit):
-    """Our worst run against our best (latency: max/min; rates: best/worst)."""
+def spread(xs):
+    """A side's worst run against its best (latency: max/min; rates: best/worst)."""
     if not xs or min(xs) <= 0:
         return "-"
     return f"{max(xs) / min(xs):.2f}"
@@ -165,10 +166,10 @@ for b in benches:
         med = lambda xs: statistics.median(xs) if xs else None
         mo, mm = med(ox), med(om)
         rows.append((b, k, unit, fmt(mo), fmt(min(ox) if ox else None), fmt(mm), fmt(min(om) if om else None),
-                     f"{mo / mm:.2f}" if mo and mm else "-", spread(ox, unit), " ".join(f"{x:.2f}" for x in ratios)))
+                     f"{mo / mm:.2f}" if mo and mm else "-", spread(ox), spread(om), " ".join(f"{x:.2f}" for x in ratios)))
 
 head = ("benchmark", "size", "unit", "oxshmem median", "oxshmem min", "OpenMPI median", "OpenMPI min",
-        "ratio ox/OpenMPI", "ox worst/best", "ratio per round")
+        "ratio ox/OpenMPI", "ox worst/best", "OpenMPI worst/best", "ratio per round")
 widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
 line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"
 load = f", {busy} busy process(es) beside the job" if busy else ""
@@ -181,19 +182,31 @@ print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 for r in rows:
     print(line(r))
 
-# The yardstick: the machine's own one-way cache-line trip between the CPUs of PEs 0 and 1
-# (trip.c, no OpenSHMEM), once per round. Latency-bound rows vary with it from round to round.
-trips = []
+# The yardsticks (trip.c, no OpenSHMEM), once per round: the machine's one-way cache-line trip
+# between the CPUs of PEs 0 and 1, and the first CPU's speed at dependent integer work.
+# Latency-bound rows vary with the first, software-bound ones with the second.
+yard = {"one-way-ns": [], "compute-ns": []}
 for r in range(1, rounds + 1):
+    got = {}
     try:
         with open(os.path.join(res, f"trip.{r}")) as f:
-            trips.append(float(f.read().split()[1]))
-    except (OSError, IndexError, ValueError):
-        trips.append(None)
-got = [t for t in trips if t]
-if got:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2 and parts[0] in yard:
+                    got[parts[0]] = float(parts[1])
+    except (OSError, ValueError):
+        pass
+    for k in yard:
+        yard[k].append(got.get(k))
+texts = {"one-way-ns": ("The machine's one-way cache-line trip between the CPUs of PEs 0 and 1", "ns", "{:.0f}"),
+         "compute-ns": ("The first CPU's time per step of dependent integer work", "ns", "{:.2f}")}
+for k, vals in yard.items():
+    got = [v for v in vals if v]
+    if not got:
+        continue
+    what, unit, f = texts[k]
     print()
-    print(f"The machine's one-way cache-line trip between the CPUs of PEs 0 and 1 (trip.c, no OpenSHMEM), "
-          f"per round: median {statistics.median(got):.0f} ns, best {min(got):.0f}, worst {max(got):.0f} "
-          f"(worst/best {max(got) / min(got):.2f}); by round: " + " ".join(f"{t:.0f}" if t else "-" for t in trips))
+    print(f"{what} (trip.c, no OpenSHMEM), per round: median {f.format(statistics.median(got))} {unit}, "
+          f"best {f.format(min(got))}, worst {f.format(max(got))} (worst/best {max(got) / min(got):.2f}); "
+          "by round: " + " ".join(f.format(v) if v else "-" for v in vals))
 PY

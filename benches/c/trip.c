@@ -8,7 +8,12 @@
  * once. On a VM whose vCPUs the host moves between physical cores, it changes from round to
  * round, and so does every latency-bound benchmark with it.
  *
- *   trip            prints "one-way-ns <value>"
+ * Then, alone on the first CPU, it times a loop of dependent integer work (a store, a load and
+ * a multiply per iteration, through memory as runtime code goes), the median of 9 batches: the
+ * speed of that CPU this round. The host's other tenants change it too (here by up to 1.8x
+ * within seconds), and with it every software-bound row.
+ *
+ *   trip            prints "one-way-ns <value>" and "compute-ns <value>" (ns per iteration)
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
@@ -23,6 +28,7 @@
 
 #define BATCHES 9
 #define TRIPS 20000
+#define STEPS 1000000
 
 static double now_ns(void) {
     struct timespec t;
@@ -33,6 +39,28 @@ static double now_ns(void) {
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+static double median(double *v) {
+    qsort(v, BATCHES, sizeof v[0], cmp);
+    return v[BATCHES / 2];
+}
+
+/* The time per step of a dependent chain through memory: the CPU's speed, not the memory's. */
+static double compute_ns(void) {
+    volatile unsigned long x = 1;
+    unsigned long a[512] = {0};
+    double per[BATCHES];
+    for (int b = 0; b < BATCHES; b++) {
+        double t = now_ns();
+        for (long i = 0; i < STEPS; i++) {
+            a[i & 511] += x;
+            x = x * 3 + 1;
+        }
+        per[b] = (now_ns() - t) / STEPS;
+    }
+    if (a[7] == 42) puts("");  /* keeps the array alive */
+    return median(per);
 }
 
 /* Binds this process to the k-th CPU of `set`; returns 0 when there is none. */
@@ -90,7 +118,7 @@ int main(void) {
     }
     int st;
     waitpid(child, &st, 0);
-    qsort(one_way, BATCHES, sizeof one_way[0], cmp);
-    printf("one-way-ns %.1f\n", one_way[BATCHES / 2]);
+    printf("one-way-ns %.1f\n", median(one_way));
+    printf("compute-ns %.2f\n", compute_ns());
     return 0;
 }
