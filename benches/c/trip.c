@@ -10,7 +10,7 @@
  *
  * Then, alone on the first CPU, it times a loop of dependent integer work (a store, a load and
  * a multiply per iteration, through memory as runtime code goes), the median of 9 batches: the
- * speed of that CPU this round. The host's other tenants change it too (here by up to 1.8x
+ * speed of that CPU this round. The host's other tenants change it too (here by up to 2x
  * within seconds), and with it every software-bound row.
  *
  *   trip            prints "one-way-ns <value>" and "compute-ns <value>" (ns per iteration)
