@@ -90,14 +90,19 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* Prints "uid: <message>" and exits with `code`. The line goes out in one write: the ranks and
+ * the launcher share one standard error, where a line written in pieces can be cut by another. */
 static void die(int code, const char *fmt, ...) {
+    char line[1024];
+    int k = snprintf(line, sizeof line, "uid: ");
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "uid: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    k += vsnprintf(line + k, sizeof line - (size_t)k - 1, fmt, ap);
     va_end(ap);
-    fflush(stderr);
+    if (k > (int)sizeof line - 2) k = (int)sizeof line - 2;
+    line[k++] = '\n';
+    ssize_t w = write(2, line, (size_t)k);
+    (void)w;
     exit(code);
 }
 

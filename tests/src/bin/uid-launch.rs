@@ -8,7 +8,8 @@
 //! removed from the children's environment, so nothing but the unique id can bring them
 //! together.
 //!
-//! The children write straight to the launcher's standard output and error. When one fails
+//! The children write straight to the launcher's standard output and error, so the launcher
+//! writes each of its own lines in one `write` (see `say!`). When one fails
 //! (non-zero status or a signal), the launcher says so and ends the others (SIGTERM, then
 //! SIGKILL after 2 s) — unless `--no-kill` is given: then it waits for every rank to end on its
 //! own (a test of how the ranks of a broken job give up), reporting each failure. Past
@@ -22,6 +23,16 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
+/// `eprintln!`, but the whole line in one write: the children share this standard error, and
+/// `eprintln!` writes a formatted line piece by piece, between which a child's line can land
+/// ("uid-launch: rank 1 " + "uid: rank 2: init returned 7" + "exited with status 2").
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = std::io::stderr().lock().write_all(format!("{}\n", format_args!($($arg)*)).as_bytes());
+    }};
+}
+
 struct Args {
     n: usize,
     timeout: Duration,
@@ -32,8 +43,8 @@ struct Args {
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("uid-launch: {msg}");
-    eprintln!("usage: uid-launch -n N [--timeout SECONDS] [--id-file PATH] [--no-kill] [--] program [args...]");
+    say!("uid-launch: {msg}");
+    say!("usage: uid-launch -n N [--timeout SECONDS] [--id-file PATH] [--no-kill] [--] program [args...]");
     std::process::exit(125)
 }
 
@@ -76,7 +87,7 @@ fn fresh_dir() -> PathBuf {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     let dir = std::env::temp_dir().join(format!("uid-launch-{}-{nanos}", std::process::id()));
     if let Err(e) = std::fs::create_dir(&dir) {
-        eprintln!("uid-launch: cannot create {}: {e}", dir.display());
+        say!("uid-launch: cannot create {}: {e}", dir.display());
         std::process::exit(125);
     }
     dir
@@ -168,7 +179,7 @@ fn main() {
         match cmd.spawn() {
             Ok(c) => children.push((rank, c, None)),
             Err(e) => {
-                eprintln!("uid-launch: cannot start {} (rank {rank}): {e}", args.program);
+                say!("uid-launch: cannot start {} (rank {rank}): {e}", args.program);
                 result = 125;
                 break;
             }
@@ -191,7 +202,7 @@ fn main() {
                         continue;
                     }
                     Err(e) => {
-                        eprintln!("uid-launch: waiting for rank {rank}: {e}");
+                        say!("uid-launch: waiting for rank {rank}: {e}");
                         let _ = c.kill();
                         c.wait().unwrap_or(ExitStatus::from_raw(125 << 8))
                     }
@@ -206,18 +217,18 @@ fn main() {
             }
             if !failed.is_empty() && running > 0 && !args.no_kill {
                 let (rank, s) = failed[0];
-                eprintln!("uid-launch: rank {rank} {}; ending the other ranks", describe(s));
+                say!("uid-launch: rank {rank} {}; ending the other ranks", describe(s));
                 end_all(&mut children);
                 break;
             }
             for (rank, s) in failed {
-                eprintln!("uid-launch: rank {rank} {}", describe(s));
+                say!("uid-launch: rank {rank} {}", describe(s));
             }
             if running == 0 {
                 break;
             }
             if start.elapsed() > args.timeout {
-                eprintln!(
+                say!(
                     "uid-launch: timed out after {:.1} s with {running} of {} ranks still running; ending them",
                     args.timeout.as_secs_f64(),
                     args.n
