@@ -13,8 +13,8 @@
 # job"), OSU_SCALE (iteration-count factor, default 1), PROFILE (cargo profile of oxshmem,
 # default release), BENCHES (default: all nine), OXSHMEM_OSHRUN_ARGS (extra oshrun options,
 # e.g. "--bind-to none"), OMPI_OSHCC / OMPI_OSHRUN (default /usr/bin/oshcc, /usr/bin/oshrun),
-# TRIP (default 1; 0 skips the yardsticks of trip.c, the machine's cache-line trip and CPU speed,
-# measured at each round's start).
+# TRIP (default 1; 0 skips the yardsticks of trip.c, measured at each round's start: the
+# machine's cache-line trip, the barrier and fcollect floors, the CPU's speed).
 #
 # Both launchers use their default placement: OpenMPI binds PE i to core i when the PEs fit
 # (none when oversubscribed), oshrun likewise (--bind-to core when they fit).
@@ -97,7 +97,7 @@ done
 
 for ((r = 1; r <= rounds; r++)); do
     echo "== round $r of $rounds"
-    # The yardsticks of this round: the cache-line trip between the CPUs of PEs 0 and 1, the CPU speed.
+    # The yardsticks of this round (trip.c): the cache-line trip, the floors, the CPU speed.
     [[ "${TRIP:-1}" == 0 ]] || timeout 60 "$out/trip" >"$out/results/trip.$r" 2>&1 || true
     for b in $benches; do
         order="ox ompi"
@@ -183,9 +183,10 @@ for r in rows:
     print(line(r))
 
 # The yardsticks (trip.c, no OpenSHMEM), once per round: the machine's one-way cache-line trip
-# between the CPUs of PEs 0 and 1, and the first CPU's speed at dependent integer work.
-# Latency-bound rows vary with the first, software-bound ones with the second.
-yard = {"one-way-ns": [], "compute-ns": []}
+# between the CPUs of PEs 0 and 1, the floors of the barrier and 8 B fcollect rows (the same
+# loops with no runtime: cache lines and nothing else), and the first CPU's speed at dependent
+# integer work. Latency-bound rows vary with the first three, software-bound ones with the last.
+yard = {"one-way-ns": [], "floor-barrier-ns": [], "floor-fcollect-ns": [], "compute-ns": []}
 for r in range(1, rounds + 1):
     got = {}
     try:
@@ -199,6 +200,8 @@ for r in range(1, rounds + 1):
     for k in yard:
         yard[k].append(got.get(k))
 texts = {"one-way-ns": ("The machine's one-way cache-line trip between the CPUs of PEs 0 and 1", "ns", "{:.0f}"),
+         "floor-barrier-ns": ("The barrier row's floor, a 2-process barrier with no runtime", "ns", "{:.0f}"),
+         "floor-fcollect-ns": ("The 8 B fcollect row's floor, OSU's loop with no runtime", "ns", "{:.0f}"),
          "compute-ns": ("The first CPU's time per step of dependent integer work", "ns", "{:.2f}")}
 for k, vals in yard.items():
     got = [v for v in vals if v]
