@@ -81,6 +81,9 @@ run_ompi() { # bench round
     OMPI_MCA_osc=ucx timeout 600 "$ompi_oshrun" -np "$np" --allow-run-as-root --oversubscribe \
         "$out/ompi/osu_oshm_$1" >"$out/results/ompi.$1.$2" 2>"$out/results/ompi.$1.$2.err"
 }
+# CPU time the host took from this VM's CPUs so far (steal, in ms; /proc/stat counts 10 ms ticks):
+# a run it falls in stalls for that long, whatever the runtime.
+steal_ms() { awk '/^cpu / { print $9 * 10; exit }' /proc/stat 2>/dev/null || echo 0; }
 report_failure() { # impl bench round status
     echo "!! $1 osu_oshm_$2 round $3 failed with status $4; its stderr ends with:" >&2
     tail -n 15 "$out/results/$1.$2.$3.err" >&2
@@ -105,7 +108,9 @@ for ((r = 1; r <= rounds; r++)); do
         for impl in $order; do
             [[ "$impl" == ompi && "$have_ompi" == 0 ]] && continue
             st=0
+            s0=$(steal_ms)
             "run_$impl" "$b" "$r" || st=$?
+            echo "$impl $b $r $(($(steal_ms) - s0))" >>"$out/results/steal"
             ((st == 0)) || report_failure "$impl" "$b" "$r" "$st"
         done
     done
@@ -212,4 +217,20 @@ for k, vals in yard.items():
     print(f"{what} (trip.c, no OpenSHMEM), per round: median {f.format(statistics.median(got))} {unit}, "
           f"best {f.format(min(got))}, worst {f.format(max(got))} (worst/best {max(got) / min(got):.2f}); "
           "by round: " + " ".join(f.format(v) if v else "-" for v in vals))
+
+# Steal: the CPU time the host took from this VM while each run ran (10 ms resolution). A run
+# it falls in stalls for that long, whatever the runtime: the runs that lost 20 ms or more.
+stolen = []
+try:
+    with open(os.path.join(res, "steal")) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 4 and int(parts[3]) >= 20:
+                stolen.append(f"{'oxshmem' if parts[0] == 'ox' else 'OpenMPI'} {parts[1]} round {parts[2]}: {parts[3]} ms")
+except (OSError, ValueError):
+    pass
+if stolen:
+    print()
+    print("Runs during which the host took 20 ms or more of CPU time from this VM (steal, /proc/stat): "
+          + "; ".join(stolen))
 PY
