@@ -128,9 +128,9 @@ pub const NVSHMEM_API_VERSION: (u32, u32, u32) = (3, 4, 5);
 pub const VARS: &[Var] = &[
     Var {
         name: "SHMEM_SYMMETRIC_SIZE",
-        aliases: &["NVSHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE"],
+        aliases: &["SMA_SYMMETRIC_SIZE", "NVSHMEM_SYMMETRIC_SIZE"],
         default: "1G",
-        help: "bytes of symmetric heap per PE (K/M/G/T suffixes, powers of 1024, minimum 1M; the `NVSHMEM_` spelling also takes NVSHMEM's decimals, `3.1M`, rounded up). Address space is reserved; memory is committed only as it is touched. The runtime's own symmetric objects (team slots, mailboxes) live beyond this size and never take space from it.",
+        help: "bytes of symmetric heap per PE: a number, decimals allowed (`3.1M`, rounded up to a byte), then an optional K/M/G/T (powers of 1024) and an optional `B`/`iB`, nothing else (`1G1` is refused); the same rule for every spelling; minimum 1M. Address space is reserved; memory is committed only as it is touched. The runtime's own symmetric objects (team slots, mailboxes) live beyond this size and never take space from it.",
         group: Group::Runtime,
         ty: VarType::Size,
         section: Section::Standard,
@@ -146,7 +146,7 @@ pub const VARS: &[Var] = &[
     },
     Var {
         name: "SHMEM_INFO",
-        aliases: &["NVSHMEM_INFO", "SMA_INFO"],
+        aliases: &["SMA_INFO", "NVSHMEM_INFO"],
         default: "0",
         help: "PE 0 prints the version and this table at init, to standard error; as `NVSHMEM_INFO`, NVSHMEM's listing (sections, `(type: …, default: …)`, NVSHMEM spellings) to standard output",
         group: Group::Runtime,
@@ -155,7 +155,7 @@ pub const VARS: &[Var] = &[
     },
     Var {
         name: "SHMEM_VERSION",
-        aliases: &["NVSHMEM_VERSION", "SMA_VERSION"],
+        aliases: &["SMA_VERSION", "NVSHMEM_VERSION"],
         default: "0",
         help: "PE 0 prints the version at init (as `NVSHMEM_VERSION`: to standard output, with the NVSHMEM API version)",
         group: Group::Runtime,
@@ -542,50 +542,28 @@ fn var(name: &str) -> &'static Var {
     VARS.iter().find(|v| v.name == name).expect("config variable declared in VARS")
 }
 
-/// Parses a size with an optional K/M/G/T suffix (powers of 1024; a trailing `B` or `iB` is
-/// accepted): `"64K"`, `"1G"`, `"1536M"`, `"4096"`.
+/// Parses a size, the one rule for every spelling of `SHMEM_SYMMETRIC_SIZE`
+/// (`NVSHMEM_SYMMETRIC_SIZE`, `SMA_SYMMETRIC_SIZE`): a number that may have a decimal fraction
+/// (NVSHMEM's `3.1M`, `.5m`), then at most one K/M/G/T multiplier (powers of 1024), then an
+/// optional `B` or `iB`, and nothing else: `"1G1"`, `"20kk"` and `"12Q"` are refused. A
+/// fractional product is rounded up to a whole byte.
 ///
 /// ```
-/// assert_eq!(oxshmem::config::parse_size("64K"), Ok(65536));
-/// assert_eq!(oxshmem::config::parse_size("1g"), Ok(1 << 30));
-/// assert!(oxshmem::config::parse_size("12Q").is_err());
+/// use oxshmem::config::parse_size;
+/// assert_eq!(parse_size("64K"), Ok(65536));
+/// assert_eq!(parse_size("1g"), Ok(1 << 30));
+/// assert_eq!(parse_size("3.1M"), Ok(3250586));
+/// assert_eq!(parse_size(".5m"), parse_size("0.5m"));
+/// assert!(parse_size("12Q").is_err());
+/// assert!(parse_size("1G1").is_err());
 /// ```
 pub fn parse_size(text: &str) -> std::result::Result<usize, String> {
-    let t = text.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix("ib"))
-        .or_else(|| t.strip_suffix('B'))
-        .or_else(|| t.strip_suffix('b'))
-        .unwrap_or(t);
-    let (digits, shift) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 10),
-        Some('m' | 'M') => (&t[..t.len() - 1], 20),
-        Some('g' | 'G') => (&t[..t.len() - 1], 30),
-        Some('t' | 'T') => (&t[..t.len() - 1], 40),
-        _ => (t, 0),
+    let not_a_size = || {
+        format!(
+            "{text:?} is not a size (a number, possibly with a decimal fraction, then an optional K, M, G or T \
+             and an optional B or iB, and nothing after them)"
+        )
     };
-    let n: usize = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size (a number with an optional K, M, G or T suffix)"))?;
-    n.checked_mul(1usize << shift).ok_or_else(|| format!("{text:?} overflows"))
-}
-
-/// Parses a size as NVSHMEM reads `NVSHMEM_SYMMETRIC_SIZE`: a number that may have a decimal
-/// fraction (`3.1M`, `.5m`), then at most one K/M/G/T multiplier, after which anything is
-/// ignored (`20kk` is `20k`); the product is rounded up.
-///
-/// ```
-/// use oxshmem::config::parse_size_nvshmem;
-/// assert_eq!(parse_size_nvshmem("20m"), Ok(20971520));
-/// assert_eq!(parse_size_nvshmem("3.1M"), Ok(3250586));
-/// assert_eq!(parse_size_nvshmem(".5m"), parse_size_nvshmem("0.5m"));
-/// assert!(parse_size_nvshmem("lots").is_err());
-/// ```
-pub fn parse_size_nvshmem(text: &str) -> std::result::Result<usize, String> {
-    let not_a_size =
-        || format!("{text:?} is not a size (a number, possibly with a fraction, and an optional K, M, G or T suffix)");
     let t = text.trim();
     let end = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
     let (number, rest) = t.split_at(end);
@@ -593,22 +571,29 @@ pub fn parse_size_nvshmem(text: &str) -> std::result::Result<usize, String> {
     if (whole.is_empty() && frac.is_empty()) || frac.contains('.') || frac.len() > 18 {
         return Err(not_a_size());
     }
-    let shift = match rest.chars().next() {
-        None => 0,
+    let mut suffix = rest.chars();
+    let shift = match suffix.clone().next() {
         Some('k' | 'K') => 10,
         Some('m' | 'M') => 20,
         Some('g' | 'G') => 30,
         Some('t' | 'T') => 40,
-        // A plain byte count may say so.
-        Some('b' | 'B') if rest.len() == 1 => 0,
-        Some(_) => return Err(not_a_size()),
+        _ => 0,
     };
+    if shift != 0 {
+        suffix.next();
+    }
+    // What may follow: nothing, `B`, or (after a multiplier) `iB`.
+    match suffix.as_str() {
+        "" | "B" | "b" => {}
+        "iB" | "ib" if shift != 0 => {}
+        _ => return Err(not_a_size()),
+    }
     let overflows = || format!("{text:?} overflows");
     let scale = 10u128.pow(frac.len() as u32);
     let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| overflows())? };
     let frac: u128 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| not_a_size())? };
-    let tenths = whole.checked_mul(scale).and_then(|w| w.checked_add(frac)).ok_or_else(overflows)?;
-    let bytes = tenths.checked_mul(1u128 << shift).ok_or_else(overflows)?.div_ceil(scale);
+    let scaled = whole.checked_mul(scale).and_then(|w| w.checked_add(frac)).ok_or_else(overflows)?;
+    let bytes = scaled.checked_mul(1u128 << shift).ok_or_else(overflows)?.div_ceil(scale);
     usize::try_from(bytes).map_err(|_| overflows())
 }
 
@@ -997,8 +982,7 @@ impl Config {
             (value, shown)
         };
         let (v, n) = get("SHMEM_SYMMETRIC_SIZE");
-        let parse = if n.starts_with("NVSHMEM_") { parse_size_nvshmem } else { parse_size };
-        let mut symmetric_size = parse(&v).map_err(|r| bad(n, v.clone(), r))?;
+        let mut symmetric_size = parse_size(&v).map_err(|r| bad(n, v.clone(), r))?;
         if symmetric_size < MIN_SYMMETRIC_SIZE {
             return Err(bad(n, v, format!("must be at least {MIN_SYMMETRIC_SIZE} bytes")));
         }
@@ -1364,14 +1348,11 @@ pub fn print_info(full: bool) {
 
 /// A value as NVSHMEM's listing shows one of type `ty`: `true`/`false`, a size in bytes, a
 /// number, or quoted text (a value that does not parse is shown quoted, as set).
-fn nvshmem_value(ty: VarType, text: &str, nvshmem_size: bool) -> String {
+fn nvshmem_value(ty: VarType, text: &str) -> String {
     let quoted = || format!("\"{text}\"");
     match ty {
         VarType::Bool => parse_bool(text).map_or_else(quoted, |b| b.to_string()),
-        VarType::Size => {
-            let parsed = if nvshmem_size { parse_size_nvshmem(text) } else { parse_size(text) };
-            parsed.map_or_else(|_| quoted(), |b| b.to_string())
-        }
+        VarType::Size => parse_size(text).map_or_else(|_| quoted(), |b| b.to_string()),
         VarType::Int if !text.trim().is_empty() && text.trim().parse::<i64>().is_ok() => text.trim().to_string(),
         VarType::Int | VarType::Text => quoted(),
     }
@@ -1419,9 +1400,8 @@ pub fn nvshmem_info_text() -> String {
         let _ = writeln!(s, "{}:", section.title());
         for v in shown_vars().filter(|v| v.section == section) {
             let name = v.nvshmem_name().unwrap_or(v.name);
-            let (value, src) = lookup(v);
-            let nv_size = matches!(src, Source::Env(n) if n.starts_with("NVSHMEM_"));
-            let (value, default) = (nvshmem_value(v.ty, &value, nv_size), nvshmem_value(v.ty, v.default, false));
+            let (value, _) = lookup(v);
+            let (value, default) = (nvshmem_value(v.ty, &value), nvshmem_value(v.ty, v.default));
             let _ = writeln!(s, "  {name:<28} {value} (type: {}, default: {default})", v.ty.name());
             let mut help = v.help.replace('`', "").trim_end_matches('.').to_string();
             if !v.aliases.is_empty() {
@@ -1573,30 +1553,64 @@ mod tests {
         assert_eq!(parse_size("2T"), Ok(2 << 40));
         assert!(parse_size("").is_err());
         assert!(parse_size("-1").is_err());
-        assert!(parse_size("1.5G").is_err());
         assert!(parse_size("99999999999999999999T").is_err());
         assert!(parse_size("16777216T").is_err());
     }
 
-    /// NVSHMEM's reading of a size: its documented examples, and what it refuses.
+    /// NVSHMEM's reading of a size (its documented examples) is the one rule, with nothing
+    /// allowed after the multiplier but `B`/`iB`.
     #[test]
     fn nvshmem_sizes() {
-        assert_eq!(parse_size_nvshmem("20m"), Ok(20971520));
-        assert_eq!(parse_size_nvshmem("3.1M"), Ok(3250586));
-        assert_eq!(parse_size_nvshmem("20kk"), Ok(20 << 10));
-        assert_eq!(parse_size_nvshmem(".5m"), Ok(1 << 19));
-        assert_eq!(parse_size_nvshmem("1.5G"), Ok(3 << 29));
-        assert_eq!(parse_size_nvshmem("1073741824"), Ok(1 << 30));
-        assert_eq!(parse_size_nvshmem("4096B"), Ok(4096));
-        assert_eq!(parse_size_nvshmem(" 2g "), Ok(2 << 30));
-        for bad in ["", "lots", "12Q", ".", "1.2.3M", "-1M", "M"] {
-            assert!(parse_size_nvshmem(bad).is_err(), "{bad:?}");
+        assert_eq!(parse_size("20m"), Ok(20971520));
+        assert_eq!(parse_size("3.1M"), Ok(3250586));
+        assert_eq!(parse_size(".5m"), Ok(1 << 19));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("1073741824"), Ok(1 << 30));
+        assert_eq!(parse_size("4096B"), Ok(4096));
+        assert_eq!(parse_size(" 2g "), Ok(2 << 30));
+        for bad in ["", "lots", "12Q", ".", "1.2.3M", "-1M", "M", "20kk", "1G1", "1M1", "1iB", "1 G", "1GBB"] {
+            assert!(parse_size(bad).is_err(), "{bad:?}");
         }
-        assert!(parse_size_nvshmem("99999999999999999999T").is_err());
-        // The NVSHMEM spelling reads NVSHMEM's way; the OpenSHMEM one keeps its own.
-        let c = Config::from_lookup(0, &env_of(&[("NVSHMEM_SYMMETRIC_SIZE", "2.5M")])).unwrap();
-        assert_eq!(c.symmetric_size, (5usize << 19).next_multiple_of(page_size()));
-        assert!(Config::from_lookup(0, &env_of(&[("SHMEM_SYMMETRIC_SIZE", "2.5M")])).is_err());
+        assert!(parse_size("99999999999999999999T").is_err());
+    }
+
+    /// Issue 32, item 7: the three spellings of the heap size read one way. `1G1` and `1M1`
+    /// are refused under every spelling (the NVSHMEM one took them as 1 GiB and 1 MiB), with
+    /// an error naming the spelling set; decimals are taken under every spelling.
+    #[test]
+    fn one_size_rule_for_every_spelling() {
+        for name in ["SHMEM_SYMMETRIC_SIZE", "NVSHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE"] {
+            for junk in ["1G1", "1M1", "20kk", "64MB1"] {
+                let e = Config::from_lookup(3, &env_of(&[(name, junk)]))
+                    .expect_err(&format!("{name}={junk} must be refused"))
+                    .to_string();
+                assert!(e.contains(name) && e.contains(junk) && e.contains("PE 3"), "{name}={junk}: {e}");
+            }
+            let c = Config::from_lookup(0, &env_of(&[(name, "2.5M")])).unwrap();
+            assert_eq!(c.symmetric_size, (5usize << 19).next_multiple_of(page_size()), "{name}=2.5M");
+            let c = Config::from_lookup(0, &env_of(&[(name, "64MiB")])).unwrap();
+            assert_eq!(c.symmetric_size, 64 << 20, "{name}=64MiB");
+        }
+    }
+
+    /// Issue 32, item 12: `SMA_*` is an alias of `SHMEM_*`, so, as an explicit `SHMEM_*`
+    /// setting does, it wins over the NVSHMEM spelling; no variable lists an NVSHMEM alias
+    /// before another.
+    #[test]
+    fn sma_spellings_win_over_nvshmem_ones() {
+        let both = [("NVSHMEM_SYMMETRIC_SIZE", "4M"), ("SMA_SYMMETRIC_SIZE", "2M")];
+        assert_eq!(Config::from_lookup(0, &env_of(&both)).unwrap().symmetric_size, 2 << 20);
+        let both = [("NVSHMEM_INFO", "1"), ("SMA_INFO", "0")];
+        assert!(!Config::from_lookup(0, &env_of(&both)).unwrap().info);
+        let both = [("NVSHMEM_VERSION", "1"), ("SMA_VERSION", "0")];
+        assert!(!Config::from_lookup(0, &env_of(&both)).unwrap().print_version);
+        for v in VARS {
+            let first_nv = v.aliases.iter().position(|a| a.starts_with("NVSHMEM_"));
+            let last_other = v.aliases.iter().rposition(|a| !a.starts_with("NVSHMEM_"));
+            if let (Some(nv), Some(other)) = (first_nv, last_other) {
+                assert!(other < nv, "{}: an NVSHMEM alias before {}", v.name, v.aliases[other]);
+            }
+        }
     }
 
     /// `docs/configuration.md` shows exactly the generated table, between its markers.

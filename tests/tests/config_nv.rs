@@ -160,7 +160,7 @@ fn nvshmem_info_prints_nvshmems_listing() {
     let help = help.join(" ");
     assert!(
         help.ends_with(
-            "Spellings, the first set wins: SHMEM_SYMMETRIC_SIZE, NVSHMEM_SYMMETRIC_SIZE, SMA_SYMMETRIC_SIZE"
+            "Spellings, the first set wins: SHMEM_SYMMETRIC_SIZE, SMA_SYMMETRIC_SIZE, NVSHMEM_SYMMETRIC_SIZE"
         ),
         "{help}"
     );

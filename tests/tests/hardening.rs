@@ -1,0 +1,44 @@
+//! Issue 32, "Hardening, round 2": each item's behaviour in real multi-PE jobs.
+//!
+//! The PE programs are `pe-config` and `pe-heap` (and the others named per test).
+
+use std::time::Duration;
+
+use oxshmem_tests::{Job, assert_job_code, assert_job_ok};
+
+const PE_CONFIG: &str = env!("CARGO_BIN_EXE_pe-config");
+const PE_HEAP: &str = env!("CARGO_BIN_EXE_pe-heap");
+
+/// Item 7: one size rule for `SHMEM_SYMMETRIC_SIZE`, `NVSHMEM_SYMMETRIC_SIZE` and
+/// `SMA_SYMMETRIC_SIZE`. Trailing junk (`1G1`, `1M1`) fails init under every spelling with a
+/// message naming the PE, `shmem_init` and the spelling set; NVSHMEM's decimals are taken
+/// under every spelling.
+#[test]
+fn every_spelling_of_the_heap_size_refuses_trailing_junk() {
+    for name in ["NVSHMEM_SYMMETRIC_SIZE", "SHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE"] {
+        for junk in ["1G1", "1M1"] {
+            let r = Job::new(2, PE_CONFIG).args(&["init-fails"]).env(name, junk).timeout(Duration::from_secs(30)).run();
+            assert_job_code(&r, 3);
+            let want = format!("shmem_init: environment variable {name}=\"{junk}\"");
+            assert!(r.stderr.contains(&want) && r.stderr.contains("PE "), "{want:?} missing:\n{}", r.report());
+        }
+        // 2.5 MiB, rounded up to whole pages.
+        let page = oxshmem::config::page_size();
+        let want = ((5usize << 19).next_multiple_of(page)).to_string();
+        let r = Job::new(2, PE_HEAP).args(&["size", &want]).env(name, "2.5M").timeout(Duration::from_secs(30)).run();
+        assert_job_ok(&r);
+    }
+}
+
+/// Item 12: `SMA_SYMMETRIC_SIZE`, an alias of `SHMEM_SYMMETRIC_SIZE`, wins over
+/// `NVSHMEM_SYMMETRIC_SIZE`, as an explicit `SHMEM_*` setting does.
+#[test]
+fn sma_symmetric_size_wins_over_the_nvshmem_spelling() {
+    let r = Job::new(2, PE_HEAP)
+        .args(&["size", &(2usize << 20).to_string()])
+        .env("SMA_SYMMETRIC_SIZE", "2M")
+        .env("NVSHMEM_SYMMETRIC_SIZE", "4M")
+        .timeout(Duration::from_secs(30))
+        .run();
+    assert_job_ok(&r);
+}
