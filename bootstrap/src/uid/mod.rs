@@ -231,6 +231,9 @@ impl Uid {
             return Err(BootstrapError::Invalid(format!("uid: job size {size} exceeds {}", u32::MAX)));
         }
         let joined = Joined::claim(id, rank)?;
+        // The rank is this process's PE: the lines rank 0 logs while it accepts the others
+        // (refused strangers) say so, instead of `PE ?`.
+        crate::logging::set_pe(rank);
         let deadline = Instant::now() + timeout;
         let role = if rank == 0 {
             let listener = id::take_listener(id)?;

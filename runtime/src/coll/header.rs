@@ -122,7 +122,13 @@ impl Header {
             kind::EXSCAN => "exclusive scan",
             _ => "unknown collective",
         };
-        let mut s = format!("{name} of {} bytes", self.count);
+        // Alltoalls carry their element count and size; the other kinds carry bytes.
+        let mut s = if matches!(self.kind, kind::ALLTOALL | kind::ALLTOALLS) {
+            let bytes = u128::from(self.count) * u128::from(self.type_id.max(1));
+            format!("{name} of {bytes} bytes per PE ({} elements)", self.count)
+        } else {
+            format!("{name} of {} bytes", self.count)
+        };
         if self.kind == kind::BCAST {
             s += &format!(", root {}", self.root);
         }
@@ -291,5 +297,29 @@ impl Runtime {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32, item 12: an alltoall's header holds elements and their size; its description
+    /// says bytes (an 8-byte alltoall said "alltoall of 1 bytes").
+    #[test]
+    fn alltoall_descriptions_count_bytes() {
+        let mut h = Header::new(kind::ALLTOALL);
+        h.count = 1;
+        h.type_id = 8;
+        (h.a, h.b) = (1, 1);
+        assert_eq!(h.describe(), "alltoall of 8 bytes per PE (1 elements), element size 8");
+        let mut h = Header::new(kind::ALLTOALLS);
+        h.count = 3;
+        h.type_id = 4;
+        (h.a, h.b) = (2, 1);
+        assert_eq!(h.describe(), "alltoalls of 12 bytes per PE (3 elements), strides 2/1, element size 4");
+        let mut h = Header::new(kind::BCAST);
+        h.count = 8;
+        assert_eq!(h.describe(), "broadcast of 8 bytes, root 0");
     }
 }
