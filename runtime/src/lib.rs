@@ -32,6 +32,8 @@ pub mod coll;
 pub mod config;
 pub mod ctx;
 mod error;
+#[doc = include_str!("../../docs/rust.md")]
+pub mod guide {}
 pub mod heap;
 mod ibrma;
 pub mod lock;
