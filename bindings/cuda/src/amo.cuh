@@ -1,5 +1,5 @@
-// Atomic memory operations: P2P through cuda::atomic_ref (system scope, relaxed, as NVSHMEM's
-// AMOs), proxy as one AMO request (flags: OXSHMEM_AMO_* | OXSHMEM_AMO_W64 for 64-bit words).
+// Atomic memory operations: P2P through arch::sys_ref (system scope, relaxed, as NVSHMEM's AMOs),
+// proxy as one AMO request (flags: OXSHMEM_AMO_* | OXSHMEM_AMO_W64 for 64-bit words).
 #pragma once
 
 #include "ibgda.cuh"
@@ -24,7 +24,7 @@ enum class Amo : uint16_t {
 template <class U>
 __device__ inline U p2p_amo(U *p, Amo k, U value, U cond) {
     sys_ref<U> a(*p);
-    constexpr auto R = cuda::memory_order_relaxed;
+    constexpr auto R = mo_relaxed;
     switch (k) {
         case Amo::Fetch: return a.load(R);
         case Amo::Set: a.store(value, R); return 0;
@@ -44,7 +44,7 @@ __device__ inline U p2p_amo(U *p, Amo k, U value, U cond) {
 
 /// One AMO on `pe`'s `dest` (`es` = 4 or 8 bytes) on bits; returns the old bits when `fetch`.
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ uint64_t amo_bits(void *dest, Amo k, uint64_t value, uint64_t cond, size_t es, int pe,
+__device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value, uint64_t cond, size_t es, int pe,
                                                  bool fetch) {
     if ((uint64_t)dest % es != 0) {
         fail(OXSHMEM_ERR_MISALIGNED, OXSHMEM_OP_AMO, pe, (uint64_t)dest, es);
@@ -76,11 +76,11 @@ __device__ __noinline__ uint64_t amo_bits(void *dest, Amo k, uint64_t value, uin
     uint64_t t = proxy_submit(q, OXSHMEM_OP_AMO);
     if (!fetch) return 0;
     proxy_wait(t, OXSHMEM_OP_AMO);
-    __threadfence_system();
+    fence_system();
     return *(volatile uint64_t *)&out;
 }
 #else
-__device__ __noinline__ uint64_t amo_bits(void *dest, Amo k, uint64_t value, uint64_t cond, size_t es, int pe,
+__device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value, uint64_t cond, size_t es, int pe,
                                                  bool fetch);
 #endif
 

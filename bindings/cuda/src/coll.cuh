@@ -42,7 +42,7 @@ __device__ inline int coll_barrier(const Team &t) {
 }
 
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ int bcast_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n, int root) {
+__device__ OXSHMEMI_NOINLINE int bcast_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n, int root) {
     Team t;
     if (!team_of(team, &t)) return -1;
     if (root < 0 || root >= t.size) {
@@ -55,11 +55,11 @@ __device__ __noinline__ int bcast_bytes(nvshmem_team_t team, char *dest, const c
     return coll_barrier(t);
 }
 #else
-__device__ __noinline__ int bcast_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n, int root);
+__device__ OXSHMEMI_NOINLINE int bcast_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n, int root);
 #endif
 
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ int fcollect_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n) {
+__device__ OXSHMEMI_NOINLINE int fcollect_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n) {
     Team t;
     if (!team_of(team, &t)) return -1;
     if (coll_barrier(t)) return -1;
@@ -68,11 +68,11 @@ __device__ __noinline__ int fcollect_bytes(nvshmem_team_t team, char *dest, cons
     return coll_barrier(t);
 }
 #else
-__device__ __noinline__ int fcollect_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n);
+__device__ OXSHMEMI_NOINLINE int fcollect_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n);
 #endif
 
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ int alltoall_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n) {
+__device__ OXSHMEMI_NOINLINE int alltoall_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n) {
     Team t;
     if (!team_of(team, &t)) return -1;
     if (coll_barrier(t)) return -1;
@@ -83,13 +83,13 @@ __device__ __noinline__ int alltoall_bytes(nvshmem_team_t team, char *dest, cons
     return coll_barrier(t);
 }
 #else
-__device__ __noinline__ int alltoall_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n);
+__device__ OXSHMEMI_NOINLINE int alltoall_bytes(nvshmem_team_t team, char *dest, const char *src, size_t n);
 #endif
 
 /// reduce (scatter = false: dest[k] = op_i src_i[k], k < n) and reducescatter (scatter = true:
 /// dest[k] = op_i src_i[me*n + k]).
 template <Op O, class T>
-__device__ __noinline__ int reduce_impl(nvshmem_team_t team, T *dest, const T *src, size_t n, bool scatter) {
+__device__ OXSHMEMI_NOINLINE int reduce_impl(nvshmem_team_t team, T *dest, const T *src, size_t n, bool scatter) {
     Team t;
     if (!team_of(team, &t)) return -1;
     uint64_t per = t.scratch_bytes / ((uint64_t)t.size * sizeof(T));

@@ -2,11 +2,9 @@
 // host library calls with their values, its registration at load time, and the collective
 // launch routines (only code linked into the program with the CUDA runtime can launch the
 // program's kernels; these definitions interpose on the host library's fallbacks).
-#include <cuda_runtime.h>
+#include "state.cuh"
 
 #include <mutex>
-
-#include "state.cuh"
 
 __device__ oxshmem_device_state_t *oxshmemi_state_d = nullptr;
 __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d = nullptr;
@@ -41,20 +39,20 @@ int oxshmemi_attach(const void *device_state_gpu_ptr, const void *cuda_state_gpu
 /// by one thread: the prior value to `*old` (mapped host memory).
 template <class T>
 __device__ T amo_word(T *p, uint32_t op, T value, T cond) {
-    cuda::atomic_ref<T, cuda::thread_scope_system> a(*p);
+    oxshmemi::sys_ref<T> a(*p);
     switch (op) {
-        case OXSHMEM_AMO_FETCH: return a.load(cuda::memory_order_acquire);
-        case OXSHMEM_AMO_SET: return a.exchange(value, cuda::memory_order_acq_rel);
-        case OXSHMEM_AMO_SWAP: return a.exchange(value, cuda::memory_order_acq_rel);
+        case OXSHMEM_AMO_FETCH: return a.load(oxshmemi::mo_acquire);
+        case OXSHMEM_AMO_SET: return a.exchange(value, oxshmemi::mo_acq_rel);
+        case OXSHMEM_AMO_SWAP: return a.exchange(value, oxshmemi::mo_acq_rel);
         case OXSHMEM_AMO_COMPARE_SWAP: {
             T expected = cond;
-            a.compare_exchange_strong(expected, value, cuda::memory_order_acq_rel);
+            a.compare_exchange_strong(expected, value, oxshmemi::mo_acq_rel);
             return expected;
         }
-        case OXSHMEM_AMO_FETCH_ADD: return a.fetch_add(value, cuda::memory_order_acq_rel);
-        case OXSHMEM_AMO_FETCH_AND: return a.fetch_and(value, cuda::memory_order_acq_rel);
-        case OXSHMEM_AMO_FETCH_OR: return a.fetch_or(value, cuda::memory_order_acq_rel);
-        default: return a.fetch_xor(value, cuda::memory_order_acq_rel);
+        case OXSHMEM_AMO_FETCH_ADD: return a.fetch_add(value, oxshmemi::mo_acq_rel);
+        case OXSHMEM_AMO_FETCH_AND: return a.fetch_and(value, oxshmemi::mo_acq_rel);
+        case OXSHMEM_AMO_FETCH_OR: return a.fetch_or(value, oxshmemi::mo_acq_rel);
+        default: return a.fetch_xor(value, oxshmemi::mo_acq_rel);
     }
 }
 
@@ -64,7 +62,7 @@ __global__ void oxshmemi_amo_kernel(uint64_t addr, uint32_t flags, uint64_t valu
         *old = amo_word<unsigned long long>((unsigned long long *)addr, op, value, cond);
     else
         *old = amo_word<uint32_t>((uint32_t *)addr, op, (uint32_t)value, (uint32_t)cond);
-    __threadfence_system();
+    oxshmemi::fence_system();
 }
 
 /// What the host-callable atomic uses, set up once by attach (with the PE's device current), so

@@ -1,7 +1,7 @@
 // The IBGDA channel on the device: the queue-pair protocol of device/src/ibgda/qp.rs (reserve,
 // flow control, write the WQEs, combining publish through the marks, doorbell lock + record +
 // register, CQ poll in collapsed and normal mode, quiet, the scratch buffer) as
-// __host__ __device__ code over cuda::atomic_ref, and the operations of
+// __host__ __device__ code over arch::sys_ref, and the operations of
 // device/src/ibgda/device.rs on top of it. WQE bytes come from mlx5.cuh.
 #pragma once
 
@@ -26,11 +26,11 @@ template <class T>
 __host__ __device__ inline sys_ref<T> at(T &w) {
     return sys_ref<T>(w);
 }
-constexpr auto RLX = cuda::memory_order_relaxed;
-constexpr auto ACQ = cuda::memory_order_acquire;
-constexpr auto REL = cuda::memory_order_release;
-constexpr auto AR = cuda::memory_order_acq_rel;
-constexpr auto SC = cuda::memory_order_seq_cst;
+constexpr auto RLX = mo_relaxed;
+constexpr auto ACQ = mo_acquire;
+constexpr auto REL = mo_release;
+constexpr auto AR = mo_acq_rel;
+constexpr auto SC = mo_seq_cst;
 
 __host__ __device__ inline uint64_t widen(uint64_t base, uint16_t c16) {
     return base + (uint16_t)(c16 - (uint16_t)base);
@@ -150,7 +150,7 @@ __host__ __device__ inline void ring(oxshmem_qp_t *q, uint64_t end) {
                 // software NIC, which watches `db`): written after the record is out.
                 uint64_t uar = at(q->nic.uar).load(RLX);
                 if (uar) {
-                    cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, cuda::thread_scope_system);
+                    fence_sc_system();
                     *(volatile uint64_t *)(uintptr_t)uar = value;
                 }
             }
@@ -265,8 +265,8 @@ __host__ __device__ inline bool post(oxshmem_device_state_t *s, oxshmem_qp_t *q,
         mlx5::encode(nop, idx, q->qpn, true, false, buf);
         store_slot(q, idx, buf);
     }
-#if defined(__CUDA_ARCH__)
-    __threadfence_system();
+#if OXSHMEMI_DEVICE_PASS
+    fence_system();
 #endif
     publish(q, base, *end);
     return true;
@@ -316,7 +316,9 @@ __host__ __device__ inline void ibuf_release(oxshmem_qp_t *q, uint64_t slot) {
 // ---- the device operations (device/src/ibgda/device.rs) ---------------------------------------
 
 /// This thread's queue set: its warp across the grid (device.rs ib_rc).
-__device__ inline uint32_t ib_rc() { return block_id() * ((block_threads() + 31) / 32) + thread_id() / 32; }
+__device__ inline uint32_t ib_rc() {
+    return block_id() * ((block_threads() + WARP_SIZE - 1) / WARP_SIZE) + thread_id() / WARP_SIZE;
+}
 __device__ inline oxshmem_ibgda_t *ibg() { return st()->ibgda; }
 __device__ inline uint32_t ib_qi(int pe) { return (ib_rc() % ibg()->num_rc) * ibg()->n_pes + (uint32_t)pe; }
 __device__ inline oxshmem_qp_t *ib_qp(int pe) { return &ibg()->qps[ib_qi(pe)]; }
@@ -359,7 +361,7 @@ __device__ inline bool ib_wait(uint32_t op, int pe, uint64_t end) {
 /// put (device.rs ib_put_local/ib_put_sym): inline up to MAX_INLINE bytes, else RDMA writes of
 /// at most MAX_XFER; a blocking put from a non-inline source waits for the last write.
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void ib_put(uint32_t op, int pe, uint64_t dst, const void *src, uint64_t len, bool nbi) {
+__device__ OXSHMEMI_NOINLINE void ib_put(uint32_t op, int pe, uint64_t dst, const void *src, uint64_t len, bool nbi) {
     uint64_t end = 0;
     if (len <= ib::MAX_INLINE) {
         ib::Wr w = {ib::Wr::WriteInline, {}, ib_remote(pe, dst), (const uint8_t *)src, (uint32_t)len, {}, 0};
@@ -375,13 +377,13 @@ __device__ __noinline__ void ib_put(uint32_t op, int pe, uint64_t dst, const voi
     if (!nbi) ib_wait(op, pe, end);
 }
 #else
-__device__ __noinline__ void ib_put(uint32_t op, int pe, uint64_t dst, const void *src, uint64_t len, bool nbi);
+__device__ OXSHMEMI_NOINLINE void ib_put(uint32_t op, int pe, uint64_t dst, const void *src, uint64_t len, bool nbi);
 #endif
 
 /// get (device.rs ib_get_local/ib_get_sym): up to a scratch slot through the queue's scratch
 /// buffer, else RDMA reads straight into `dst`.
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void ib_get(uint32_t op, int pe, void *dst, uint64_t src, uint64_t len, bool nbi) {
+__device__ OXSHMEMI_NOINLINE void ib_get(uint32_t op, int pe, void *dst, uint64_t src, uint64_t len, bool nbi) {
     if (len == 0) return;
     uint64_t end = 0;
     if (len <= OXSHMEM_IBUF_SLOT_BYTES && ibg()) {
@@ -411,13 +413,13 @@ __device__ __noinline__ void ib_get(uint32_t op, int pe, void *dst, uint64_t src
     if (!nbi) ib_wait(op, pe, end);
 }
 #else
-__device__ __noinline__ void ib_get(uint32_t op, int pe, void *dst, uint64_t src, uint64_t len, bool nbi);
+__device__ OXSHMEMI_NOINLINE void ib_get(uint32_t op, int pe, void *dst, uint64_t src, uint64_t len, bool nbi);
 #endif
 
 /// An atomic (device.rs ib_amo): the prior value through a scratch slot when fetched, into the
 /// sink (slot 0) when not.
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ uint64_t ib_amo(uint32_t op, int pe, uint64_t dst, uint32_t width, mlx5::Amo a,
+__device__ OXSHMEMI_NOINLINE uint64_t ib_amo(uint32_t op, int pe, uint64_t dst, uint32_t width, mlx5::Amo a,
                                                uint64_t value, uint64_t cond, bool fetch) {
     if (!ibg()) {
         fail(OXSHMEM_ERR_TRANSPORT, op, pe, dst, width);
@@ -440,13 +442,13 @@ __device__ __noinline__ uint64_t ib_amo(uint32_t op, int pe, uint64_t dst, uint3
     uint64_t out = 0;
     if (ib_post(op, pe, &w, 1, &end) && ib_wait(op, pe, end)) {
         uint64_t raw = ib::at(*(uint64_t *)ib::ibuf_addr(q, t)).load(ib::ACQ);
-        out = width == 4 ? (uint64_t)__byte_perm((uint32_t)raw, 0, 0x0123) : raw;
+        out = width == 4 ? (uint64_t)bswap32((uint32_t)raw) : raw;
     }
     ib::ibuf_release(q, t);
     return out;
 }
 #else
-__device__ __noinline__ uint64_t ib_amo(uint32_t op, int pe, uint64_t dst, uint32_t width, mlx5::Amo a,
+__device__ OXSHMEMI_NOINLINE uint64_t ib_amo(uint32_t op, int pe, uint64_t dst, uint32_t width, mlx5::Amo a,
                                                uint64_t value, uint64_t cond, bool fetch);
 #endif
 
@@ -460,7 +462,7 @@ __device__ inline ib::Wr ib_signal_wr(int pe, uint64_t sig, uint64_t value, int 
 /// put_signal (device.rs ib_put_signal): data and signal in one batch when the data fits one
 /// WQE, else the data first and the signal after it.
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void ib_put_signal(uint32_t op, int pe, uint64_t dst, const void *src, uint64_t len,
+__device__ OXSHMEMI_NOINLINE void ib_put_signal(uint32_t op, int pe, uint64_t dst, const void *src, uint64_t len,
                                                   uint64_t sig, uint64_t value, int sig_op, bool nbi) {
     if (!ibg()) {
         fail(OXSHMEM_ERR_TRANSPORT, op, pe, dst, len);
@@ -481,12 +483,12 @@ __device__ __noinline__ void ib_put_signal(uint32_t op, int pe, uint64_t dst, co
     }
 }
 #else
-__device__ __noinline__ void ib_put_signal(uint32_t op, int pe, uint64_t dst, const void *src, uint64_t len,
+__device__ OXSHMEMI_NOINLINE void ib_put_signal(uint32_t op, int pe, uint64_t dst, const void *src, uint64_t len,
                                                   uint64_t sig, uint64_t value, int sig_op, bool nbi);
 #endif
 
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void ib_signal_op(uint32_t op, int pe, uint64_t sig, uint64_t value, int sig_op) {
+__device__ OXSHMEMI_NOINLINE void ib_signal_op(uint32_t op, int pe, uint64_t sig, uint64_t value, int sig_op) {
     if (!ibg()) {
         fail(OXSHMEM_ERR_TRANSPORT, op, pe, sig, 8);
         return;
@@ -496,12 +498,12 @@ __device__ __noinline__ void ib_signal_op(uint32_t op, int pe, uint64_t sig, uin
     ib_post(op, pe, &w, 1, &end);
 }
 #else
-__device__ __noinline__ void ib_signal_op(uint32_t op, int pe, uint64_t sig, uint64_t value, int sig_op);
+__device__ OXSHMEMI_NOINLINE void ib_signal_op(uint32_t op, int pe, uint64_t sig, uint64_t value, int sig_op);
 #endif
 
 /// quiet on this thread's queues (its warp's queue to every PE).
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void ib_quiet(uint32_t op) {
+__device__ OXSHMEMI_NOINLINE void ib_quiet(uint32_t op) {
     oxshmem_ibgda_t *g = ibg();
     if (!g) return;
     for (uint32_t pe = 0; pe < g->n_pes; pe++) {
@@ -510,7 +512,7 @@ __device__ __noinline__ void ib_quiet(uint32_t op) {
     }
 }
 #else
-__device__ __noinline__ void ib_quiet(uint32_t op);
+__device__ OXSHMEMI_NOINLINE void ib_quiet(uint32_t op);
 #endif
 
 }  // namespace oxshmemi

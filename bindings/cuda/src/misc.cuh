@@ -34,8 +34,8 @@ template <class V> __device__ void info_get_name(char *name) {
 template <class V> __device__ void global_exit(int status) {
     record_in(st(), OXSHMEM_ERR_KERNEL_PANIC, OXSHMEM_OP_KERNEL, st() ? (int64_t)st()->my_pe : -1, 0, 0, (uint64_t)(int64_t)status,
               0, block_id(), thread_id());
-    __threadfence_system();
-    __trap();
+    fence_system();
+    trap();
 }
 
 }  // namespace api

@@ -15,9 +15,9 @@ namespace oxshmemi {
 __device__ inline void p2p_signal(uint64_t *remote, uint64_t value, int sig_op) {
     sys_ref<uint64_t> s(*remote);
     if (sig_op == NVSHMEM_SIGNAL_ADD)
-        s.fetch_add(value, cuda::memory_order_release);
+        s.fetch_add(value, mo_release);
     else
-        s.store(value, cuda::memory_order_release);
+        s.store(value, mo_release);
 }
 
 /// Proxy flags of a signal operation (device/src/channel/proxy.rs: 0 set, 1 add).
@@ -59,7 +59,7 @@ __device__ inline void copy_es(void *d, const void *s, ptrdiff_t ds, ptrdiff_t s
 /// (sig != nullptr). One out-of-line copy per scope, shared by every element type.
 #ifdef OXSHMEMI_CORE_IMPL
 template <class V>
-__device__ __noinline__ void put_bytes(uint32_t op, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
+__device__ OXSHMEMI_NOINLINE void put_bytes(uint32_t op, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
                                        size_t es, int pe, bool nbi, uint64_t *sig, uint64_t signal, int sig_op) {
     size_t span = n == 0 ? 0 : ((n - 1) * (size_t)(dst < 0 ? -dst : dst) + 1) * es;
     Route r = route(op, dest, span, pe);
@@ -69,7 +69,7 @@ __device__ __noinline__ void put_bytes(uint32_t op, void *dest, const void *src,
     if (r.via == Via::P2p) {
         copy_es<V>(r.p2p, src, dst, sst, n, es);
         if (sig) {
-            __threadfence_system();
+            fence_system();
             V::sync();
             if (V::rank() == 0) p2p_signal((uint64_t *)rs.p2p, signal, sig_op);
         }
@@ -114,13 +114,13 @@ __device__ __noinline__ void put_bytes(uint32_t op, void *dest, const void *src,
 }
 #else
 template <class V>
-__device__ __noinline__ void put_bytes(uint32_t op, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
+__device__ OXSHMEMI_NOINLINE void put_bytes(uint32_t op, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
                                        size_t es, int pe, bool nbi, uint64_t *sig, uint64_t signal, int sig_op);
 #endif
 
 #ifdef OXSHMEMI_CORE_IMPL
 template <class V>
-__device__ __noinline__ void get_bytes(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
+__device__ OXSHMEMI_NOINLINE void get_bytes(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
                                        int pe, bool nbi) {
     size_t span = n == 0 ? 0 : ((n - 1) * (size_t)(sst < 0 ? -sst : sst) + 1) * es;
     Route r = route(OXSHMEM_OP_GET, src, span, pe);
@@ -159,7 +159,7 @@ __device__ __noinline__ void get_bytes(void *dest, const void *src, ptrdiff_t ds
 }
 #else
 template <class V>
-__device__ __noinline__ void get_bytes(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
+__device__ OXSHMEMI_NOINLINE void get_bytes(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
                                        int pe, bool nbi);
 #endif
 
@@ -176,7 +176,7 @@ __device__ inline void get_impl(T *dest, const T *src, ptrdiff_t dst, ptrdiff_t 
 
 /// nvshmem_p on the bits of a value of `es` <= 8 bytes.
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void p_bits(void *dest, uint64_t v, size_t es, int pe) {
+__device__ OXSHMEMI_NOINLINE void p_bits(void *dest, uint64_t v, size_t es, int pe) {
     Route r = route(OXSHMEM_OP_P, dest, es, pe);
     if (r.via == Via::P2p) {
         switch (es) {
@@ -194,14 +194,14 @@ __device__ __noinline__ void p_bits(void *dest, uint64_t v, size_t es, int pe) {
     }
 }
 #else
-__device__ __noinline__ void p_bits(void *dest, uint64_t v, size_t es, int pe);
+__device__ OXSHMEMI_NOINLINE void p_bits(void *dest, uint64_t v, size_t es, int pe);
 #endif
 
 /// nvshmem_g: the bits of one element of `es` <= 8 bytes. Through the proxy the result lands
 /// in this thread's local word. TODO: a host-visible bounce slot (the proxy cannot write a GPU
 /// thread's stack unless the runtime maps device memory for it).
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ uint64_t g_bits(const void *src, size_t es, int pe) {
+__device__ OXSHMEMI_NOINLINE uint64_t g_bits(const void *src, size_t es, int pe) {
     Route r = route(OXSHMEM_OP_G, src, es, pe);
     uint64_t out = 0;
     if (r.via == Via::P2p) {
@@ -213,7 +213,7 @@ __device__ __noinline__ uint64_t g_bits(const void *src, size_t es, int pe) {
         }
     } else if (r.via == Via::Proxy) {
         proxy_do(req(PROXY_GET, 0, pe, es, src, &out), OXSHMEM_OP_G);
-        __threadfence_system();
+        fence_system();
         out = *(volatile uint64_t *)&out;
     } else if (r.via == Via::Ibgda) {
         ib_get(OXSHMEM_OP_G, pe, &out, (uint64_t)src, es, false);
@@ -221,7 +221,7 @@ __device__ __noinline__ uint64_t g_bits(const void *src, size_t es, int pe) {
     return out;
 }
 #else
-__device__ __noinline__ uint64_t g_bits(const void *src, size_t es, int pe);
+__device__ OXSHMEMI_NOINLINE uint64_t g_bits(const void *src, size_t es, int pe);
 #endif
 
 namespace api {

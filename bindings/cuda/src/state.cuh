@@ -5,23 +5,23 @@
 // device_state.h, generated from device/src/state.rs), and oxshmemi_cuda_d, the CUDA-side
 // oxshmem_cuda_state_t below (what the Rust state does not carry yet: the team table).
 //
-// The protocol code is __host__ __device__ over cuda::atomic_ref<T, thread_scope_system>, so
-// that it also compiles for the host (tests).
+// The protocol code is __host__ __device__ over arch::sys_ref<T> (cuda::atomic_ref<T,
+// thread_scope_system> on CUDA), so that it also compiles for the host (tests).
 #pragma once
 
-#include <cuda/atomic>
-#include <stddef.h>
-#include <stdint.h>
+#include "arch/arch.cuh"
+
+#include <string.h>
+
+#include <type_traits>
 
 #include <nvshmem.h>
 #include <nvshmemx.h>
 #include <oxshmem/device_state.h>
 
-#if !defined(__CUDA_ARCH__)
-#include <chrono>
-#endif
-
 namespace oxshmemi {
+
+using namespace arch;
 
 /// The ABI version the archive registers with the host library (oxshmemi_register_device_library).
 constexpr int ABI_VERSION = 2;
@@ -77,28 +77,6 @@ extern __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d;
 
 namespace oxshmemi {
 
-template <class T>
-using sys_ref = cuda::atomic_ref<T, cuda::thread_scope_system>;
-
-/// Nanoseconds of a monotonic clock.
-__host__ __device__ inline uint64_t now_ns() {
-#if defined(__CUDA_ARCH__)
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#else
-    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-#endif
-}
-
-__host__ __device__ inline void pause() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
-    __nanosleep(64);
-#endif
-}
-
 /// A spin with the state's timeout: `ok()` until timeout_ns has passed (0: never).
 struct Waiter {
     uint64_t deadline = 0;
@@ -112,15 +90,7 @@ struct Waiter {
     }
 };
 
-// ---- execution scopes -------------------------------------------------------------------------
-
-__device__ inline uint32_t block_id() {
-    return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-}
-__device__ inline uint32_t thread_id() {
-    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-__device__ inline uint32_t block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+// ---- execution scopes (thread_id, block_id, block_threads: arch.cuh) ---------------------------
 
 /// One thread.
 struct Thread {
@@ -128,26 +98,26 @@ struct Thread {
     __device__ static uint32_t size() { return 1; }
     __device__ static void sync() {}
 };
-/// The calling warp (all its active lanes call).
+/// The calling warp (all its active lanes call): arch::WARP_SIZE threads (a wavefront on HIP).
 struct Warp {
-    __device__ static uint32_t rank() { return thread_id() % 32; }
+    __device__ static uint32_t rank() { return thread_id() % WARP_SIZE; }
     __device__ static uint32_t size() {
-        uint32_t n = block_threads(), w = thread_id() / 32;
-        return n - w * 32 < 32 ? n - w * 32 : 32;
+        uint32_t n = block_threads(), w = thread_id() / WARP_SIZE;
+        return n - w * WARP_SIZE < WARP_SIZE ? n - w * WARP_SIZE : WARP_SIZE;
     }
-    __device__ static void sync() { __syncwarp(); }
+    __device__ static void sync() { sync_warp(); }
 };
 /// The calling block.
 struct Block {
     __device__ static uint32_t rank() { return thread_id(); }
     __device__ static uint32_t size() { return block_threads(); }
-    __device__ static void sync() { __syncthreads(); }
+    __device__ static void sync() { sync_block(); }
 };
 /// The calling warpgroup (4 consecutive warps, 128 threads).
 struct Warpgroup {
     __device__ static uint32_t rank() { return thread_id() % 128; }
     __device__ static uint32_t size() { return 128; }
-    __device__ static void sync() { asm volatile("bar.sync %0, 128;" ::"r"(1 + thread_id() / 128) : "memory"); }
+    __device__ static void sync() { sync_warpgroup(thread_id() / 128); }
 };
 
 // ---- state and errors -------------------------------------------------------------------------
@@ -161,8 +131,8 @@ __host__ __device__ inline void record_in(oxshmem_device_state_t *s, uint32_t co
                                           uint32_t block, uint32_t thread) {
     if (!s) return;
     uint32_t expect = 0;
-    if (!sys_ref<uint32_t>(s->error.state).compare_exchange_strong(expect, 1, cuda::memory_order_acq_rel,
-                                                                     cuda::memory_order_acquire))
+    if (!sys_ref<uint32_t>(s->error.state).compare_exchange_strong(expect, 1, mo_acq_rel,
+                                                                     mo_acquire))
         return;
     s->error.launch = 0;
     s->error.code = code;
@@ -174,7 +144,7 @@ __host__ __device__ inline void record_in(oxshmem_device_state_t *s, uint32_t co
     s->error.cmp = cmp;
     s->error.block = block;
     s->error.thread = thread;
-    sys_ref<uint32_t>(s->error.state).store(2, cuda::memory_order_release);
+    sys_ref<uint32_t>(s->error.state).store(2, mo_release);
 }
 
 __device__ inline void fail(uint32_t code, uint32_t op, int64_t pe, uint64_t addr, uint64_t len) {
@@ -191,7 +161,7 @@ struct Route {
 /// Checks `pe` and the symmetric range [addr, addr+bytes) and picks the peer's channel
 /// (device/src/api.rs Thread::route).
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ Route route(uint32_t op, const void *addr, uint64_t bytes, int pe) {
+__device__ OXSHMEMI_NOINLINE Route route(uint32_t op, const void *addr, uint64_t bytes, int pe) {
     oxshmem_device_state_t *s = st();
     uint64_t a = (uint64_t)addr;
     if (!s) {
@@ -211,7 +181,7 @@ __device__ __noinline__ Route route(uint32_t op, const void *addr, uint64_t byte
     return {Via::Proxy, nullptr};
 }
 #else
-__device__ __noinline__ Route route(uint32_t op, const void *addr, uint64_t bytes, int pe);
+__device__ OXSHMEMI_NOINLINE Route route(uint32_t op, const void *addr, uint64_t bytes, int pe);
 #endif
 
 // ---- the proxy ring (device/src/channel/ring.rs) ---------------------------------------------
@@ -221,22 +191,22 @@ __device__ __noinline__ Route route(uint32_t op, const void *addr, uint64_t byte
 __host__ __device__ inline uint64_t ring_submit(oxshmem_device_state_t *s, oxshmem_ring_t *ring,
                                                 const oxshmem_proxy_request_t &r, uint32_t op, uint32_t block,
                                                 uint32_t thread) {
-    uint64_t t = sys_ref<uint64_t>(ring->issue).fetch_add(1, cuda::memory_order_relaxed);
+    uint64_t t = sys_ref<uint64_t>(ring->issue).fetch_add(1, mo_relaxed);
     uint64_t cap = ring->capacity;
     Waiter w;
-    while (sys_ref<uint64_t>(ring->completed).load(cuda::memory_order_acquire) + cap <= t) {
+    while (sys_ref<uint64_t>(ring->completed).load(mo_acquire) + cap <= t) {
         if (!w.ok(s)) {
             record_in(s, OXSHMEM_ERR_RING_STALLED, op, r.pe, t,
-                      sys_ref<uint64_t>(ring->completed).load(cuda::memory_order_acquire), 0, 0, block, thread);
+                      sys_ref<uint64_t>(ring->completed).load(mo_acquire), 0, 0, block, thread);
             return UINT64_MAX;
         }
     }
     oxshmem_ring_slot_t *slot = &ring->slots[t % cap];
     slot->body = r;
-#if defined(__CUDA_ARCH__)
-    __threadfence_system();
+#if OXSHMEMI_DEVICE_PASS
+    fence_system();
 #endif
-    sys_ref<uint64_t>(slot->seq).store(t + 1, cuda::memory_order_release);
+    sys_ref<uint64_t>(slot->seq).store(t + 1, mo_release);
     return t;
 }
 
@@ -246,16 +216,16 @@ __host__ __device__ inline bool ring_wait(oxshmem_device_state_t *s, oxshmem_rin
                                           uint32_t block, uint32_t thread) {
     Waiter w;
     bool stalled = false;
-    while (sys_ref<uint64_t>(ring->completed).load(cuda::memory_order_acquire) <= t) {
+    while (sys_ref<uint64_t>(ring->completed).load(mo_acquire) <= t) {
         if (stalled) {
-            if (sys_ref<uint32_t>(s->proxy_alive).load(cuda::memory_order_acquire) == 0)
-                return sys_ref<uint64_t>(ring->completed).load(cuda::memory_order_acquire) > t;
+            if (sys_ref<uint32_t>(s->proxy_alive).load(mo_acquire) == 0)
+                return sys_ref<uint64_t>(ring->completed).load(mo_acquire) > t;
             pause();
             continue;
         }
         if (!w.ok(s)) {
             record_in(s, OXSHMEM_ERR_RING_STALLED, op, -1, t,
-                      sys_ref<uint64_t>(ring->completed).load(cuda::memory_order_acquire), 0, 0, block, thread);
+                      sys_ref<uint64_t>(ring->completed).load(mo_acquire), 0, 0, block, thread);
             stalled = true;
         }
     }
@@ -266,7 +236,7 @@ __device__ inline oxshmem_ring_t *ring() { return st()->ring; }
 
 /// Submits from this thread; UINT64_MAX on failure (recorded).
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ uint64_t proxy_submit(const oxshmem_proxy_request_t &r, uint32_t op) {
+__device__ OXSHMEMI_NOINLINE uint64_t proxy_submit(const oxshmem_proxy_request_t &r, uint32_t op) {
     if (!ring()) {
         fail(OXSHMEM_ERR_TRANSPORT, op, r.pe, r.dest, r.len);
         return UINT64_MAX;
@@ -274,15 +244,15 @@ __device__ __noinline__ uint64_t proxy_submit(const oxshmem_proxy_request_t &r, 
     return ring_submit(st(), ring(), r, op, block_id(), thread_id());
 }
 #else
-__device__ __noinline__ uint64_t proxy_submit(const oxshmem_proxy_request_t &r, uint32_t op);
+__device__ OXSHMEMI_NOINLINE uint64_t proxy_submit(const oxshmem_proxy_request_t &r, uint32_t op);
 #endif
 
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void proxy_wait(uint64_t t, uint32_t op) {
+__device__ OXSHMEMI_NOINLINE void proxy_wait(uint64_t t, uint32_t op) {
     if (t != UINT64_MAX) ring_wait(st(), ring(), t, op, block_id(), thread_id());
 }
 #else
-__device__ __noinline__ void proxy_wait(uint64_t t, uint32_t op);
+__device__ OXSHMEMI_NOINLINE void proxy_wait(uint64_t t, uint32_t op);
 #endif
 
 /// Submits and waits (blocking operations).

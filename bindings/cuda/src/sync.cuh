@@ -10,25 +10,25 @@ namespace oxshmemi {
 /// fence: P2P stores are ordered by the system fence and the proxy executes in ring order; an
 /// IBGDA queue is completed (stronger than NVSHMEM's fenced next WQE, which needs per-thread state).
 __device__ inline void fence_impl() {
-    __threadfence_system();
+    fence_system();
     if (st() && st()->ibgda) ib_quiet(OXSHMEM_OP_QUIET);
 }
 
 /// Every operation issued so far is complete: a system fence, this thread's IBGDA queues
 /// quiet, then the proxy ring drained up to its current issue counter (every thread's).
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void quiet_impl() {
-    __threadfence_system();
+__device__ OXSHMEMI_NOINLINE void quiet_impl() {
+    fence_system();
     oxshmem_device_state_t *s = st();
     if (s && s->ibgda) ib_quiet(OXSHMEM_OP_QUIET);
     if (!s || !s->ring) return;
     oxshmem_ring_t *r = ring();
-    uint64_t issued = sys_ref<uint64_t>(r->issue).load(cuda::memory_order_acquire);
+    uint64_t issued = sys_ref<uint64_t>(r->issue).load(mo_acquire);
     if (issued > 0) ring_wait(s, r, issued - 1, OXSHMEM_OP_QUIET, block_id(), thread_id());
-    __threadfence_system();
+    fence_system();
 }
 #else
-__device__ __noinline__ void quiet_impl();
+__device__ OXSHMEMI_NOINLINE void quiet_impl();
 #endif
 
 /// A team as the device sees it.
@@ -71,9 +71,9 @@ __device__ inline bool team_of(nvshmem_team_t team, Team *out, bool need_member 
 /// right to the new epoch and waits for its own flag of round k to reach it. 0, or -1 when a
 /// round timed out (recorded).
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ int dissemination(uint32_t op, const Team &t) {
+__device__ OXSHMEMI_NOINLINE int dissemination(uint32_t op, const Team &t) {
     int n = t.size, me = t.me;
-    uint64_t epoch = sys_ref<uint64_t>(*t.epoch).fetch_add(1, cuda::memory_order_relaxed) + 1;
+    uint64_t epoch = sys_ref<uint64_t>(*t.epoch).fetch_add(1, mo_relaxed) + 1;
     int round = 0;
     for (int dist = 1; dist < n; dist <<= 1, round++) {
         uint64_t *f = (uint64_t *)(t.flags + (uint64_t)round * FLAG_STRIDE);
@@ -85,20 +85,20 @@ __device__ __noinline__ int dissemination(uint32_t op, const Team &t) {
     return 0;
 }
 #else
-__device__ __noinline__ int dissemination(uint32_t op, const Team &t);
+__device__ OXSHMEMI_NOINLINE int dissemination(uint32_t op, const Team &t);
 #endif
 
 /// Gives every thread of the scope rank 0's return code.
 template <class V>
 __device__ inline int share_rc(int r) {
-    if constexpr (cuda::std::is_same<V, Warp>::value) {
-        return __shfl_sync(__activemask(), r, 0);
-    } else if constexpr (cuda::std::is_same<V, Block>::value) {
+    if constexpr (std::is_same<V, Warp>::value) {
+        return shfl(activemask(), r, 0);
+    } else if constexpr (std::is_same<V, Block>::value) {
         __shared__ int rc;
         if (V::rank() == 0) rc = r;
-        __syncthreads();
+        sync_block();
         r = rc;
-        __syncthreads();
+        sync_block();
         return r;
     } else {
         return r;  // Thread; Warpgroup: rank 0's code (the others see 0)
@@ -107,7 +107,7 @@ __device__ inline int share_rc(int r) {
 
 #ifdef OXSHMEMI_CORE_IMPL
 template <class V>
-__device__ __noinline__ int team_barrier(uint32_t op, nvshmem_team_t team, bool quiet) {
+__device__ OXSHMEMI_NOINLINE int team_barrier(uint32_t op, nvshmem_team_t team, bool quiet) {
     V::sync();
     int r = 0;
     if (V::rank() == 0) {
@@ -120,7 +120,7 @@ __device__ __noinline__ int team_barrier(uint32_t op, nvshmem_team_t team, bool 
 }
 #else
 template <class V>
-__device__ __noinline__ int team_barrier(uint32_t op, nvshmem_team_t team, bool quiet);
+__device__ OXSHMEMI_NOINLINE int team_barrier(uint32_t op, nvshmem_team_t team, bool quiet);
 #endif
 
 namespace api {

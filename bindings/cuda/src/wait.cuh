@@ -43,12 +43,12 @@ __device__ inline bool local_word(uint32_t op, const T *ivar) {
 
 /// Waits for `*ivar cmp value`; returns the value seen (the last one on timeout, recorded).
 template <class T>
-__device__ __noinline__ T wait_word(uint32_t op, int64_t from, T *ivar, int cmp, T value, bool *ok = nullptr) {
+__device__ OXSHMEMI_NOINLINE T wait_word(uint32_t op, int64_t from, T *ivar, int cmp, T value, bool *ok = nullptr) {
     Waiter w;
     for (;;) {
         T v = vload(ivar);
         if (holds(v, cmp, value)) {
-            __threadfence();
+            fence_device();
             if (ok) *ok = true;
             return v;
         }
@@ -62,7 +62,7 @@ __device__ __noinline__ T wait_word(uint32_t op, int64_t from, T *ivar, int cmp,
 }
 
 #ifdef OXSHMEMI_CORE_IMPL
-__device__ __noinline__ void signal_op_impl(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
+__device__ OXSHMEMI_NOINLINE void signal_op_impl(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
     Route r = sig_route(OXSHMEM_OP_SIGNAL_OP, sig_addr, pe);
     if (r.via == Via::P2p) {
         p2p_signal((uint64_t *)r.p2p, signal, sig_op);
@@ -76,7 +76,7 @@ __device__ __noinline__ void signal_op_impl(uint64_t *sig_addr, uint64_t signal,
     }
 }
 #else
-__device__ __noinline__ void signal_op_impl(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+__device__ OXSHMEMI_NOINLINE void signal_op_impl(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 #endif
 
 namespace api {
@@ -88,7 +88,7 @@ __device__ void signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int p
 template <class V>
 __device__ uint64_t signal_fetch(uint64_t *sig_addr) {
     if (!local_word(OXSHMEM_OP_SIGNAL_WAIT, sig_addr)) return 0;
-    return sys_ref<uint64_t>(*sig_addr).load(cuda::memory_order_acquire);
+    return sys_ref<uint64_t>(*sig_addr).load(mo_acquire);
 }
 template <class V>
 __device__ uint64_t signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_val) {
@@ -154,7 +154,7 @@ __device__ size_t wait_any_impl(T *ivars, size_t nelems, const int *status, int 
     for (;;) {
         size_t i = test_any_impl<T>(ivars, nelems, status, cmp, vals);
         if (i != SIZE_MAX) {
-            __threadfence();
+            fence_device();
             return i;
         }
         if (!w.ok(st())) {
@@ -171,7 +171,7 @@ __device__ size_t wait_some_impl(T *ivars, size_t nelems, size_t *indices, const
     for (;;) {
         size_t n = test_some_impl<T>(ivars, nelems, indices, status, cmp, vals);
         if (n) {
-            __threadfence();
+            fence_device();
             return n;
         }
         if (!w.ok(st())) {

@@ -1,0 +1,49 @@
+// The one place where the device library meets its target. Every other file of bindings/cuda/src
+// (the headers, core.cu, host.cu, generated/*.cu) includes this header, directly or through
+// state.cuh, and spells no inline PTX, no CUDA-only intrinsic and no CUDA-only type itself, so
+// that the same files compile for three targets:
+//
+//   CUDA  (nvcc)               arch/cuda.cuh   what the library spelled before this layer, 1:1
+//   HIP   (hipcc, -x hip)      arch/hip.cuh    __hip_atomic_* with scopes, amdgcn builtins
+//   CPU   (c++, -DOXSHMEMI_TARGET_CPU)
+//                              arch/cpu.cuh    a SIMT model: a block's threads are host threads
+//
+// What each target header provides (all in namespace oxshmemi::arch unless a macro):
+//
+//   OXSHMEMI_DEVICE_PASS     1 in the compilation pass that emits device code (nvcc's device
+//                            pass, HIP's device pass, always on the CPU), else 0
+//   OXSHMEMI_NOINLINE        keeps an out-of-line core out of line (HIP defines __noinline__
+//                            away, and GCC's own headers use the name __noinline__)
+//   __host__ __device__ __global__ __shared__   the CUDA qualifiers (defined away on the CPU)
+//   WARP_SIZE                threads of a warp (CUDA 32, HIP the wavefront: 64 on gfx9, CPU 32)
+//   thread_id(), block_id(), block_threads()   linear thread index in its block, linear block
+//                            index in the grid, threads per block
+//   sync_block(), sync_warp(), sync_warpgroup(id)   __syncthreads, __syncwarp, the named barrier
+//                            1+id over 128 threads
+//   activemask(), shfl(mask, v, lane)              the warp's active lanes; lane's value of v
+//   fence_block(), fence_device(), fence_system()  __threadfence_block/__threadfence/_system
+//   fence_sc_system()        a sequentially consistent fence at system scope
+//                            (cuda::atomic_thread_fence(seq_cst, thread_scope_system))
+//   now_ns(), pause()        a monotonic nanosecond clock; a short back-off in spin loops
+//                            (both __host__ __device__)
+//   trap()                   ends the kernel (nvshmem_global_exit)
+//   bswap32(x)               byte reversal of a 32-bit word
+//   sys_ref<T>               an atomic reference of system scope with load, store, exchange,
+//                            compare_exchange_{strong,weak}, fetch_{add,and,or,xor,max}
+//                            (cuda::atomic_ref<T, cuda::thread_scope_system>'s face)
+//   memory_order, mo_relaxed, mo_acquire, mo_release, mo_acq_rel, mo_seq_cst
+//   double2                  CUDA's vector type (maxloc), half and __nv_bfloat16 with arithmetic
+//
+// host.cu also uses the CUDA runtime's names (cudaMemcpyToSymbol, cudaLaunchKernel, ...); the
+// HIP header maps the few it uses onto HIP's runtime, the CPU target has no host.cu yet.
+#pragma once
+
+#if defined(OXSHMEMI_TARGET_CPU)
+#include "cpu.cuh"
+#elif defined(__HIP__)
+#include "hip.cuh"
+#elif defined(__CUDACC__)
+#include "cuda.cuh"
+#else
+#error "oxshmem's device library: compile with nvcc, with hipcc -x hip, or with -DOXSHMEMI_TARGET_CPU"
+#endif

@@ -1,0 +1,89 @@
+// The CUDA target (nvcc): each primitive of arch.cuh spelled exactly as the library spelled it
+// before the arch layer existed, so that the SASS does not change (bindings/cuda/README.md has
+// the per-function instruction counts before and after).
+#pragma once
+
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if !defined(__CUDA_ARCH__)
+#include <chrono>
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define OXSHMEMI_DEVICE_PASS 1
+#else
+#define OXSHMEMI_DEVICE_PASS 0
+#endif
+#define OXSHMEMI_NOINLINE __noinline__
+
+namespace oxshmemi {
+namespace arch {
+
+constexpr unsigned WARP_SIZE = 32;
+
+// ---- indices ----------------------------------------------------------------------------------
+
+__device__ inline uint32_t block_id() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
+__device__ inline uint32_t thread_id() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+__device__ inline uint32_t block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+
+// ---- synchronization within a block -----------------------------------------------------------
+
+__device__ inline void sync_block() { __syncthreads(); }
+__device__ inline void sync_warp() { __syncwarp(); }
+/// The named barrier 1 + id over 128 threads (a warpgroup).
+__device__ inline void sync_warpgroup(uint32_t id) { asm volatile("bar.sync %0, 128;" ::"r"(1 + id) : "memory"); }
+__device__ inline unsigned activemask() { return __activemask(); }
+template <class T>
+__device__ inline T shfl(unsigned mask, T v, int lane) {
+    return __shfl_sync(mask, v, lane);
+}
+
+// ---- fences -----------------------------------------------------------------------------------
+
+__device__ inline void fence_block() { __threadfence_block(); }
+__device__ inline void fence_device() { __threadfence(); }
+__device__ inline void fence_system() { __threadfence_system(); }
+__host__ __device__ inline void fence_sc_system() {
+    cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, cuda::thread_scope_system);
+}
+
+// ---- time, back-off, the rest -----------------------------------------------------------------
+
+__host__ __device__ inline uint64_t now_ns() {
+#if defined(__CUDA_ARCH__)
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+#endif
+}
+
+__host__ __device__ inline void pause() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    __nanosleep(64);
+#endif
+}
+
+__device__ inline void trap() { __trap(); }
+__device__ inline uint32_t bswap32(uint32_t x) { return __byte_perm(x, 0, 0x0123); }
+
+// ---- atomics ----------------------------------------------------------------------------------
+
+template <class T>
+using sys_ref = cuda::atomic_ref<T, cuda::thread_scope_system>;
+using memory_order = cuda::std::memory_order;
+constexpr memory_order mo_relaxed = cuda::memory_order_relaxed;
+constexpr memory_order mo_acquire = cuda::memory_order_acquire;
+constexpr memory_order mo_release = cuda::memory_order_release;
+constexpr memory_order mo_acq_rel = cuda::memory_order_acq_rel;
+constexpr memory_order mo_seq_cst = cuda::memory_order_seq_cst;
+
+}  // namespace arch
+}  // namespace oxshmemi
