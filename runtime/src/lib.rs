@@ -5,23 +5,65 @@
 //! operations, without the owner taking part.
 //!
 //! ```
-//! let shmem = oxshmem::init()?;
-//! let (me, n) = (shmem.my_pe(), shmem.n_pes());
-//! let slot = shmem.alloc_slice(n, 0u64)?;       // collective: same object on every PE
-//! for pe in 0..n {
-//!     slot.p(me, me as u64 * 10, pe)?;           // write my entry on every PE
+//! fn main() -> Result<(), oxshmem::Error> {
+//!     let shmem = oxshmem::init()?;                  // collective: every PE joins
+//!     let (me, n) = (shmem.my_pe(), shmem.n_pes());
+//!     let slot = shmem.alloc_slice(n, 0u64)?;        // collective: same object on every PE
+//!     for pe in 0..n {
+//!         slot.p(me, me as u64 * 10, pe)?;            // write my entry on every PE
+//!     }
+//!     shmem.barrier_all()?;
+//!     assert_eq!(slot.read(me), me as u64 * 10);
+//!     slot.free()?;                                  // collective, like its allocation
+//!     shmem.finalize()                               // collective, and every PE's last call
 //! }
-//! shmem.barrier_all()?;
-//! assert_eq!(slot.read(me), me as u64 * 10);
-//! # Ok::<(), oxshmem::Error>(())
 //! ```
 //!
 //! Start a job with `oshrun -n 4 your-program`; without a launcher a program is PE 0 of 1.
+//! `finalize` is not optional: to `oshrun`, a PE that returns from `main` without it died
+//! early, and the launcher ends the job with status 1.
 //!
-//! Layers (see `docs/` and the project's DESIGN): [`world`] (init, PEs, nodes), [`heap`]
-//! (symmetric memory), [`transport`] (how bytes reach a peer), and on top the operations:
-//! RMA ([`raw::putmem`], [`SymSlice::put`]), atomics ([`amo`]), ordering, waiting ([`wait`])
-//! and the barrier. The [`raw`] module holds the pointer-based forms that the C ABI wraps.
+//! **Start here: the [`guide`]** (`docs/rust.md` in the repository) walks through all of it
+//! with whole programs, a heat stencil and a distributed histogram among them; `cargo doc
+//! --no-deps -p oxshmem -p oxshmem-device --open` opens this reference.
+//!
+//! # What is where
+//!
+//! - **Start and end**: [`init`] (or [`init_thread`]) returns the [`Shmem`] handle;
+//!   [`Shmem::finalize`] ends.
+//! - **Symmetric memory**: [`Shmem::alloc_slice`] and [`Shmem::alloc`] make a [`SymSlice`] or
+//!   [`SymBox`] of any [`Pod`] type. Dropping one frees it *collectively*, so every PE must
+//!   drop its symmetric objects in the same order ([`SymSlice::free`] returns the error a
+//!   mismatch gives).
+//! - **RMA**: [`SymSlice::put`], [`SymSlice::get`], [`SymSlice::p`], [`SymSlice::g`] and
+//!   their `_nbi` forms; ordering with [`Shmem::fence`], [`Shmem::quiet`] and
+//!   [`Shmem::barrier_all`].
+//! - **Signals** ([`signal`]): [`SymSlice::put_signal`] puts data and then updates a `u64`
+//!   signal word ([`SignalOp`]); the receiver waits with [`SymSlice::signal_wait_until`].
+//!   Other words are waited on with [`SymSlice::wait_until`] ([`wait`], [`Cmp`]).
+//! - **Atomics** ([`amo`]): [`SymSlice::atomic_add`], [`SymSlice::atomic_fetch_add`],
+//!   [`SymSlice::atomic_compare_swap`], [`SymSlice::atomic_swap`] and the rest, on any PE.
+//! - **Teams** ([`team`]): [`Shmem::team_world`], [`Shmem::team_shared`],
+//!   [`Team::split_strided`], [`Team::split_2d`].
+//! - **Collectives and reductions** ([`coll`]): methods of a [`Team`]:
+//!   [`Team::sum_reduce`] (and `prod`, `min`, `max`, `and`, `or`, `xor`), [`Team::reduce`],
+//!   [`Team::broadcast`], [`Team::fcollect`], [`Team::collect`], [`Team::alltoall`],
+//!   [`Team::sync`].
+//! - **Contexts** ([`ctx`]): [`Shmem::ctx_create`] and [`Team::create_ctx`] give a [`Ctx`], a
+//!   stream of operations with its own quiet and fence.
+//! - **Locks**: [`lock::SymLock`].
+//! - **Errors**: every call returns [`Result`]; an [`Error`] names the PE, the OpenSHMEM
+//!   routine and the reason ([`ErrorKind`]).
+//! - **Device-initiated operations** are the crate `oxshmem-device` (folder `device/`):
+//!   `Device::init`, kernels launched on a stream whose threads call NVSHMEM's device API
+//!   (puts, signals, atomics, waits) over P2P, proxy or IBGDA channels.
+//! - **Pointer-based forms** of every operation, which the C ABI wraps: [`raw`].
+//!
+//! Layers, bottom up: [`world`] (init, PEs, nodes), [`heap`] (symmetric memory),
+//! [`transport`] (how bytes reach a peer), then the operations above. How they are built, and
+//! where they depart from the design the project started from, is `docs/architecture.md`; the
+//! design card itself is `docs/design.md`; every environment variable is in
+//! `docs/configuration.md`.
 
 // OpenSHMEM routines take many arguments (collectives, signals, strided forms); their Rust
 // forms mirror the specification rather than bundle them.
@@ -50,9 +92,11 @@ pub use amo::{AmoInt, AmoType};
 /// The `bytemuck` crate the runtime is built with, for `#[bytemuck(crate = "oxshmem::bytemuck")]`.
 pub use bytemuck;
 /// What may live in symmetric memory and cross the wire: plain old data, any bytes another PE
-/// writes being a valid value. Derive both for your own `#[repr(C)]` types; the attribute
-/// `#[bytemuck(crate = "oxshmem::bytemuck")]` lets the derive work without adding `bytemuck`
-/// to your own dependencies (see `examples/particles.rs`):
+/// writes being a valid value. Derive it, with [`Zeroable`], for your own `#[repr(C)]` types;
+/// the attribute `#[bytemuck(crate = "oxshmem::bytemuck")]` lets the derive work without adding
+/// `bytemuck` to your own dependencies (as `examples/particles.rs` does).
+///
+/// For example:
 ///
 /// ```
 /// #[derive(Clone, Copy, Debug, PartialEq, oxshmem::Pod, oxshmem::Zeroable)]
@@ -71,13 +115,30 @@ pub use bytemuck;
 /// shmem.finalize()?;
 /// # Ok::<(), oxshmem::Error>(())
 /// ```
-pub use bytemuck::{Pod, Zeroable};
+///
+/// (What follows is bytemuck's own documentation.)
+///
+pub use bytemuck::Pod;
+/// All-zero bytes are a valid value: what [`Pod`] requires beside it. Derive both (see
+/// [`Pod`]).
+///
+/// (What follows is bytemuck's own documentation.)
+///
+pub use bytemuck::Zeroable;
 pub use coll::reduce::{ArithReducible, BitwiseReducible, Complex, MinMaxReducible, ReduceOp, Reducible};
 pub use ctx::Ctx;
 pub use error::{Error, ErrorKind, Result, UNKNOWN_PE};
-/// IEEE binary16 and bfloat16, the element types of NVSHMEM's `half` and `bfloat16` routines
-/// (reductions combine them in `f32`).
-pub use half::{bf16, f16};
+/// bfloat16, the element type of NVSHMEM's `bfloat16` routines (reductions combine it in `f32`).
+///
+/// (What follows is the `half` crate's own documentation.)
+///
+pub use half::bf16;
+/// IEEE 754 binary16 ("half"), the element type of NVSHMEM's `half` routines (reductions
+/// combine it in `f32`).
+///
+/// (What follows is the `half` crate's own documentation.)
+///
+pub use half::f16;
 pub use signal::SignalOp;
 pub use sym::{Shmem, SymBox, SymSlice, current, init, init_thread};
 pub use team::{Team, TeamConfig};
