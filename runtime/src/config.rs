@@ -139,7 +139,7 @@ pub const VARS: &[Var] = &[
         name: "SHMEM_DEBUG",
         aliases: &["SMA_DEBUG"],
         default: "0",
-        help: "extra checks: every collective allocation verifies through the launcher that all PEs asked for the same size; and, unless `OXSHMEM_LOG` is set, log lines at `debug`. Unset: on when `NVSHMEM_DEBUG` is `INFO`, `ABORT` or `TRACE`",
+        help: "debugging aids: unless `OXSHMEM_LOG` is set, log lines at `debug`; warnings about ignored hint bits. It never changes what a program does: the checks (a collective allocation's arguments, the order of collectives) are on at every level, and a mismatch they find is an error at once, with or without it. Unset: on when `NVSHMEM_DEBUG` is `INFO`, `ABORT` or `TRACE`",
         group: Group::Runtime,
         ty: VarType::Bool,
         section: Section::Standard,
@@ -411,7 +411,7 @@ pub const VARS: &[Var] = &[
         name: "NVSHMEM_DEBUG",
         aliases: &[],
         default: "",
-        help: "NVSHMEM's debug level: `NONE`, `VERSION`, `WARN`, `INFO`, `ABORT` or `TRACE`, in NVSHMEM's order, any case (`0` and `1` are `NONE` and `INFO`). `VERSION` and above: PE 0 prints the version at init (unless `SHMEM_VERSION` is set); `WARN` and above: PE 0 also names each NVSHMEM variable set that has no effect here; `INFO`, `ABORT`, `TRACE`: `SHMEM_DEBUG`'s extra checks too (unless `SHMEM_DEBUG` is set). Unless `OXSHMEM_LOG` is set, `INFO`/`ABORT` log at `info` and `TRACE` at `trace`. Errors end the job with their message at every level, so `ABORT` adds nothing",
+        help: "NVSHMEM's debug level: `NONE`, `VERSION`, `WARN`, `INFO`, `ABORT` or `TRACE`, in NVSHMEM's order, any case (`0` and `1` are `NONE` and `INFO`). `VERSION` and above: PE 0 prints the version at init (unless `SHMEM_VERSION` is set); `WARN` and above: PE 0 also names each NVSHMEM variable set that has no effect here; `INFO`, `ABORT`, `TRACE`: `SHMEM_DEBUG` too (unless `SHMEM_DEBUG` is set). Unless `OXSHMEM_LOG` is set, `INFO`/`ABORT` log at `info` and `TRACE` at `trace`. Errors end the job with their message at every level, so `ABORT` adds nothing",
         group: Group::Nvshmem,
         ty: VarType::Text,
         section: Section::Standard,
@@ -615,7 +615,7 @@ pub enum NvDebug {
     Version,
     /// `WARN`: and names the NVSHMEM variables set that have no effect here.
     Warn,
-    /// `INFO` (or `1`): and turns on `SHMEM_DEBUG`'s checks.
+    /// `INFO` (or `1`): and turns on `SHMEM_DEBUG`.
     Info,
     /// `ABORT`: as `INFO` (errors end the job at every level).
     Abort,
@@ -1472,7 +1472,7 @@ fn nvshmem_settings_in(env: Env) -> Vec<NvshmemSetting> {
                             e.push_str(" and names the NVSHMEM variables set without effect");
                         }
                         if level >= NvDebug::Info {
-                            e.push_str("; SHMEM_DEBUG's checks are on");
+                            e.push_str("; SHMEM_DEBUG is on");
                         }
                         for own in ["SHMEM_VERSION", "SHMEM_DEBUG"] {
                             if let Some((_, n)) = set_in(env, own) {
@@ -1965,7 +1965,7 @@ mod tests {
         );
         let both = [("NVSHMEM_IB_ENABLE_IBGDA", "1"), ("NVSHMEM_REMOTE_TRANSPORT", "ibrc")];
         assert_eq!(effect(&both, "NVSHMEM_REMOTE_TRANSPORT"), "not used: NVSHMEM_IB_ENABLE_IBGDA decides");
-        assert!(effect(&[("NVSHMEM_DEBUG", "INFO")], "NVSHMEM_DEBUG").contains("SHMEM_DEBUG's checks"));
+        assert!(effect(&[("NVSHMEM_DEBUG", "INFO")], "NVSHMEM_DEBUG").contains("SHMEM_DEBUG is on"));
         assert!(effect(&[("NVSHMEM_DEBUG", "LOUD")], "NVSHMEM_DEBUG").starts_with("invalid: "));
         assert_eq!(effect(&[], "NVSHMEM_IBGDA_NUM_RC_PER_PE"), "same as OXSHMEM_IBGDA_NUM_RC_PER_PE");
     }

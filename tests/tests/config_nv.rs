@@ -67,7 +67,7 @@ fn unknown_variables_draw_one_warning_from_pe_0() {
 
 /// `NVSHMEM_DEBUG` takes every NVSHMEM level, any case, without failing init: `VERSION` and
 /// above print the version once (NVSHMEM's way, on standard output), `WARN` and above name the
-/// NVSHMEM variables set that have no effect here, `INFO` and above turn on the extra checks.
+/// NVSHMEM variables set that have no effect here, `INFO` and above turn on `SHMEM_DEBUG`.
 #[test]
 fn nvshmem_debug_levels_are_accepted() {
     for (level, name, version, warn, checks) in [

@@ -42,3 +42,27 @@ fn sma_symmetric_size_wins_over_the_nvshmem_spelling() {
         .run();
     assert_job_ok(&r);
 }
+
+const PE_HARDENING: &str = env!("CARGO_BIN_EXE_pe-hardening");
+
+/// Item 3: debugging never makes the runtime less safe. PE 0 makes a collective allocation
+/// call the others do not make (`shmem_malloc` against `shmem_barrier_all`, two mallocs
+/// against one, `shmem_malloc` against `shmem_team_split_strided`): with `SHMEM_DEBUG=1` and
+/// with `NVSHMEM_DEBUG=INFO`, as without, every PE gets an error and the job ends by itself
+/// (status 3), never by the launcher's `--timeout` (the old debug check waited in a
+/// launcher allgather that the other PEs never entered).
+#[test]
+fn debug_checks_never_turn_an_allocation_mismatch_into_a_hang() {
+    for case in ["malloc-vs-barrier", "two-mallocs-vs-one", "malloc-vs-split"] {
+        for env in [&[][..], &[("SHMEM_DEBUG", "1")][..], &[("NVSHMEM_DEBUG", "INFO")][..]] {
+            let r = Job::new(3, PE_HARDENING).args(&[case]).envs(env).timeout(Duration::from_secs(30)).run();
+            assert_job_code(&r, 3);
+            for pe in 0..3 {
+                let said = format!("PE {pe}: {case} failed everywhere, nothing hung");
+                assert!(r.stdout.contains(&said), "{said:?} missing ({env:?}):\n{}", r.report());
+            }
+            let err = format!("ERR {case}: PE 0: shmem_malloc: ");
+            assert!(r.stdout.contains(&err), "{err:?} missing ({env:?}):\n{}", r.report());
+        }
+    }
+}

@@ -123,11 +123,11 @@ fn debug_mode_catches_mismatched_collective_allocations() {
         assert_job_ok(&r);
         assert_stdout_has(
             &r,
-            "PE 0: shmem_malloc: collective arguments differ between PEs: this PE called shmem_malloc with size 1024, PE 1 called shmem_malloc with 2048",
+            "PE 0: shmem_malloc: collective arguments differ between PEs: this PE called shmem_malloc with size 1024, PE 1 called shmem_malloc with size 2048",
         );
         assert_stdout_has(
             &r,
-            "PE 1: shmem_malloc: collective arguments differ between PEs: this PE called shmem_malloc with size 2048, PE 0 called shmem_malloc with 1024",
+            "PE 1: shmem_malloc: collective arguments differ between PEs: this PE called shmem_malloc with size 2048, PE 0 called shmem_malloc with size 1024",
         );
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: CollectiveMismatch caught"));
     }

@@ -10,7 +10,9 @@
 //! carries it (`Runtime::barrier_all_checked`), so every PE learns whether all PEs passed the
 //! same. When they did not, every PE undoes the call and returns `CollectiveMismatch`, naming
 //! a PE that differs and both calls, which the PEs then exchange (off the allocation path).
-//! `SHMEM_DEBUG` adds a comparison of the routine names before the call (`check_collective`).
+//! `SHMEM_DEBUG` adds nothing to this check. It used to add a comparison through the
+//! launcher's allgather before the call, which a PE in another collective never joined: a
+//! mismatch that the barrier reports at once became a hang under debugging (issue 32).
 
 pub mod alloc;
 pub(crate) mod segment;
@@ -208,35 +210,6 @@ pub fn malloc_with_hints(size: usize, hints: u64) -> Result<*mut u8> {
 }
 
 impl Runtime {
-    /// Debug mode: check that every PE called the same allocation routine with the same size.
-    fn check_collective(&self, func: &'static str, what: &str, value: u64) -> Result<()> {
-        if !self.config.debug || self.n == 1 {
-            return Ok(());
-        }
-        let mut blob = func.as_bytes().to_vec();
-        blob.extend_from_slice(&value.to_le_bytes());
-        let all =
-            self.boot.allgather(&blob).map_err(|e| Error::new(self.me, func, ErrorKind::Bootstrap(e.to_string())))?;
-        for (pe, b) in all.iter().enumerate() {
-            if *b != blob {
-                let theirs = b
-                    .get(b.len().saturating_sub(8)..)
-                    .and_then(|s| <[u8; 8]>::try_from(s).ok())
-                    .map(u64::from_le_bytes)
-                    .unwrap_or(0);
-                let tf = String::from_utf8_lossy(&b[..b.len().saturating_sub(8)]).into_owned();
-                return Err(Error::new(
-                    self.me,
-                    func,
-                    ErrorKind::CollectiveMismatch(format!(
-                        "this PE called {func} with {what} {value}, PE {pe} called {tf} with {theirs}"
-                    )),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// The barrier of a collective allocation call, which checks that every PE makes the same
     /// `call` (see the module's documentation). On a mismatch, which every PE sees, returns
     /// the error each PE reports; the caller undoes what it did.
@@ -298,7 +271,6 @@ impl Runtime {
 
     /// Collective allocation: `shmem_malloc`, `shmem_align`, `shmem_malloc_with_hints`.
     pub(crate) fn sym_alloc(&self, func: &'static str, size: usize, align: usize) -> Result<usize> {
-        self.check_collective(func, "size", size as u64)?;
         let r = self.heap.alloc(self.me, func, size, align).map(|off| self.heap.base + off);
         // The barrier comes after the allocation on every PE, so that no PE writes into the
         // new object before its owner has it, and on error too, so that no PE is left waiting.
@@ -323,7 +295,6 @@ impl Runtime {
 
     /// Collective free: `shmem_free` (barrier first, so no PE still uses the block).
     pub(crate) fn sym_free(&self, func: &'static str, addr: usize) -> Result<()> {
-        self.check_collective(func, "offset", addr.wrapping_sub(self.heap.base) as u64)?;
         // Nothing is freed unless every PE frees the same block.
         self.checked_barrier(func, Call::new(func, self.block_key(addr), 1, 0))?;
         self.heap.free(self.me, func, addr)
@@ -331,7 +302,6 @@ impl Runtime {
 
     /// Collective reallocation: `shmem_realloc`. Contents up to the smaller size are kept.
     pub(crate) fn sym_realloc(&self, func: &'static str, addr: usize, size: usize) -> Result<usize> {
-        self.check_collective(func, "size", size as u64)?;
         // Nothing changes unless every PE resizes the same block to the same size.
         self.checked_barrier(func, Call::new(func, size as u64, 1, self.block_key(addr)))?;
         let r = (|| {
