@@ -91,6 +91,61 @@ pub fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p))
 }
 
+/// Whether the launcher at `p` (a link is followed) is OpenMPI's: Debian's `/usr/bin/oshrun`
+/// is a link to `mpirun.openmpi`, itself `orterun` (OpenMPI 4) or `prterun` (OpenMPI 5).
+pub fn is_openmpi_launcher(p: &Path) -> bool {
+    let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    [p, real.as_path()].iter().any(|q| {
+        let name = q.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        name.starts_with("orterun")
+            || name.starts_with("prterun")
+            || name.contains("openmpi")
+            || q.components().any(|c| c.as_os_str().to_string_lossy().contains("openmpi"))
+    })
+}
+
+/// What `oxshmem-info` warns about `oshrun` when the one a shell would run (`on_path`, the
+/// first on `PATH`) is not oxshmem's: another launcher ahead of the `oshrun` beside
+/// `oxshmem-info` (`beside`), or, with none beside, OpenMPI's. `None` when nothing is amiss.
+///
+/// ```
+/// use std::path::Path;
+/// use oxshmem_tools::info::oshrun_warning;
+/// let ours = Path::new("/opt/oxshmem/bin/oshrun");
+/// assert_eq!(oshrun_warning(Some(ours), Some(ours)), None);
+/// let w = oshrun_warning(Some(ours), Some(Path::new("/usr/lib/openmpi/bin/oshrun"))).unwrap();
+/// assert!(w.contains("OpenMPI's launcher, which cannot start oxshmem programs"), "{w}");
+/// assert!(w.contains("export PATH=/opt/oxshmem/bin:$PATH"), "{w}");
+/// ```
+pub fn oshrun_warning(beside: Option<&Path>, on_path: Option<&Path>) -> Option<String> {
+    let p = on_path?;
+    let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let shown = if real == p { p.display().to_string() } else { format!("{} -> {}", p.display(), real.display()) };
+    let openmpi = is_openmpi_launcher(p);
+    let whose = if openmpi {
+        "OpenMPI's launcher, which cannot start oxshmem programs"
+    } else {
+        "another launcher than the one beside oxshmem-info"
+    };
+    match beside {
+        Some(b) if b.canonicalize().ok() == Some(real.clone()) || b == p => None,
+        Some(b) => {
+            let dir = b.parent().unwrap_or(Path::new("."));
+            Some(format!(
+                "`oshrun` alone runs {shown}, {whose}; run oxshmem's by its path ({}) or put its \
+                 folder first on PATH: export PATH={}:$PATH",
+                b.display(),
+                dir.display()
+            ))
+        }
+        None if openmpi => Some(format!(
+            "`oshrun` alone runs {shown}, {whose}; use oxshmem's: target/<profile>/oshrun in the \
+             build tree, or <prefix>/bin/oshrun of an installation (put <prefix>/bin first on PATH)"
+        )),
+        None => None,
+    }
+}
+
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -253,6 +308,10 @@ pub fn facts() -> Vec<Fact> {
             (None, None) => "not found on PATH".to_string(),
         };
         f.push(fact("launcher", l, v));
+    }
+    let beside = here.as_ref().map(|d| d.join("oshrun")).filter(|p| is_executable(p));
+    if let Some(w) = oshrun_warning(beside.as_deref(), which("oshrun").as_deref()) {
+        f.push(fact("launcher", "warning", w));
     }
 
     for lang in [Lang::C, Lang::Cxx, Lang::Fortran] {
