@@ -6,9 +6,10 @@
 //!   struct's size and alignment, every field's offset and size and every constant, and each
 //!   line equals what Rust's `size_of`/`align_of`/`offset_of!` say — so both compilers agree;
 //! - with `OXSHMEM_NVCC` set, the header compiles under nvcc (`-x cu -arch=sm_90`) in a
-//!   kernel that reads and updates the structures; unset, that part says SKIPPED and passes.
+//!   kernel that reads and updates the structures.
 //!
-//! The compilers missing (no `cc`, no `c++`), their part says SKIPPED and passes.
+//! A missing compiler (no `cc`, `c++` or nvcc) skips its part with the reason, or fails it where
+//! the run requires every tool (`oxshmem_test_require`, as `.ci/run` does).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,7 +31,8 @@ fn work_dir(name: &str) -> PathBuf {
 }
 
 fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+    let ok = Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    oxshmem_test_require::need(tool, ok, &format!("`{tool} --version` does not run (install {tool})"))
 }
 
 /// Runs a command; fails the test with its output when it fails.
@@ -80,7 +82,6 @@ fn the_checked_in_header_is_the_generated_one() {
 /// output line by line with Rust's numbers.
 fn probe_agrees(compiler: &str, std_flag: &str, ext: &str) {
     if !have(compiler) {
-        eprintln!("SKIPPED: {compiler} is not installed, so the header was not compiled with it");
         return;
     }
     let dir = work_dir(ext);
@@ -116,8 +117,9 @@ fn cxx17_agrees_with_rust_on_every_size_alignment_offset_and_constant() {
 
 #[test]
 fn the_header_compiles_under_nvcc() {
-    let Some(nvcc) = std::env::var_os("OXSHMEM_NVCC").filter(|v| !v.is_empty()) else {
-        eprintln!("SKIPPED: OXSHMEM_NVCC is not set (eval \"$(bash scripts/cuda-toolchain.sh --env)\" sets it)");
+    let Some(nvcc) =
+        oxshmem_test_require::env("OXSHMEM_NVCC", "eval \"$(bash scripts/cuda-toolchain.sh --env)\" sets it")
+    else {
         return;
     };
     let dir = work_dir("cu");

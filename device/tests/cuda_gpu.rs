@@ -1,7 +1,7 @@
 //! The GPU heap on a real GPU: created, exported, passed to another process, mapped there,
 //! written through the peer mapping and read back by its owner. Two PEs on one GPU, as when a
-//! node runs more PEs than it has GPUs. Without a driver each test prints
-//! `SKIPPED: no CUDA driver` and passes.
+//! node runs more PEs than it has GPUs. Without a driver each test is skipped with the reason
+//! (requirement `cuda-gpu` of `oxshmem_test_require`: a failure where the run requires it).
 #![cfg(feature = "cuda")]
 
 use std::os::fd::AsFd;
@@ -20,16 +20,17 @@ const HEAP: usize = 3 << 20;
 fn gpu(local_rank: usize) -> Option<Gpu> {
     match Gpu::select(local_rank) {
         Ok(g) => Some(g),
-        Err(e) if e.is_no_driver() => {
-            println!("SKIPPED: no CUDA driver");
-            None
-        }
-        Err(CudaError::NoDevice { detail }) => {
-            println!("SKIPPED: no CUDA device ({detail})");
-            None
-        }
+        Err(e) if e.is_no_driver() => no_gpu("no CUDA driver"),
+        Err(CudaError::NoDevice { detail }) => no_gpu(&format!("no CUDA device ({detail})")),
         Err(e) => panic!("Gpu::select: {e}"),
     }
+}
+
+/// Skips (or fails, where the run requires a GPU: `.ci/run` runs these under the emulated
+/// driver of tests/emucuda) for want of a GPU.
+fn no_gpu(why: &str) -> Option<Gpu> {
+    oxshmem_test_require::skip("cuda-gpu", &format!("{why} (a GPU, or LD_LIBRARY_PATH at tests/emucuda's libcuda)"));
+    None
 }
 
 fn pattern(who: u8, len: usize) -> Vec<u8> {
@@ -39,8 +40,8 @@ fn pattern(who: u8, len: usize) -> Vec<u8> {
 #[test]
 fn probe_reports_the_devices() {
     match cuda::probe() {
-        Err(e) if e.is_no_driver() => println!("SKIPPED: no CUDA driver"),
-        Err(CudaError::NoDevice { detail }) => println!("SKIPPED: no CUDA device ({detail})"),
+        Err(e) if e.is_no_driver() => drop(no_gpu("no CUDA driver")),
+        Err(CudaError::NoDevice { detail }) => drop(no_gpu(&format!("no CUDA device ({detail})"))),
         Err(e) => panic!("probe: {e}"),
         Ok(info) => {
             println!("{info}");

@@ -1,6 +1,6 @@
 //! Without a CUDA driver every entry point of `oxshmem_device::cuda` returns
 //! `no CUDA driver: libcuda.so.1 not found`, and nothing panics (`cudarc`'s loader would, were
-//! it reached). On a machine with a driver these tests print `SKIPPED` and pass.
+//! it reached). On a machine with a driver these tests are skipped (requirement `no-cuda-driver`).
 #![cfg(feature = "cuda")]
 
 use std::process::{Command, Stdio};
@@ -15,10 +15,8 @@ fn driver_present() -> bool {
     match cuda::probe() {
         Err(e) if e.is_no_driver() => false,
         other => {
-            println!(
-                "SKIPPED: a CUDA driver is present ({})",
-                other.map(|i| i.to_string()).unwrap_or_else(|e| e.to_string())
-            );
+            let what = other.map(|i| i.to_string()).unwrap_or_else(|e| e.to_string());
+            oxshmem_test_require::skip("no-cuda-driver", &format!("a CUDA driver is present ({what})"));
             true
         }
     }
@@ -205,7 +203,7 @@ fn build_fake_driver() -> Option<std::path::PathBuf> {
         {
             Ok(o) => o,
             Err(e) => {
-                println!("SKIPPED: no C compiler to build the fake driver ({e})");
+                oxshmem_test_require::skip("cc", &format!("no C compiler to build the fake driver ({e})"));
                 return None;
             }
         };

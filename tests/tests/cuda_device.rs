@@ -5,7 +5,8 @@
 //! compile and link against an oxshmem prefix with NVSHMEM's build line.
 //!
 //! Needs nvcc: `OXSHMEM_NVCC` (`eval "$(bash scripts/cuda-toolchain.sh --env)"`); without it
-//! every test prints a SKIPPED line and passes. No GPU is needed: nothing is run on a device.
+//! every test is skipped with the reason, or fails where the run requires nvcc
+//! (`oxshmem_test_require`, as `.ci/run` does). No GPU is needed: nothing is run on a device.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -28,13 +29,10 @@ fn profile_dir() -> PathBuf {
     dir
 }
 
-/// nvcc, or None (the caller prints SKIPPED).
-fn nvcc() -> Option<String> {
-    std::env::var("OXSHMEM_NVCC").ok().filter(|s| !s.is_empty())
-}
-
-fn skipped(what: &str) {
-    eprintln!("SKIPPED: OXSHMEM_NVCC is not set, so {what} was not checked");
+/// nvcc, or None after [`oxshmem_test_require::skip`] says that `what` was not checked.
+fn nvcc(what: &str) -> Option<String> {
+    let how = format!("eval \"$(bash scripts/cuda-toolchain.sh --env)\" sets it; without it {what} is not checked");
+    oxshmem_test_require::env("OXSHMEM_NVCC", &how)
 }
 
 /// A scratch directory of this test process.
@@ -160,7 +158,7 @@ int main() {
 
 #[test]
 fn the_archive_links_every_device_function() {
-    let Some(nvcc) = nvcc() else { return skipped("libnvshmem_device.a") };
+    let Some(nvcc) = nvcc("libnvshmem_device.a") else { return };
     let lib = host_lib();
     let ar = archive(&nvcc);
     let dir = scratch("link");
@@ -189,7 +187,7 @@ fn the_archive_links_every_device_function() {
 /// the modules of `tests/cuda/modules/` device-link into fatbins.
 #[test]
 fn the_nvshmem_style_programs_build_against_oxshmem() {
-    let Some(nvcc) = nvcc() else { return skipped("tests/cuda/*.cu") };
+    let Some(nvcc) = nvcc("tests/cuda/*.cu") else { return };
     let lib = host_lib();
     let ar = archive(&nvcc);
     // The prefix: the headers, libnvshmem_host.so (the host library under NVSHMEM's name) and
@@ -233,7 +231,7 @@ fn the_nvshmem_style_programs_build_against_oxshmem() {
 
 #[test]
 fn the_headers_compile_under_nvcc() {
-    let Some(nvcc) = nvcc() else { return skipped("nvshmem.h under nvcc") };
+    let Some(nvcc) = nvcc("nvshmem.h under nvcc") else { return };
     let dir = scratch("headers");
     let src = dir.join("use.cu");
     std::fs::write(
@@ -336,7 +334,7 @@ fn rust_wqe_dump() -> String {
 
 #[test]
 fn the_cuda_queue_producer_writes_the_rust_producers_bytes() {
-    let Some(nvcc) = nvcc() else { return skipped("the CUDA IBGDA producer") };
+    let Some(nvcc) = nvcc("the CUDA IBGDA producer") else { return };
     let dir = scratch("wqe");
     let exe = dir.join("wqe_dump");
     let mut c = Command::new(&nvcc);

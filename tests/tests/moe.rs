@@ -8,7 +8,7 @@
 //! - MPI: `benches/c/moe_mpi.c`, compiled with `mpicc.mpich` and run under `mpiexec.hydra`,
 //!   must print the same digest for every spec, round and rank — so oxshmem's output equals
 //!   MPI's bit for bit. Without MPICH that test says why and passes, unless
-//!   `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set, which makes it fail.
+//!   the run requires MPICH (`OXSHMEM_TEST_REQUIRE`), which makes it fail.
 //!
 //! The specs cover the edge cases: top-1, hidden sizes that are no power of two, token counts
 //! that divide nothing and differ per PE (with a PE that sends nothing at 4 PEs), every token
@@ -145,18 +145,10 @@ fn bad_arguments_are_reported() {
 
 // ---- the MPI reference ----------------------------------------------------------------
 
-fn which(tool: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
-}
-
-/// Says why the test does not run; a failure instead when `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is
-/// set.
+/// Says why the test does not run, or fails it where the run requires MPICH
+/// (`oxshmem_test_require`).
 fn skip(why: &str) {
-    if std::env::var_os("OXSHMEM_TEST_REQUIRE_LAUNCHERS").is_some() {
-        panic!("{why}, and OXSHMEM_TEST_REQUIRE_LAUNCHERS is set (apt-get install mpich)");
-    }
-    eprintln!("skipping: {why}");
+    oxshmem_test_require::skip("mpich", &format!("{why} (apt-get install mpich)"));
 }
 
 /// Runs `cmd` to its end, killing it past [`TIMEOUT`]; returns (success, stdout + stderr).
@@ -196,7 +188,9 @@ fn run_bounded(cmd: &mut Command) -> (bool, String) {
 /// Compiles `moe_mpi.c` with `mpicc.mpich` into a fresh directory; None (after [`skip`]) when
 /// MPICH is not installed.
 fn build_mpi_reference() -> Option<(PathBuf, PathBuf)> {
-    let (Some(cc), Some(run)) = (which("mpicc.mpich"), which("mpiexec.hydra")) else {
+    let (Some(cc), Some(run)) =
+        (oxshmem_test_require::which("mpicc.mpich"), oxshmem_test_require::which("mpiexec.hydra"))
+    else {
         skip("mpicc.mpich or mpiexec.hydra not found");
         return None;
     };

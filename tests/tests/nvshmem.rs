@@ -18,7 +18,7 @@
 //! `cargo build` of the C library, the launchers and the tools, in this test's profile) under
 //! `target/tmp/`, and removed when the process exits. Every job runs in its own process group
 //! under a watchdog. A missing `mpiexec.hydra` or `mpicc` makes its test print why and pass,
-//! unless `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set.
+//! unless the run requires them (`OXSHMEM_TEST_REQUIRE`, crate `oxshmem-test-require`).
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -391,21 +391,14 @@ fn assert_failed_saying(out: &Out, within: Duration, texts: &[&str]) {
 
 // ---------------------------------------------------------------- skipping
 
-fn which(tool: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
-}
-
-/// Says why a test does not run; a failure instead when `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set.
+/// Says why a test does not run, or fails it where the run requires MPICH
+/// (`oxshmem_test_require`).
 fn skip(why: &str) {
-    if std::env::var_os("OXSHMEM_TEST_REQUIRE_LAUNCHERS").is_some() {
-        panic!("{why}, and OXSHMEM_TEST_REQUIRE_LAUNCHERS is set (run tests/ci-deps.sh)");
-    }
-    eprintln!("skipping: {why}");
+    oxshmem_test_require::skip("mpich", why);
 }
 
 fn hydra() -> Option<PathBuf> {
-    let h = which("mpiexec.hydra");
+    let h = oxshmem_test_require::which("mpiexec.hydra");
     if h.is_none() {
         skip("mpiexec.hydra not found (apt-get install mpich)");
     }
@@ -416,12 +409,12 @@ fn hydra() -> Option<PathBuf> {
 /// MPI's where both are installed, as after benches/c/run.sh, which installs Open MPI), else
 /// `mpicc`.
 fn mpich_mpicc_name() -> &'static str {
-    if which("mpicc.mpich").is_some() { "mpicc.mpich" } else { "mpicc" }
+    if oxshmem_test_require::which("mpicc.mpich").is_some() { "mpicc.mpich" } else { "mpicc" }
 }
 
 /// MPICH's `mpicc` (the one whose programs Hydra starts), or a skip.
 fn mpich_mpicc() -> Option<PathBuf> {
-    let Some(m) = which(mpich_mpicc_name()) else {
+    let Some(m) = oxshmem_test_require::which(mpich_mpicc_name()) else {
         skip("mpicc not found (apt-get install libmpich-dev)");
         return None;
     };
@@ -459,10 +452,12 @@ fn rma_under_oshrun() {
 /// NVSHMEM's build line with nvcc (the pip toolchain of `scripts/cuda-toolchain.sh`; CI sets
 /// `OXSHMEM_NVCC`): the RMA and collectives programs compiled as CUDA C++ against the prefix,
 /// linked with `-lnvshmem_host`, run at 2 and 4 PEs (host code only: no GPU is needed).
+/// How to get nvcc, for the tests that build with it.
+const NVCC_HOW: &str = "eval \"$(bash scripts/cuda-toolchain.sh --env)\" sets it";
+
 #[test]
 fn nvcc_built_programs_under_oshrun() {
-    if std::env::var_os("OXSHMEM_NVCC").is_none() {
-        eprintln!("SKIPPED: OXSHMEM_NVCC is not set (eval \"$(scripts/cuda-toolchain.sh --env)\")");
+    if oxshmem_test_require::env("OXSHMEM_NVCC", NVCC_HOW).is_none() {
         return;
     }
     under_oshrun("rma", Compiler::Nvcc);
@@ -579,7 +574,7 @@ fn mpi_comm_init_under_hydra() {
         let out = hydra_job(&h, n, &prog, &["halves"]);
         assert_ok_times(&out, n / 2, 2);
     }
-    if which("readelf").is_some() {
+    if oxshmem_test_require::which("readelf").is_some() {
         for lib in ["lib/libnvshmem_host.so.3", "lib/liboxshmem.so"] {
             let o = Command::new("readelf").arg("-d").arg(prefix().join(lib)).output().expect("readelf");
             let text = String::from_utf8_lossy(&o.stdout);
@@ -882,7 +877,10 @@ fn device_code_without_a_driver_stops_at_init() {
     std::fs::create_dir_all(&empty).unwrap();
     let out = oshrun(2, &c_program("gpu_heap"), &[], &[("LD_LIBRARY_PATH", empty.to_str().unwrap())]);
     if out.status.success() {
-        eprintln!("skipping: a CUDA driver is installed here, so init succeeds\n{out:?}");
+        oxshmem_test_require::skip(
+            "no-cuda-driver",
+            &format!("a CUDA driver is installed here, so init succeeds\n{out:?}"),
+        );
         return;
     }
     assert_failed_saying(&out, Duration::from_secs(40), &["nvshmem_init", "no CUDA driver: libcuda.so.1 not found"]);
@@ -908,8 +906,7 @@ fn on_stream_routines_are_ordered_stream_operations() {
 /// at init.
 #[test]
 fn the_ibgda_channel_over_the_gpu_heap() {
-    if std::env::var_os("OXSHMEM_NVCC").is_none() {
-        eprintln!("SKIPPED: OXSHMEM_NVCC is not set (eval \"$(scripts/cuda-toolchain.sh --env)\")");
+    if oxshmem_test_require::env("OXSHMEM_NVCC", NVCC_HOW).is_none() {
         return;
     }
     let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();

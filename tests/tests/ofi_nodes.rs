@@ -11,7 +11,6 @@
 //! Runs in the workspace's test command (no feature) and in the ofi suite:
 //! `cargo test -p oxshmem-tests --features ofi --test ofi --test ofi_nodes`.
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -35,14 +34,7 @@ fn networked() -> bool {
 /// own variables cleared from the runner's environment and `OXSHMEM_SHOW_PEERS=1`; `None`
 /// (after saying why) when Hydra is not installed and the launcher tests are not required.
 fn hydra(hosts: &str, env: &[(&str, &str)], program: &str, args: &[&str]) -> Option<Command> {
-    let Some(hydra) = which("mpiexec.hydra") else {
-        assert!(
-            std::env::var_os("OXSHMEM_TEST_REQUIRE_LAUNCHERS").is_none(),
-            "mpiexec.hydra not found and OXSHMEM_TEST_REQUIRE_LAUNCHERS is set"
-        );
-        eprintln!("skipping: mpiexec.hydra not found (apt-get install mpich)");
-        return None;
-    };
+    let hydra = oxshmem_test_require::tool("mpiexec.hydra", "apt-get install mpich")?;
     let mut c = Command::new(&hydra);
     for var in oxshmem::config::VARS {
         c.env_remove(var.name);
@@ -203,10 +195,6 @@ fn two_hosts_all_through_ofi() {
             assert!(out.contains(&format!("PE {pe}: {line}")), "PE {pe} did not report {line:?}:\n{out}");
         }
     }
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| PathBuf::from(d).join(name)).find(|p| p.is_file())
 }
 
 /// Runs `c`, killing it after `limit`; returns success and its output (stdout and stderr, then

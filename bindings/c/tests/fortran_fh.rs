@@ -38,7 +38,6 @@ fn checked_in_shmem_fh_is_fresh() {
 #[test]
 fn shmem_fh_compiles_in_fixed_and_free_form() {
     if !have("gfortran") {
-        eprintln!("SKIPPED: gfortran is not installed, so shmem.fh was not compiled");
         return;
     }
     let dir = std::env::temp_dir().join(format!("oxshmem-c-fortran-fh-{}", std::process::id()));

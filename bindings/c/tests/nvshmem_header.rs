@@ -72,14 +72,17 @@ fn compile(compiler: &str, flags: &[&str], src: &Path, extra_include: Option<&Pa
 }
 
 fn cuda_include() -> Option<PathBuf> {
-    let dir = PathBuf::from(std::env::var_os("OXSHMEM_CUDA_INCLUDE")?);
-    dir.join("cuda_runtime.h").exists().then_some(dir)
+    let dir = PathBuf::from(oxshmem_test_require::env("OXSHMEM_CUDA_INCLUDE", CUDA_HOW)?);
+    let ok = dir.join("cuda_runtime.h").exists();
+    oxshmem_test_require::need("OXSHMEM_CUDA_INCLUDE", ok, &format!("{} has no cuda_runtime.h", dir.display()))
+        .then_some(dir)
 }
+
+const CUDA_HOW: &str = "eval \"$(bash scripts/cuda-toolchain.sh --env)\" sets it";
 
 #[test]
 fn every_function_has_nvshmems_prototype() {
     if !have("g++") {
-        eprintln!("SKIPPED: g++ is not installed");
         return;
     }
     let src = tmp("protos.cc");
@@ -87,8 +90,6 @@ fn every_function_has_nvshmems_prototype() {
     compile("g++", &["-std=c++17", "-fsyntax-only"], &src, None);
     if let Some(cuda) = cuda_include() {
         compile("g++", &["-std=c++17", "-fsyntax-only"], &src, Some(&cuda));
-    } else {
-        eprintln!("SKIPPED (with CUDA's headers): OXSHMEM_CUDA_INCLUDE is not set");
     }
     let _ = std::fs::remove_file(&src);
 }
@@ -97,7 +98,6 @@ fn every_function_has_nvshmems_prototype() {
 #[test]
 fn a_wrong_prototype_fails_the_check() {
     if !have("g++") {
-        eprintln!("SKIPPED: g++ is not installed");
         return;
     }
     let bad = prototype_check().replace("decltype(&nvshmem_my_pe), int (*)()", "decltype(&nvshmem_my_pe), long (*)()");
@@ -137,7 +137,6 @@ int use_nvshmem(cudaStream_t s, dim3 d) {
 #[test]
 fn the_header_compiles_as_c11_and_cxx17_with_and_without_cuda() {
     if !have("gcc") || !have("g++") {
-        eprintln!("SKIPPED: gcc or g++ is not installed");
         return;
     }
     let c = tmp("use.c");
@@ -168,8 +167,6 @@ fn the_header_compiles_as_c11_and_cxx17_with_and_without_cuda() {
             let _ = std::fs::remove_file(&c2);
             let _ = std::fs::remove_file(&cc2);
         }
-    } else {
-        eprintln!("SKIPPED (with CUDA's headers): OXSHMEM_CUDA_INCLUDE is not set");
     }
     let _ = std::fs::remove_file(&c);
     let _ = std::fs::remove_file(&cc);

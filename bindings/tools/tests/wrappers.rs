@@ -54,7 +54,6 @@ fn compiler_can_be_overridden() {
 #[test]
 fn fortran_show_names_the_module_folder() {
     if !have("gfortran") {
-        eprintln!("gfortran not found: skipped");
         return;
     }
     let out = run_ok(Command::new(tool("oshfort")).args(["-show", "p.f90", "-o", "p"]).env_remove("OSHFORT_FC"));
@@ -77,7 +76,6 @@ fn fortran_show_names_the_module_folder() {
 #[test]
 fn c_program_runs_under_oshrun() {
     if !have("cc") {
-        eprintln!("cc not found: skipped");
         return;
     }
     ensure_built();
@@ -100,7 +98,6 @@ fn c_program_runs_under_oshrun() {
 #[test]
 fn cxx_program_runs_under_oshrun() {
     if !have("c++") {
-        eprintln!("c++ not found: skipped");
         return;
     }
     ensure_built();
@@ -113,7 +110,6 @@ fn cxx_program_runs_under_oshrun() {
 #[test]
 fn compiler_errors_pass_through() {
     if !have("cc") {
-        eprintln!("cc not found: skipped");
         return;
     }
     let t = TempDir::new("err");

@@ -64,9 +64,11 @@ pub(crate) fn tool(name: &str) -> PathBuf {
     p
 }
 
-/// Whether `cmd --version` runs.
+/// Whether `cmd --version` runs. If not, the test is skipped with the reason, or fails where the
+/// run requires every tool (`oxshmem_test_require`): the caller just returns on `false`.
 pub(crate) fn have(cmd: &str) -> bool {
-    Command::new(cmd).arg("--version").output().is_ok_and(|o| o.status.success())
+    let ok = Command::new(cmd).arg("--version").output().is_ok_and(|o| o.status.success());
+    oxshmem_test_require::need(cmd, ok, &format!("`{cmd} --version` does not run (install {cmd})"))
 }
 
 /// A temporary directory of one test, removed when dropped.
