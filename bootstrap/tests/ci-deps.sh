@@ -2,6 +2,9 @@
 # Install what the bootstrap launcher tests (tests/launchers.rs) and the runtime's ofi transport
 # need, and start nothing:
 #   mpich        mpiexec.hydra (PMI-1 and PMI-2)
+#   openmpi-bin libopenmpi-dev  mpirun.openmpi (PMIx) and libmpi.so.40 for the launcher and MPI-
+#                communicator tests (it repoints the mpicc/mpirun alternatives: the tests call
+#                mpicc.mpich and mpiexec.hydra by name)
 #   libpmix-dev  libpmix 4.2 for `--features pmix`, and Slurm's mpi/pmix plugin
 #   slurm-wlm    slurmctld, slurmd, srun for the private cluster of tests/slurm/up.sh
 #   munge        what slurm-wlm expects to find (the test cluster itself uses auth/none)
@@ -16,10 +19,10 @@
 #   python3, python3-venv  the doc-command check (scripts/doc-commands.sh) reads the docs with
 #                it; scripts/cuda-toolchain.sh installs NVIDIA's CUDA wheels into a venv
 # Debian 12 / Ubuntu. Needs root (or sudo). Then run the tests with
-# OXSHMEM_TEST_REQUIRE_LAUNCHERS=1, so that a missing launcher fails instead of skipping.
+# OXSHMEM_TEST_REQUIRE=all, so that a missing tool fails its test instead of skipping it.
 set -euo pipefail
 
-pkgs=(mpich libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev libibverbs-dev
+pkgs=(mpich openmpi-bin libopenmpi-dev libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev libibverbs-dev
       librdmacm-dev gcc g++ gfortran binutils python3 python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do

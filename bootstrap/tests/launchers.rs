@@ -3,12 +3,15 @@
 //! (`tests/slurm/up.sh`), OpenMPI's `mpirun` (PMIx) when it is installed, and the unique-id
 //! bootstrap with processes this test starts itself.
 //!
-//! The PEs are this test binary, re-executed as `--exact pe_child` with
-//! `OXS_LAUNCH_TEST_PE=<scenario>`. A launcher that is not installed makes its test print why
-//! and pass — unless `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set (CI sets it after
-//! `tests/ci-deps.sh`), which turns every skip into a failure. Every job runs in its own
+//! The PEs are a program of their own, `tests/pe/launchers.rs` (example `launchers-pe`), started
+//! with `OXS_LAUNCH_TEST_PE=<scenario>`. A launcher that is not installed makes its test print
+//! why and pass — unless the run requires it (`OXSHMEM_TEST_REQUIRE`, crate `oxshmem-test-require`; `.ci/run`
+//! requires everything after installing it), which turns the skip into a failure.
+//! Every job runs in its own
 //! process group under a watchdog that kills the group, and every PE bootstrap wait is bounded
 //! by `OXSHMEM_TIMEOUT`, so no test can hang.
+
+mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -22,83 +25,6 @@ use oxshmem_bootstrap::uid::{CHALLENGE_LEN, UniqueId, decode_challenge};
 const PE_VAR: &str = "OXS_LAUNCH_TEST_PE";
 /// Upper bound for any one job here; they take well under a second when all is well.
 const WATCHDOG: Duration = Duration::from_secs(60);
-
-// ---------------------------------------------------------------- the PE side
-
-/// Not a test of its own: the entry point of a PE when a launcher runs this binary.
-#[test]
-fn pe_child() {
-    let Ok(scenario) = std::env::var(PE_VAR) else {
-        return;
-    };
-    // As the runtime's init does: logging when the environment asks for it.
-    oxshmem_bootstrap::logging::install(None);
-    std::process::exit(pe_main(&scenario));
-}
-
-/// Rank `rank`'s contribution to allgather number `epoch`: sizes cross the 1000-character
-/// chunk boundary of the PMI back ends and include 0.
-fn blob(rank: usize, epoch: usize) -> Vec<u8> {
-    let len = [0, 10 * 1024, 1, 3000, 7, 0, 999, 2048][rank % 8];
-    (0..len).map(|i| (i * 31 + rank * 7 + epoch * 13) as u8).collect()
-}
-
-fn show_nodes(n: &Option<Vec<usize>>) -> String {
-    match n {
-        None => "none".into(),
-        Some(v) => v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","),
-    }
-}
-
-fn pe_main(scenario: &str) -> i32 {
-    let boot = match oxshmem_bootstrap::from_env() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("PE init failed: {e}");
-            return 3;
-        }
-    };
-    let (rank, size) = (boot.rank(), boot.size());
-    if let Ok(want) = std::env::var("OXS_EXPECT_NAME") {
-        assert_eq!(boot.name(), want, "PE {rank}: bootstrap");
-    }
-    match scenario {
-        "collectives" => {
-            for epoch in 0..2 {
-                let all = boot.allgather(&blob(rank, epoch)).unwrap();
-                assert_eq!(all.len(), size);
-                for (r, got) in all.iter().enumerate() {
-                    assert!(got == &blob(r, epoch), "PE {rank}: blob of {r}, epoch {epoch}");
-                }
-            }
-            boot.barrier().unwrap();
-            let root = size - 1;
-            let data: Vec<u8> = (0..3000u32).map(|i| (i % 253) as u8).collect();
-            let got = boot.broadcast(root, (rank == root).then_some(&data[..])).unwrap();
-            assert!(got == data, "PE {rank}: broadcast");
-            let nodes = show_nodes(&boot.node_mapping());
-            if let Ok(want) = std::env::var("OXS_EXPECT_NODES") {
-                assert_eq!(nodes, want, "PE {rank}: node mapping");
-            }
-            println!("PE {rank} of {size}: ok {} nodes={nodes}", boot.name());
-            boot.finalize().unwrap();
-        }
-        "abort" => {
-            if rank == 1 {
-                std::thread::sleep(Duration::from_millis(100));
-                boot.abort(7, "PE 1 gives up: test abort");
-            }
-            if let Err(e) = boot.barrier() {
-                eprintln!("PE {rank}: barrier failed: {e}");
-                return 5;
-            }
-            eprintln!("PE {rank}: the barrier completed although PE 1 aborted");
-            return 6;
-        }
-        other => panic!("unknown scenario {other}"),
-    }
-    0
-}
 
 // ---------------------------------------------------------------- running jobs
 
@@ -184,11 +110,6 @@ fn run(cmd: &mut Command) -> Out {
     finish_all(vec![child], t).pop().unwrap()
 }
 
-/// Arguments that make this binary run one PE.
-fn pe_args() -> [&'static str; 4] {
-    ["--exact", "pe_child", "--nocapture", "--test-threads=1"]
-}
-
 /// Clear the bootstrap variables this test process may have inherited.
 fn clean_env(cmd: &mut Command) -> &mut Command {
     for (k, _) in std::env::vars_os() {
@@ -210,23 +131,12 @@ fn assert_collectives_ok(out: &Out, n: usize, name: &str, nodes: &str) {
 
 // ---------------------------------------------------------------- skipping
 
-fn which(tool: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
-}
-
-/// Say why a test does not run; a failure instead when `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set.
-fn skip(why: &str) {
-    if std::env::var_os("OXSHMEM_TEST_REQUIRE_LAUNCHERS").is_some() {
-        panic!("{why}, and OXSHMEM_TEST_REQUIRE_LAUNCHERS is set (run tests/ci-deps.sh)");
-    }
-    eprintln!("skipping: {why}");
-}
+use oxshmem_test_require::which;
 
 fn hydra() -> Option<PathBuf> {
     let h = which("mpiexec.hydra");
     if h.is_none() {
-        skip("mpiexec.hydra not found (apt-get install mpich)");
+        oxshmem_test_require::skip("mpich", "mpiexec.hydra not found (apt-get install mpich)");
     }
     h
 }
@@ -239,8 +149,7 @@ fn hydra_job(h: &Path, n: usize, opts: &[&str], scenario: &str, name: &str) -> C
     clean_env(&mut c)
         .args(opts)
         .args(["-n", &n.to_string()])
-        .arg(std::env::current_exe().unwrap())
-        .args(pe_args())
+        .arg(common::pe_program("launchers-pe"))
         .env(PE_VAR, scenario)
         .env("OXS_EXPECT_NAME", name)
         .env("OXSHMEM_TIMEOUT", "30");
@@ -348,8 +257,7 @@ impl Slurm {
         clean_env(&mut c)
             .env("SLURM_CONF", &self.conf)
             .args([&format!("--mpi={mpi}"), "-n", &n.to_string(), "--time=1", "--kill-on-bad-exit=1"])
-            .arg(std::env::current_exe().unwrap())
-            .args(pe_args())
+            .arg(common::pe_program("launchers-pe"))
             .env(PE_VAR, scenario)
             .env("OXSHMEM_TIMEOUT", "30");
         c
@@ -369,13 +277,13 @@ impl Drop for Slurm {
 fn slurm_available() -> bool {
     for tool in ["slurmctld", "slurmd", "srun", "scontrol"] {
         if which(tool).is_none() {
-            skip(&format!("{tool} not found (apt-get install slurm-wlm)"));
+            oxshmem_test_require::skip("slurm", &format!("{tool} not found (apt-get install slurm-wlm)"));
             return false;
         }
     }
     // SAFETY: getuid has no preconditions.
     if unsafe { libc::getuid() } != 0 {
-        skip("the private Slurm cluster needs root (slurmd)");
+        oxshmem_test_require::skip("slurm", "the private Slurm cluster needs root (slurmd)");
         return false;
     }
     true
@@ -417,24 +325,24 @@ fn srun_pmi2_and_pmix() {
 fn openmpi_mpirun_pmix() {
     // Debian's openmpi-bin installs mpirun.openmpi whatever `mpirun` points to.
     let Some(mpirun) = which("mpirun.openmpi") else {
-        // Not in ci-deps.sh: installing it would repoint the `mpirun` alternative.
-        eprintln!("skipping: mpirun.openmpi not found (apt-get install openmpi-bin)");
+        oxshmem_test_require::skip("openmpi", "mpirun.openmpi not found (apt-get install openmpi-bin)");
         return;
     };
-    if !cfg!(feature = "pmix") {
-        eprintln!("skipping: OpenMPI's mpirun speaks PMIx only; build with --features pmix");
-        return;
-    }
     let mut c = Command::new(mpirun);
     clean_env(&mut c)
         .args(["--allow-run-as-root", "--oversubscribe", "-n", "4"])
-        .arg(std::env::current_exe().unwrap())
-        .args(pe_args())
+        .arg(common::pe_program("launchers-pe"))
         .env(PE_VAR, "collectives")
         .env("OXS_EXPECT_NAME", "pmix")
         .env("OXSHMEM_TIMEOUT", "30");
     let out = run(&mut c);
-    assert_collectives_ok(&out, 4, "pmix", "0,0,0,0");
+    if cfg!(feature = "pmix") {
+        assert_collectives_ok(&out, 4, "pmix", "0,0,0,0");
+    } else {
+        // OpenMPI's mpirun speaks PMIx only: without the feature the PEs say what to rebuild.
+        assert_ne!(out.status.code(), Some(0), "{out:?}");
+        assert!(out.stderr.contains("rebuild with `--features pmix`"), "{out:?}");
+    }
 }
 
 // ---------------------------------------------------------------- unique id
@@ -463,9 +371,8 @@ fn local_id() -> UniqueId {
 
 /// One uid PE process: `rank` of `size` in job `id`.
 fn uid_pe(id: &UniqueId, rank: usize, size: usize, scenario: &str, timeout: &str) -> Child {
-    let mut c = Command::new(std::env::current_exe().unwrap());
+    let mut c = Command::new(common::pe_program("launchers-pe"));
     clean_env(&mut c)
-        .args(pe_args())
         .env(PE_VAR, scenario)
         .env("OXS_EXPECT_NAME", "uid")
         .env("OXSHMEM_UNIQUEID", id.to_string())

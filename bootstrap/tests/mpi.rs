@@ -2,29 +2,26 @@
 //! in real MPI jobs: MPICH under its launcher `mpiexec.hydra`, and Open MPI under
 //! `mpirun.openmpi` when it is installed.
 //!
-//! The PEs are this test binary, re-executed as `--exact pe_child` with
+//! The PEs are a program of their own, `tests/pe/mpi.rs` (example `mpi-pe`), started with
 //! `OXS_MPI_TEST_PE=<scenario>`. Like a program that links neither, a PE `dlopen`s the MPI
 //! library named by `OXS_MPI_TEST_LIB` (MPICH's `libmpich.so.12`/`libmpi.so.12`, found the way
 //! `mpicc -show` links it; Open MPI's `libmpi.so.40`) with `RTLD_GLOBAL`, calls `MPI_Init`
 //! through `dlsym`, and hands the bootstrap the address of its `MPI_Comm` variable. No part of
 //! the test links MPI.
 //!
-//! Missing MPICH (Hydra or its library) makes a test print why and pass — unless
-//! `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set (CI sets it after `tests/ci-deps.sh`), which turns
-//! the skip into a failure. Open MPI is not in `ci-deps.sh` (installing it repoints the `mpirun`
-//! alternative), so its test always skips quietly without it. Every job runs in its own process
+//! Missing MPICH (Hydra or its library) or Open MPI makes a test print why and pass — unless the run requires it (`OXSHMEM_TEST_REQUIRE`, crate `oxshmem-test-require`; `.ci/run`
+//! requires everything after installing it), which turns the skip into a failure.
+//! Every job runs in its own process
 //! group under a watchdog that kills the group.
 
-use std::ffi::{CString, c_char, c_int, c_void};
+mod common;
+
 use std::fmt::Debug;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-
-use oxshmem_bootstrap::Bootstrap;
-use oxshmem_bootstrap::mpi::{Flavor, Mpi};
 
 const PE_VAR: &str = "OXS_MPI_TEST_PE";
 /// The MPI library a PE loads.
@@ -35,284 +32,6 @@ const FLAVOR_VAR: &str = "OXS_MPI_TEST_FLAVOR";
 const SCOPE_VAR: &str = "OXS_MPI_TEST_SCOPE";
 /// Upper bound for any one job here; they take about a second when all is well.
 const WATCHDOG: Duration = Duration::from_secs(60);
-
-// ---------------------------------------------------------------- the PE side
-
-/// Not a test of its own: the entry point of a PE when a launcher (or a test) runs this binary.
-#[test]
-fn pe_child() {
-    let Ok(scenario) = std::env::var(PE_VAR) else {
-        return;
-    };
-    std::process::exit(pe_main(&scenario));
-}
-
-/// The application's own MPI, reached through `dlsym` like the bootstrap's: `H` is the handle
-/// type of the ABI (`c_int` for MPICH, a pointer for Open MPI).
-struct App<H> {
-    init: unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int,
-    finalize: unsafe extern "C" fn() -> c_int,
-    comm_rank: unsafe extern "C" fn(H, *mut c_int) -> c_int,
-    comm_size: unsafe extern "C" fn(H, *mut c_int) -> c_int,
-    comm_split: unsafe extern "C" fn(H, c_int, c_int, *mut H) -> c_int,
-    comm_free: unsafe extern "C" fn(*mut H) -> c_int,
-    barrier: unsafe extern "C" fn(H) -> c_int,
-    world: H,
-    null: H,
-    flavor: Flavor,
-    /// A handle that is no communicator (MPICH only): what a confused program might pass.
-    bogus: Option<H>,
-}
-
-/// `dlsym` of the library just loaded, as the function pointer type `F`.
-///
-/// # Safety
-///
-/// `F` must be the `unsafe extern "C" fn` type of `name`'s C prototype.
-unsafe fn func<F: Copy>(lib: *mut c_void, name: &str) -> F {
-    assert_eq!(size_of::<F>(), size_of::<*mut c_void>());
-    let c = CString::new(name).unwrap();
-    // SAFETY: `lib` is a live dlopen handle; `c` is NUL-terminated.
-    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
-    assert!(!p.is_null(), "{name} not found in the MPI library");
-    // SAFETY: the caller guarantees `F` is the type of `name`, a function pointer like `p`.
-    unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) }
-}
-
-impl<H: Copy> App<H> {
-    /// # Safety
-    ///
-    /// `H` must be the handle type of the library behind `lib`, `world` and `null` its
-    /// `MPI_COMM_WORLD` and `MPI_COMM_NULL`.
-    unsafe fn load(lib: *mut c_void, world: H, null: H, flavor: Flavor, bogus: Option<H>) -> App<H> {
-        // SAFETY: the prototypes of mpi.h with MPI_Comm = H (the caller's promise).
-        unsafe {
-            App {
-                init: func(lib, "MPI_Init"),
-                finalize: func(lib, "MPI_Finalize"),
-                comm_rank: func(lib, "MPI_Comm_rank"),
-                comm_size: func(lib, "MPI_Comm_size"),
-                comm_split: func(lib, "MPI_Comm_split"),
-                comm_free: func(lib, "MPI_Comm_free"),
-                barrier: func(lib, "MPI_Barrier"),
-                world,
-                null,
-                flavor,
-                bogus,
-            }
-        }
-    }
-
-    fn mpi_init(&self) {
-        // SAFETY: MPI_Init(NULL, NULL) is allowed since MPI-2.
-        assert_eq!(unsafe { (self.init)(std::ptr::null_mut(), std::ptr::null_mut()) }, 0, "MPI_Init");
-    }
-
-    fn mpi_finalize(&self) {
-        // SAFETY: MPI is initialized and every communicator we made is freed or abandoned.
-        assert_eq!(unsafe { (self.finalize)() }, 0, "MPI_Finalize");
-    }
-
-    fn rank_size(&self, comm: H) -> (usize, usize) {
-        let (mut r, mut n) = (0, 0);
-        // SAFETY: `comm` is a live communicator; each call writes one int.
-        unsafe {
-            assert_eq!((self.comm_rank)(comm, &mut r), 0, "MPI_Comm_rank");
-            assert_eq!((self.comm_size)(comm, &mut n), 0, "MPI_Comm_size");
-        }
-        (r as usize, n as usize)
-    }
-}
-
-/// The bootstrap over `*comm`, as `nvshmemx_init_attr` gets it: `attr.mpi_comm = &comm`.
-fn boot_over<H>(comm: &H) -> oxshmem_bootstrap::Result<Mpi> {
-    // SAFETY: `comm` points to a live MPI_Comm of the loaded library (or, in the error cases,
-    // to a value of its handle type that the bootstrap must reject before MPI sees it).
-    unsafe { Mpi::from_comm((comm as *const H).cast()) }
-}
-
-/// Rank `rank`'s contribution to allgather number `epoch`: distinct, of distinct lengths,
-/// some empty.
-fn blob(rank: usize, epoch: usize) -> Vec<u8> {
-    let len = [0, 10 * 1024, 1, 3000, 7, 0, 999, 2048][(rank + epoch) % 8];
-    (0..len).map(|i| (i * 31 + rank * 7 + epoch * 13) as u8).collect()
-}
-
-fn check_collectives(boot: &Mpi, tag: &str) {
-    let (rank, size) = (boot.rank(), boot.size());
-    for epoch in 0..3 {
-        let all = boot.allgather(&blob(rank, epoch)).unwrap();
-        assert_eq!(all.len(), size, "{tag}");
-        for (r, got) in all.iter().enumerate() {
-            assert!(got == &blob(r, epoch), "{tag} PE {rank}: blob of {r}, epoch {epoch}");
-        }
-    }
-    // Pieces of one size (MPI_Allgather), and nothing at all.
-    let all = boot.allgather(&(rank as u64).to_le_bytes()).unwrap();
-    assert_eq!(all, (0..size as u64).map(|r| r.to_le_bytes().to_vec()).collect::<Vec<_>>(), "{tag}");
-    assert_eq!(boot.allgather(&[]).unwrap(), vec![Vec::<u8>::new(); size], "{tag}");
-    boot.barrier().unwrap();
-    // From the last rank (not 0 once there are two), from rank 1 % size with nothing, and from
-    // rank 0 passing None.
-    let root = size - 1;
-    let data: Vec<u8> = (0..3000u32).map(|i| (i % 253) as u8 ^ root as u8).collect();
-    let got = boot.broadcast(root, (rank == root).then_some(&data[..])).unwrap();
-    assert!(got == data, "{tag} PE {rank}: broadcast from {root}");
-    let got = boot.broadcast(1 % size, (rank == 1 % size).then_some(&[][..])).unwrap();
-    assert!(got.is_empty(), "{tag}");
-    assert!(boot.broadcast(0, None).unwrap().is_empty(), "{tag}");
-    boot.barrier().unwrap();
-    let err = boot.broadcast(size, None).unwrap_err().to_string();
-    assert!(err.contains("out of range"), "{err}");
-}
-
-fn expect_err(r: oxshmem_bootstrap::Result<Mpi>, want: &str) {
-    match r {
-        Ok(b) => panic!("expected an error with {want:?}, got {b:?}"),
-        Err(e) => assert!(e.to_string().contains(want), "expected {want:?} in {e}"),
-    }
-}
-
-fn run_pe<H: Copy + PartialEq + Debug>(app: &App<H>, scenario: &str) -> i32 {
-    let world = app.world;
-    match scenario {
-        "not-initialized" => {
-            expect_err(boot_over(&world), "NVSHMEMX_INIT_WITH_MPI_COMM: MPI is not initialized (call MPI_Init first)");
-            println!("ok: not initialized");
-            return 0;
-        }
-        "mpi-finalized-before-init" => {
-            app.mpi_init();
-            app.mpi_finalize();
-            expect_err(boot_over(&world), "NVSHMEMX_INIT_WITH_MPI_COMM: MPI is finalized already");
-            println!("ok: finalized before init");
-            return 0;
-        }
-        _ => {}
-    }
-    app.mpi_init();
-    let (wrank, wsize) = app.rank_size(world);
-    match scenario {
-        "world" => {
-            // Refused before MPI sees them (so they are local, not collective).
-            expect_err(boot_over(&app.null), "the communicator is MPI_COMM_NULL");
-            if let Some(bogus) = app.bogus {
-                expect_err(boot_over(&bogus), "is not an MPICH communicator handle");
-            }
-            let by_value: *const c_void = match app.flavor {
-                Flavor::Mpich => 0x4400_0000 as *const c_void,
-                // MPI_COMM_WORLD itself: the address of ompi_mpi_comm_world.
-                // SAFETY: the test only compares this address; H is a pointer here.
-                Flavor::OpenMpi => unsafe { std::mem::transmute_copy::<H, *const c_void>(&world) },
-            };
-            // SAFETY: the bootstrap must recognize this pointer and not read through it.
-            let e = unsafe { Mpi::from_comm(by_value) }.unwrap_err().to_string();
-            assert!(e.contains("pass") && e.contains("&comm"), "{e}");
-
-            let boot = boot_over(&world).unwrap();
-            assert_eq!((boot.rank(), boot.size()), (wrank, wsize), "bootstrap vs MPI_Comm_rank/size");
-            assert_eq!(boot.name(), "mpi");
-            assert_eq!(boot.library().flavor(), app.flavor);
-            assert!(boot.node_mapping().is_none());
-            // NULL means MPI_COMM_WORLD, as in NVSHMEM; two bootstraps coexist.
-            // SAFETY: NULL is allowed.
-            let second = unsafe { Mpi::from_comm(std::ptr::null()) }.unwrap();
-            assert_eq!((second.rank(), second.size()), (wrank, wsize));
-            check_collectives(&boot, "world");
-            assert_eq!(second.allgather(b"x").unwrap().len(), wsize);
-            second.finalize().unwrap();
-            // The application's communicator still works, the bootstrap's too.
-            // SAFETY: MPI_COMM_WORLD is live.
-            assert_eq!(unsafe { (app.barrier)(world) }, 0);
-            boot.barrier().unwrap();
-            boot.finalize().unwrap();
-            for e in [boot.barrier().unwrap_err(), boot.finalize().unwrap_err()] {
-                assert!(e.to_string().contains("after finalize"), "{e}");
-            }
-            println!("PE {wrank} of {wsize}: ok mpi {} [{}]", boot.library().flavor().name(), boot.library());
-        }
-        "split" => {
-            let color = (wrank % 2) as c_int;
-            let mut sub = app.null;
-            // SAFETY: world is live; MPI writes the new communicator into `sub`.
-            assert_eq!(unsafe { (app.comm_split)(world, color, wrank as c_int, &mut sub) }, 0);
-            let boot = boot_over(&sub).unwrap();
-            let want_size = (wsize + 1 - color as usize) / 2;
-            assert_eq!((boot.rank(), boot.size()), (wrank / 2, want_size), "PE {wrank}");
-            assert_eq!((boot.rank(), boot.size()), app.rank_size(sub));
-            // Each member gives its world rank, wrank + 1 times: the evens see the evens.
-            let all = boot.allgather(&vec![wrank as u8; wrank + 1]).unwrap();
-            let members: Vec<usize> = (color as usize..wsize).step_by(2).collect();
-            assert_eq!(all, members.iter().map(|&w| vec![w as u8; w + 1]).collect::<Vec<_>>(), "PE {wrank}");
-            check_collectives(&boot, "split");
-            boot.finalize().unwrap();
-            // SAFETY: `sub` is ours and no longer used.
-            assert_eq!(unsafe { (app.comm_free)(&mut sub) }, 0);
-            println!("PE {wrank} of {wsize}: ok split color {color}: {} of {}", wrank / 2, want_size);
-        }
-        "mpi-finalized-first" => {
-            let boot = boot_over(&world).unwrap();
-            assert_eq!(boot.allgather(b"before").unwrap().len(), wsize);
-            app.mpi_finalize();
-            // MPI is gone: finalize must not call MPI_Comm_free.
-            boot.finalize().unwrap();
-            println!("PE {wrank} of {wsize}: ok finalize after MPI_Finalize");
-            return 0;
-        }
-        "abort" => {
-            let boot = boot_over(&world).unwrap();
-            if wrank == 1 {
-                std::thread::sleep(Duration::from_millis(100));
-                boot.abort(7, "PE 1 gives up: test abort");
-            }
-            if let Err(e) = boot.barrier() {
-                eprintln!("PE {wrank}: barrier failed: {e}");
-                return 5;
-            }
-            eprintln!("PE {wrank}: the barrier completed although PE 1 aborted");
-            return 6;
-        }
-        other => panic!("unknown scenario {other}"),
-    }
-    app.mpi_finalize();
-    0
-}
-
-fn pe_main(scenario: &str) -> i32 {
-    if scenario == "no-mpi" {
-        let world: c_int = 0x4400_0000;
-        expect_err(
-            boot_over(&world),
-            "NVSHMEMX_INIT_WITH_MPI_COMM: no MPI library is loaded in this process (MPI_Comm_rank not found)",
-        );
-        println!("ok: no MPI");
-        return 0;
-    }
-    let path = std::env::var(LIB_VAR).expect("OXS_MPI_TEST_LIB");
-    let scope = if std::env::var(SCOPE_VAR).as_deref() == Ok("local") { libc::RTLD_LOCAL } else { libc::RTLD_GLOBAL };
-    let c = CString::new(path.clone()).unwrap();
-    // SAFETY: loading the MPI library; its initializers are MPI's own.
-    let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | scope) };
-    assert!(!lib.is_null(), "dlopen {path} failed");
-    match std::env::var(FLAVOR_VAR).as_deref() {
-        // SAFETY: MPICH's ABI: int handles; MPI_COMM_WORLD 0x44000000, MPI_COMM_NULL
-        // 0x04000000 (its mpi.h); MPI_BYTE is no communicator.
-        Ok("mpich") => run_pe(
-            &unsafe { App::<c_int>::load(lib, 0x4400_0000, 0x0400_0000, Flavor::Mpich, Some(0x4c00_010d)) },
-            scenario,
-        ),
-        Ok("openmpi") => {
-            // SAFETY: `lib` is live; these are data symbols of Open MPI.
-            let (world, null) = unsafe {
-                (libc::dlsym(lib, c"ompi_mpi_comm_world".as_ptr()), libc::dlsym(lib, c"ompi_mpi_comm_null".as_ptr()))
-            };
-            assert!(!world.is_null() && !null.is_null(), "{path} is not Open MPI");
-            // SAFETY: Open MPI's ABI: pointer handles, MPI_COMM_WORLD = &ompi_mpi_comm_world.
-            run_pe(&unsafe { App::<*mut c_void>::load(lib, world, null, Flavor::OpenMpi, None) }, scenario)
-        }
-        other => panic!("{FLAVOR_VAR}={other:?}"),
-    }
-}
 
 // ---------------------------------------------------------------- running jobs
 
@@ -385,25 +104,9 @@ fn clean_env(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
-/// Arguments that make this binary run one PE.
-fn pe_args() -> [&'static str; 4] {
-    ["--exact", "pe_child", "--nocapture", "--test-threads=1"]
-}
-
 // ---------------------------------------------------------------- finding MPI
 
-fn which(tool: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file())
-}
-
-/// Say why a test does not run; a failure instead when `OXSHMEM_TEST_REQUIRE_LAUNCHERS` is set.
-fn skip(why: &str) {
-    if std::env::var_os("OXSHMEM_TEST_REQUIRE_LAUNCHERS").is_some() {
-        panic!("{why}, and OXSHMEM_TEST_REQUIRE_LAUNCHERS is set (run tests/ci-deps.sh)");
-    }
-    eprintln!("skipping: {why}");
-}
+use oxshmem_test_require::which;
 
 /// The `-L` folders and `-l` names a compiler wrapper's `flag` (`-show`, `-showme:link`)
 /// prints.
@@ -438,11 +141,14 @@ fn mpich_lib() -> Option<PathBuf> {
 
 fn hydra_and_mpich() -> Option<(PathBuf, PathBuf)> {
     let Some(h) = which("mpiexec.hydra") else {
-        skip("mpiexec.hydra not found (apt-get install mpich)");
+        oxshmem_test_require::skip("mpich", "mpiexec.hydra not found (apt-get install mpich)");
         return None;
     };
     let Some(lib) = mpich_lib() else {
-        skip("MPICH's libmpich.so.12 / libmpi.so.12 not found (apt-get install libmpich-dev)");
+        oxshmem_test_require::skip(
+            "mpich",
+            "MPICH's libmpich.so.12 / libmpi.so.12 not found (apt-get install libmpich-dev)",
+        );
         return None;
     };
     Some((h, lib))
@@ -453,8 +159,7 @@ fn hydra_job(h: &Path, lib: &Path, n: usize, scenario: &str) -> Command {
     let mut c = Command::new(h);
     clean_env(&mut c)
         .args(["-n", &n.to_string()])
-        .arg(std::env::current_exe().unwrap())
-        .args(pe_args())
+        .arg(common::pe_program("mpi-pe"))
         .env(PE_VAR, scenario)
         .env(LIB_VAR, lib)
         .env(FLAVOR_VAR, "mpich");
@@ -463,8 +168,8 @@ fn hydra_job(h: &Path, lib: &Path, n: usize, scenario: &str) -> Command {
 
 /// This binary as one PE without a launcher.
 fn plain_pe(scenario: &str) -> Command {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    clean_env(&mut c).args(pe_args()).env(PE_VAR, scenario);
+    let mut c = Command::new(common::pe_program("mpi-pe"));
+    clean_env(&mut c).env(PE_VAR, scenario);
     c
 }
 
@@ -545,24 +250,22 @@ fn errors_without_mpi_and_before_mpi_init() {
 
 #[test]
 fn openmpi_world_and_split() {
-    // Debian's openmpi-bin installs mpirun.openmpi whatever `mpirun` points to. Not in
-    // ci-deps.sh (it would repoint the `mpirun` alternative): skip quietly without it.
+    // Debian's openmpi-bin installs mpirun.openmpi whatever `mpirun` points to.
     let Some(mpirun) = which("mpirun.openmpi") else {
-        eprintln!("skipping: mpirun.openmpi not found (apt-get install openmpi-bin libopenmpi-dev)");
+        oxshmem_test_require::skip("openmpi", "mpirun.openmpi not found (apt-get install openmpi-bin libopenmpi-dev)");
         return;
     };
     let (mut dirs, _) = wrapper_link("mpicc.openmpi", "-showme:link");
     dirs.extend(MULTIARCH.iter().map(PathBuf::from));
     let Some(lib) = dirs.iter().map(|d| d.join("libmpi.so.40")).find(|p| p.exists()) else {
-        eprintln!("skipping: Open MPI's libmpi.so.40 not found (apt-get install libopenmpi-dev)");
+        oxshmem_test_require::skip("openmpi", "Open MPI's libmpi.so.40 not found (apt-get install libopenmpi-dev)");
         return;
     };
     let job = |n: usize, scenario: &str| {
         let mut c = Command::new(&mpirun);
         clean_env(&mut c)
             .args(["--allow-run-as-root", "--oversubscribe", "-n", &n.to_string()])
-            .arg(std::env::current_exe().unwrap())
-            .args(pe_args())
+            .arg(common::pe_program("mpi-pe"))
             .env(PE_VAR, scenario)
             .env(LIB_VAR, &lib)
             .env(FLAVOR_VAR, "openmpi")
