@@ -604,9 +604,10 @@ typedef struct oxshmem_bfloat16 {
 #endif
 
 /* Routines callable from host and device code are __host__ __device__ in nvcc's device pass
- * (as NVSHMEM declares them); the device-only ones are in nvshmem_device.h. */
+ * (as NVSHMEM declares them) and in both of clang's HIP passes (clang checks device code in
+ * its host pass too); the device-only ones are in nvshmem_device.h. */
 #ifndef NVSHMEMI_HOSTDEVICE_PREFIX
-#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+#if (defined(__CUDACC__) && defined(__CUDA_ARCH__)) || defined(__HIP__)
 #define NVSHMEMI_HOSTDEVICE_PREFIX __host__ __device__
 #else
 #define NVSHMEMI_HOSTDEVICE_PREFIX

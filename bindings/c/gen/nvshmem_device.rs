@@ -67,10 +67,10 @@ pub(crate) fn header(host_declared: &HashSet<&str>) -> String {
     let mut s = BANNER.replace("{FILE}", "nvshmem_device.h");
     s.push_str(
         "#ifndef OXSHMEM_NVSHMEM_DEVICE_H\n#define OXSHMEM_NVSHMEM_DEVICE_H\n\n\
-         /* Included by nvshmem.h under __CUDACC__. The routines callable from both sides are\n \
-         * declared in nvshmem.h with NVSHMEMI_HOSTDEVICE_PREFIX; these are device-only. They are\n \
-         * defined in libnvshmem_device.a (link with nvcc -rdc=true). */\n\
-         #if defined(__CUDACC__)\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+         /* Included by nvshmem.h under __CUDACC__ (nvcc) or __HIP__ (hipcc). The routines callable\n \
+         * from both sides are declared in nvshmem.h with NVSHMEMI_HOSTDEVICE_PREFIX; these are\n \
+         * device-only. They are defined in libnvshmem_device.a (link with nvcc -rdc=true). */\n\
+         #if defined(__CUDACC__) || defined(__HIP__)\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
     );
     for f in table() {
         if f.both && host_declared.contains(f.name.as_str()) {
@@ -79,7 +79,7 @@ pub(crate) fn header(host_declared: &HashSet<&str>) -> String {
         let prefix = if f.both { "NVSHMEMI_HOSTDEVICE_PREFIX" } else { "__device__" };
         let _ = writeln!(s, "{prefix} {} {}({});", f.ret, f.name, f.params);
     }
-    s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n#endif /* __CUDACC__ */\n#endif /* OXSHMEM_NVSHMEM_DEVICE_H */\n");
+    s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n#endif /* __CUDACC__ || __HIP__ */\n#endif /* OXSHMEM_NVSHMEM_DEVICE_H */\n");
     s
 }
 
@@ -103,7 +103,7 @@ pub(crate) fn cuda_files() -> Vec<(String, String)> {
             let mut s = BANNER.replace("{FILE}", &format!("generated/{a}.cu"));
             let _ = write!(
                 s,
-                "#include \"../oxshmem_device.cuh\"\n\n#ifdef __CUDA_ARCH__\nextern \"C\" {{\n\
+                "#include \"../oxshmem_device.cuh\"\n\n#if OXSHMEMI_DEVICE_PASS\nextern \"C\" {{\n\
                  using namespace oxshmemi;\n\n"
             );
             (format!("{a}.cu"), s)
@@ -125,7 +125,7 @@ pub(crate) fn cuda_files() -> Vec<(String, String)> {
         let _ = writeln!(files[area].1, "{prefix} {} {}({}) {{ {ret}{call}; }}", f.ret, f.name, f.params);
     }
     for (_, s) in &mut files {
-        s.push_str("\n} /* extern \"C\" */\n#endif /* __CUDA_ARCH__ */\n");
+        s.push_str("\n} /* extern \"C\" */\n#endif /* OXSHMEMI_DEVICE_PASS */\n");
     }
     files
 }

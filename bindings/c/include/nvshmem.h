@@ -58,9 +58,10 @@ typedef struct oxshmem_bfloat16 {
 #endif
 
 /* Routines callable from host and device code are __host__ __device__ in nvcc's device pass
- * (as NVSHMEM declares them); the device-only ones are in nvshmem_device.h. */
+ * (as NVSHMEM declares them) and in both of clang's HIP passes (clang checks device code in
+ * its host pass too); the device-only ones are in nvshmem_device.h. */
 #ifndef NVSHMEMI_HOSTDEVICE_PREFIX
-#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+#if (defined(__CUDACC__) && defined(__CUDA_ARCH__)) || defined(__HIP__)
 #define NVSHMEMI_HOSTDEVICE_PREFIX __host__ __device__
 #else
 #define NVSHMEMI_HOSTDEVICE_PREFIX
@@ -1738,7 +1739,7 @@ NVSHMEMI_HOST_API int nvshmemx_bfloat16_prod_reducescatter_on_stream(nvshmem_tea
 } /* extern "C" */
 #endif
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(__HIP__)
 #include "nvshmem_device.h"
 #endif
 

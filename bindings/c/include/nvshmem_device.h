@@ -8,10 +8,10 @@
 #ifndef OXSHMEM_NVSHMEM_DEVICE_H
 #define OXSHMEM_NVSHMEM_DEVICE_H
 
-/* Included by nvshmem.h under __CUDACC__. The routines callable from both sides are
- * declared in nvshmem.h with NVSHMEMI_HOSTDEVICE_PREFIX; these are device-only. They are
- * defined in libnvshmem_device.a (link with nvcc -rdc=true). */
-#if defined(__CUDACC__)
+/* Included by nvshmem.h under __CUDACC__ (nvcc) or __HIP__ (hipcc). The routines callable
+ * from both sides are declared in nvshmem.h with NVSHMEMI_HOSTDEVICE_PREFIX; these are
+ * device-only. They are defined in libnvshmem_device.a (link with nvcc -rdc=true). */
+#if defined(__CUDACC__) || defined(__HIP__)
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -1996,5 +1996,5 @@ __device__ int nvshmemx_double_prod_reducescatter_block(nvshmem_team_t team, dou
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
-#endif /* __CUDACC__ */
+#endif /* __CUDACC__ || __HIP__ */
 #endif /* OXSHMEM_NVSHMEM_DEVICE_H */

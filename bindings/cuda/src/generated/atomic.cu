@@ -7,7 +7,7 @@
  */
 #include "../oxshmem_device.cuh"
 
-#ifdef __CUDA_ARCH__
+#if OXSHMEMI_DEVICE_PASS
 extern "C" {
 using namespace oxshmemi;
 
@@ -157,4 +157,4 @@ __host__ __device__ int64_t nvshmem_int64_atomic_fetch_xor(int64_t *dest, int64_
 __host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_xor(uint64_t *dest, uint64_t value, int pe) { return api::atomic_fetch_xor<Thread, uint64_t>(dest, value, pe); }
 
 } /* extern "C" */
-#endif /* __CUDA_ARCH__ */
+#endif /* OXSHMEMI_DEVICE_PASS */

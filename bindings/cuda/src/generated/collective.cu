@@ -7,7 +7,7 @@
  */
 #include "../oxshmem_device.cuh"
 
-#ifdef __CUDA_ARCH__
+#if OXSHMEMI_DEVICE_PASS
 extern "C" {
 using namespace oxshmemi;
 
@@ -1076,4 +1076,4 @@ __device__ int nvshmemx_float_prod_reducescatter_block(nvshmem_team_t team, floa
 __device__ int nvshmemx_double_prod_reducescatter_block(nvshmem_team_t team, double *dest, const double *src, size_t nreduce) { return api::reducescatter<Block, double, Op::Prod>(team, dest, src, nreduce); }
 
 } /* extern "C" */
-#endif /* __CUDA_ARCH__ */
+#endif /* OXSHMEMI_DEVICE_PASS */

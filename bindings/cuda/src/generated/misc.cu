@@ -7,7 +7,7 @@
  */
 #include "../oxshmem_device.cuh"
 
-#ifdef __CUDA_ARCH__
+#if OXSHMEMI_DEVICE_PASS
 extern "C" {
 using namespace oxshmemi;
 
@@ -24,4 +24,4 @@ __host__ __device__ void * nvshmem_ptr(const void *ptr, int pe) { return api::pt
 __host__ __device__ void * nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr) { return api::mc_ptr<Thread>(team, ptr); }
 
 } /* extern "C" */
-#endif /* __CUDA_ARCH__ */
+#endif /* OXSHMEMI_DEVICE_PASS */

@@ -7,7 +7,7 @@
  */
 #include "../oxshmem_device.cuh"
 
-#ifdef __CUDA_ARCH__
+#if OXSHMEMI_DEVICE_PASS
 extern "C" {
 using namespace oxshmemi;
 
@@ -965,4 +965,4 @@ __device__ void nvshmemx_qp_ptrdiff_get_nbi_warp(ptrdiff_t *dest, const ptrdiff_
 __device__ void nvshmemx_qp_ptrdiff_get_nbi_block(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe, nvshmemx_qp_handle_t qp_index) { api::get_nbi<Block, ptrdiff_t>(dest, source, nelems, pe); }
 
 } /* extern "C" */
-#endif /* __CUDA_ARCH__ */
+#endif /* OXSHMEMI_DEVICE_PASS */

@@ -7,7 +7,7 @@
  */
 #include "../oxshmem_device.cuh"
 
-#ifdef __CUDA_ARCH__
+#if OXSHMEMI_DEVICE_PASS
 extern "C" {
 using namespace oxshmemi;
 
@@ -353,4 +353,4 @@ __device__ void nvshmemx_qp_ptrdiff_put_signal_nbi_warp(ptrdiff_t *dest, const p
 __device__ void nvshmemx_qp_ptrdiff_put_signal_nbi_block(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, nvshmemx_qp_handle_t qp_index) { api::put_signal_nbi<Block, ptrdiff_t>(dest, source, nelems, sig_addr, signal, sig_op, pe); }
 
 } /* extern "C" */
-#endif /* __CUDA_ARCH__ */
+#endif /* OXSHMEMI_DEVICE_PASS */

@@ -7,7 +7,7 @@
  */
 #include "../oxshmem_device.cuh"
 
-#ifdef __CUDA_ARCH__
+#if OXSHMEMI_DEVICE_PASS
 extern "C" {
 using namespace oxshmemi;
 
@@ -34,4 +34,4 @@ __device__ void nvshmemx_qp_fence_warp(int pe, nvshmemx_qp_handle_t *qp_handle, 
 __device__ void nvshmemx_qp_fence_block(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_fence<Block>(pe, qp_handle, num_qps); }
 
 } /* extern "C" */
-#endif /* __CUDA_ARCH__ */
+#endif /* OXSHMEMI_DEVICE_PASS */

@@ -7,7 +7,7 @@
  */
 #include "../oxshmem_device.cuh"
 
-#ifdef __CUDA_ARCH__
+#if OXSHMEMI_DEVICE_PASS
 extern "C" {
 using namespace oxshmemi;
 
@@ -209,4 +209,4 @@ __device__ size_t nvshmem_size_test_some_vector(size_t *ivars, size_t nelems, si
 __device__ size_t nvshmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t *cmp_values) { return api::test_some_vector<Thread, ptrdiff_t>(ivars, nelems, indices, status, cmp, cmp_values); }
 
 } /* extern "C" */
-#endif /* __CUDA_ARCH__ */
+#endif /* OXSHMEMI_DEVICE_PASS */
