@@ -457,7 +457,7 @@ pub(crate) fn generate(types: &[Ty], version: &str) -> Output {
     Output {
         rust: rust(types, &funcs),
         shmem_h: shmem_h(types, &funcs, version),
-        shmemx_h: shmemx_h(&funcs),
+        shmemx_h: shmemx_h(types, &funcs),
         mpp_shmem_h: mpp("shmem.h"),
         mpp_shmemx_h: mpp("shmemx.h"),
         nvshmem_h: nvshmem_h(&funcs, version),
@@ -769,7 +769,7 @@ extern shmem_ctx_t SHMEM_CTX_DEFAULT;
 #endif
 "#,
     );
-    cxx_overloads(&mut s, types);
+    cxx_overloads(&mut s, types, Header::Shmem);
     s.push_str(
         r#"
 static inline int shmem_sync(shmem_team_t team) {
@@ -792,7 +792,7 @@ static inline int shmem_sync(shmem_team_t team) {
 static inline void shmem_c11_generic_selection_failed(void) {}
 "#,
     );
-    c11_generics(&mut s, types);
+    c11_generics(&mut s, types, Header::Shmem);
     s.push_str(
         r#"
 #define shmem_sync(...) \
@@ -809,7 +809,7 @@ static inline void shmem_c11_generic_selection_failed(void) {}
     s
 }
 
-fn shmemx_h(funcs: &[Func]) -> String {
+fn shmemx_h(types: &[Ty], funcs: &[Func]) -> String {
     let mut s = banner("shmemx.h");
     s.push_str("#ifndef OXSHMEM_SHMEMX_H\n#define OXSHMEM_SHMEMX_H\n\n#include \"shmem.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
     s.push_str(ops::SHMEMX_PREAMBLE);
@@ -819,7 +819,11 @@ fn shmemx_h(funcs: &[Func]) -> String {
     prototypes(&mut s, &ext, Header::Shmemx);
     s.push_str(ops::SHMEM_1_6_BANNER);
     prototypes(&mut s, &std16, Header::Shmemx);
-    s.push_str(ops::SHMEMX_POSTAMBLE);
+    let mut cxx = String::new();
+    cxx_overloads(&mut cxx, types, Header::Shmemx);
+    let mut c11 = String::new();
+    c11_generics(&mut c11, types, Header::Shmemx);
+    s.push_str(&ops::SHMEMX_POSTAMBLE.replace("{CXX_OVERLOADS}\n", &cxx).replace("{C11_GENERICS}\n", &c11));
     s
 }
 
@@ -867,13 +871,22 @@ fn mpp(file: &str) -> String {
 }
 
 /// The typed routines that have a generic interface, with the parameters of their form without
-/// a context.
-fn generic_ops() -> impl Iterator<Item = (&'static Op, &'static str, Vec<Param>)> {
-    OPS.iter().filter_map(|op| op.generic.map(|g| (op, g, parse_params(op.params))))
+/// a context: those declared in `header` (`None`: every header).
+fn generic_ops(header: Option<Header>) -> impl Iterator<Item = (&'static Op, &'static str, Vec<Param>)> {
+    OPS.iter()
+        .filter(move |op| header.is_none_or(|h| op.header == h))
+        .filter_map(|op| op.generic.map(|g| (op, g, parse_params(op.params))))
 }
 
-fn cxx_overloads(s: &mut String, types: &[Ty]) {
-    for (op, g, params) in generic_ops() {
+/// The name of `op`'s typed routine for type `t` (pattern `pattern`), with its prefix
+/// (`shmemx_float_ibput`, `shmem_ctx_long_put`).
+fn prefixed_name(op: &Op, pattern: &str, t: &Ty, ctx: bool) -> String {
+    let name = typed_name(pattern, "{T}", &t.name, ctx);
+    format!("{}{}", op.prefix, name.strip_prefix("shmem_").expect("typed names begin with shmem_"))
+}
+
+fn cxx_overloads(s: &mut String, types: &[Ty], header: Header) {
+    for (op, g, params) in generic_ops(Some(header)) {
         let _ = writeln!(s, "\n/* {g} */");
         let ret = parse_ret(op.ret);
         let args = params.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(", ");
@@ -884,14 +897,14 @@ fn cxx_overloads(s: &mut String, types: &[Ty]) {
         for t in generic_types(types, op.fam) {
             let ret_c = c_ret(&ret, Some(t));
             let ret_kw = if ret.is_some() { "return " } else { "" };
-            let call = typed_name(target, "{T}", &t.name, false);
+            let call = prefixed_name(op, target, t, false);
             let _ = writeln!(
                 s,
                 "{dep}static inline {} {{ {ret_kw}{call}({args}); }}",
                 c_decl(&ret_c, g, &c_params(&params, Some(t)))
             );
             if op.ctx {
-                let call = typed_name(target, "{T}", &t.name, true);
+                let call = prefixed_name(op, target, t, true);
                 let _ = writeln!(
                     s,
                     "{dep}static inline {} {{ {ret_kw}{call}(ctx, {args}); }}",
@@ -902,10 +915,10 @@ fn cxx_overloads(s: &mut String, types: &[Ty]) {
     }
 }
 
-fn c11_generics(s: &mut String, types: &[Ty]) {
-    for (op, g, params) in generic_ops() {
+fn c11_generics(s: &mut String, types: &[Ty], header: Header) {
+    for (op, g, params) in generic_ops(Some(header)) {
         let ts = generic_types(types, op.fam);
-        let typed_ctx = |ctx: bool, t: &Ty| typed_name(op.typed, "{T}", &t.name, ctx);
+        let typed_ctx = |ctx: bool, t: &Ty| prefixed_name(op, op.typed, t, ctx);
         let dispatch = &params[op.garg];
         let assoc = |ctx: bool, indent: &str| {
             let mut a = Vec::new();
@@ -947,14 +960,14 @@ fn c11_generics(s: &mut String, types: &[Ty]) {
 /// every association selects a routine whose prototype accepts those arguments.
 fn generic_check(types: &[Ty], cxx: bool) -> String {
     let mut s = format!(
-        "/* {GENERATED_BY} */\n#include <shmem.h>\n\nvoid oxshmem_generic_check(void);\nvoid oxshmem_generic_check(void) {{\n"
+        "/* {GENERATED_BY} */\n#include <shmem.h>\n#include <shmemx.h>\n\nvoid oxshmem_generic_check(void);\nvoid oxshmem_generic_check(void) {{\n"
     );
     let arg = |p: &Param, t: &Ty| match p.base.as_str() {
         "shmem_team_t" => "SHMEM_TEAM_WORLD".to_string(),
         "shmem_ctx_t" => "SHMEM_CTX_DEFAULT".to_string(),
         _ => format!("({})0", p.c_type(Some(t))),
     };
-    for (op, g, params) in generic_ops() {
+    for (op, g, params) in generic_ops(None) {
         for t in generic_types(types, op.fam) {
             let mut variants = vec![params.clone()];
             if params[op.garg].konst {

@@ -893,6 +893,7 @@ pub(crate) const OPS: &[Op] = &[
         sized: Some(("ibput{S}", "bits")),
         params: RMA_BLOCKED,
         ctx: true,
+        generic: Some("shmemx_ibput"),
         body: IBPUT_BODY,
         ..SX
     },
@@ -902,6 +903,7 @@ pub(crate) const OPS: &[Op] = &[
         sized: Some(("ibget{S}", "bits")),
         params: RMA_BLOCKED,
         ctx: true,
+        generic: Some("shmemx_ibget"),
         body: IBGET_BODY,
         ..SX
     },
@@ -930,6 +932,7 @@ pub(crate) const OPS: &[Op] = &[
         sized: Some(("ibput{S}", "bits")),
         params: RMA_BLOCKED,
         ctx: true,
+        generic: Some("shmem_ibput"),
         body: IBPUT_BODY,
         ..S16
     },
@@ -939,6 +942,7 @@ pub(crate) const OPS: &[Op] = &[
         sized: Some(("ibget{S}", "bits")),
         params: RMA_BLOCKED,
         ctx: true,
+        generic: Some("shmem_ibget"),
         body: IBGET_BODY,
         ..S16
     },
@@ -1367,6 +1371,7 @@ pub(crate) const SHMEM_1_6_BANNER: &str = r#"
 pub(crate) const SHMEMX_POSTAMBLE: &str = r#"
 #ifdef __cplusplus
 } /* extern "C" */
+{CXX_OVERLOADS}
 
 static inline void shmemx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
     shmemx_ctx_signal_add(ctx, sig_addr, signal, pe);
@@ -1382,7 +1387,7 @@ static inline void shmem_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_
 }
 
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-
+{C11_GENERICS}
 #define shmemx_signal_add(...) \
     _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
         shmem_ctx_t: shmemx_ctx_signal_add, \

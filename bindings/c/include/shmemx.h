@@ -425,6 +425,126 @@ SHMEM_FUNCTION_ATTRIBUTES int shmem_complexd_sum_exscan(shmem_team_t team, doubl
 #ifdef __cplusplus
 } /* extern "C" */
 
+/* shmemx_ibput */
+static inline void shmemx_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_float_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_float_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_double_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_double_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_longdouble_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_longdouble_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_char_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_char_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_schar_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_schar_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_short_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_short_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_int_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_int_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_long_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_long_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_longlong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_longlong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_uchar_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_uchar_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ushort_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_ushort_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_uint_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_uint_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ulong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_ulong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ulonglong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_ulonglong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+
+/* shmemx_ibget */
+static inline void shmemx_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_float_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_float_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_double_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_double_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_longdouble_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_longdouble_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_char_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_char_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_schar_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_schar_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_short_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_short_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_int_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_int_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_long_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_long_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_longlong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_longlong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_uchar_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_uchar_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ushort_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_ushort_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_uint_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_uint_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ulong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_ulong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ulonglong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmemx_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmemx_ctx_ulonglong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+
+/* shmem_ibput */
+static inline void shmem_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_float_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_float_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_double_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_double_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_longdouble_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_longdouble_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_char_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_char_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_schar_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_schar_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_short_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_short_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_int_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_int_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_long_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_long_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_longlong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_longlong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_uchar_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_uchar_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ushort_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_ushort_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_uint_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_uint_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ulong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_ulong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ulonglong_ibput(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_ulonglong_ibput(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+
+/* shmem_ibget */
+static inline void shmem_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_float_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_float_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_double_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_double_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_longdouble_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_longdouble_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_char_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_char_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_schar_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_schar_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_short_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_short_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_int_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_int_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_long_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_long_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_longlong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_longlong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_uchar_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_uchar_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ushort_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_ushort_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_uint_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_uint_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ulong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_ulong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ulonglong_ibget(dest, source, dst, sst, bsize, nblocks, pe); }
+static inline void shmem_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) { shmem_ctx_ulonglong_ibget(ctx, dest, source, dst, sst, bsize, nblocks, pe); }
+
 static inline void shmemx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) {
     shmemx_ctx_signal_add(ctx, sig_addr, signal, pe);
 }
@@ -440,6 +560,145 @@ static inline void shmem_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_
 
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 
+#define shmemx_ibput(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: _Generic(SHMEM_C11_TYPE_EVAL_PTR(SHMEM_C11_ARG1(__VA_ARGS__)), \
+            float *: shmemx_ctx_float_ibput, \
+            double *: shmemx_ctx_double_ibput, \
+            long double *: shmemx_ctx_longdouble_ibput, \
+            char *: shmemx_ctx_char_ibput, \
+            signed char *: shmemx_ctx_schar_ibput, \
+            short *: shmemx_ctx_short_ibput, \
+            int *: shmemx_ctx_int_ibput, \
+            long *: shmemx_ctx_long_ibput, \
+            long long *: shmemx_ctx_longlong_ibput, \
+            unsigned char *: shmemx_ctx_uchar_ibput, \
+            unsigned short *: shmemx_ctx_ushort_ibput, \
+            unsigned int *: shmemx_ctx_uint_ibput, \
+            unsigned long *: shmemx_ctx_ulong_ibput, \
+            unsigned long long *: shmemx_ctx_ulonglong_ibput, \
+            default: shmem_c11_generic_selection_failed \
+        ), \
+        float *: shmemx_float_ibput, \
+        double *: shmemx_double_ibput, \
+        long double *: shmemx_longdouble_ibput, \
+        char *: shmemx_char_ibput, \
+        signed char *: shmemx_schar_ibput, \
+        short *: shmemx_short_ibput, \
+        int *: shmemx_int_ibput, \
+        long *: shmemx_long_ibput, \
+        long long *: shmemx_longlong_ibput, \
+        unsigned char *: shmemx_uchar_ibput, \
+        unsigned short *: shmemx_ushort_ibput, \
+        unsigned int *: shmemx_uint_ibput, \
+        unsigned long *: shmemx_ulong_ibput, \
+        unsigned long long *: shmemx_ulonglong_ibput \
+    )(__VA_ARGS__)
+
+#define shmemx_ibget(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: _Generic(SHMEM_C11_TYPE_EVAL_PTR(SHMEM_C11_ARG1(__VA_ARGS__)), \
+            float *: shmemx_ctx_float_ibget, \
+            double *: shmemx_ctx_double_ibget, \
+            long double *: shmemx_ctx_longdouble_ibget, \
+            char *: shmemx_ctx_char_ibget, \
+            signed char *: shmemx_ctx_schar_ibget, \
+            short *: shmemx_ctx_short_ibget, \
+            int *: shmemx_ctx_int_ibget, \
+            long *: shmemx_ctx_long_ibget, \
+            long long *: shmemx_ctx_longlong_ibget, \
+            unsigned char *: shmemx_ctx_uchar_ibget, \
+            unsigned short *: shmemx_ctx_ushort_ibget, \
+            unsigned int *: shmemx_ctx_uint_ibget, \
+            unsigned long *: shmemx_ctx_ulong_ibget, \
+            unsigned long long *: shmemx_ctx_ulonglong_ibget, \
+            default: shmem_c11_generic_selection_failed \
+        ), \
+        float *: shmemx_float_ibget, \
+        double *: shmemx_double_ibget, \
+        long double *: shmemx_longdouble_ibget, \
+        char *: shmemx_char_ibget, \
+        signed char *: shmemx_schar_ibget, \
+        short *: shmemx_short_ibget, \
+        int *: shmemx_int_ibget, \
+        long *: shmemx_long_ibget, \
+        long long *: shmemx_longlong_ibget, \
+        unsigned char *: shmemx_uchar_ibget, \
+        unsigned short *: shmemx_ushort_ibget, \
+        unsigned int *: shmemx_uint_ibget, \
+        unsigned long *: shmemx_ulong_ibget, \
+        unsigned long long *: shmemx_ulonglong_ibget \
+    )(__VA_ARGS__)
+
+#define shmem_ibput(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: _Generic(SHMEM_C11_TYPE_EVAL_PTR(SHMEM_C11_ARG1(__VA_ARGS__)), \
+            float *: shmem_ctx_float_ibput, \
+            double *: shmem_ctx_double_ibput, \
+            long double *: shmem_ctx_longdouble_ibput, \
+            char *: shmem_ctx_char_ibput, \
+            signed char *: shmem_ctx_schar_ibput, \
+            short *: shmem_ctx_short_ibput, \
+            int *: shmem_ctx_int_ibput, \
+            long *: shmem_ctx_long_ibput, \
+            long long *: shmem_ctx_longlong_ibput, \
+            unsigned char *: shmem_ctx_uchar_ibput, \
+            unsigned short *: shmem_ctx_ushort_ibput, \
+            unsigned int *: shmem_ctx_uint_ibput, \
+            unsigned long *: shmem_ctx_ulong_ibput, \
+            unsigned long long *: shmem_ctx_ulonglong_ibput, \
+            default: shmem_c11_generic_selection_failed \
+        ), \
+        float *: shmem_float_ibput, \
+        double *: shmem_double_ibput, \
+        long double *: shmem_longdouble_ibput, \
+        char *: shmem_char_ibput, \
+        signed char *: shmem_schar_ibput, \
+        short *: shmem_short_ibput, \
+        int *: shmem_int_ibput, \
+        long *: shmem_long_ibput, \
+        long long *: shmem_longlong_ibput, \
+        unsigned char *: shmem_uchar_ibput, \
+        unsigned short *: shmem_ushort_ibput, \
+        unsigned int *: shmem_uint_ibput, \
+        unsigned long *: shmem_ulong_ibput, \
+        unsigned long long *: shmem_ulonglong_ibput \
+    )(__VA_ARGS__)
+
+#define shmem_ibget(...) \
+    _Generic(SHMEM_C11_TYPE_EVAL_PTR(SHMEM_C11_ARG0(__VA_ARGS__)), \
+        shmem_ctx_t: _Generic(SHMEM_C11_TYPE_EVAL_PTR(SHMEM_C11_ARG1(__VA_ARGS__)), \
+            float *: shmem_ctx_float_ibget, \
+            double *: shmem_ctx_double_ibget, \
+            long double *: shmem_ctx_longdouble_ibget, \
+            char *: shmem_ctx_char_ibget, \
+            signed char *: shmem_ctx_schar_ibget, \
+            short *: shmem_ctx_short_ibget, \
+            int *: shmem_ctx_int_ibget, \
+            long *: shmem_ctx_long_ibget, \
+            long long *: shmem_ctx_longlong_ibget, \
+            unsigned char *: shmem_ctx_uchar_ibget, \
+            unsigned short *: shmem_ctx_ushort_ibget, \
+            unsigned int *: shmem_ctx_uint_ibget, \
+            unsigned long *: shmem_ctx_ulong_ibget, \
+            unsigned long long *: shmem_ctx_ulonglong_ibget, \
+            default: shmem_c11_generic_selection_failed \
+        ), \
+        float *: shmem_float_ibget, \
+        double *: shmem_double_ibget, \
+        long double *: shmem_longdouble_ibget, \
+        char *: shmem_char_ibget, \
+        signed char *: shmem_schar_ibget, \
+        short *: shmem_short_ibget, \
+        int *: shmem_int_ibget, \
+        long *: shmem_long_ibget, \
+        long long *: shmem_longlong_ibget, \
+        unsigned char *: shmem_uchar_ibget, \
+        unsigned short *: shmem_ushort_ibget, \
+        unsigned int *: shmem_uint_ibget, \
+        unsigned long *: shmem_ulong_ibget, \
+        unsigned long long *: shmem_ulonglong_ibget \
+    )(__VA_ARGS__)
 #define shmemx_signal_add(...) \
     _Generic(SHMEM_C11_TYPE_EVAL_PTR_OR_SCALAR(SHMEM_C11_ARG0(__VA_ARGS__)), \
         shmem_ctx_t: shmemx_ctx_signal_add, \

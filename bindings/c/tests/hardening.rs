@@ -1,0 +1,122 @@
+//! Issue 32, "Hardening, round 2", through the C ABI: `tests/c/hardening.c` built against
+//! `include/` and `liboxshmem.so` and run as real 2-PE jobs under `oshrun` (each with
+//! `oshrun --timeout`, and a wall-clock limit of this test's own on top). Needs gcc; without it
+//! the tests fail saying what to install.
+
+mod common;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::{arg, crate_dir, include_dir, run_ok};
+
+/// The C program, built once per test process.
+fn program() -> PathBuf {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        assert!(
+            Command::new("gcc").arg("--version").output().is_ok_and(|o| o.status.success()),
+            "these tests need gcc: install it (apt-get install gcc)"
+        );
+        let dir = std::env::temp_dir().join(format!("oxshmem-c-hardening-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let exe = dir.join("hardening");
+        let lib_dir = common::lib_dir_with_soname();
+        let rpath = format!("-Wl,-rpath,{}", arg(&lib_dir));
+        let src = crate_dir().join("tests/c/hardening.c");
+        let include = include_dir();
+        run_ok(
+            "gcc",
+            &[
+                "-std=c11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-I",
+                arg(&include),
+                arg(&src),
+                "-o",
+                arg(&exe),
+                "-L",
+                arg(&lib_dir),
+                "-loxshmem",
+                &rpath,
+            ],
+        );
+        exe
+    })
+    .clone()
+}
+
+struct Out {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "status {}\n--- stdout\n{}--- stderr\n{}", self.status, self.stdout, self.stderr)
+    }
+}
+
+/// `oshrun -n 2 --timeout T -- hardening args…` with `env`, killed (with its process group)
+/// if it outlives the launcher's timeout by 30 s.
+fn job(timeout_s: u32, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut cmd = Command::new(common::workspace_bin("oshrun"));
+    cmd.args(["-n", "2", "--timeout", &timeout_s.to_string(), "--"]).arg(program()).args(args);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("SHMEM_") || k.starts_with("OXSHMEM_") || k.starts_with("NVSHMEM_") || k.starts_with("PMI") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(env.iter().copied());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child: Child =
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("running oshrun");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let o = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let e = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let limit = Duration::from_secs(u64::from(timeout_s) + 30);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            // SAFETY: signalling the process group of a child we started; no memory.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Out { status, stdout: o.join().unwrap(), stderr: e.join().unwrap() }
+}
+
+fn assert_ok(out: &Out, case: &str) {
+    assert!(out.status.success(), "{out:?}");
+    for pe in 0..2 {
+        assert!(out.stdout.contains(&format!("PE {pe} {case} ok")), "{out:?}");
+    }
+}
+
+/// Item 14: `shmemx_ibput`/`shmemx_ibget` and their OpenSHMEM 1.6 names `shmem_ibput`/
+/// `shmem_ibget` have C11 generic forms (with and without a context) that pick the typed
+/// routine, and the data lands where the strides say.
+#[test]
+fn c11_generic_blocked_strided_rma() {
+    assert_ok(&job(60, &["ibput"], &[]), "ibput");
+}
