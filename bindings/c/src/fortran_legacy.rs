@@ -214,8 +214,9 @@ pub(crate) unsafe fn info_get_name(func: &'static str, name: *mut c_char, len: u
 
 // --- Symmetric heap (Cray pointers) ---
 
-/// The error code and the error of an allocation routine: ends the job when `abort` is set,
-/// else prints the error and stores `code`.
+/// The error code and the error of an allocation routine: ends the job with the error when
+/// `abort` is set, else stores `code` and prints nothing (the caller asked for the code and
+/// checks it), unless `SHMEM_DEBUG` is on.
 ///
 /// # Safety
 /// `errcode` is the address of an `INTEGER`.
@@ -223,7 +224,9 @@ unsafe fn alloc_failed(func: &'static str, abort: bool, errcode: *mut FInt, code
     if abort {
         fatal(func, e);
     }
-    report(func, e);
+    if oxshmem_rt::config::Config::from_env(e.pe).is_ok_and(|c| c.debug) {
+        report(func, e);
+    }
     // SAFETY: forwarded.
     unsafe { out(func, errcode, code) };
 }

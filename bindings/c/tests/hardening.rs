@@ -120,3 +120,16 @@ fn assert_ok(out: &Out, case: &str) {
 fn c11_generic_blocked_strided_rma() {
     assert_ok(&job(60, &["ibput"], &[]), "ibput");
 }
+
+/// Item 13: `SHPALLOC`/`SHPDEALLC` with `abort = 0` return their error code and print nothing
+/// (the caller checks the code); under `SHMEM_DEBUG` they say why on standard error.
+#[test]
+fn shpalloc_without_abort_is_silent() {
+    let out = job(60, &["shpalloc"], &[]);
+    assert_ok(&out, "shpalloc");
+    assert!(!out.stderr.contains("SHPALLOC") && !out.stderr.contains("SHPDEALLC"), "{out:?}");
+    let out = job(60, &["shpalloc"], &[("SHMEM_DEBUG", "1")]);
+    assert_ok(&out, "shpalloc");
+    assert!(out.stderr.contains("SHPALLOC: invalid argument: length 0"), "{out:?}");
+    assert!(out.stderr.contains(": SHPDEALLC: "), "{out:?}");
+}
