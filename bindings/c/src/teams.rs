@@ -228,7 +228,7 @@ unsafe fn create_ctx(func: &'static str, team: &'static Slot<TeamRec>, options: 
     unsafe { out.write(null_mut()) };
     let r = team.get().team.create_ctx(options).and_then(|ctx| {
         let owner = (options & SHMEM_CTX_PRIVATE != 0).then(|| std::thread::current().id());
-        let h = handles::new_ctx(func, CtxRec { ctx, team, owner })?;
+        let h = handles::new_ctx(func, CtxRec::new(ctx, team, owner))?;
         // SAFETY: as above.
         unsafe { out.write(h) };
         Ok(())
@@ -308,7 +308,7 @@ pub unsafe extern "C" fn shmem_ctx_get_team(ctx: ShmemCtx, team: *mut ShmemTeam)
     let r = if ctx.is_null() { Ok(None) } else { handles::ctx(F, ctx).map(Some) };
     let h = match r {
         Ok(Some(None)) => SHMEM_TEAM_WORLD.load(Ordering::Acquire),
-        Ok(Some(Some(rec))) => rec.team.handle(),
+        Ok(Some(Some(rec))) => rec.team_handle(),
         Ok(None) => null_mut(),
         Err(e) => {
             report(F, e);

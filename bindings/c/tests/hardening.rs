@@ -133,3 +133,26 @@ fn shpalloc_without_abort_is_silent() {
     assert!(out.stderr.contains("SHPALLOC: invalid argument: length 0"), "{out:?}");
     assert!(out.stderr.contains(": SHPDEALLC: "), "{out:?}");
 }
+
+/// Item 8: 20,000 contexts created and destroyed one after the other (the old limit was
+/// 16,384 over a program's life), and as many teams.
+#[test]
+fn destroyed_contexts_and_teams_are_reusable() {
+    assert_ok(&job(300, &["churn", "ctx", "20000"], &[]), "churn");
+    assert_ok(&job(300, &["churn", "team", "17000"], &[]), "churn");
+}
+
+/// Item 8: a handle kept after its destroy is refused with the library's error even once its
+/// slot holds a live newer context or team (1,025 create/destroy cycles, then one more kept,
+/// which the program checks took the first one's slot).
+#[test]
+fn a_stale_handle_is_refused_after_its_slot_was_reused() {
+    let out = job(300, &["churn", "ctx", "1025", "stale"], &[]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(out.stderr.contains("shmem_ctx_quiet: invalid argument: context was destroyed"), "{out:?}");
+    assert!(!out.stdout.contains("still running"), "{out:?}");
+    let out = job(300, &["churn", "team", "1025", "stale"], &[]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(out.stderr.contains("shmem_team_my_pe: invalid argument: team was destroyed"), "{out:?}");
+    assert!(!out.stdout.contains("still running"), "{out:?}");
+}

@@ -78,8 +78,10 @@ static int shpalloc(void) {
 
 /* Item 8: contexts and teams are reusable past 16,384 creations; a stale handle is refused
  * even after its slot holds a new record. argv[2]: "ctx" or "team"; argv[3]: how many;
- * argv[4], if "stale": the first handle is used after the loop (the job must end with the
- * library's error). */
+ * argv[4], if "stale": one more is made and kept, in the first one's slot, and the first
+ * handle is used (the job must end with the library's error). A handle is its slot's address
+ * with a generation in the top 16 bits (bindings/c/README.md). */
+#define SAME_SLOT(a, b) ((((uintptr_t)(a)) & ((UINT64_C(1) << 48) - 1)) == (((uintptr_t)(b)) & ((UINT64_C(1) << 48) - 1)))
 static int churn(int argc, char **argv) {
     int n = argc > 3 ? atoi(argv[3]) : 20000;
     int stale = argc > 4 && strcmp(argv[4], "stale") == 0;
@@ -94,7 +96,12 @@ static int churn(int argc, char **argv) {
             shmem_ctx_destroy(c);
         }
         if (stale) {
-            printf("PE %d using a destroyed context\n", me);
+            /* One more, kept: it takes the oldest destroyed slot, the first context's (the
+             * library reuses a slot after 1,024 other destroys: argv[3] is 1025). */
+            shmem_ctx_t live;
+            CHECK(shmem_ctx_create(0, &live) == 0, "shmem_ctx_create after the loop failed");
+            CHECK(live != first && SAME_SLOT(live, first), "the first context's slot was not reused");
+            printf("PE %d using a destroyed context whose slot holds a live one\n", me);
             fflush(stdout);
             shmem_ctx_quiet(first);
             printf("PE %d still running\n", me);
@@ -111,7 +118,11 @@ static int churn(int argc, char **argv) {
             shmem_team_destroy(t);
         }
         if (stale) {
-            printf("PE %d using a destroyed team\n", me);
+            shmem_team_t live;
+            CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &live) == 0,
+                  "shmem_team_split_strided after the loop failed");
+            CHECK(live != first && SAME_SLOT(live, first), "the first team's slot was not reused");
+            printf("PE %d using a destroyed team whose slot holds a live one\n", me);
             fflush(stdout);
             shmem_team_my_pe(first);
             printf("PE %d still running\n", me);
