@@ -156,3 +156,17 @@ fn a_stale_handle_is_refused_after_its_slot_was_reused() {
     assert!(out.stderr.contains("shmem_team_my_pe: invalid argument: team was destroyed"), "{out:?}");
     assert!(!out.stdout.contains("still running"), "{out:?}");
 }
+
+/// Item 9: `nvshmemx_buffer_register` refuses an address that is not mapped (`0x10`) and a
+/// length that runs past the mapping (2^62 bytes from a 4 KiB static buffer), naming the PE
+/// and the routine; mapped host memory registers.
+#[test]
+fn buffer_register_checks_the_range_is_mapped() {
+    let out = job(60, &["register"], &[]);
+    assert_ok(&out, "register");
+    for pe in 0..2 {
+        let want = format!("PE {pe}: nvshmemx_buffer_register: invalid argument: 0x10 (+4096 bytes) is not memory");
+        assert!(out.stderr.contains(&want), "{want:?} missing: {out:?}");
+    }
+    assert!(out.stderr.contains(&format!("(+{} bytes) is not", 1u64 << 62)), "{out:?}");
+}

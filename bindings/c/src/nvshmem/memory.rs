@@ -7,8 +7,10 @@
 //! symmetric heap and `nvshmem_ptr` gives peers' GPU heap addresses; `shmem_malloc` keeps
 //! giving host memory. Without it the heap is host memory. `nvshmemx_buffer_register` exists so that
 //! a NIC may use a local buffer as the source or target of RMA; oxshmem's transports reach any
-//! local memory, so registration only records the range (and a second registration of an
-//! overlapping range, or unregistering what was never registered, is an error, as in NVSHMEM).
+//! local memory, so registration checks that the range is memory of this process (host memory
+//! mapped readable over the whole range, or GPU memory where the CUDA back end runs) and records
+//! it (a second registration of an overlapping range, or unregistering what was never
+//! registered, is an error, as in NVSHMEM).
 //! `nvshmemx_buffer_register_symmetric` turns a buffer made with CUDA's VMM API into symmetric
 //! memory; it needs the CUDA back end and says so. There is no multicast: `nvshmemx_mc_ptr`
 //! returns NULL.
@@ -119,6 +121,9 @@ pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> 
     let Some(end) = start.checked_add(length) else {
         return super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} + {length} bytes overflows")));
     };
+    if let Err(why) = check_mapped(start, end) {
+        return super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} (+{length} bytes) {why}")));
+    }
     let mut regs = REGISTERED.lock();
     if let Some(&(s, l)) = regs.iter().find(|&&(s, l)| start < s + l && s < end) {
         return super::fail(
@@ -129,6 +134,54 @@ pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> 
     }
     regs.push((start, length));
     code::SUCCESS
+}
+
+/// Whether `[start, end)` is memory of this process that RMA may use: GPU memory, where the
+/// CUDA back end runs and the driver says both ends are device memory; else host memory mapped
+/// readable over the whole range (`/proc/self/maps`). `Err` says what is wrong.
+fn check_mapped(start: usize, end: usize) -> Result<(), String> {
+    #[cfg(feature = "cuda")]
+    if super::gpu::active() {
+        let dev = |a: usize| oxshmem_device::cuda::pointer_is_device(a as *const c_void).unwrap_or(false);
+        match (dev(start), dev(end - 1)) {
+            (true, true) => return Ok(()),
+            (true, false) | (false, true) => {
+                return Err("is partly GPU memory and partly not (one buffer must be one kind of memory)".into());
+            }
+            (false, false) => {}
+        }
+    }
+    let maps =
+        std::fs::read_to_string("/proc/self/maps").map_err(|e| format!("cannot be checked: /proc/self/maps: {e}"))?;
+    host_mapped(&maps, start, end)
+}
+
+/// Whether the mappings listed in `maps` (the text of `/proc/self/maps`) cover `[start, end)`
+/// with readable memory; `Err` names the first byte that is not.
+fn host_mapped(maps: &str, start: usize, end: usize) -> Result<(), String> {
+    let mut at = start;
+    for line in maps.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        let Some((lo, hi)) = range.split_once('-') else { continue };
+        let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) else { continue };
+        if hi <= at {
+            continue;
+        }
+        if lo > at {
+            break;
+        }
+        if !perms.starts_with('r') {
+            return Err(format!("is not readable memory: {at:#x} lies in a mapping with permissions {perms}"));
+        }
+        at = hi;
+        if at >= end {
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "is not memory of this process: {at:#x} is not mapped (host memory must be mapped over the whole range)"
+    ))
 }
 
 /// `nvshmemx_buffer_unregister`: 0, or an error code when `addr` starts no registered buffer.
@@ -175,4 +228,20 @@ pub extern "C" fn nvshmemx_buffer_register_symmetric(buf_ptr: *mut c_void, size:
 pub extern "C" fn nvshmemx_buffer_unregister_symmetric(mmap_ptr: *mut c_void, _size: usize) -> c_int {
     const F: &str = "nvshmemx_buffer_unregister_symmetric";
     super::fail(F, code::INVALID_VALUE, invalid(F, format!("{mmap_ptr:p} was not registered as symmetric")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_mapped;
+
+    #[test]
+    fn a_range_must_be_mapped_readable_throughout() {
+        let maps = "1000-3000 rw-p 00000000 00:00 0\n3000-4000 r--p 00000000 00:00 0\n5000-6000 ---p 0 00:00 0\n";
+        assert!(host_mapped(maps, 0x1000, 0x4000).is_ok());
+        assert!(host_mapped(maps, 0x2000, 0x2001).is_ok());
+        assert!(host_mapped(maps, 0x10, 0x1010).unwrap_err().contains("0x10 is not mapped"));
+        assert!(host_mapped(maps, 0x3000, 0x4001).unwrap_err().contains("0x4000 is not mapped"));
+        assert!(host_mapped(maps, 0x5000, 0x5001).unwrap_err().contains("permissions ---p"));
+        assert!(host_mapped(maps, 0x1000, 1 << 62).is_err());
+    }
 }
