@@ -1,7 +1,10 @@
 //! `shmem-bench`: the core micro-benchmarks, each beside a reference measured in the same run.
 //!
 //! Run under the launcher, e.g. `oshrun -n 2 target/release/shmem-bench all` (or one of
-//! `put-lat get-lat put-bw msg-rate fadd-lat barrier`). Every figure is measured in rounds that
+//! `put-lat get-lat put-bw msg-rate fadd-lat barrier coll`; `--help` lists them). With no
+//! benchmark named it makes a quick run (`--quick`: 3 rounds, a tenth of the iterations) of
+//! every benchmark the job's PE count allows (all of them at 2 PEs; the barrier and, from 2
+//! PEs, the collectives at other counts). Every figure is measured in rounds that
 //! alternate the reference and the subject (A B A B …), because on a shared 2-vCPU guest the
 //! placement of the two processes flips every few seconds; each line gives min and median of
 //! both and the ratio of the medians, under a header line naming the columns. Each reference
@@ -18,19 +21,35 @@
 //!   cache-line transfer costs: the reference of operations that wait for another PE);
 //! - `raw-barrier`: a raw dissemination barrier on plain stores through the mapping.
 //!
-//! `--csv FILE` (after the benchmark's name) also appends every line to FILE as CSV
+//! `--csv FILE` also appends every line to FILE as CSV
 //! (`table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio`: a [`Row`],
 //! written by the `csv` crate through serde, with the header line when FILE is new or empty);
 //! `benches/plot.py FILE` draws one SVG per table from it.
 
 use std::hint::black_box;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use oxshmem::{Shmem, SymSlice};
 
+/// Rounds of a full run (each alternates reference and subject).
 const ROUNDS: usize = 7;
+/// Rounds of a quick run.
+const QUICK_ROUNDS: usize = 3;
+
+/// Whether this is a quick run (`--quick`, or no benchmark named): [`QUICK_ROUNDS`] rounds and
+/// a tenth of the iterations.
+static QUICK: AtomicBool = AtomicBool::new(false);
+
+fn rounds() -> usize {
+    if QUICK.load(Ordering::Relaxed) { QUICK_ROUNDS } else { ROUNDS }
+}
+
+/// `n` iterations, or a tenth of them (at least `floor`) in a quick run.
+fn scaled(n: usize, floor: usize) -> usize {
+    if QUICK.load(Ordering::Relaxed) { (n / 10).max(floor).min(n) } else { n }
+}
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -157,7 +176,7 @@ fn timed(shmem: &Shmem, iters: usize, mut f: impl FnMut(usize)) -> f64 {
 }
 
 fn iters_for(size: usize) -> usize {
-    (20_000_000 / (size + 256)).clamp(20, 200_000)
+    scaled((20_000_000 / (size + 256)).clamp(20, 200_000), 20)
 }
 
 const SIZES: &[usize] = &[8, 64, 512, 4096, 32768, 262144, 1 << 20];
@@ -305,7 +324,7 @@ fn put_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     for &size in SIZES {
         let iters = iters_for(size);
         let (mut s, mut r) = (Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds() {
             let rv = if size == 8 { raw_store(shmem, flags, iters) } else { memcpy_time(size, iters) };
             r.push(rv * 1e6);
             let sv = timed(shmem, iters, |_| {
@@ -342,7 +361,7 @@ fn get_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
     for &size in SIZES {
         let iters = iters_for(size);
         let (mut s, mut r) = (Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds() {
             let rv = if size == 8 { raw_load(shmem, flags, iters) } else { memcpy_time(size, iters) };
             r.push(rv * 1e6);
             let sv = timed(shmem, iters, |_| {
@@ -370,7 +389,7 @@ fn put_bw(shmem: &Shmem) {
     for &size in SIZES {
         let iters = iters_for(size);
         let (mut s, mut r) = (Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds() {
             r.push(size as f64 / memcpy_time(size, iters) / 1e9);
             let sv = timed(shmem, 1, |_| {
                 if me == 0 {
@@ -397,9 +416,9 @@ fn msg_rate(shmem: &Shmem) {
         );
         header();
     }
-    let iters = 1_000_000;
+    let iters = scaled(1_000_000, 10_000);
     let (mut s, mut r) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds() {
         r.push(raw_store_rate(shmem, &buf, iters) / 1e6);
         let sv = timed(shmem, 1, |_| {
             if me == 0 {
@@ -425,9 +444,9 @@ fn fadd_lat(shmem: &Shmem, flags: &SymSlice<u64>) {
         );
         header();
     }
-    let iters = 200_000;
+    let iters = scaled(200_000, 1000);
     let (mut s, mut r) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds() {
         r.push(raw_fadd(shmem, flags, iters) * 1e6);
         let sv = timed(shmem, iters, |_| {
             if me == 0 {
@@ -484,9 +503,9 @@ fn barrier(shmem: &Shmem, flags: &SymSlice<u64>) {
         table(&format!("barrier_all latency, {n} PEs, us; reference: raw dissemination barrier on plain stores"));
         header();
     }
-    let iters = if n <= 2 { 200_000 } else { 5_000 };
+    let iters = scaled(if n <= 2 { 200_000 } else { 5_000 }, 200);
     let (mut s, mut r) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds() {
         r.push(raw_barrier(shmem, flags, iters) * 1e6);
         s.push(timed(shmem, iters, |_| shmem.barrier_all().unwrap()) * 1e6);
     }
@@ -494,7 +513,7 @@ fn barrier(shmem: &Shmem, flags: &SymSlice<u64>) {
         report(&format!("barrier_all {n} PEs"), "us", &mut s, "raw-barrier", &mut r, true);
     }
     if n == 2 {
-        let mut pp: Vec<f64> = (0..ROUNDS).map(|_| raw_pingpong(shmem, flags, 20000) * 1e6).collect();
+        let mut pp: Vec<f64> = (0..rounds()).map(|_| raw_pingpong(shmem, flags, scaled(20000, 1000)) * 1e6).collect();
         if me == 0 {
             let one_way = median(&mut pp);
             println!(
@@ -527,12 +546,13 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
                 continue;
             }
             let elems = (size / 8).max(1);
-            let iters = (2_000_000 / (size * n + 2048)).clamp(10, 20_000);
+            let iters = scaled((2_000_000 / (size * n + 2048)).clamp(10, 20_000), 10);
             let (mut s, mut r) = (Vec::new(), Vec::new());
-            for _ in 0..ROUNDS {
+            for _ in 0..rounds() {
                 // collect/fcollect: every PE's destination receives n contributions of `size`.
                 let moved = if matches!(op, "collect" | "fcollect") { size * n } else { size };
-                let rv = if size <= 4096 { raw_pingpong(shmem, flags, 5000) } else { memcpy_time(moved, 20) };
+                let rv =
+                    if size <= 4096 { raw_pingpong(shmem, flags, scaled(5000, 500)) } else { memcpy_time(moved, 20) };
                 r.push(rv * 1e6);
                 let sv = timed(shmem, iters, |_| match op {
                     "barrier" => shmem.barrier_all().unwrap(),
@@ -559,70 +579,204 @@ fn coll(shmem: &Shmem, flags: &SymSlice<u64>) {
     }
 }
 
-fn main() {
-    let shmem = oxshmem::init().expect("init");
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let which = args.first().cloned().unwrap_or_else(|| "all".into());
-    if let Some(i) = args.iter().position(|a| a == "--csv") {
-        let Some(path) = args.get(i + 1) else {
-            eprintln!("--csv needs a file name");
-            std::process::exit(2);
-        };
-        if shmem.my_pe() == 0 {
-            let out = CsvOut::open(path.as_ref()).unwrap_or_else(|e| {
-                eprintln!("--csv {path}: {e}");
-                std::process::exit(2);
-            });
-            *CSV.lock().unwrap() = Some(out);
+const USAGE: &str = "\
+Usage: oshrun -n N shmem-bench [BENCHMARK] [--quick] [--csv FILE]
+
+oxshmem's micro-benchmarks: every line gives min and median of the subject and of a reference
+doing the same work in the same run (each table's title names it), and the ratio of medians.
+
+BENCHMARK (none: a quick run of every one the job's PE count allows, under a minute):
+  put-lat, get-lat   put + quiet / get, 8 B to 1 MiB, PE 0 -> PE 1      (2 PEs)
+  put-bw, msg-rate   put_nbi bandwidth and 8 B message rate             (2 PEs)
+  fadd-lat           remote fetch-and-add                               (2 PEs)
+  barrier            barrier_all                                        (any PE count)
+  coll               barrier, broadcast, reduce, collect, fcollect,
+                     alltoall, 8 B to 1 MiB                             (2 PEs or more)
+  all                the five 2-PE benchmarks and barrier               (2 PEs)
+
+Options:
+  --quick      3 rounds instead of 7 and a tenth of the iterations
+  --csv FILE   also append every line to FILE as CSV (python3 benches/plot.py FILE DIR draws it)
+  -h, --help   print this text
+
+Examples:
+  oshrun -n 2 target/release/shmem-bench
+  oshrun -n 2 target/release/shmem-bench all --csv target/bench.csv
+  oshrun -n 4 target/release/shmem-bench coll --quick
+";
+
+/// The benchmarks, with the PE counts they run at.
+const BENCHMARKS: &[(&str, Need)] = &[
+    ("put-lat", Need::Two),
+    ("get-lat", Need::Two),
+    ("put-bw", Need::Two),
+    ("msg-rate", Need::Two),
+    ("fadd-lat", Need::Two),
+    ("barrier", Need::Any),
+    ("coll", Need::TwoOrMore),
+];
+
+/// The PE counts a benchmark runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    Two,
+    TwoOrMore,
+    Any,
+}
+
+impl Need {
+    fn fits(self, n: usize) -> bool {
+        match self {
+            Need::Two => n == 2,
+            Need::TwoOrMore => n >= 2,
+            Need::Any => true,
         }
     }
-    // flags[0]: ping-pong flag; flags[8..]: raw barrier rounds (one cache line each).
-    let flags = shmem.alloc_slice(8 + 8 * 32, 0u64).unwrap();
-    let n = shmem.n_pes();
-    let two = |name: &str| {
-        if n != 2 {
-            if shmem.my_pe() == 0 {
-                eprintln!("{name} needs exactly 2 PEs (oshrun -n 2)");
+
+    fn text(self) -> &'static str {
+        match self {
+            Need::Two => "exactly 2 PEs",
+            Need::TwoOrMore => "2 PEs or more",
+            Need::Any => "any number of PEs",
+        }
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Args {
+    /// The benchmark named (`None`: the quick default).
+    which: Option<String>,
+    quick: bool,
+    csv: Option<String>,
+    help: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "-h" | "--help" | "help" => a.help = true,
+            "--quick" => a.quick = true,
+            "--csv" => a.csv = Some(it.next().ok_or("--csv needs a file name")?.clone()),
+            o if o.starts_with('-') => return Err(format!("unknown option {o:?}")),
+            name if name == "all" || BENCHMARKS.iter().any(|(b, _)| *b == name) => {
+                if let Some(first) = &a.which {
+                    return Err(format!("one benchmark at a time ({first:?}, then {name:?}); \"all\" runs several"));
+                }
+                a.which = Some(name.to_string());
+            }
+            other => return Err(format!("unknown benchmark {other:?}")),
+        }
+    }
+    Ok(a)
+}
+
+/// The benchmarks a run makes at `n` PEs: the one named, or `all`'s, or (none named) every one
+/// that runs at `n` PEs.
+fn plan(which: Option<&str>, n: usize) -> Result<Vec<&'static str>, String> {
+    let all: Vec<&'static str> =
+        BENCHMARKS.iter().filter(|(_, need)| *need != Need::TwoOrMore).map(|(b, _)| *b).collect();
+    match which {
+        None => Ok(BENCHMARKS.iter().filter(|(_, need)| need.fits(n)).map(|(b, _)| *b).collect()),
+        Some("all") if n == 2 => Ok(all),
+        Some("all") => Err(format!(
+            "all needs exactly 2 PEs (this job has {n}): oshrun -n 2 shmem-bench all, or no benchmark named for what {n} PEs allow"
+        )),
+        Some(name) => {
+            let (b, need) = BENCHMARKS.iter().find(|(b, _)| *b == name).ok_or(format!("unknown benchmark {name:?}"))?;
+            if need.fits(n) {
+                Ok(vec![*b])
+            } else {
+                Err(format!("{b} needs {} (this job has {n}): oshrun -n 2 shmem-bench {b}", need.text()))
+            }
+        }
+    }
+}
+
+/// Whether this process is the job's first (or not started by a launcher): the one that prints
+/// usage and argument errors, which come before init.
+fn first_process() -> bool {
+    ["PMI_RANK", "PMI_ID", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .all(|r| r.trim() == "0")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match parse_args(&args) {
+        Ok(a) if a.help => {
+            if first_process() {
+                print!("{USAGE}");
+            }
+            return;
+        }
+        Ok(a) => a,
+        Err(e) => {
+            if first_process() {
+                eprintln!("shmem-bench: {e}\n(shmem-bench --help lists the benchmarks and options)");
             }
             std::process::exit(2);
         }
     };
-    match which.as_str() {
-        "put-lat" => {
-            two("put-lat");
-            put_lat(&shmem, &flags)
-        }
-        "get-lat" => {
-            two("get-lat");
-            get_lat(&shmem, &flags)
-        }
-        "put-bw" => {
-            two("put-bw");
-            put_bw(&shmem)
-        }
-        "msg-rate" => {
-            two("msg-rate");
-            msg_rate(&shmem)
-        }
-        "fadd-lat" => {
-            two("fadd-lat");
-            fadd_lat(&shmem, &flags)
-        }
-        "barrier" => barrier(&shmem, &flags),
-        "coll" => coll(&shmem, &flags),
-        "all" => {
-            two("all");
-            put_lat(&shmem, &flags);
-            get_lat(&shmem, &flags);
-            put_bw(&shmem);
-            msg_rate(&shmem);
-            fadd_lat(&shmem, &flags);
-            barrier(&shmem, &flags);
-        }
-        other => {
-            eprintln!("unknown benchmark {other:?}: put-lat get-lat put-bw msg-rate fadd-lat barrier coll all");
+    QUICK.store(args.quick || args.which.is_none(), Ordering::Relaxed);
+    let shmem = oxshmem::init().expect("init");
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let plan = match plan(args.which.as_deref(), n) {
+        Ok(p) => p,
+        Err(e) => {
+            if me == 0 {
+                eprintln!("shmem-bench: {e}");
+            }
+            shmem.finalize().expect("finalize");
             std::process::exit(2);
         }
+    };
+    if let Some(path) = &args.csv
+        && me == 0
+    {
+        let out = CsvOut::open(path.as_ref()).unwrap_or_else(|e| {
+            eprintln!("--csv {path}: {e}");
+            std::process::exit(2);
+        });
+        *CSV.lock().unwrap() = Some(out);
+    }
+    if me == 0 {
+        let quick = if QUICK.load(Ordering::Relaxed) { "quick run" } else { "full run" };
+        let skipped: Vec<String> = BENCHMARKS
+            .iter()
+            .filter(|(b, need)| args.which.is_none() && !plan.contains(b) && !need.fits(n))
+            .map(|(b, need)| format!("{b} ({})", need.text()))
+            .collect();
+        eprintln!(
+            "shmem-bench: {quick} ({} rounds) of {} on {n} PEs{}",
+            rounds(),
+            plan.join(", "),
+            if skipped.is_empty() { String::new() } else { format!("; not at this PE count: {}", skipped.join(", ")) }
+        );
+    }
+    // flags[0]: ping-pong flag; flags[8..]: raw barrier rounds (one cache line each).
+    let flags = shmem.alloc_slice(8 + 8 * 32, 0u64).unwrap();
+    let start = Instant::now();
+    for (i, name) in plan.iter().enumerate() {
+        if me == 0 && plan.len() > 1 {
+            eprintln!("shmem-bench: [{}/{}] {name} ({:.0} s so far)", i + 1, plan.len(), start.elapsed().as_secs_f64());
+        }
+        match *name {
+            "put-lat" => put_lat(&shmem, &flags),
+            "get-lat" => get_lat(&shmem, &flags),
+            "put-bw" => put_bw(&shmem),
+            "msg-rate" => msg_rate(&shmem),
+            "fadd-lat" => fadd_lat(&shmem, &flags),
+            "barrier" => barrier(&shmem, &flags),
+            "coll" => coll(&shmem, &flags),
+            other => unreachable!("plan() names only known benchmarks, not {other}"),
+        }
+    }
+    if me == 0 {
+        eprintln!("shmem-bench: done in {:.0} s", start.elapsed().as_secs_f64());
     }
     drop(flags);
     shmem.finalize().unwrap();
@@ -636,6 +790,40 @@ mod tests {
         let p = std::env::temp_dir().join(format!("shmem-bench-{}-{tag}.csv", std::process::id()));
         let _ = std::fs::remove_file(&p);
         p
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn arguments() {
+        assert_eq!(parse_args(&[]), Ok(Args::default()));
+        let a = parse_args(&strings(&["coll", "--quick", "--csv", "x.csv"])).unwrap();
+        assert_eq!((a.which.as_deref(), a.quick, a.csv.as_deref()), (Some("coll"), true, Some("x.csv")));
+        assert_eq!(parse_args(&strings(&["--csv", "x.csv", "put-lat"])).unwrap().which.as_deref(), Some("put-lat"));
+        assert!(parse_args(&strings(&["--help"])).unwrap().help);
+        assert!(parse_args(&strings(&["-h"])).unwrap().help);
+        assert_eq!(parse_args(&strings(&["nope"])), Err("unknown benchmark \"nope\"".into()));
+        assert_eq!(parse_args(&strings(&["--fast"])), Err("unknown option \"--fast\"".into()));
+        assert!(parse_args(&strings(&["--csv"])).is_err());
+        assert!(parse_args(&strings(&["barrier", "coll"])).is_err());
+    }
+
+    /// The default fits every PE count; a benchmark named at a count it cannot run at says
+    /// which count it needs.
+    #[test]
+    fn plans() {
+        let two = ["put-lat", "get-lat", "put-bw", "msg-rate", "fadd-lat", "barrier"];
+        assert_eq!(plan(None, 1).unwrap(), ["barrier"]);
+        assert_eq!(plan(None, 2).unwrap(), [&two[..], &["coll"]].concat());
+        assert_eq!(plan(None, 4).unwrap(), ["barrier", "coll"]);
+        assert_eq!(plan(Some("all"), 2).unwrap(), two);
+        assert!(plan(Some("all"), 4).unwrap_err().contains("all needs exactly 2 PEs (this job has 4)"));
+        assert!(plan(Some("put-lat"), 1).unwrap_err().contains("put-lat needs exactly 2 PEs"));
+        assert!(plan(Some("coll"), 1).unwrap_err().contains("coll needs 2 PEs or more"));
+        assert_eq!(plan(Some("coll"), 8).unwrap(), ["coll"]);
+        assert_eq!(plan(Some("barrier"), 1).unwrap(), ["barrier"]);
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! same run.
 //!
 //! Run under the launcher: `oshrun -n 2 target/release/device-bench [all|rate|lat|a2a]`, and
-//! `oshrun -n 4 target/release/device-bench a2a` for the 4-PE all-to-all. Rounds alternate the
+//! `oshrun -n 4 target/release/device-bench a2a` for the 4-PE all-to-all (`--help` says more).
+//! With no benchmark named it makes a quick run of all three (`--quick`: 3 rounds and a tenth
+//! of the work, under a minute); a full run prints a progress line per round on stderr, and
+//! `--csv FILE` appends every channel's figures to FILE as CSV. Rounds alternate the
 //! channels (P2P, proxy, IBGDA, P2P, …) because the placement of the two vCPUs flips every few
 //! seconds (see BENCHMARKING.md); each round initializes a fresh device on that channel and
 //! finalizes it, so no idle proxy or NIC thread runs during another channel's round. Each line
@@ -20,6 +23,7 @@
 //! - `a2a`: every PE's kernel sends 7 KiB to every other PE (`put_signal_nbi`, one device
 //!   thread per peer), then waits for the signal of every peer; µs per all-to-all.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
@@ -27,6 +31,77 @@ use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 use oxshmem_device::{DevPtr, Device, Grid};
 
 const ROUNDS: usize = 7;
+/// Rounds of a quick run.
+const QUICK_ROUNDS: usize = 3;
+
+/// Whether this is a quick run (`--quick`, or no benchmark named): [`QUICK_ROUNDS`] rounds and
+/// a tenth of the work per round.
+static QUICK: AtomicBool = AtomicBool::new(false);
+
+fn rounds() -> usize {
+    if QUICK.load(Ordering::Relaxed) { QUICK_ROUNDS } else { ROUNDS }
+}
+
+/// `n`, or a tenth of it (at least `floor`) in a quick run.
+fn scaled<T: Into<u64> + TryFrom<u64> + Copy>(n: T, floor: T) -> T {
+    if !QUICK.load(Ordering::Relaxed) {
+        return n;
+    }
+    let v = (n.into() / 10).max(floor.into()).min(n.into());
+    T::try_from(v).unwrap_or(n)
+}
+
+/// A progress line on stderr (PE 0; the tables go to stdout), for runs long enough to need one.
+fn progress(shmem: &Shmem, what: &str, round: usize, start: Instant) {
+    if shmem.my_pe() == 0 {
+        eprintln!(
+            "device-bench: {what}: round {}/{} done ({:.0} s so far)",
+            round + 1,
+            rounds(),
+            start.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// One line of the `--csv` file: one channel's figures of one table line.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Row {
+    /// The table (`rate`, `rate beside an idle proxy`, `lat`, `a2a`).
+    table: String,
+    operation: String,
+    unit: String,
+    /// `p2p`, `proxy`, `proxy-spin`, `ibgda` (or, in the idle-proxy table, `p2p with idle
+    /// proxy` and `p2p alone`).
+    channel: String,
+    pes: usize,
+    rounds: usize,
+    /// The best round: the max of a rate, the min of a time.
+    best: f64,
+    median: f64,
+    /// This channel's median over the proxy's (empty in the idle-proxy table).
+    vs_proxy: Option<f64>,
+    /// This channel's median over the spinning proxy's (empty in the idle-proxy table).
+    vs_proxy_spin: Option<f64>,
+}
+
+/// `--csv FILE`: where PE 0 appends every row (after a header line when the file is empty).
+static CSV: Mutex<Option<csv::Writer<std::fs::File>>> = Mutex::new(None);
+
+fn open_csv(path: &str) -> std::io::Result<csv::Writer<std::fs::File>> {
+    let f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let empty = f.metadata()?.len() == 0;
+    Ok(csv::WriterBuilder::new().has_headers(empty).from_writer(f))
+}
+
+fn csv_row(row: &Row) {
+    if let Some(w) = CSV.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        w.serialize(row).and_then(|()| Ok(w.flush()?)).expect("writing the CSV file");
+    }
+}
+
+fn round6(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}
 /// The channels; the proxy twice: sleeping when idle and spinning (NVSHMEM's dedicated
 /// proxy thread, which holds a core: the better one depends on whether a core is free).
 const CHANNELS: [&str; 4] = ["p2p", "proxy", "proxy-spin", "ibgda"];
@@ -69,8 +144,22 @@ fn header(higher_is_better: bool) {
 
 /// One line: every channel's best/median (max where higher is better), then each other
 /// channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of each round.
-fn report(what: &str, unit: &str, r: &[Vec<f64>], higher_is_better: bool, target: &str) {
+fn report(table: &str, pes: usize, what: &str, unit: &str, r: &[Vec<f64>], higher_is_better: bool, target: &str) {
     let best = |v: &[f64]| if higher_is_better { max(v) } else { min(v) };
+    for (c, ch) in CHANNELS.iter().enumerate() {
+        csv_row(&Row {
+            table: table.to_string(),
+            operation: what.to_string(),
+            unit: unit.to_string(),
+            channel: ch.to_string(),
+            pes,
+            rounds: r[c].len(),
+            best: round6(best(&r[c])),
+            median: round6(median(&r[c])),
+            vs_proxy: Some(round6(median(&r[c]) / median(&r[PROXY]))),
+            vs_proxy_spin: Some(round6(median(&r[c]) / median(&r[PROXY_SPIN]))),
+        });
+    }
     let mut line = format!("{what:<18}");
     for (c, ch) in CHANNELS.iter().enumerate() {
         line += &format!(" | {ch} {:>9.3} {:>9.3}", best(&r[c]), median(&r[c]));
@@ -153,12 +242,14 @@ fn rate_once(shmem: &Shmem, dev: &Device, dst: DevPtr<u64>, ops: usize) -> f64 {
 }
 
 fn rate(shmem: &Shmem) {
-    let ops: usize = std::env::var("DEVICE_BENCH_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+    let ops: usize =
+        std::env::var("DEVICE_BENCH_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(scaled(10_000u64, 500) as usize);
+    let start = Instant::now();
     let buf = shmem.alloc_slice(rate_grid().blocks * rate_grid().threads * 8, 0u64).expect("alloc");
     let dst = DevPtr::from_slice(&buf);
     let mut res = vec![vec![]; CHANNELS.len()];
     let (mut p2p_idle, mut idle_ref) = (vec![], vec![]);
-    for _ in 0..ROUNDS {
+    for round in 0..rounds() {
         for (c, ch) in CHANNELS.iter().enumerate() {
             let dev = device(shmem, ch);
             let r = rate_once(shmem, &dev, dst, ops);
@@ -175,13 +266,28 @@ fn rate(shmem: &Shmem) {
         let dev = device(shmem, "p2p");
         idle_ref.push(rate_once(shmem, &dev, dst, ops));
         done(dev);
+        progress(shmem, "rate", round, start);
     }
     if shmem.my_pe() == 0 {
         let nt = rate_grid().blocks * rate_grid().threads;
         println!("# (a) 8 B p rate, {nt} device threads x {ops} p + quiet to the next PE, {} PEs", shmem.n_pes());
         header(true);
-        report("p rate", "Mops/s", &res, true, "target >= 2");
+        report("rate", shmem.n_pes(), "p rate", "Mops/s", &res, true, "target >= 2");
         let slow = median(&p2p_idle) / median(&idle_ref);
+        for (channel, v) in [("p2p with idle proxy", &p2p_idle), ("p2p alone", &idle_ref)] {
+            csv_row(&Row {
+                table: "rate beside an idle proxy".into(),
+                operation: "p rate, idle proxy".into(),
+                unit: "Mops/s".into(),
+                channel: channel.into(),
+                pes: shmem.n_pes(),
+                rounds: v.len(),
+                best: round6(max(v)),
+                median: round6(median(v)),
+                vs_proxy: None,
+                vs_proxy_spin: None,
+            });
+        }
         let per: Vec<String> = p2p_idle.iter().zip(&idle_ref).map(|(a, b)| format!("{:.2}", a / b)).collect();
         println!("# p2p beside an idle proxy device of the same process, against p2p alone");
         println!(
@@ -207,7 +313,7 @@ fn rate(shmem: &Shmem) {
 const SIZES: [usize; 7] = [8, 64, 512, 4096, 32768, 262_144, 1 << 20];
 
 fn iters_for(size: usize) -> usize {
-    (2_000_000 / (size + 256)).clamp(20, 5000)
+    scaled((2_000_000 / (size + 256)).clamp(20, 5000) as u64, 10) as usize
 }
 
 /// Per size: (put + quiet, get) in µs, from one device thread of PE 0 to PE 1.
@@ -216,7 +322,7 @@ fn lat_once(shmem: &Shmem, dev: &Device, target: DevPtr<u64>) -> Vec<(f64, f64)>
     let o2 = out.clone();
     let stream = dev.stream();
     let warmup = std::time::Duration::from_millis(
-        std::env::var("DEVICE_BENCH_WARMUP_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(200),
+        std::env::var("DEVICE_BENCH_WARMUP_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(scaled(200u64, 50)),
     );
     shmem.barrier_all().expect("barrier");
     if shmem.my_pe() == 0 {
@@ -277,7 +383,8 @@ fn lat(shmem: &Shmem) {
     let target = DevPtr::from_slice(&buf);
     // [channel][size] -> rounds of (put, get)
     let mut all = vec![vec![Vec::new(); SIZES.len()]; CHANNELS.len()];
-    for _ in 0..ROUNDS {
+    let start = Instant::now();
+    for round in 0..rounds() {
         for (c, ch) in CHANNELS.iter().enumerate() {
             let dev = device(shmem, ch);
             let r = lat_once(shmem, &dev, target);
@@ -286,6 +393,7 @@ fn lat(shmem: &Shmem) {
                 all[c][i].push(x);
             }
         }
+        progress(shmem, "lat", round, start);
     }
     if shmem.my_pe() == 0 {
         println!("# (b) latency from one device thread, PE 0 -> PE 1 (put = put + quiet; get blocking)");
@@ -293,8 +401,9 @@ fn lat(shmem: &Shmem) {
         for (i, size) in SIZES.iter().enumerate() {
             let put: Vec<Vec<f64>> = all.iter().map(|c| c[i].iter().map(|x: &(f64, f64)| x.0).collect()).collect();
             let get: Vec<Vec<f64>> = all.iter().map(|c| c[i].iter().map(|x: &(f64, f64)| x.1).collect()).collect();
-            report(&format!("put {}", human(*size)), "us", &put, false, "lower is better");
-            report(&format!("get {}", human(*size)), "us", &get, false, "lower is better");
+            let n = shmem.n_pes();
+            report("lat", n, &format!("put {}", human(*size)), "us", &put, false, "lower is better");
+            report("lat", n, &format!("get {}", human(*size)), "us", &get, false, "lower is better");
         }
     }
     shmem.barrier_all().expect("barrier");
@@ -367,7 +476,7 @@ fn a2a(shmem: &Shmem) {
         }
         return;
     }
-    let iters: u64 = std::env::var("DEVICE_BENCH_A2A").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let iters: u64 = std::env::var("DEVICE_BENCH_A2A").ok().and_then(|v| v.parse().ok()).unwrap_or(scaled(2000u64, 50));
     let bufs = (
         shmem.alloc_slice(n * A2A_WORDS, 1u64).expect("alloc"),
         shmem.alloc_slice(n * A2A_WORDS, 0u64).expect("alloc"),
@@ -375,7 +484,8 @@ fn a2a(shmem: &Shmem) {
     );
     let mut res = vec![vec![]; CHANNELS.len()];
     let mut base = 0;
-    for _ in 0..ROUNDS {
+    let start = Instant::now();
+    for round in 0..rounds() {
         for (c, ch) in CHANNELS.iter().enumerate() {
             let dev = device(shmem, ch);
             let r = a2a_once(shmem, &dev, &bufs, base, iters);
@@ -383,13 +493,14 @@ fn a2a(shmem: &Shmem) {
             base += A2A_WARMUP + iters;
             res[c].push(r);
         }
+        progress(shmem, "a2a", round, start);
     }
     if shmem.my_pe() == 0 {
         println!(
             "# (c) device all-to-all, 7 KiB to every other PE (put_signal_nbi + quiet, wait for every signal), {n} PEs"
         );
         header(false);
-        report(&format!("all-to-all {n} PEs"), "us", &res, false, "target <= 0.5");
+        report("a2a", n, &format!("all-to-all {n} PEs"), "us", &res, false, "target <= 0.5");
     }
     shmem.barrier_all().expect("barrier");
     let (a, b, c) = bufs;
@@ -398,19 +509,115 @@ fn a2a(shmem: &Shmem) {
     }
 }
 
-fn main() {
-    let what = std::env::args().nth(1).unwrap_or_else(|| "all".to_string());
-    if !["rate", "lat", "a2a", "all"].contains(&what.as_str()) {
-        eprintln!("device-bench: unknown benchmark {what:?}; usage: device-bench [all|rate|lat|a2a]");
-        std::process::exit(2);
+const USAGE: &str = "\
+Usage: oshrun -n N device-bench [BENCHMARK] [--quick] [--csv FILE]
+
+Device-initiated operations on every channel side by side: P2P (direct stores), the proxy ring
+(sleeping when idle, and spinning) and IBGDA through the software NIC. Each line gives the best
+and the median round of every channel, and each channel's median over the proxies'.
+
+BENCHMARK (none: a quick run of all three, under a minute):
+  rate   8 B p from 256 device threads to the next PE, then quiet   (any PE count)
+  lat    put + quiet and get from one device thread, 8 B to 1 MiB     (2 PEs or more)
+  a2a    all-to-all, 7 KiB to every other PE with put_signal_nbi      (2 PEs or more)
+  all    the three                                                    (several minutes: a
+         progress line per round goes to stderr)
+
+Options:
+  --quick      3 rounds instead of 7 and a tenth of the work per round
+  --csv FILE   also append every channel's figures to FILE as CSV, one row per channel
+               (table,operation,unit,channel,pes,rounds,best,median,vs_proxy,vs_proxy_spin)
+  -h, --help   print this text
+
+Environment: DEVICE_BENCH_OPS (p per thread in rate), DEVICE_BENCH_GRID=blocks,threads,
+DEVICE_BENCH_WARMUP_MS (lat), DEVICE_BENCH_A2A (all-to-alls per round).
+
+Examples:
+  oshrun -n 2 target/release/device-bench
+  oshrun -n 2 target/release/device-bench all --csv target/device.csv
+  oshrun -n 4 target/release/device-bench a2a --quick
+";
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Args {
+    /// `rate`, `lat`, `a2a` or `all` (`None`: a quick run of all three).
+    which: Option<String>,
+    quick: bool,
+    csv: Option<String>,
+    help: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "-h" | "--help" | "help" => a.help = true,
+            "--quick" => a.quick = true,
+            "--csv" => a.csv = Some(it.next().ok_or("--csv needs a file name")?.clone()),
+            o if o.starts_with('-') => return Err(format!("unknown option {o:?}")),
+            name @ ("rate" | "lat" | "a2a" | "all") => {
+                if let Some(first) = &a.which {
+                    return Err(format!("one benchmark at a time ({first:?}, then {name:?}); \"all\" runs the three"));
+                }
+                a.which = Some(name.to_string());
+            }
+            other => return Err(format!("unknown benchmark {other:?}")),
+        }
     }
+    Ok(a)
+}
+
+/// Whether this process is the job's first (or not started by a launcher): the one that prints
+/// usage and argument errors, which come before init.
+fn first_process() -> bool {
+    ["PMI_RANK", "PMI_ID", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .all(|r| r.trim() == "0")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match parse_args(&args) {
+        Ok(a) if a.help => {
+            if first_process() {
+                print!("{USAGE}");
+            }
+            return;
+        }
+        Ok(a) => a,
+        Err(e) => {
+            if first_process() {
+                eprintln!("device-bench: {e}\n(device-bench --help lists the benchmarks and options)");
+            }
+            std::process::exit(2);
+        }
+    };
+    QUICK.store(args.quick || args.which.is_none(), Ordering::Relaxed);
+    let what = args.which.clone().unwrap_or_else(|| "all".to_string());
     let shmem = oxshmem::init().expect("shmem init");
+    if let Some(path) = &args.csv
+        && shmem.my_pe() == 0
+    {
+        match open_csv(path) {
+            Ok(w) => *CSV.lock().unwrap_or_else(|e| e.into_inner()) = Some(w),
+            Err(e) => {
+                eprintln!("device-bench: --csv {path}: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
     if shmem.my_pe() == 0 {
         println!(
-            "# device-bench: P2P vs proxy ring vs IBGDA (software NIC), {} PEs, {ROUNDS} interleaved rounds; columns: best (max of a rate, min of a time), median",
-            shmem.n_pes()
+            "# device-bench: P2P vs proxy ring vs IBGDA (software NIC), {} PEs, {} interleaved rounds{}; columns: best (max of a rate, min of a time), median",
+            shmem.n_pes(),
+            rounds(),
+            if QUICK.load(Ordering::Relaxed) { " (quick run)" } else { "" }
         );
     }
+    let start = Instant::now();
     match what.as_str() {
         "rate" => rate(&shmem),
         "lat" => lat(&shmem),
@@ -423,5 +630,29 @@ fn main() {
         _ => unreachable!("checked before init"),
     }
     shmem.barrier_all().expect("barrier");
+    if shmem.my_pe() == 0 {
+        eprintln!("device-bench: done in {:.0} s", start.elapsed().as_secs_f64());
+    }
     shmem.finalize().expect("finalize");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn arguments() {
+        assert_eq!(parse_args(&[]), Ok(Args::default()));
+        let a = parse_args(&strings(&["a2a", "--quick", "--csv", "d.csv"])).unwrap();
+        assert_eq!((a.which.as_deref(), a.quick, a.csv.as_deref()), (Some("a2a"), true, Some("d.csv")));
+        assert!(parse_args(&strings(&["--help"])).unwrap().help);
+        assert_eq!(parse_args(&strings(&["--nope"])), Err("unknown option \"--nope\"".into()));
+        assert_eq!(parse_args(&strings(&["fast"])), Err("unknown benchmark \"fast\"".into()));
+        assert!(parse_args(&strings(&["rate", "lat"])).is_err());
+        assert!(parse_args(&strings(&["--csv"])).is_err());
+    }
 }

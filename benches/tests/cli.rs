@@ -1,0 +1,134 @@
+//! The benchmarks explain themselves and their default runs work at the PE count they are
+//! started with: `--help` prints the usage and exits 0 (once per job, not once per PE), a
+//! wrong argument exits 2 pointing at `--help`, a benchmark named at a PE count it cannot run
+//! at says which count it needs, and a run with no argument (the quick default) succeeds at 1
+//! and 2 PEs, writing `--csv` rows. No timings are checked: only that the runs complete.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use oxshmem_tests::{Job, JobResult, assert_job_code, assert_job_ok, assert_stderr_has, assert_stdout_has};
+
+const SHMEM_BENCH: &str = env!("CARGO_BIN_EXE_shmem-bench");
+const DEVICE_BENCH: &str = env!("CARGO_BIN_EXE_device-bench");
+
+/// Generous: a debug build on a loaded 2-core machine; the runs take seconds.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The device benchmark's work per round, made small for a debug build (the quick default's
+/// shape: every benchmark, every channel, 3 rounds).
+const SMALL_DEVICE_RUN: &[(&str, &str)] =
+    &[("DEVICE_BENCH_OPS", "200"), ("DEVICE_BENCH_A2A", "20"), ("DEVICE_BENCH_WARMUP_MS", "5")];
+
+fn run_alone(program: &str, args: &[&str]) -> std::process::Output {
+    Command::new(program).args(args).output().unwrap_or_else(|e| panic!("running {program}: {e}"))
+}
+
+fn scratch_csv(tag: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("bench-cli-{}-{tag}.csv", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+#[test]
+fn help_prints_the_usage_and_exits_0() {
+    for (program, name) in [(SHMEM_BENCH, "shmem-bench"), (DEVICE_BENCH, "device-bench")] {
+        for flag in ["--help", "-h"] {
+            let out = run_alone(program, &[flag]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(out.status.code(), Some(0), "{name} {flag}: {out:?}");
+            assert!(text.starts_with(&format!("Usage: oshrun -n N {name} [BENCHMARK]")), "{name} {flag}:\n{text}");
+            assert!(text.contains("--quick") && text.contains("--csv FILE"), "{name} {flag}:\n{text}");
+        }
+        // Under the launcher: the usage once, from the first PE, and the job's status is 0.
+        let r = Job::new(2, program).args(&["--help"]).timeout(TIMEOUT).run();
+        assert_job_ok(&r);
+        assert_eq!(r.stdout.matches("Usage: ").count(), 1, "{name} --help at 2 PEs:\n{}", r.report());
+    }
+}
+
+#[test]
+fn wrong_arguments_exit_2_and_point_at_help() {
+    for (program, name) in [(SHMEM_BENCH, "shmem-bench"), (DEVICE_BENCH, "device-bench")] {
+        for args in [&["--nope"][..], &["no-such-benchmark"], &["--csv"]] {
+            let out = run_alone(program, args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {out:?}");
+            assert!(err.contains(&format!("{name} --help lists")), "{name} {args:?}:\n{err}");
+        }
+    }
+}
+
+/// The case: `all` and the 2-PE benchmarks at another PE count say which count they
+/// need, instead of a bare refusal; the default run at that count is the way out.
+#[test]
+fn a_benchmark_at_a_pe_count_it_cannot_run_at_names_the_count_it_needs() {
+    let r = Job::direct(SHMEM_BENCH).args(&["put-lat"]).timeout(TIMEOUT).run();
+    assert_job_code(&r, 2);
+    assert_stderr_has(&r, "put-lat needs exactly 2 PEs (this job has 1)");
+    let r = Job::new(4, SHMEM_BENCH).args(&["all"]).timeout(TIMEOUT).run();
+    assert_job_code(&r, 2);
+    assert_stderr_has(&r, "all needs exactly 2 PEs (this job has 4)");
+}
+
+fn csv_lines(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let _ = std::fs::remove_file(path);
+    text.lines().map(str::to_string).collect()
+}
+
+fn shmem_bench_default(n: usize, csv: &Path) -> JobResult {
+    let csv = csv.to_str().unwrap();
+    let job = if n == 1 { Job::direct(SHMEM_BENCH) } else { Job::new(n, SHMEM_BENCH) };
+    let r = job.args(&["--csv", csv]).timeout(TIMEOUT).run();
+    assert_job_ok(&r);
+    r
+}
+
+#[test]
+fn shmem_bench_default_runs_at_1_and_2_pes() {
+    let csv = scratch_csv("shmem-1");
+    let r = shmem_bench_default(1, &csv);
+    assert_stderr_has(&r, "quick run (3 rounds) of barrier on 1 PEs; not at this PE count: put-lat (exactly 2 PEs)");
+    assert_stdout_has(&r, "barrier_all 1 PEs");
+    let rows = csv_lines(&csv);
+    assert_eq!(rows[0], "table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio");
+    assert_eq!(rows.len(), 2, "one barrier row: {rows:?}");
+
+    let csv = scratch_csv("shmem-2");
+    let r = shmem_bench_default(2, &csv);
+    for table in ["# put latency", "# get latency", "# put bandwidth", "# message rate", "# fetch-add latency"] {
+        assert_stdout_has(&r, table);
+    }
+    assert_stdout_has(&r, "barrier_all 2 PEs");
+    assert_stdout_has(&r, "# collectives on 2 PEs");
+    assert_stderr_has(&r, "shmem-bench: [7/7] coll");
+    // 7 sizes x 3 (put, get, put bw), msg rate, fetch-add, barrier, 6 collectives' sizes.
+    let rows = csv_lines(&csv);
+    assert!(rows.len() > 30, "{} rows", rows.len());
+}
+
+#[test]
+fn device_bench_default_runs_at_1_and_2_pes() {
+    for n in [1, 2] {
+        let csv = scratch_csv(&format!("device-{n}"));
+        let job = if n == 1 { Job::direct(DEVICE_BENCH) } else { Job::new(n, DEVICE_BENCH) };
+        let r = job.args(&["--csv", csv.to_str().unwrap()]).envs(SMALL_DEVICE_RUN).timeout(TIMEOUT).run();
+        assert_job_ok(&r);
+        assert_stdout_has(&r, &format!("{n} PEs, 3 interleaved rounds (quick run)"));
+        assert_stdout_has(&r, "p rate ");
+        assert_stderr_has(&r, "device-bench: rate: round 3/3 done");
+        let rows = csv_lines(&csv);
+        assert_eq!(rows[0], "table,operation,unit,channel,pes,rounds,best,median,vs_proxy,vs_proxy_spin");
+        for ch in ["p2p", "proxy", "proxy-spin", "ibgda"] {
+            assert!(rows.iter().any(|l| l.starts_with(&format!("rate,p rate,Mops/s,{ch},{n},3,"))), "{ch}: {rows:?}");
+        }
+        if n == 1 {
+            assert_stdout_has(&r, "(b) latency needs 2 PEs");
+        } else {
+            assert!(rows.iter().any(|l| l.starts_with("lat,put 1 MiB,us,ibgda,2,3,")), "{rows:?}");
+            assert!(rows.iter().any(|l| l.starts_with("a2a,all-to-all 2 PEs,us,p2p,2,3,")), "{rows:?}");
+        }
+    }
+}
