@@ -256,6 +256,16 @@ pub fn routine_name(r: Routine, active: bool) -> String {
     }
 }
 
+/// The NVSHMEM name of the routine the runtime calls `name` (`shmem_barrier_all` is
+/// `nvshmem_barrier_all`, `shmem_long_sum_reduce` is `nvshmem_long_sum_reduce`): what an NVSHMEM
+/// program called. Names of no OpenSHMEM routine are kept.
+pub fn nvshmem_name(name: &str) -> String {
+    match name.strip_prefix("shmem_") {
+        Some(rest) => format!("nvshmem_{rest}"),
+        None => name.to_string(),
+    }
+}
+
 /// How a team appears in the table: its slot in the runtime's team pool (0 the world, 1 the
 /// shared team, 2 the deprecated active sets).
 pub fn team_name(slot: u16) -> String {
@@ -335,8 +345,13 @@ struct Slot {
     wait_since: AtomicU64,
     /// `CLOCK_MONOTONIC` nanoseconds at which the last wait of this routine ended.
     left_at: AtomicU64,
-    _reserved: AtomicU64,
+    /// [`FLAG_NVSHMEM`]: the program initialized through NVSHMEM's API.
+    flags: AtomicU64,
 }
+
+/// In a slot's `flags`: the PE initialized through NVSHMEM's API (`nvshmem_init` and
+/// friends), so the hang report names its routines as NVSHMEM's (`nvshmem_barrier_all`).
+const FLAG_NVSHMEM: u64 = 1;
 
 const _: () = assert!(size_of::<Slot>() == SLOT_BYTES);
 
@@ -359,6 +374,8 @@ pub struct Snapshot {
     pub wait_since: u64,
     /// `CLOCK_MONOTONIC` nanoseconds at which its last wait ended (0: none).
     pub left_at: u64,
+    /// The PE initialized through NVSHMEM's API: its routines are named as NVSHMEM's.
+    pub nvshmem: bool,
 }
 
 fn secs(ns: u64) -> String {
@@ -371,6 +388,9 @@ impl Snapshot {
     pub fn routine_text(&self) -> String {
         let active = self.team == Some(2);
         let mut s = routine_name(self.routine, active);
+        if self.nvshmem {
+            s = nvshmem_name(&s);
+        }
         let mut inner = Vec::new();
         if let Some(t) = self.team {
             inner.push(team_name(t));
@@ -511,6 +531,7 @@ fn read_slot(s: &Slot) -> Option<Snapshot> {
         let peer = s.peer.load(Ordering::Relaxed);
         let wait_since = s.wait_since.load(Ordering::Relaxed);
         let left_at = s.left_at.load(Ordering::Relaxed);
+        let flags = s.flags.load(Ordering::Relaxed);
         fence(Ordering::Acquire);
         if s.seq.load(Ordering::Relaxed) != a {
             continue;
@@ -531,6 +552,7 @@ fn read_slot(s: &Slot) -> Option<Snapshot> {
             peer: (waiting && peer != NO_PEER).then_some(peer),
             wait_since: if waiting { wait_since } else { 0 },
             left_at: if what & HAS_LEFT != 0 { left_at } else { 0 },
+            nvshmem: flags & FLAG_NVSHMEM != 0,
         });
     }
     None
@@ -690,6 +712,14 @@ pub fn wait_begin(what_: Option<(Routine, Arg)>, peer: Option<usize>) {
     });
 }
 
+/// This PE initialized through NVSHMEM's API: the hang report names its routines as NVSHMEM's
+/// (`nvshmem_barrier_all`, not `shmem_barrier_all`). Nothing without a table.
+pub fn set_nvshmem_api() {
+    write(|s| {
+        s.flags.fetch_or(FLAG_NVSHMEM, Ordering::Relaxed);
+    });
+}
+
 /// The wait that [`wait_begin`] reported is over.
 #[cold]
 #[inline(never)]
@@ -763,7 +793,15 @@ mod tests {
         // Entering another routine forgets the last one's wait.
         enter(Routine::of(code::SYNC_ALL), Some(0), 8, Arg::None);
         assert_eq!(t.read(1).unwrap().describe(0), "running (last: shmem_sync_all (world, collective #8))");
+        // An NVSHMEM program: the same slot names what it called.
+        set_nvshmem_api();
+        assert_eq!(t.read(1).unwrap().describe(0), "running (last: nvshmem_sync_all (world, collective #8))");
+        enter(Routine { code: code::REDUCE, op: 6, ty: 7 }, Some(0), 9, Arg::None);
+        wait_begin(None, Some(0));
+        let snap = t.read(1).unwrap();
+        assert!(snap.describe(snap.wait_since).starts_with("in nvshmem_long_sum_reduce (world, collective #9)"));
         MINE.store(std::ptr::null_mut(), Ordering::Release);
         assert_eq!(t.read(0).unwrap().state, State::Unknown);
+        assert!(!t.read(0).unwrap().nvshmem);
     }
 }

@@ -13,6 +13,15 @@ use std::time::{Duration, Instant};
 
 use common::{arg, crate_dir, include_dir, run_ok};
 
+/// Where this test process builds its program.
+fn work_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("oxshmem-c-hardening-{}", std::process::id()))
+}
+
+extern "C" fn remove_work_dir() {
+    let _ = std::fs::remove_dir_all(work_dir());
+}
+
 /// The C program, built once per test process.
 fn program() -> PathBuf {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
@@ -21,8 +30,10 @@ fn program() -> PathBuf {
             Command::new("gcc").arg("--version").output().is_ok_and(|o| o.status.success()),
             "these tests need gcc: install it (apt-get install gcc)"
         );
-        let dir = std::env::temp_dir().join(format!("oxshmem-c-hardening-{}", std::process::id()));
+        let dir = work_dir();
         std::fs::create_dir_all(&dir).expect("temp dir");
+        // SAFETY: registers a plain function that only removes our own directory.
+        unsafe { libc::atexit(remove_work_dir) };
         let exe = dir.join("hardening");
         let lib_dir = common::lib_dir_with_soname();
         let rpath = format!("-Wl,-rpath,{}", arg(&lib_dir));
@@ -169,4 +180,17 @@ fn buffer_register_checks_the_range_is_mapped() {
         assert!(out.stderr.contains(&want), "{want:?} missing: {out:?}");
     }
     assert!(out.stderr.contains(&format!("(+{} bytes) is not", 1u64 << 62)), "{out:?}");
+}
+
+/// Item 12: the hang report names what an NVSHMEM program called. PE 0 waits in
+/// `nvshmem_barrier_all`, PE 1 never comes; the launcher's `--timeout` report says
+/// `nvshmem_barrier_all` (not its OpenSHMEM name) for PE 0, and `nvshmem_init` (not the team
+/// splits init makes inside) for PE 1.
+#[test]
+fn the_hang_report_names_nvshmem_calls_as_called() {
+    let out = job(5, &["nvhang"], &[]);
+    assert_eq!(out.status.code(), Some(124), "{out:?}");
+    assert!(out.stderr.contains("PE 0: in nvshmem_barrier_all (world, collective #"), "{out:?}");
+    assert!(out.stderr.contains("PE 1: running (last: nvshmem_init)"), "{out:?}");
+    assert!(!out.stderr.contains(" shmem_"), "{out:?}");
 }

@@ -41,9 +41,18 @@ fn init(func: &'static str, level: ThreadLevel, boot: Option<Box<dyn Bootstrap>>
     // Before the bootstrap: every PE runs the same program, so every PE stops here alike.
     super::device_lib::check_at_init().map_err(|m| crate::error::invalid(func, m))?;
     let provided = crate::setup::init_with(func, level, boot)?;
+    // The hang report names this PE's routines as the program called them.
+    oxshmem_bootstrap::status::set_nvshmem_api();
     super::teams::init_nv_teams(func)?;
     #[cfg(feature = "cuda")]
     super::gpu::init(func)?;
+    // The collectives above were init's own: the hang report's "last" is the init routine.
+    oxshmem_bootstrap::status::enter(
+        oxshmem_bootstrap::status::Routine::of(oxshmem_bootstrap::status::code::INIT),
+        None,
+        0,
+        oxshmem_bootstrap::status::Arg::None,
+    );
     Ok(provided)
 }
 
