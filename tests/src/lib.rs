@@ -465,6 +465,8 @@ pub fn job_ok(npes: usize, program: impl AsRef<Path>, args: &[&str]) -> JobResul
 /// once: each PE ran its case to the end.
 #[track_caller]
 pub fn assert_each_pe_says(r: &JobResult, npes: usize, line: impl Fn(usize) -> String) {
+    // A check over no PE at all would pass whatever the job printed.
+    assert!(npes > 0, "assert_each_pe_says over 0 PEs checks nothing\n{}", r.report());
     for pe in 0..npes {
         let want = line(pe);
         let count = r.stdout.lines().filter(|l| *l == want).count();

@@ -49,7 +49,14 @@ fn fetch_add_tickets_are_unique() {
 #[test]
 fn compare_swap_loop_gives_exact_total() {
     for n in PE_COUNTS {
-        job_ok(n, PE_AMO, &["cas", "2000"]);
+        let r = job_ok(n, PE_AMO, &["cas", "2000"]);
+        // Every PE ran its loop to the end (PE 0 checked the total of all of them).
+        for pe in 0..n {
+            let head = format!("PE {pe}: ");
+            let said =
+                r.stdout.lines().filter(|l| l.starts_with(&head) && l.ends_with(" compare_swap retries")).count();
+            assert_eq!(said, 1, "PE {pe} did not finish its compare_swap loop\n{}", r.report());
+        }
     }
 }
 

@@ -38,7 +38,9 @@ fn members(spec: &str, n: usize) -> Vec<usize> {
 
 /// Runs `case` on every team of every PE count; each member must print `PE <pe>: <ok>`.
 fn on_every_team(case: &str, extra: &[&str], ok: &str, min_team: usize) {
+    let mut total = 0;
     for n in COUNTS {
+        let mut ran = 0;
         for spec in teams(n) {
             let m = members(spec, n);
             if m.len() < min_team {
@@ -51,8 +53,14 @@ fn on_every_team(case: &str, extra: &[&str], ok: &str, min_team: usize) {
                 let want = format!("PE {pe}: {ok}");
                 assert!(r.stdout.lines().any(|l| l == want), "team {spec}: expected {want:?}\n{}", r.report());
             }
+            ran += 1;
         }
+        // The size filter may leave out small teams, never every team of a PE count the
+        // world of which is big enough.
+        assert!(ran > 0 || n < min_team, "{case}: no team of {n} PEs was run");
+        total += ran;
     }
+    assert!(total > 0, "{case}: no team of at least {min_team} PEs at any PE count: nothing was run");
 }
 
 /// Asserts that each PE in `pes` printed `ERR <label>: PE <pe>: ...` containing `text`.

@@ -3,7 +3,7 @@
 //!
 //! The PE program is `pe-misc`.
 
-use oxshmem_tests::{Job, JobResult, assert_job_ok};
+use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok};
 
 const PE_MISC: &str = env!("CARGO_BIN_EXE_pe-misc");
 
@@ -11,6 +11,9 @@ fn hello(n: usize, env: &[(&str, &str)]) -> JobResult {
     let job = Job::new(n, PE_MISC).args(&["hello", &n.to_string()]).envs(env);
     let r = job.run();
     assert_job_ok(&r);
+    // Every PE ran the program to its end, so that a check that finds no line (no DEBUG, no
+    // INFO) is about the logging, not about a PE that never ran.
+    assert_each_pe_says(&r, n, |pe| format!("hello from PE {pe} of {n}"));
     r
 }
 

@@ -116,11 +116,20 @@ fn collectives() {
     for n in COUNTS {
         let r = ok(n, PE_COLL, &["sync", "world", "100"]);
         assert!(r.stdout.contains("100 rounds of team sync ok"), "{}", r.report());
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: 100 rounds of team sync ok"));
         for case in ["bcast", "collect", "fcollect", "alltoall", "alltoalls", "raw"] {
-            ok(n, PE_COLL, &[case, "world"]);
+            let r = ok(n, PE_COLL, &[case, "world"]);
+            // Every PE of the world team got to the end of the case, not only some.
+            let said = match case {
+                "bcast" => "broadcast ok".to_string(),
+                "raw" => "raw collectives ok".to_string(),
+                _ => format!("{case} ok"),
+            };
+            assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {said}"));
         }
         for kind in ["int", "float"] {
-            ok(n, PE_COLL, &["reduce", "world", kind]);
+            let r = ok(n, PE_COLL, &["reduce", "world", kind]);
+            assert_each_pe_says(&r, n, |pe| format!("PE {pe}: {kind} reductions ok"));
         }
     }
     // On a strided team and a team that leaves PE 0 out.

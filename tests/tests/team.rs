@@ -45,6 +45,16 @@ fn split_strided_membership_and_numbering() {
             "{}",
             r.report()
         );
+        // Each PE 0..n said so once, after at least one split (one PE has one: the world).
+        for pe in 0..n {
+            let head = format!("PE {pe}: ");
+            let said: Vec<usize> = r
+                .stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix(&head)?.strip_suffix(" strided splits ok")?.parse().ok())
+                .collect();
+            assert!(said.len() == 1 && said[0] >= 1, "PE {pe}: splits checked {said:?}\n{}", r.report());
+        }
     }
 }
 

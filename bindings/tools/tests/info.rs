@@ -26,6 +26,7 @@ fn parsable_form_has_every_variable_with_its_source() {
     let facts = parse(&info(&["--parsable"], &[("NVSHMEM_DEBUG", "1"), ("OXSHMEM_SPIN", "7")]));
     assert_eq!(facts["package:version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(facts["package:openshmem"], "1.5");
+    let mut set_seen = 0;
     for v in oxshmem::config::shown_vars() {
         let value = &facts[&format!("config:{}:value", v.name)];
         let source = &facts[&format!("config:{}:source", v.name)];
@@ -34,8 +35,11 @@ fn parsable_form_has_every_variable_with_its_source() {
             "OXSHMEM_SPIN" => assert_eq!((value.as_str(), source.as_str()), ("7", "environment (OXSHMEM_SPIN)")),
             _ => assert_eq!((value.as_str(), source.as_str()), (v.default, "default"), "{}", v.name),
         }
+        set_seen += usize::from(matches!(v.name, "NVSHMEM_DEBUG" | "OXSHMEM_SPIN"));
         assert_eq!(facts[&format!("config:{}:help", v.name)], v.help);
     }
+    // The two variables set above were among those checked: their values were read back.
+    assert_eq!(set_seen, 2, "NVSHMEM_DEBUG or OXSHMEM_SPIN is not a shown variable");
     for l in ["oshrun", "mpiexec.hydra", "srun"] {
         assert!(facts.contains_key(&format!("launcher:{l}")), "launcher {l} missing");
     }
@@ -97,12 +101,16 @@ fn nvshmem_view() {
     let lib = &facts["nvshmem:library"];
     assert!(lib.contains("libnvshmem_host.so") && (lib.contains("oxshmem-install") || lib.contains(" -> ")), "{lib}");
     // Every NVSHMEM spelling oxshmem reads is listed, unset here, with its meaning.
+    let mut spellings = 0;
     for v in oxshmem::config::shown_vars() {
         if let Some(name) = v.nvshmem_name() {
             let value = &facts[&format!("nvshmem:{name}")];
             assert!(value.starts_with("unset -> "), "{name}: {value}");
+            spellings += 1;
         }
     }
+    // NVSHMEM_SYMMETRIC_SIZE, NVSHMEM_DEBUG and NVSHMEM_BOOTSTRAP at least (checked below).
+    assert!(spellings >= 3, "only {spellings} NVSHMEM spellings checked");
     assert_eq!(facts["nvshmem:NVSHMEM_SYMMETRIC_SIZE"], "unset -> same as SHMEM_SYMMETRIC_SIZE");
     assert!(facts["nvshmem:without effect"].ends_with("none set"), "{}", facts["nvshmem:without effect"]);
 

@@ -112,6 +112,7 @@ fn pe_main(scenario: &str) -> i32 {
         "big" => {
             let mine: Vec<u8> = (0..100 * 1024).map(|i: usize| (i * 7 + rank) as u8).collect();
             let all = pmi.allgather(&mine).unwrap();
+            assert_eq!(all.len(), size, "PE {rank}: one 100 KiB blob per rank");
             for (r, got) in all.iter().enumerate() {
                 let want: Vec<u8> = (0..100 * 1024).map(|i: usize| (i * 7 + r) as u8).collect();
                 assert!(got == &want, "PE {rank}: 100 KiB blob of rank {r} differs");
