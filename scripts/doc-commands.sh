@@ -22,7 +22,9 @@
 #   <!-- doc-commands: skip (run by .ci/run itself) -->
 #
 # Prints each block's file:line with PASS, FAIL or SKIP (and the reason), the output of a
-# failed block, and last a line `N passed, M failed`; exits 1 if a block failed.
+# failed block, and last a line `N passed, M failed`; exits 1 if a block failed, and also when
+# nothing ran: no block found, a FILE named without one, README.md without one (when no FILE is
+# named), or every block skipped.
 #
 # Environment: DOC_COMMANDS_TIMEOUT (seconds per block, default 600), DOC_COMMANDS_KEEP=1
 # (keep the scratch directory), DOC_COMMANDS_VERBOSE=1 (print every block's output).
@@ -44,6 +46,7 @@ for a in "$@"; do
 done
 
 # The files, in reading order: README.md, docs/, bindings/*/README.md, then the rest.
+named=${#files[@]}
 if ((${#files[@]} == 0)); then
     mapfile -t all < <(find . \( -name target -o -name .git \) -prune -o -type f -name '*.md' -print |
         sed 's|^\./||' | LC_ALL=C sort)
@@ -148,6 +151,30 @@ if ((list_only)); then
         printf '%s:%s  %s\n' "${b_file[i]}" "${b_line[i]}" "$what"
     done
     exit 0
+fi
+
+# A run that finds nothing to run has tested nothing, and fails: no block at all, a file named
+# on the command line without a shell block (a typo, a block that lost its language), or, of
+# the whole documentation, a README.md without one.
+if ((nblocks == 0)); then
+    echo "doc-commands: no sh, bash, shell or console block in ${#files[@]} files: nothing to run" >&2
+    exit 1
+fi
+blocks_in() {
+    local g n=0
+    for g in "${b_file[@]}"; do [[ $g == "$1" ]] && n=$((n + 1)); done
+    echo "$n"
+}
+if ((named)); then
+    for f in "${files[@]}"; do
+        if (($(blocks_in "$f") == 0)); then
+            echo "doc-commands: $f has no sh, bash, shell or console block: nothing of it would run" >&2
+            exit 1
+        fi
+    done
+elif (($(blocks_in README.md) == 0)); then
+    echo "doc-commands: README.md has no shell block (or is missing): the documentation's commands were not found" >&2
+    exit 1
 fi
 
 # ---- Running them ----------------------------------------------------------------------------
@@ -255,4 +282,8 @@ for s in "${skipped_list[@]}"; do
     echo "  skipped: $s"
 done
 echo "$passed passed, $failed failed"
+if ((passed + failed == 0)); then
+    echo "doc-commands: every one of the $nblocks blocks was skipped: nothing ran" >&2
+    exit 1
+fi
 ((failed == 0))

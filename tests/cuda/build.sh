@@ -21,7 +21,8 @@
 # programs build at once (default 2); $NVCC_FLAGS and $LDFLAGS add options. A program newer
 # than its source, cutest.h and PREFIX's headers and device library is kept (BUILD_FORCE=1
 # rebuilds it; flags are not tracked). Prints one line
-# per program and exits non-zero if any failed (its errors are in OUTDIR/PROG.log).
+# per program and exits non-zero if any failed (its errors are in OUTDIR/PROG.log), if a
+# program or module is not in OUTDIR afterwards, or if there is nothing to build.
 set -uo pipefail
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
@@ -40,6 +41,15 @@ if [ ! -e "$prefix/lib/libnvshmem_host.so" ] && [ ! -e "$prefix/lib/libnvshmem_h
     echo "build.sh: $prefix/lib/libnvshmem_host.so is missing" >&2
     exit 2
 fi
+# What there is to build: a glob that matches nothing builds nothing and would pass, so each
+# must find something (and the benchmark must be there).
+shopt -s nullglob
+progs=("$here"/*.cu)
+modules=("$here"/modules/*.cu)
+shopt -u nullglob
+[ ${#progs[@]} -gt 0 ] || { echo "build.sh: no programs: $here/*.cu matches nothing" >&2; exit 1; }
+[ ${#modules[@]} -gt 0 ] || { echo "build.sh: no modules: $here/modules/*.cu matches nothing" >&2; exit 1; }
+[ -f "$root/benches/cuda/device_bench.cu" ] || { echo "build.sh: no $root/benches/cuda/device_bench.cu" >&2; exit 1; }
 nvcc=${OXSHMEM_NVCC:-}
 if [ -z "$nvcc" ]; then
     if env_out=$(bash "$root/scripts/cuda-toolchain.sh" --env 2>/dev/null); then
@@ -111,8 +121,18 @@ rc=$?
 for m in "$here"/modules/*.cu; do
     build_module "$m" || rc=1
 done
+# Every program and module found above is in OUTDIR now: a build that made fewer (a compiler
+# that exits 0 without writing its output) does not pass.
+for src in "${progs[@]}" "$root/benches/cuda/device_bench.cu"; do
+    name=$(basename "$src" .cu)
+    [ -x "$out/$name" ] || { echo "build.sh: $name was not built: no $out/$name"; rc=1; }
+done
+for m in "${modules[@]}"; do
+    name=$(basename "$m" .cu)
+    [ -s "$out/$name.fatbin" ] || { echo "build.sh: $name.fatbin was not built: no $out/$name.fatbin"; rc=1; }
+done
 if [ $rc -ne 0 ]; then
     echo "build.sh: some programs failed to build against $prefix" >&2
     exit 1
 fi
-echo "build.sh: all programs built against $prefix into $out ($arch)"
+echo "build.sh: all $((${#progs[@]} + 1)) programs and ${#modules[@]} modules built against $prefix into $out ($arch)"
