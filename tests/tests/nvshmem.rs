@@ -432,6 +432,35 @@ fn mpich_mpicc() -> Option<PathBuf> {
     }
 }
 
+/// Every program of `tests/nvshmem/` is one the tests here build and run (the list below is
+/// theirs), so that one added to the folder cannot go unrun, and a folder that reads as empty
+/// fails.
+#[test]
+fn every_program_of_the_folder_is_run() {
+    let mut files: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("nvshmem"))
+        .expect("reading tests/nvshmem")
+        .map(|e| e.expect("an entry of tests/nvshmem").file_name().to_string_lossy().into_owned())
+        .filter(|f| [".c", ".cc", ".cu"].iter().any(|x| f.ends_with(x)))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "amo.c",
+            "coll.c",
+            "gpu_heap.c",
+            "gpu_host_more.c",
+            "gpu_ibgda.cu",
+            "gpu_stream.c",
+            "mixed.cc",
+            "mpi.c",
+            "rma.c",
+            "stream.c",
+            "uid.c"
+        ]
+    );
+}
+
 // ---------------------------------------------------------------- oshrun
 
 fn under_oshrun(name: &str, compiler: Compiler) {

@@ -349,3 +349,20 @@ fn every_routine_the_headers_declare_is_called_by_a_c_program() {
     let missing: Vec<&String> = declared.iter().filter(|f| !called.contains(*f)).collect();
     assert!(missing.is_empty(), "{} routines are called by no C test program: {missing:?}", missing.len());
 }
+
+/// Every C and C++ source of `tests/c/` is compiled into one of the programs above, so that a
+/// program added to the folder cannot go unrun (and a folder that reads as empty fails).
+#[test]
+fn every_source_of_tests_c_is_in_a_program() {
+    let mut found: Vec<String> = std::fs::read_dir(suite::sources_dir())
+        .expect("reading tests/c")
+        .map(|e| e.expect("an entry of tests/c").file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".c") || f.ends_with(".cc"))
+        .collect();
+    found.sort();
+    let used: std::collections::BTreeSet<&str> = PROGRAMS.iter().flat_map(|p| p.sources.iter().copied()).collect();
+    assert_eq!(found.len(), used.len(), "tests/c holds {found:?}, the programs compile {used:?}");
+    for f in &found {
+        assert!(used.contains(f.as_str()), "tests/c/{f} is compiled into no program of the table");
+    }
+}
