@@ -22,7 +22,8 @@
 //! - `raw-barrier`: a raw dissemination barrier on plain stores through the mapping.
 //!
 //! `--csv FILE` also appends every line to FILE as CSV
-//! (`table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio`: a [`Row`],
+//! (`table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio,pes,machine,date`:
+//! a [`Row`],
 //! written by the `csv` crate through serde, with the header line when FILE is new or empty);
 //! `benches/plot.py FILE` draws one SVG per table from it.
 
@@ -86,6 +87,12 @@ struct Row {
     ref_median: f64,
     /// Subject median / reference median.
     ratio: f64,
+    /// PEs in the job.
+    pes: usize,
+    /// The machine ([`oxshmem_benches::machine`]).
+    machine: String,
+    /// The day of the run, UTC ([`oxshmem_benches::utc_date`]).
+    date: String,
 }
 
 impl Row {
@@ -107,6 +114,9 @@ impl Row {
             ref_min: round(refv.0, 6),
             ref_median: round(refv.1, 6),
             ratio: round(subj.1 / refv.1, 4),
+            pes: 0,
+            machine: String::new(),
+            date: String::new(),
         }
     }
 }
@@ -116,18 +126,26 @@ struct CsvOut {
     w: csv::Writer<std::fs::File>,
     /// The current table's name.
     table: String,
+    /// What every row says of the run: PEs, machine, date.
+    run: (usize, String, String),
 }
 
 impl CsvOut {
-    fn open(path: &std::path::Path) -> std::io::Result<CsvOut> {
+    fn open(path: &std::path::Path, pes: usize) -> std::io::Result<CsvOut> {
         let f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
         let empty = f.metadata()?.len() == 0;
-        Ok(CsvOut { w: csv::WriterBuilder::new().has_headers(empty).from_writer(f), table: String::new() })
+        Ok(CsvOut {
+            w: csv::WriterBuilder::new().has_headers(empty).from_writer(f),
+            table: String::new(),
+            run: (pes, oxshmem_benches::machine(), oxshmem_benches::utc_date()),
+        })
     }
 
-    /// Appends `row` and flushes it (the writer is a static's, never dropped, and a benchmark
-    /// may exit early).
+    /// Appends `row`, with the run's PEs, machine and date, and flushes it (the writer is a
+    /// static's, never dropped, and a benchmark may exit early).
     fn write(&mut self, row: &Row) -> csv::Result<()> {
+        let mut row = row.clone();
+        (row.pes, row.machine, row.date) = self.run.clone();
         self.w.serialize(row)?;
         Ok(self.w.flush()?)
     }
@@ -737,7 +755,7 @@ fn main() {
     if let Some(path) = &args.csv
         && me == 0
     {
-        let out = CsvOut::open(path.as_ref()).unwrap_or_else(|e| {
+        let out = CsvOut::open(path.as_ref(), n).unwrap_or_else(|e| {
             eprintln!("--csv {path}: {e}");
             std::process::exit(2);
         });
@@ -845,10 +863,12 @@ mod tests {
             Row::new("Put latency, 2 PEs", "put 8 B", "us", (0.25, 0.5), "raw-store", (0.125, 0.25)),
             Row::new("Barrier", "barrier", "us", (3.0, 4.0), "raw-barrier", (1.0, 2.0)),
         ];
-        let mut out = CsvOut::open(&path).unwrap();
+        let mut out = CsvOut::open(&path, 2).unwrap();
+        out.run = (2, "vm: AMD EPYC, 2 CPUs".into(), "2026-12-07".into());
         out.write(&rows[0]).unwrap();
         drop(out);
-        let mut out = CsvOut::open(&path).unwrap();
+        let mut out = CsvOut::open(&path, 4).unwrap();
+        out.run = (4, "vm: AMD EPYC, 2 CPUs".into(), "2026-12-08".into());
         out.write(&rows[1]).unwrap();
         drop(out);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -856,13 +876,15 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio",
-                "\"Put latency, 2 PEs\",put 8 B,8,us,0.25,0.5,raw-store,0.125,0.25,2.0",
-                "Barrier,barrier,,us,3.0,4.0,raw-barrier,1.0,2.0,2.0",
+                "table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio,pes,machine,date",
+                "\"Put latency, 2 PEs\",put 8 B,8,us,0.25,0.5,raw-store,0.125,0.25,2.0,2,\"vm: AMD EPYC, 2 CPUs\",2026-12-07",
+                "Barrier,barrier,,us,3.0,4.0,raw-barrier,1.0,2.0,2.0,4,\"vm: AMD EPYC, 2 CPUs\",2026-12-08",
             ]
         );
         let back: Vec<Row> = csv::Reader::from_path(&path).unwrap().deserialize().collect::<Result<_, _>>().unwrap();
-        assert_eq!(back, rows);
+        assert_eq!(back.len(), 2);
+        assert_eq!((back[0].operation.as_str(), back[0].pes, back[0].date.as_str()), ("put 8 B", 2, "2026-12-07"));
+        assert_eq!((back[1].median, back[1].pes, back[1].machine.as_str()), (4.0, 4, "vm: AMD EPYC, 2 CPUs"));
         let _ = std::fs::remove_file(&path);
     }
 }

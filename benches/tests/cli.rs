@@ -93,7 +93,9 @@ fn shmem_bench_default_runs_at_1_and_2_pes() {
     assert_stderr_has(&r, "quick run (3 rounds) of barrier on 1 PEs; not at this PE count: put-lat (exactly 2 PEs)");
     assert_stdout_has(&r, "barrier_all 1 PEs");
     let rows = csv_lines(&csv);
-    assert_eq!(rows[0], "table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio");
+    assert_eq!(rows[0], "table,operation,bytes,unit,min,median,reference,ref_min,ref_median,ratio,pes,machine,date");
+    let date = rows[1].rsplit(',').next().unwrap();
+    assert!(date.len() == 10 && date.starts_with("20") && &date[4..5] == "-", "the run's date: {}", rows[1]);
     assert_eq!(rows.len(), 2, "one barrier row: {rows:?}");
 
     let csv = scratch_csv("shmem-2");
@@ -120,7 +122,7 @@ fn device_bench_default_runs_at_1_and_2_pes() {
         assert_stdout_has(&r, "p rate ");
         assert_stderr_has(&r, "device-bench: rate: round 3/3 done");
         let rows = csv_lines(&csv);
-        assert_eq!(rows[0], "table,operation,unit,channel,pes,rounds,best,median,vs_proxy,vs_proxy_spin");
+        assert_eq!(rows[0], "table,operation,unit,channel,pes,rounds,best,median,vs_proxy,vs_proxy_spin,machine,date");
         for ch in ["p2p", "proxy", "proxy-spin", "ibgda"] {
             assert!(rows.iter().any(|l| l.starts_with(&format!("rate,p rate,Mops/s,{ch},{n},3,"))), "{ch}: {rows:?}");
         }

@@ -82,6 +82,16 @@ struct Row {
     vs_proxy: Option<f64>,
     /// This channel's median over the spinning proxy's (empty in the idle-proxy table).
     vs_proxy_spin: Option<f64>,
+    /// The machine ([`oxshmem_benches::machine`]).
+    machine: String,
+    /// The day of the run, UTC ([`oxshmem_benches::utc_date`]).
+    date: String,
+}
+
+/// The machine and the date, once per run.
+fn run_facts() -> &'static (String, String) {
+    static FACTS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    FACTS.get_or_init(|| (oxshmem_benches::machine(), oxshmem_benches::utc_date()))
 }
 
 /// `--csv FILE`: where PE 0 appends every row (after a header line when the file is empty).
@@ -158,6 +168,8 @@ fn report(table: &str, pes: usize, what: &str, unit: &str, r: &[Vec<f64>], highe
             median: round6(median(&r[c])),
             vs_proxy: Some(round6(median(&r[c]) / median(&r[PROXY]))),
             vs_proxy_spin: Some(round6(median(&r[c]) / median(&r[PROXY_SPIN]))),
+            machine: run_facts().0.clone(),
+            date: run_facts().1.clone(),
         });
     }
     let mut line = format!("{what:<18}");
@@ -286,6 +298,8 @@ fn rate(shmem: &Shmem) {
                 median: round6(median(v)),
                 vs_proxy: None,
                 vs_proxy_spin: None,
+                machine: run_facts().0.clone(),
+                date: run_facts().1.clone(),
             });
         }
         let per: Vec<String> = p2p_idle.iter().zip(&idle_ref).map(|(a, b)| format!("{:.2}", a / b)).collect();
@@ -526,7 +540,8 @@ BENCHMARK (none: a quick run of all three, under a minute):
 Options:
   --quick      3 rounds instead of 7 and a tenth of the work per round
   --csv FILE   also append every channel's figures to FILE as CSV, one row per channel
-               (table,operation,unit,channel,pes,rounds,best,median,vs_proxy,vs_proxy_spin)
+               (table,operation,unit,channel,pes,rounds,best,median,vs_proxy,vs_proxy_spin,
+               machine,date; python3 benches/plot.py FILE DIR draws it)
   -h, --help   print this text
 
 Environment: DEVICE_BENCH_OPS (p per thread in rate), DEVICE_BENCH_GRID=blocks,threads,
