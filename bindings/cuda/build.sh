@@ -4,9 +4,11 @@
 #
 #   bindings/cuda/build.sh OUTDIR [--arch LIST] [--jobs N]
 #   bindings/cuda/build.sh OUTDIR --target hip [--arch LIST] [--jobs N] [--programs LIBDIR]
+#   bindings/cuda/build.sh OUTDIR --target cpu [--jobs N]
 #
-# --target hip builds the same sources for AMD GPUs with hipcc (build-hip.sh, which says more);
-# --target cuda is the default.
+# --target hip builds the same sources for AMD GPUs with hipcc (build-hip.sh), --target cpu with
+# the C++ compiler for the CPU target (build-cpu.sh); each script says more. --target cuda is
+# the default.
 #
 # LIST: comma-separated SM numbers (default 80,90,100: SASS for each, plus compute_100 PTX
 # for the newest); `--arch 90` while developing. nvcc: $OXSHMEM_NVCC, else nvcc on PATH.
@@ -15,15 +17,16 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-out="${1:?usage: build.sh OUTDIR [--target cuda|hip] [--arch LIST] [--jobs N]}"
+out="${1:?usage: build.sh OUTDIR [--target cuda|hip|cpu] [--arch LIST] [--jobs N]}"
 shift
 for ((i = 1; i <= $#; i++)); do
     if [ "${!i}" = --target ]; then
         j=$((i + 1))
         case "${!j:-}" in
             hip) exec bash "$here/build-hip.sh" "$out" "$@" ;;
+            cpu) exec bash "$here/build-cpu.sh" "$out" "$@" ;;
             cuda) set -- "${@:1:i-1}" "${@:j+1}"; break ;;
-            *) echo "build.sh: --target takes cuda or hip" >&2; exit 2 ;;
+            *) echo "build.sh: --target takes cuda, hip or cpu" >&2; exit 2 ;;
         esac
     fi
 done

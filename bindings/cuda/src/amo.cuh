@@ -77,7 +77,7 @@ __device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value
     if (!fetch) return 0;
     proxy_wait(t, OXSHMEM_OP_AMO);
     fence_system();
-    return *(volatile uint64_t *)&out;
+    return volatile_load(&out);
 }
 #else
 __device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value, uint64_t cond, size_t es, int pe,

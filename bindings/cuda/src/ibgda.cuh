@@ -151,7 +151,7 @@ __host__ __device__ inline void ring(oxshmem_qp_t *q, uint64_t end) {
                 uint64_t uar = at(q->nic.uar).load(RLX);
                 if (uar) {
                     fence_sc_system();
-                    *(volatile uint64_t *)(uintptr_t)uar = value;
+                    volatile_store((uint64_t *)(uintptr_t)uar, value);
                 }
             }
             at(q->nic.db_lock).exchange(0, SC);

@@ -5,6 +5,8 @@
 // the Rust encoder).
 #pragma once
 
+#include "arch/arch.cuh"
+
 #include <stdint.h>
 #include <string.h>
 

@@ -180,10 +180,10 @@ __device__ OXSHMEMI_NOINLINE void p_bits(void *dest, uint64_t v, size_t es, int 
     Route r = route(OXSHMEM_OP_P, dest, es, pe);
     if (r.via == Via::P2p) {
         switch (es) {
-            case 1: *(volatile uint8_t *)r.p2p = (uint8_t)v; break;
-            case 2: *(volatile uint16_t *)r.p2p = (uint16_t)v; break;
-            case 4: *(volatile uint32_t *)r.p2p = (uint32_t)v; break;
-            default: *(volatile uint64_t *)r.p2p = v; break;
+            case 1: volatile_store((uint8_t *)r.p2p, (uint8_t)v); break;
+            case 2: volatile_store((uint16_t *)r.p2p, (uint16_t)v); break;
+            case 4: volatile_store((uint32_t *)r.p2p, (uint32_t)v); break;
+            default: volatile_store((uint64_t *)r.p2p, v); break;
         }
     } else if (r.via == Via::Proxy) {
         oxshmem_proxy_request_t q = req(PROXY_P, 0, pe, es, dest, nullptr);
@@ -206,15 +206,15 @@ __device__ OXSHMEMI_NOINLINE uint64_t g_bits(const void *src, size_t es, int pe)
     uint64_t out = 0;
     if (r.via == Via::P2p) {
         switch (es) {
-            case 1: out = *(const volatile uint8_t *)r.p2p; break;
-            case 2: out = *(const volatile uint16_t *)r.p2p; break;
-            case 4: out = *(const volatile uint32_t *)r.p2p; break;
-            default: out = *(const volatile uint64_t *)r.p2p; break;
+            case 1: out = volatile_load((const uint8_t *)r.p2p); break;
+            case 2: out = volatile_load((const uint16_t *)r.p2p); break;
+            case 4: out = volatile_load((const uint32_t *)r.p2p); break;
+            default: out = volatile_load((const uint64_t *)r.p2p); break;
         }
     } else if (r.via == Via::Proxy) {
         proxy_do(req(PROXY_GET, 0, pe, es, src, &out), OXSHMEM_OP_G);
         fence_system();
-        out = *(volatile uint64_t *)&out;
+        out = volatile_load(&out);
     } else if (r.via == Via::Ibgda) {
         ib_get(OXSHMEM_OP_G, pe, &out, (uint64_t)src, es, false);
     }

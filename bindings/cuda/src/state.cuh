@@ -285,18 +285,18 @@ __device__ inline T from_bits(uint64_t b) {
     return v;
 }
 
-/// Volatile load/store of a value of any type (half and bfloat16 have no volatile copy; 16-byte
+/// Volatile load/store (arch volatile_load/_store) of a value of any type (half and bfloat16 have no volatile copy; 16-byte
 /// types move as two 8-byte words).
 template <class T>
 __device__ inline T vload(const T *p) {
-    if constexpr (sizeof(T) == 1) return from_bits<T>(*(const volatile uint8_t *)p);
-    else if constexpr (sizeof(T) == 2) return from_bits<T>(*(const volatile uint16_t *)p);
-    else if constexpr (sizeof(T) == 4) return from_bits<T>(*(const volatile uint32_t *)p);
-    else if constexpr (sizeof(T) == 8) return from_bits<T>(*(const volatile uint64_t *)p);
+    if constexpr (sizeof(T) == 1) return from_bits<T>(volatile_load((const uint8_t *)p));
+    else if constexpr (sizeof(T) == 2) return from_bits<T>(volatile_load((const uint16_t *)p));
+    else if constexpr (sizeof(T) == 4) return from_bits<T>(volatile_load((const uint32_t *)p));
+    else if constexpr (sizeof(T) == 8) return from_bits<T>(volatile_load((const uint64_t *)p));
     else {
         static_assert(sizeof(T) % 8 == 0, "vload: 1, 2, 4 or a multiple of 8 bytes");
         uint64_t w[sizeof(T) / 8];
-        for (size_t i = 0; i < sizeof(T) / 8; i++) w[i] = ((const volatile uint64_t *)p)[i];
+        for (size_t i = 0; i < sizeof(T) / 8; i++) w[i] = volatile_load((const uint64_t *)p + i);
         T v;
         memcpy(&v, w, sizeof(T));
         return v;
@@ -304,15 +304,15 @@ __device__ inline T vload(const T *p) {
 }
 template <class T>
 __device__ inline void vstore(T *p, const T &v) {
-    if constexpr (sizeof(T) == 1) *(volatile uint8_t *)p = (uint8_t)bits(v);
-    else if constexpr (sizeof(T) == 2) *(volatile uint16_t *)p = (uint16_t)bits(v);
-    else if constexpr (sizeof(T) == 4) *(volatile uint32_t *)p = (uint32_t)bits(v);
-    else if constexpr (sizeof(T) == 8) *(volatile uint64_t *)p = bits(v);
+    if constexpr (sizeof(T) == 1) volatile_store((uint8_t *)p, (uint8_t)bits(v));
+    else if constexpr (sizeof(T) == 2) volatile_store((uint16_t *)p, (uint16_t)bits(v));
+    else if constexpr (sizeof(T) == 4) volatile_store((uint32_t *)p, (uint32_t)bits(v));
+    else if constexpr (sizeof(T) == 8) volatile_store((uint64_t *)p, bits(v));
     else {
         static_assert(sizeof(T) % 8 == 0, "vstore: 1, 2, 4 or a multiple of 8 bytes");
         uint64_t w[sizeof(T) / 8];
         memcpy(w, &v, sizeof(T));
-        for (size_t i = 0; i < sizeof(T) / 8; i++) ((volatile uint64_t *)p)[i] = w[i];
+        for (size_t i = 0; i < sizeof(T) / 8; i++) volatile_store((uint64_t *)p + i, w[i]);
     }
 }
 

@@ -94,12 +94,7 @@ __device__ inline int share_rc(int r) {
     if constexpr (std::is_same<V, Warp>::value) {
         return shfl(activemask(), r, 0);
     } else if constexpr (std::is_same<V, Block>::value) {
-        __shared__ int rc;
-        if (V::rank() == 0) rc = r;
-        sync_block();
-        r = rc;
-        sync_block();
-        return r;
+        return bcast_block(r);
     } else {
         return r;  // Thread; Warpgroup: rank 0's code (the others see 0)
     }

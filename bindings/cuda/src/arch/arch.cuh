@@ -14,16 +14,20 @@
 //                            pass, HIP's device pass, always on the CPU), else 0
 //   OXSHMEMI_NOINLINE        keeps an out-of-line core out of line (HIP defines __noinline__
 //                            away, and GCC's own headers use the name __noinline__)
-//   __host__ __device__ __global__ __shared__   the CUDA qualifiers (defined away on the CPU)
+//   __host__ __device__ __global__   the CUDA qualifiers (defined away on the CPU; the library
+//                            itself declares no __shared__ variable, bcast_block holds its one)
 //   WARP_SIZE                threads of a warp (CUDA 32, HIP the wavefront: 64 on gfx9, CPU 32)
 //   thread_id(), block_id(), block_threads()   linear thread index in its block, linear block
 //                            index in the grid, threads per block
 //   sync_block(), sync_warp(), sync_warpgroup(id)   __syncthreads, __syncwarp, the named barrier
 //                            1+id over 128 threads
 //   activemask(), shfl(mask, v, lane)              the warp's active lanes; lane's value of v
+//   bcast_block(v)           thread 0's v to every thread of the block (a __shared__ slot)
 //   fence_block(), fence_device(), fence_system()  __threadfence_block/__threadfence/_system
 //   fence_sc_system()        a sequentially consistent fence at system scope
 //                            (cuda::atomic_thread_fence(seq_cst, thread_scope_system))
+//   volatile_load(p), volatile_store(p, v)   a word (1, 2, 4, 8 bytes) that another agent reads
+//                            or writes: CUDA's volatile access; a relaxed atomic on the CPU
 //   now_ns(), pause()        a monotonic nanosecond clock; a short back-off in spin loops
 //                            (both __host__ __device__)
 //   trap()                   ends the kernel (nvshmem_global_exit)

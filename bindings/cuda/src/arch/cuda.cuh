@@ -41,6 +41,15 @@ template <class T>
 __device__ inline T shfl(unsigned mask, T v, int lane) {
     return __shfl_sync(mask, v, lane);
 }
+/// Thread 0's `v` to every thread of the block (all of them call).
+__device__ inline int bcast_block(int v) {
+    __shared__ int slot;
+    if (thread_id() == 0) slot = v;
+    __syncthreads();
+    v = slot;
+    __syncthreads();
+    return v;
+}
 
 // ---- fences -----------------------------------------------------------------------------------
 
@@ -49,6 +58,19 @@ __device__ inline void fence_device() { __threadfence(); }
 __device__ inline void fence_system() { __threadfence_system(); }
 __host__ __device__ inline void fence_sc_system() {
     cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, cuda::thread_scope_system);
+}
+
+// ---- word accesses other agents see ------------------------------------------------------------
+
+/// A volatile word access (CUDA's ld.volatile/st.volatile: every access reaches memory), the
+/// way the library polls and stores words another agent reads or writes. W: 1, 2, 4, 8 bytes.
+template <class W>
+__host__ __device__ inline W volatile_load(const W *p) {
+    return *(const volatile W *)p;
+}
+template <class W>
+__host__ __device__ inline void volatile_store(W *p, W v) {
+    *(volatile W *)p = v;
 }
 
 // ---- time, back-off, the rest -----------------------------------------------------------------

@@ -61,6 +61,15 @@ template <class T>
 __device__ inline T shfl(uint64_t, T v, int lane) {
     return __shfl(v, lane);
 }
+/// Thread 0's `v` to every thread of the block (all of them call).
+__device__ inline int bcast_block(int v) {
+    __shared__ int slot;
+    if (thread_id() == 0) slot = v;
+    __syncthreads();
+    v = slot;
+    __syncthreads();
+    return v;
+}
 
 // ---- fences -----------------------------------------------------------------------------------
 
@@ -68,6 +77,19 @@ __device__ inline void fence_block() { __threadfence_block(); }
 __device__ inline void fence_device() { __threadfence(); }
 __device__ inline void fence_system() { __threadfence_system(); }
 __host__ __device__ inline void fence_sc_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+// ---- word accesses other agents see ------------------------------------------------------------
+
+/// A volatile word access (CUDA's ld.volatile/st.volatile: every access reaches memory), the
+/// way the library polls and stores words another agent reads or writes. W: 1, 2, 4, 8 bytes.
+template <class W>
+__host__ __device__ inline W volatile_load(const W *p) {
+    return *(const volatile W *)p;
+}
+template <class W>
+__host__ __device__ inline void volatile_store(W *p, W v) {
+    *(volatile W *)p = v;
+}
 
 // ---- time, back-off, the rest -----------------------------------------------------------------
 

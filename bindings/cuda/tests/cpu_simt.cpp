@@ -1,0 +1,177 @@
+// The CPU target's SIMT model (src/arch/cpu.cuh) running the device library's own code: blocks
+// of host threads call the library's scopes, shuffles, block broadcast, atomics, routing, P2P
+// put/p/g, AMOs, signals and a barrier on a one-node fake state whose "peer" heap is a second
+// buffer of this process. Compiled with the ordinary C++ compiler:
+//
+//   c++ -x c++ -std=c++17 -DOXSHMEMI_TARGET_CPU -I bindings/c/include -I device/include \
+//       bindings/cuda/tests/cpu_simt.cpp -o cpu_simt -lpthread
+//
+// (tests/tests/cpu_target.rs does, with -fsanitize=thread too). Prints "ok: <what>" per check
+// and "cpu_simt: all checks passed"; a failed check prints the line, the value and the
+// expected one, and exits 1.
+#include <atomic>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../src/core.cu"
+
+oxshmem_device_state_t *oxshmemi_state_d = nullptr;
+oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d = nullptr;
+
+using namespace oxshmemi;
+using arch::cpu::idx3;
+
+static std::atomic<int> failures{0};
+#define CHECK(got, want)                                                                              \
+    do {                                                                                              \
+        long long g_ = (long long)(got), w_ = (long long)(want);                                     \
+        if (g_ != w_) {                                                                               \
+            if (failures++ < 20)                                                                      \
+                fprintf(stderr, "cpu_simt.cpp:%d: %s = %lld, expected %lld (thread %u)\n", __LINE__, \
+                        #got, g_, w_, thread_id());                                                   \
+        }                                                                                             \
+    } while (0)
+
+static void ok(const char *what) {
+    if (failures) {
+        fprintf(stderr, "cpu_simt: FAILED %s\n", what);
+        exit(1);
+    }
+    printf("ok: %s\n", what);
+}
+
+int main() {
+    // Indices, warps (the last one partial), shuffles, broadcast, block barrier.
+    const uint32_t N = 100;
+    static int seen[N];
+    arch::cpu::launch_block({3, 1, 1}, {N, 1, 1}, {1, 0, 0}, [&] {
+        uint32_t t = thread_id();
+        CHECK(block_id(), 1);
+        CHECK(block_threads(), N);
+        CHECK(Warp::rank(), t % 32);
+        CHECK(Warp::size(), t < 96 ? 32 : 4);
+        CHECK(activemask(), t < 96 ? 0xffffffffu : 0xfu);
+        CHECK(shfl(activemask(), (int)t * 3, 0), t / 32 * 32 * 3);
+        CHECK(shfl(activemask(), (uint64_t)t << 40, 2), (uint64_t)(t / 32 * 32 + 2) << 40);
+        CHECK(share_rc<Warp>((int)t + 7), t / 32 * 32 + 7);
+        CHECK(share_rc<Block>((int)t + 5), 5);
+        seen[t] = (int)t + 1;
+        Block::sync();
+        CHECK(seen[(t + 1) % N], (t + 1) % N + 1);
+        Block::sync();
+    });
+    ok("indices, warp ranks and sizes, activemask, shfl, share_rc<Warp|Block>, Block::sync");
+
+    // Warpgroups: two groups of 128 meet at their own barriers.
+    static int wg[256];
+    arch::cpu::launch_block({1, 1, 1}, {16, 16, 1}, {0, 0, 0}, [&] {
+        uint32_t t = thread_id();
+        CHECK(Warpgroup::rank(), t % 128);
+        for (int round = 1; round <= 3; round++) {
+            wg[t] = round * 1000 + (int)t;
+            Warpgroup::sync();
+            uint32_t peer = t / 128 * 128 + (t + 1) % 128;
+            CHECK(wg[peer], round * 1000 + (int)peer);
+            Warpgroup::sync();
+        }
+    });
+    ok("2-D block of 256: Warpgroup::rank, Warpgroup::sync");
+
+    // Atomics of system scope from every thread.
+    static uint64_t sum = 0, hi = 0;
+    static uint32_t cas_ctr = 0;
+    arch::cpu::launch_block({1, 1, 1}, {64, 1, 1}, {0, 0, 0}, [&] {
+        uint32_t t = thread_id();
+        sys_ref<uint64_t>(sum).fetch_add(t, mo_relaxed);
+        sys_ref<uint64_t>(hi).fetch_max(t * 11, mo_acq_rel);
+        uint32_t c = sys_ref<uint32_t>(cas_ctr).load(mo_relaxed);
+        while (!sys_ref<uint32_t>(cas_ctr).compare_exchange_weak(c, c + 1, mo_acq_rel, mo_relaxed)) {
+        }
+    });
+    CHECK(sum, 64 * 63 / 2);
+    CHECK(hi, 63 * 11);
+    CHECK(cas_ctr, 64);
+    ok("sys_ref fetch_add, fetch_max, compare_exchange_weak from 64 threads");
+
+    // half and bfloat16 as the reductions use them.
+    float hs = (float)combine<Op::Sum, half>((half)1.5f, (half)2.25f);
+    CHECK(hs * 4, 15);
+    float bm = combine<Op::Max, __nv_bfloat16>(__nv_bfloat16(3.0f), __nv_bfloat16(-8.0f));
+    CHECK(bm, 3);
+    CHECK(__nv_bfloat16(1.0f).x, 0x3f80);
+    float bp = combine<Op::Prod, __nv_bfloat16>(__nv_bfloat16(1.5f), __nv_bfloat16(2.0f));
+    CHECK(bp, 3);
+    ok("half and __nv_bfloat16 arithmetic");
+
+    // The library's P2P paths on a fake 2-PE state: PE 1's heap is a second buffer here.
+    const uint64_t HEAP = 1 << 16;
+    alignas(64) static unsigned char heap0[HEAP], heap1[HEAP];
+    static const uint64_t peers[2] = {(uint64_t)heap0, (uint64_t)heap1};
+    static const uint8_t channel[2] = {OXSHMEM_CHANNEL_P2P, OXSHMEM_CHANNEL_P2P};
+    static oxshmem_device_state_t st = {};
+    st.my_pe = 0;
+    st.n_pes = 2;
+    st.heap_base = (uint64_t)heap0;
+    st.heap_size = HEAP;
+    st.peer_base = peers;
+    st.channel = channel;
+    st.barrier_flags = (uint64_t)(heap0 + HEAP - 64 * OXSHMEM_BARRIER_ROUNDS);
+    st.timeout_ns = 5000000000ull;
+    oxshmemi_state_d = &st;
+    int *src = (int *)heap0, *dst = (int *)(heap0 + 4096);
+    for (int i = 0; i < 1000; i++) src[i] = i * 7;
+    uint64_t *sig = (uint64_t *)(heap0 + 8192);
+    arch::cpu::launch_block({1, 1, 1}, {64, 1, 1}, {0, 0, 0}, [&] {
+        api::put<Block, int>(dst, src, 1000, 1);                        // all 64 threads stride
+        api::put_signal<Warp, int>(dst + 1000 + thread_id() / 32 * 10, src, 10, sig, 5, NVSHMEM_SIGNAL_ADD, 1);
+        if (thread_id() == 0) {
+            api::p<Thread, int>(dst + 2000, 42, 1);
+            int g3 = api::g<Thread, int>(src + 3, 1);
+            CHECK(g3, 0);  // PE 1's copy of src is zero
+            CHECK((api::atomic_fetch_add<Thread, long>((long *)(heap0 + 12288), 3, 1)), 0);
+            CHECK((api::atomic_compare_swap<Thread, long>((long *)(heap0 + 12288), 3, 9, 1)), 3);
+            api::signal_op<Thread>(sig + 1, 77, NVSHMEM_SIGNAL_SET, 1);
+        }
+    });
+    int *dst1 = (int *)(heap1 + 4096);
+    for (int i = 0; i < 1000; i++) CHECK(dst1[i], i * 7);
+    for (int i = 0; i < 20; i++) CHECK(dst1[1000 + i], i % 10 * 7);
+    CHECK(*(uint64_t *)(heap1 + 8192), 10);  // 5 added by each of 2 warps
+    CHECK(dst1[2000], 42);
+    CHECK(*(long *)(heap1 + 12288), 9);
+    CHECK(*(uint64_t *)(heap1 + 8200), 77);
+    CHECK(st.error.state, 0);
+    ok("route + put<Block>, put_signal<Warp> (add), p, g, fetch_add, compare_swap, signal_op over P2P");
+
+    // A bad PE and an address outside the heap are recorded with the thread that hit them.
+    arch::cpu::launch_block({4, 1, 1}, {8, 1, 1}, {2, 0, 0}, [&] {
+        if (thread_id() == 5) api::p<Thread, int>(dst, 1, 7);
+    });
+    CHECK(st.error.state, 2);
+    CHECK(st.error.code, OXSHMEM_ERR_PE_OUT_OF_RANGE);
+    CHECK(st.error.pe, 7);
+    CHECK(st.error.block, 2);
+    CHECK(st.error.thread, 5);
+    ok("a bad PE is recorded with its block and thread");
+
+    // wait_until sees a value another host thread stores later; a 1-PE barrier passes.
+    st.error = {};
+    st.n_pes = 1;
+    static uint64_t *flag = (uint64_t *)(heap0 + 16384);
+    std::thread writer([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        sys_ref<uint64_t>(*flag).store(3, mo_release);
+    });
+    arch::cpu::launch_block({1, 1, 1}, {32, 1, 1}, {0, 0, 0}, [&] {
+        api::signal_wait_until<Thread>(flag, NVSHMEM_CMP_GE, 3);
+        api::barrier_all<Warp>();
+        api::barrier_all<Block>();
+    });
+    writer.join();
+    CHECK(st.error.state, 0);
+    CHECK(st.barrier_epoch, 2);
+    ok("signal_wait_until across host threads, barrier_all<Warp|Block> on one PE");
+
+    printf("cpu_simt: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,165 @@
+//! The device library's CPU target (issue 30, item 1's first step): the same files as the CUDA
+//! build compile with the ordinary C++ compiler against `bindings/cuda/src/arch/cpu.cuh`, and
+//! the library's own code runs on host threads:
+//!
+//! - `bindings/cuda/build-cpu.sh` compiles `src/core.cu` and every `src/generated/*.cu` into an
+//!   archive (with `-Wall`; a warning fails the test);
+//! - `bindings/cuda/tests/cpu_simt.cpp` runs the library's scopes, shuffles, barriers, atomics
+//!   and P2P paths on blocks of host threads, plain and under ThreadSanitizer (a report fails);
+//! - `bindings/cuda/tests/wqe_dump.cu`, compiled for the CPU target, writes the Rust IBGDA
+//!   producer's bytes (the sequence of `tests/cuda_device.rs`, which checks the nvcc build).
+//!
+//! Needs only a C++ compiler (`CXX`, default `c++`) with ThreadSanitizer (GCC or clang).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn cxx() -> String {
+    std::env::var("CXX").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "c++".into())
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("oxshmem-cpu-target-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("creating a scratch directory");
+    d
+}
+
+/// Runs `cmd`; its stdout, or a failure with everything it printed.
+fn output(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{cmd:?} failed ({}):\n{so}\n{se}", out.status);
+    so.into_owned() + &se
+}
+
+/// `c++ -x c++ -std=c++17 -DOXSHMEMI_TARGET_CPU` of one test source into `exe`.
+fn compile(src: &str, exe: &Path, extra: &[&str]) {
+    let mut c = Command::new(cxx());
+    c.args(["-x", "c++", "-std=c++17", "-O1", "-g", "-DOXSHMEMI_TARGET_CPU", "-I"])
+        .arg(root().join("bindings/c/include"))
+        .arg("-I")
+        .arg(root().join("device/include"))
+        .args(extra)
+        .arg(root().join(src))
+        .arg("-o")
+        .arg(exe)
+        .arg("-lpthread");
+    output(&mut c);
+}
+
+#[test]
+fn the_library_sources_compile_for_the_cpu_target() {
+    let dir = scratch("archive");
+    let mut c = Command::new("bash");
+    c.arg(root().join("bindings/cuda/build-cpu.sh")).arg(&dir).args(["--jobs", "2"]).env("CXX", cxx());
+    let log = output(&mut c);
+    assert!(!log.contains("warning:"), "the CPU target's build warns:\n{log}");
+    assert!(dir.join("libnvshmem_device.a").exists(), "build-cpu.sh made no archive:\n{log}");
+    let syms = output(Command::new("nm").arg("--defined-only").arg(dir.join("libnvshmem_device.a")));
+    for name in ["nvshmem_int_p", "nvshmemx_putmem_block", "nvshmem_quiet", "nvshmem_signal_wait_until"] {
+        assert!(syms.lines().any(|l| l.ends_with(&format!(" T {name}"))), "the CPU archive does not define {name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_library_runs_on_host_threads_and_threadsanitizer_finds_no_race() {
+    let dir = scratch("simt");
+    for (exe, extra) in [("cpu_simt", &[][..]), ("cpu_simt_tsan", &["-fsanitize=thread", "-Wno-tsan"][..])] {
+        let exe = dir.join(exe);
+        compile("bindings/cuda/tests/cpu_simt.cpp", &exe, extra);
+        let mut run = Command::new(&exe);
+        // a report is a failure, not a warning
+        run.env("TSAN_OPTIONS", "halt_on_error=1 exitcode=66");
+        let out = output(&mut run);
+        assert!(out.contains("cpu_simt: all checks passed"), "{}:\n{out}", exe.display());
+        assert!(!out.contains("ThreadSanitizer"), "{}:\n{out}", exe.display());
+        println!("{}: {} checks passed", exe.display(), out.lines().filter(|l| l.starts_with("ok: ")).count());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The sequence of bindings/cuda/tests/wqe_dump.cu, posted by the Rust producer (the same as
+/// tests/cuda_device.rs's `rust_wqe_dump`, which checks the nvcc build against it).
+fn rust_wqe_dump() -> String {
+    use oxshmem_device::ibgda::layout::{Amo, Mlx5, NicLayout, Remote, Sge, WorkRequest};
+    use oxshmem_device::ibgda::qp::{CqMode, QpBox};
+    const QPN: u32 = 0x123;
+    let qp = QpBox::<Mlx5>::new(64, CqMode::Collapsed, 1, 1, QPN, 0);
+    let post = |wrs: &[WorkRequest<'_>], signal: bool, fence: bool| {
+        qp.post(wrs, signal, fence, &mut || false).expect("posting to an empty queue");
+    };
+    let heap = Remote { addr: 0x1000_0040, rkey: 0x11 };
+    let local = Sge { addr: 0x7f00_0000_1000, len: 4096, lkey: 4097 };
+    let payload: Vec<u8> = (1..=13).collect();
+    post(&[WorkRequest::WriteInline { data: &payload, remote: heap }], true, false);
+    post(&[WorkRequest::Write { local, remote: Remote { addr: 0x1000_2000, rkey: 0x11 } }], true, false);
+    let get = WorkRequest::Read {
+        local: Sge { addr: 0x7f00_0000_3000, len: 64, lkey: 4097 },
+        remote: Remote { addr: 0x1000_4000, rkey: 0x22 },
+    };
+    post(&[get], true, false);
+    let v = 0x0123_4567_89ab_cdefu64.to_le_bytes();
+    post(&[WorkRequest::WriteInline { data: &v, remote: Remote { addr: 0x1000_0080, rkey: 0x11 } }], true, false);
+    for width in [4u32, 8] {
+        let value = 0xf0f0_f0f0_0000_000f_u64 | u64::from(width);
+        let amos = [
+            Amo::Fetch,
+            Amo::Set(value),
+            Amo::CompareSwap { cond: 0x5555, value },
+            Amo::Add(value),
+            Amo::And(value),
+            Amo::Or(value),
+            Amo::Xor(value),
+        ];
+        for a in amos {
+            let wr = WorkRequest::Atomic {
+                op: a.to_nic(),
+                width,
+                remote: Remote { addr: 0x1000_6000, rkey: 0x33 },
+                result: Sge { addr: 0x7f00_0000_5000, len: width, lkey: 4098 },
+            };
+            post(&[wr], true, false);
+        }
+    }
+    let signal = WorkRequest::Atomic {
+        op: Amo::Add(1).to_nic(),
+        width: 8,
+        remote: Remote { addr: 0x1000_9000, rkey: 0x11 },
+        result: Sge { addr: 0x7f00_0000_6000, len: 8, lkey: 4098 },
+    };
+    post(&[WorkRequest::Write { local, remote: Remote { addr: 0x1000_8000, rkey: 0x11 } }, signal], true, false);
+    post(&[WorkRequest::Nop], false, true);
+    post(&[WorkRequest::Dump { local: Sge { addr: 0x7f00_0000_7000, len: 1, lkey: 4097 } }], true, true);
+    let mut out = String::new();
+    for i in 0..qp.resv_head() {
+        out.push_str(&format!("wqe {i} "));
+        for b in qp.nic_slot(i) {
+            out.push_str(&format!("{b:02x}"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("dbr {:08x}\n", Mlx5::dbr_value(qp.prod_idx())));
+    out.push_str(&format!("db {:016x}\n", qp.nic_doorbell()));
+    out
+}
+
+#[test]
+fn the_cpu_targets_queue_producer_writes_the_rust_producers_bytes() {
+    let dir = scratch("wqe");
+    let exe = dir.join("wqe_dump");
+    compile("bindings/cuda/tests/wqe_dump.cu", &exe, &[]);
+    let cpu = output(&mut Command::new(&exe));
+    let rust = rust_wqe_dump();
+    for (i, (c, r)) in cpu.lines().zip(rust.lines()).enumerate() {
+        assert_eq!(c, r, "line {i}: the CPU target's producer (first) and the Rust one (second) differ");
+    }
+    assert_eq!(cpu.lines().count(), rust.lines().count(), "the two dumps have different lengths");
+    assert!(cpu.lines().count() > 20, "the dump is too short:\n{cpu}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
