@@ -40,8 +40,9 @@ pub struct Options {
 /// Whether the installer builds the CUDA device library (`bindings/cuda/build.sh`, nvcc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceLib {
-    /// Build it when an nvcc is found (`OXSHMEM_NVCC`, `NVCC`, or `nvcc` on `PATH`); with
-    /// `--no-build`, install the one `target/<profile>/cuda/` holds, if any.
+    /// Build it when an nvcc is found (`OXSHMEM_NVCC`, `NVCC`, `nvcc` on `PATH`, or the toolchain
+    /// `scripts/cuda-toolchain.sh` installed: [`toolchain_dir`]), else say in one line what to
+    /// run; with `--no-build`, install the one `target/<profile>/cuda/` holds, if any.
     Auto,
     /// `--device-lib`: build it, and fail without an nvcc.
     Require,
@@ -68,8 +69,9 @@ liboxshmem (.so, .a), the headers, oxshmem.pc and the Fortran module under DIR.
   --features LIST  cargo features to build with, e.g. oxshmem/ofi (libfabric transport)
   --pmix           the PMIx bootstrap (srun --mpi=pmix): --features oxshmem-tools/pmix
   --device-lib     build libnvshmem_device.a, the CUDA device library, with nvcc
-                   (OXSHMEM_NVCC, NVCC or nvcc on PATH; scripts/cuda-toolchain.sh installs
-                   one); by default it is built when an nvcc is found
+                   (OXSHMEM_NVCC, NVCC, nvcc on PATH, or the toolchain that
+                   scripts/cuda-toolchain.sh installed in $OXSHMEM_CUDA_HOME or
+                   ~/.cache/oxshmem/cuda); by default it is built when an nvcc is found
   --no-device-lib  do not build or install the device library
   --cuda-arch LIST GPU architectures of the device library (default: 80,90,100)
   -h, --help       print this help
@@ -212,35 +214,86 @@ fn extra_private_libs(features: &[String]) -> String {
     v.join(" ")
 }
 
-/// The nvcc to build the device library with: `OXSHMEM_NVCC`, `NVCC`, or `nvcc` on `PATH`.
-fn find_nvcc() -> Option<PathBuf> {
+/// The one line the installer prints when it finds no nvcc: what to run to get one.
+pub const NO_NVCC_HINT: &str = "no nvcc: `bash scripts/cuda-toolchain.sh` installs one without root \
+     (NVIDIA's pip wheels, into ~/.cache/oxshmem/cuda, where the installer finds it), then install again";
+
+/// The nvcc to build the device library with, and where it was found: `OXSHMEM_NVCC`, `NVCC`,
+/// `nvcc` on `PATH`, or else the toolchain `scripts/cuda-toolchain.sh` installed into its
+/// folder ([`toolchain_dir`]) even though its `--env` output was never evaluated.
+fn find_nvcc() -> Option<(PathBuf, String)> {
     for var in ["OXSHMEM_NVCC", "NVCC"] {
         if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            return Some(PathBuf::from(v));
+            return Some((PathBuf::from(v), format!("${var}")));
         }
     }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("nvcc")).find(|p| p.is_file())
+    let on_path = std::env::var_os("PATH")
+        .and_then(|path| std::env::split_paths(&path).map(|d| d.join("nvcc")).find(|p| p.is_file()));
+    if let Some(p) = on_path {
+        return Some((p, "PATH".into()));
+    }
+    let dir = toolchain_dir()?;
+    cached_nvcc(&dir).map(|p| (p, format!("the toolchain scripts/cuda-toolchain.sh installed in {}", dir.display())))
 }
 
-/// Builds (or finds) `libnvshmem_device.a` under `built/cuda/`; `None` when there is none to
+/// The folder `scripts/cuda-toolchain.sh` installs into by default: `$OXSHMEM_CUDA_HOME`, else
+/// `~/.cache/oxshmem/cuda`.
+pub fn toolchain_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("OXSHMEM_CUDA_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".cache/oxshmem/cuda"))
+}
+
+/// The nvcc of a toolchain `scripts/cuda-toolchain.sh` installed into `dir` (a Python virtual
+/// environment holding NVIDIA's wheels: `lib/python3.*/site-packages/nvidia/cu13/bin/nvcc`), if
+/// it is there and executable.
+pub fn cached_nvcc(dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut pythons: Vec<PathBuf> = std::fs::read_dir(dir.join("lib"))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .map(|e| e.path())
+        .collect();
+    pythons.sort();
+    pythons
+        .into_iter()
+        .map(|p| p.join("site-packages/nvidia/cu13/bin/nvcc"))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+/// Builds (or finds) `libnvshmem_device.a` under `built/cuda/`: the library and whether this
+/// run built it (else it is one an earlier run left there); `None` when there is none to
 /// install.
-fn device_library(opts: &Options, source_root: &Path, built: &Path) -> Result<Option<PathBuf>, String> {
+fn device_library(opts: &Options, source_root: &Path, built: &Path) -> Result<Option<(PathBuf, bool)>, String> {
     let out = built.join("cuda");
     let lib = out.join(DEVICE_LIB);
     let nvcc = find_nvcc();
     let build = match (opts.device_lib, opts.build, &nvcc) {
         (DeviceLib::Skip, _, _) => return Ok(None),
         (DeviceLib::Require, _, None) => {
-            return Err("--device-lib: no nvcc (set OXSHMEM_NVCC or NVCC, or put nvcc on PATH; \
-                        `eval \"$(bash scripts/cuda-toolchain.sh --env)\"` installs one without root)"
-                .into());
+            return Err(format!("--device-lib: {NO_NVCC_HINT} (or set OXSHMEM_NVCC or NVCC, or put nvcc on PATH)"));
         }
         (DeviceLib::Require, _, Some(_)) => true,
         (DeviceLib::Auto, true, Some(_)) => true,
-        (DeviceLib::Auto, _, _) => false,
+        (DeviceLib::Auto, true, None) => {
+            if lib.is_file() {
+                eprintln!(
+                    "oxshmem-install: the CUDA device library is not rebuilt ({NO_NVCC_HINT}); installing the one an \
+                     earlier run built: {}",
+                    lib.display()
+                );
+            } else {
+                eprintln!("oxshmem-install: the CUDA device library ({DEVICE_LIB}) is not built: {NO_NVCC_HINT}");
+            }
+            false
+        }
+        (DeviceLib::Auto, false, _) => false,
     };
     if build {
-        let nvcc = nvcc.expect("checked above");
+        let (nvcc, from) = nvcc.expect("checked above");
+        eprintln!("oxshmem-install: nvcc: {} (from {from})", nvcc.display());
         let script = source_root.join("bindings/cuda/build.sh");
         let mut cmd = Command::new("bash");
         cmd.arg(&script).arg(&out).arg("--arch").arg(&opts.cuda_arch).env("OXSHMEM_NVCC", &nvcc);
@@ -250,7 +303,7 @@ fn device_library(opts: &Options, source_root: &Path, built: &Path) -> Result<Op
             return Err(format!("building {DEVICE_LIB} failed ({st})"));
         }
     }
-    Ok(lib.is_file().then_some(lib))
+    Ok(lib.is_file().then_some((lib, build)))
 }
 
 /// NVSHMEM's name for the device library, which its build lines name.
@@ -316,7 +369,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let extra = extra_private_libs(&opts.features);
     let extra_args: Vec<String> = extra.split_whitespace().map(String::from).collect();
     crate::nvlib::link(&dest.lib_dir, &extra_args)?;
-    if let Some(lib) = &device_lib {
+    if let Some((lib, _)) = &device_lib {
         install_file(lib, &dest.lib_dir.join(DEVICE_LIB))?;
     }
     install_tree(&tree.include_dir, &dest.include_dir)?;
@@ -351,8 +404,19 @@ pub fn run(opts: &Options) -> Result<(), String> {
     println!("  library:         {}/liboxshmem.{{so,so.1,a}}", dest.lib_dir.display());
     println!("  NVSHMEM library: {}/{} ({})", dest.lib_dir.display(), crate::nvlib::LINK_NAME, crate::nvlib::SONAME);
     match &device_lib {
-        Some(_) => println!("  device library:  {}/{DEVICE_LIB} (sm {})", dest.lib_dir.display(), opts.cuda_arch),
-        None => println!("  device library:  not built (no nvcc; see --device-lib)"),
+        Some((_, true)) => {
+            println!("  device library:  {}/{DEVICE_LIB} (sm {})", dest.lib_dir.display(), opts.cuda_arch)
+        }
+        Some((lib, false)) => {
+            println!("  device library:  {}/{DEVICE_LIB} (built earlier: {})", dest.lib_dir.display(), lib.display())
+        }
+        None => match (opts.device_lib, opts.build) {
+            (DeviceLib::Skip, _) => println!("  device library:  not built (--no-device-lib)"),
+            (_, false) => {
+                println!("  device library:  not installed (--no-build, and none in {}/cuda/)", built.display())
+            }
+            _ => println!("  device library:  not built ({NO_NVCC_HINT})"),
+        },
     }
     println!("  headers:         {}", dest.include_dir.display());
     println!("  pkg-config:      {}/pkgconfig/oxshmem.pc", dest.lib_dir.display());
@@ -395,6 +459,27 @@ mod tests {
         assert!(parse(os(&["--prefix"])).is_err());
         assert!(parse(os(&["--bogus"])).is_err());
         assert_eq!(parse(os(&["--help"])), Ok(None));
+    }
+
+    /// The toolchain of scripts/cuda-toolchain.sh is found where it leaves it, without its
+    /// `--env` having been evaluated: a virtual environment's `lib/python3.X/site-packages`.
+    #[test]
+    fn cached_toolchain() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("oxshmem-install-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(cached_nvcc(&dir), None, "no folder");
+        let bin = dir.join("lib/python3.11/site-packages/nvidia/cu13/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        assert_eq!(cached_nvcc(&dir), None, "no nvcc in it");
+        let nvcc = bin.join("nvcc");
+        std::fs::write(&nvcc, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(cached_nvcc(&dir), None, "not executable");
+        std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(cached_nvcc(&dir), Some(nvcc));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(NO_NVCC_HINT.contains("bash scripts/cuda-toolchain.sh"));
     }
 
     #[test]
