@@ -248,7 +248,10 @@ pub mod raw {
             Ok(rt) => rt.abort(status, msg),
             Err(_) => match crate::world::failed_init_boot() {
                 // Init failed: the launcher connection it opened still ends the job.
-                Some(boot) => boot.abort(status, msg),
+                Some(boot) => {
+                    crate::world::flush_output();
+                    boot.abort(status, msg)
+                }
                 None => {
                     eprintln!("{msg}");
                     std::process::exit(if status == 0 { 1 } else { status })

@@ -54,6 +54,8 @@ pub(crate) fn init_runtime_checked(
     };
     state::release_init_boot();
     let rt = state::publish(rt);
+    // What this PE printed reaches the launcher even when another PE ends the job (flush.rs).
+    super::flush::install_teardown_flush();
     rt.barrier_all_internal(F)?;
     tracing::info!(
         target: "init",

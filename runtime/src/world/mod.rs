@@ -7,6 +7,7 @@
 //! first. Nothing here is on a data path after init.
 
 mod card;
+mod flush;
 mod init;
 mod layout;
 mod peers;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 
 use oxshmem_bootstrap::Bootstrap;
 
+pub(crate) use self::flush::flush_output;
 pub(crate) use self::init::{finalize_runtime, init_runtime_checked};
 pub use self::state::{aborting, initialized, pe_for_errors};
 pub(crate) use self::state::{ever_initialized, failed_init_boot, running};
@@ -135,9 +137,11 @@ impl Runtime {
         self.segs[a.seg].0 + a.offset
     }
 
-    /// Aborts the job with a message, through the launcher.
+    /// Aborts the job with a message, through the launcher, after flushing this PE's output
+    /// (`flush.rs`: the bootstrap may end the process without exit's flushes).
     pub(crate) fn abort(&self, code: i32, msg: &str) -> ! {
         state::mark_aborting();
+        flush::flush_output();
         self.boot.abort(code, msg)
     }
 }
