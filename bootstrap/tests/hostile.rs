@@ -11,7 +11,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use oxshmem_bootstrap::Bootstrap;
-use oxshmem_bootstrap::uid::{Uid, UniqueId};
+use oxshmem_bootstrap::uid::{Uid, UniqueId, create_unique_id};
 
 const PE_VAR: &str = "OXS_HOSTILE_PE";
 /// Upper bound for any one job here.
@@ -30,6 +30,11 @@ fn hostile_pe() {
 }
 
 fn rank_main(scenario: &str) -> i32 {
+    match scenario {
+        "replaced-id" => return replaced_id(),
+        "unused-id" => return unused_id(),
+        _ => {}
+    }
     let boot = match Uid::from_env() {
         Ok(b) => b,
         Err(e) => {
@@ -67,6 +72,47 @@ fn rank_main(scenario: &str) -> i32 {
     step("finalize", boot.finalize());
     println!("rank {r}: ok");
     0
+}
+
+/// Rank 0 of a 2-rank job that makes an id, replaces it with a newer one (printing both, one
+/// per line: `old <id>`, `new <id>`), and runs the job on the newer one.
+fn replaced_id() -> i32 {
+    let old = create_unique_id().expect("create_unique_id");
+    let new = create_unique_id().expect("the second create_unique_id");
+    println!("old {old}");
+    println!("new {new}");
+    let _ = std::io::stdout().flush();
+    let boot = match Uid::init(&new, 0, 2) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("rank 0 init failed: {e}");
+            return 3;
+        }
+    };
+    // What the "collectives" scenario of rank 1 does.
+    if let Err(e) = boot.barrier().and_then(|()| boot.allgather(&[0]).map(drop)).and_then(|()| boot.finalize()) {
+        eprintln!("rank 0: {e}");
+        return 4;
+    }
+    println!("rank 0: ok");
+    0
+}
+
+/// A process that makes an id it never uses (printing `unused <id>`), then runs a 1-rank job
+/// on another id (not made by `create_unique_id`, so that the unused one is not replaced) to
+/// its finalize, prints `finalized` and waits to be killed.
+fn unused_id() -> i32 {
+    let unused = create_unique_id().expect("create_unique_id");
+    println!("unused {unused}");
+    let job = UniqueId::new("127.0.0.1:0".parse().unwrap()).unwrap();
+    // Port 0: rank 0 binds a port of the kernel's choice (a 1-rank job needs no one to find it).
+    let boot = Uid::init(&job, 0, 1).expect("a 1-rank job");
+    boot.finalize().expect("finalize");
+    println!("finalized");
+    let _ = std::io::stdout().flush();
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
 }
 
 // ---------------------------------------------------------------- running ranks
@@ -148,7 +194,8 @@ fn finish_all(children: Vec<Child>, start: Instant) -> Vec<Out> {
     let mut slots: Vec<_> = children
         .into_iter()
         .map(|mut c| {
-            let out = reader(c.stdout.take().unwrap());
+            // A test may have taken standard output to read it itself.
+            let out = c.stdout.take().map(reader);
             let err = reader(c.stderr.take().unwrap());
             (c, out, err, None::<(ExitStatus, Duration)>)
         })
@@ -169,7 +216,7 @@ fn finish_all(children: Vec<Child>, start: Instant) -> Vec<Out> {
                 .into_iter()
                 .map(|mut s| {
                     let _ = s.0.wait();
-                    format!("{}{}", s.1.join().unwrap(), s.2.join().unwrap())
+                    format!("{}{}", s.1.map(|o| o.join().unwrap()).unwrap_or_default(), s.2.join().unwrap())
                 })
                 .collect();
             panic!("ranks still running after {WATCHDOG:?}; killed. Output:\n{outs:#?}");
@@ -180,7 +227,8 @@ fn finish_all(children: Vec<Child>, start: Instant) -> Vec<Out> {
         .into_iter()
         .map(|s| {
             let (status, elapsed) = s.3.unwrap();
-            Out { status, stdout: s.1.join().unwrap(), stderr: s.2.join().unwrap(), elapsed }
+            let stdout = s.1.map(|o| o.join().unwrap()).unwrap_or_default();
+            Out { status, stdout, stderr: s.2.join().unwrap(), elapsed }
         })
         .collect()
 }
@@ -226,4 +274,92 @@ fn uid_rank_0_log_lines_name_its_pe() {
         assert!(l.starts_with("PE 0 "), "rank 0's line does not name PE 0: {l:?}");
     }
     assert!(!log.contains("PE ?"), "{:?}", outs[0]);
+}
+
+// ---------------------------------------------------------------- item 10: unused and stale ids
+
+/// The lines of a child's standard output, read by a thread of their own.
+fn lines_of(out: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in std::io::BufRead::lines(std::io::BufReader::new(out)) {
+            let Ok(l) = l else { break };
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (at most [`WATCHDOG`]) for a line that holds `marker`; returns what follows it. (The
+/// test harness of the rank writes `test hostile_pe ... ` before the rank's first line.)
+fn line_with(lines: &std::sync::mpsc::Receiver<String>, marker: &str) -> String {
+    let deadline = Instant::now() + WATCHDOG;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(l) => {
+                if let Some(i) = l.find(marker) {
+                    return l[i + marker.len()..].trim_end().to_string();
+                }
+            }
+            Err(e) => panic!("no line with {marker:?} from the rank ({e:?})"),
+        }
+    }
+}
+
+/// A rank handed an id that rank 0's process has since replaced with a newer one fails at once
+/// with a message saying the id is stale (before, the replaced id's socket kept listening with
+/// nobody behind it, and the rank waited out `OXSHMEM_TIMEOUT` for a handshake); the job on the
+/// newer id then runs.
+#[test]
+fn a_rank_with_a_replaced_id_fails_at_once_saying_so() {
+    let t = Instant::now();
+    // Rank 0 makes its ids itself; its own OXSHMEM_UNIQUEID is unused.
+    let placeholder = local_id();
+    let mut root =
+        rank(&placeholder, 0, 2, "replaced-id", &[("OXSHMEM_TIMEOUT", "60"), ("OXSHMEM_UID_ADDR", "127.0.0.1")]);
+    let out = lines_of(root.stdout.take().unwrap());
+    let old: UniqueId = line_with(&out, "old ").parse().unwrap();
+    let new: UniqueId = line_with(&out, "new ").parse().unwrap();
+    // OXSHMEM_TIMEOUT of 60 s: a rank that waits for the handshake would outlast the watchdog's
+    // patience for this step, which is the whole job's.
+    let stray = finish_all(vec![rank(&old, 1, 2, "collectives", &[("OXSHMEM_TIMEOUT", "60")])], Instant::now());
+    let stray = &stray[0];
+    assert_eq!(stray.status.code(), Some(3), "{stray:?}");
+    assert!(stray.stderr.contains("this unique id is stale"), "{stray:?}");
+    assert!(stray.stderr.contains(&old.addr().to_string()), "{stray:?}");
+    let peer = finish_all(vec![rank(&new, 1, 2, "collectives", &[("OXSHMEM_TIMEOUT", "60")])], t);
+    assert_eq!(peer[0].status.code(), Some(0), "{:?}", peer[0]);
+    let roots = finish_all(vec![root], t);
+    assert_eq!(roots[0].status.code(), Some(0), "{:?}", roots[0]);
+    line_with(&out, "rank 0: ok");
+}
+
+/// An id that was made and never used stops listening when the process finalizes its job:
+/// a connection to it is refused afterwards (before, its socket listened for the life of the
+/// process, and a rank handed it waited out its timeout).
+#[test]
+fn an_unused_id_stops_listening_at_finalize() {
+    let placeholder = local_id();
+    let mut p = rank(&placeholder, 0, 1, "unused-id", &[("OXSHMEM_TIMEOUT", "60"), ("OXSHMEM_UID_ADDR", "127.0.0.1")]);
+    // Killed however this test ends.
+    struct Kill(i32);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            // SAFETY: signalling the process group of a child we started; no memory.
+            unsafe { libc::kill(-self.0, libc::SIGKILL) };
+        }
+    }
+    let _kill = Kill(p.id() as i32);
+    let out = lines_of(p.stdout.take().unwrap());
+    let unused: UniqueId = line_with(&out, "unused ").parse().unwrap();
+    line_with(&out, "finalized");
+    let r = TcpStream::connect(unused.addr());
+    // SAFETY: signalling the process group of a child we started; no memory.
+    unsafe { libc::kill(-(p.id() as i32), libc::SIGKILL) };
+    let _ = p.wait();
+    let e = r.expect_err("the unused id's socket still accepts connections after finalize");
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}");
 }

@@ -7,6 +7,9 @@ use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6, TcpListener};
 use std::str::FromStr;
 
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 
@@ -263,12 +266,89 @@ pub(super) fn random_bytes<const N: usize>(what: &str) -> Result<[u8; N]> {
 /// [`Uid::init`](super::Uid::init) to take them.
 static LISTENERS: Mutex<Vec<(UniqueId, TcpListener)>> = Mutex::new(Vec::new());
 
+/// The listeners of ids this process made and then replaced with a newer one, unused: each
+/// connection to them gets [`STALE_MAGIC`] and is closed at once, so that a rank handed a stale
+/// id fails at once saying so, instead of waiting for a handshake that never comes. Closed at
+/// finalize ([`close_unused`]).
+static STALE: Mutex<Vec<(UniqueId, TcpListener)>> = Mutex::new(Vec::new());
+/// Whether the thread that answers on [`STALE`]'s listeners runs.
+static STALE_THREAD: AtomicBool = AtomicBool::new(false);
+
+/// What a listener of a replaced id sends on every connection before it closes it.
+pub const STALE_MAGIC: &[u8; 8] = b"OXSUIDs2";
+
+/// Moves every unused listener of this process to [`STALE`] (a newer id replaces them), and
+/// starts the thread that answers there if need be.
+fn retire_unused() {
+    let old: Vec<(UniqueId, TcpListener)> = LISTENERS.lock().drain(..).collect();
+    if old.is_empty() {
+        return;
+    }
+    for (id, l) in &old {
+        let _ = l.set_nonblocking(true);
+        tracing::debug!(target: "boot", "uid: the id at {} is replaced by a newer one: its connections are told so", id.addr());
+    }
+    STALE.lock().extend(old);
+    if !STALE_THREAD.swap(true, Ordering::AcqRel) {
+        let spawned = std::thread::Builder::new().name("oxshmem-uid-stale".into()).spawn(answer_stale);
+        if spawned.is_err() {
+            // No thread: the replaced listeners are closed instead (connections are refused).
+            STALE.lock().clear();
+            STALE_THREAD.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// The stale listeners' thread: accepts every connection, sends [`STALE_MAGIC`] and closes it,
+/// until no stale listener is left.
+fn answer_stale() {
+    loop {
+        {
+            let stale = STALE.lock();
+            if stale.is_empty() {
+                STALE_THREAD.store(false, Ordering::Release);
+                return;
+            }
+            let fds: Vec<std::os::fd::RawFd> = stale.iter().map(|(_, l)| l.as_raw_fd()).collect();
+            // Briefly, with the lock held, so that no listener closes under the poll.
+            let ready = super::net::poll_readable(&fds, std::time::Duration::from_millis(50)).unwrap_or_default();
+            for ((_, l), _) in stale.iter().zip(ready).filter(|(_, r)| *r) {
+                while let Ok((mut c, _)) = l.accept() {
+                    let _ = c.set_nonblocking(true);
+                    let _ = std::io::Write::write(&mut c, STALE_MAGIC);
+                }
+            }
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Closes every listener of this process that no [`Uid::init`](super::Uid::init) took: the
+/// unused ids (a rank handed one then finds nothing listening) and the replaced ones. Called
+/// at finalize.
+pub fn close_unused() {
+    let n = LISTENERS.lock().drain(..).count() + STALE.lock().drain(..).count();
+    if n > 0 {
+        tracing::debug!(target: "boot", "uid: closed {n} unused unique-id listeners");
+    }
+}
+
+/// Whether `id` is one this process replaced with a newer one.
+fn is_stale(id: &UniqueId) -> bool {
+    STALE.lock().iter().any(|(s, _)| s == id)
+}
+
 /// Rank 0, before the others start: bind a listening socket now and return its id (the
 /// `nvshmemx_get_uniqueid` step). The address is `OXSHMEM_UID_ADDR` (an IP, or IP:port) when
 /// set, else this host's address on its default route, else 127.0.0.1; the port is picked by
 /// the kernel unless given. Rank 0's later [`Uid::init`](super::Uid::init) with this id uses
 /// this very socket, so no other process can take the port in between.
+///
+/// A new id replaces the ids this process made before and did not use: their sockets stop
+/// waiting for rank 0 and answer every connection with "stale id" (a rank handed one fails at
+/// once, saying so) until finalize closes them ([`close_unused`]).
 pub fn create_unique_id() -> Result<UniqueId> {
+    retire_unused();
     let addr = match std::env::var("OXSHMEM_UID_ADDR") {
         Ok(v) => parse_bind_addr(&v)
             .ok_or_else(|| env_err("OXSHMEM_UID_ADDR", format!("{v:?} is not an IP address or address:port")))?,
@@ -288,6 +368,12 @@ pub(super) fn take_listener(id: &UniqueId) -> Result<TcpListener> {
         return Ok(ls.swap_remove(i).1);
     }
     drop(ls);
+    if is_stale(id) {
+        return Err(BootstrapError::Invalid(format!(
+            "uid: the unique id at {} is stale: this process made a newer one since (use the id made last)",
+            id.addr
+        )));
+    }
     TcpListener::bind(id.addr).map_err(|e| io_err(&format!("rank 0: listen on {}", id.addr), e))
 }
 

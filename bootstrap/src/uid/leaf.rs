@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::auth::{check_proof, respond};
 use super::codec::{HandshakeError, decode_challenge, decode_proof, decode_welcome, encode_response};
-use super::id::{UniqueId, random_bytes};
+use super::id::{STALE_MAGIC, UniqueId, random_bytes};
 use super::net::{Peer, RecvResult, closed_hint, connect_retrying, io_err, proto_err, secs, show_bytes};
 use super::{HANDSHAKE_TIMEOUT, LEAF_GRACE};
 use crate::Result;
@@ -34,8 +34,17 @@ pub(super) fn join(id: &UniqueId, rank: usize, size: usize, timeout: Duration, d
 
     let step = format!("rank {rank}: authenticate rank 0 at {addr}");
     let listener = format!("the process listening at {addr}");
+    let stale = |bytes: &[u8]| bytes.len() >= 7 && STALE_MAGIC.starts_with(&bytes[..bytes.len().min(8)]);
     let challenge = match peer.recv(deadline, decode_challenge) {
         RecvResult::Got(c) => c,
+        RecvResult::Bad(_, bytes) if stale(&bytes) => {
+            return Err(proto_err(
+                &step,
+                format!(
+                    "this unique id is stale: {listener} made a newer id since and no longer uses this one (hand                      every rank the id rank 0 made last)"
+                ),
+            ));
+        }
         RecvResult::Bad(e @ HandshakeError::Version { .. }, _) => {
             return Err(proto_err(&step, format!("{listener} is {e}")));
         }

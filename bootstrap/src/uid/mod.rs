@@ -54,6 +54,9 @@
 //! - proof, rank 0 → rank r, as soon as `MAC_leaf` checks out: `"OXSUIDp2"`, `MAC_root` (40
 //!   bytes), where `MAC_root = HMAC-SHA256(key, "oxshmem-uid root" ‖ nonce_leaf ‖ nonce_root
 //!   ‖ rank ‖ size)`.
+//! - stale, sent instead of a challenge by the socket of an id its process replaced with a
+//!   newer one ([`create_unique_id`]): `"OXSUIDs2"`, then the connection closes. The rank fails
+//!   at once, saying that its id is stale.
 //! - welcome, rank 0 → rank r, once every rank is connected: `"OXSUIDw2"`, status `u32` (0 =
 //!   ok), message length `u32`, message (why the job cannot start, when status is not 0).
 //! - frames, both ways: `'F'`, op `u8`, 2 zero bytes, sequence `u32`, argument `u32`, payload
@@ -81,7 +84,10 @@ pub use codec::{
     decode_challenge, decode_frame, decode_gathered, decode_proof, decode_response, decode_welcome, encode_challenge,
     encode_frame, encode_gathered, encode_proof, encode_response, encode_welcome,
 };
-pub use id::{ID_BYTES, ID_MAGIC, ID_PREFIX, ID_VERSION, IdError, SECRET_LEN, UniqueId, create_unique_id};
+pub use id::{
+    ID_BYTES, ID_MAGIC, ID_PREFIX, ID_VERSION, IdError, SECRET_LEN, STALE_MAGIC, UniqueId, close_unused,
+    create_unique_id,
+};
 
 use codec::frame_bytes;
 use net::{Peer, RecvResult, closed_hint, io_err, proto_err, secs};
@@ -418,6 +424,9 @@ impl Bootstrap for Uid {
     }
 
     fn finalize(&self) -> Result<()> {
-        self.collective(Op::Finalize, 0, &[], |_| Vec::new()).map(|_| ())
+        let r = self.collective(Op::Finalize, 0, &[], |_| Vec::new()).map(|_| ());
+        // Ids this process made and never used (or replaced) stop listening.
+        close_unused();
+        r
     }
 }

@@ -97,10 +97,12 @@ pub unsafe extern "C" fn nvshmem_query_thread(provided: *mut c_int) {
     unsafe { crate::setup::query_thread("nvshmem_query_thread", provided) }
 }
 
-/// `nvshmem_finalize`: collective.
+/// `nvshmem_finalize`: collective. The sockets of unique ids this process made and did not use
+/// close too, whatever bootstrap the job had.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_finalize() {
     ok("nvshmem_finalize", super::finalize_gpu().and_then(|()| raw::finalize()));
+    uid::close_unused();
 }
 
 /// `nvshmemx_hostlib_finalize`: `nvshmem_finalize` (host and device library are one here).
