@@ -1,9 +1,9 @@
 // The CPU target's SIMT model (src/arch/cpu.cuh) running the device library's own code: blocks
 // of host threads call the library's scopes, shuffles, block broadcast, atomics, routing, P2P
-// put/p/g, AMOs, signals and a barrier on a one-node fake state whose "peer" heap is a second
-// buffer of this process. Compiled with the ordinary C++ compiler:
+// put/p/g, AMOs, signals, barriers and collectives on a one-node fake state whose "peer" heap
+// is a second buffer of this process. Compiled with the ordinary C++ compiler:
 //
-//   c++ -x c++ -std=c++17 -DOXSHMEMI_TARGET_CPU -I bindings/c/include -I device/include \
+//   c++ -x c++ -std=c++17 -DOXSHMEMI_TARGET_CPU -I bindings/c/include -I device/include
 //       bindings/cuda/tests/cpu_simt.cpp -o cpu_simt -lpthread
 //
 // (tests/tests/cpu_target.rs does, with -fsanitize=thread too). Prints "ok: <what>" per check
@@ -171,6 +171,39 @@ int main() {
     CHECK(st.error.state, 0);
     CHECK(st.barrier_epoch, 2);
     ok("signal_wait_until across host threads, barrier_all<Warp|Block> on one PE");
+
+    // A grid of 3 concurrent blocks: the first error wins, every block's AMOs land.
+    st.error = {};
+    st.n_pes = 2;
+    static long *ctr = (long *)(heap0 + 20480);
+    arch::cpu::launch_grid({3, 1, 1}, {40, 1, 1}, [&] {
+        api::atomic_add<Thread, long>(ctr, (long)block_id() + 1, 1);
+        if (thread_id() == 39) api::p<Thread, int>(dst, 1, -1 - (int)block_id());
+    });
+    CHECK(*(long *)(heap1 + 20480), 40 * (1 + 2 + 3));
+    CHECK(st.error.state, 2);
+    CHECK(st.error.thread, 39);
+    CHECK(st.error.pe, -1 - (long long)st.error.block);
+    ok("launch_grid: 3 concurrent blocks, AMOs from all, the first error recorded whole");
+
+    // Collectives on one PE through the world team's table entry and scratch.
+    st.error = {};
+    st.n_pes = 1;
+    static oxshmem_cuda_team_t teams[1] = {{0, 1, 1, 0, (uint64_t)(heap0 + 32768), 0}};
+    static oxshmem_cuda_state_t cuda = {ABI_VERSION, 1, teams, 4096};
+    oxshmemi_cuda_d = &cuda;
+    static double *dsrc = (double *)(heap0 + 40960), *ddst = dsrc + 1000;
+    for (int i = 0; i < 1000; i++) dsrc[i] = i * 0.5;
+    arch::cpu::launch_block({1, 1, 1}, {64, 1, 1}, {0, 0, 0}, [&] {
+        CHECK((api::reduce<Block, double, Op::Sum>(NVSHMEM_TEAM_WORLD, ddst, dsrc, 1000)), 0);
+        // one collective on a team at a time: the first warp alone
+        if (thread_id() < 32) CHECK((api::fcollect<Warp, double>(NVSHMEM_TEAM_WORLD, ddst + 1000, dsrc, 8)), 0);
+        CHECK((api::team_n_pes<Thread>(NVSHMEM_TEAM_WORLD)), 1);
+    });
+    for (int i = 0; i < 1000; i++) CHECK(ddst[i] * 2, i);
+    for (int i = 0; i < 8; i++) CHECK(ddst[1000 + i] * 2, i);
+    CHECK(st.error.state, 0);
+    ok("reduce<Block> (sum of 1000 doubles in chunks of the scratch), fcollect<Warp> on one PE");
 
     printf("cpu_simt: all checks passed\n");
     return 0;

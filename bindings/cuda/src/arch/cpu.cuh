@@ -7,7 +7,7 @@
 // The model:
 // - cpu::launch_block(grid, block, block_idx, fn) runs `fn` once per thread of one block, each
 //   on its own host thread, with that thread's indices; the threads share a cpu::Block (the
-//   block's barriers and exchange words). A grid is its blocks, each launched so.
+//   block's barriers and exchange words). cpu::launch_grid runs every block of a grid at once.
 // - sync_block/sync_warp/sync_warpgroup are barriers over the block, the calling thread's warp
 //   (its threads that exist: the last warp of a block may be partial) and its warpgroup;
 //   shfl and bcast_block exchange through the block's words between two barriers. Every
@@ -146,21 +146,41 @@ inline Thread &me() {
     return *self;
 }
 
-/// Runs `fn` on every thread of block `idx` of a `grid` of `dim`-sized blocks, one host thread
-/// each, and waits for them all.
-inline void launch_block(idx3 grid, idx3 dim, idx3 idx, const std::function<void()> &fn) {
-    Block b(grid, dim, idx);
-    std::vector<std::thread> threads;
-    threads.reserve(b.threads);
-    for (uint32_t z = 0; z < dim.z; z++)
-        for (uint32_t y = 0; y < dim.y; y++)
-            for (uint32_t x = 0; x < dim.x; x++)
+/// Starts one host thread per thread of block `b`, running `fn` with its indices.
+inline void start_block(Block &b, const std::function<void()> &fn, std::vector<std::thread> &threads) {
+    for (uint32_t z = 0; z < b.dim.z; z++)
+        for (uint32_t y = 0; y < b.dim.y; y++)
+            for (uint32_t x = 0; x < b.dim.x; x++)
                 threads.emplace_back([&b, &fn, x, y, z] {
                     Thread t{&b, {x, y, z}, x + b.dim.x * (y + b.dim.y * z)};
                     self = &t;
                     fn();
                     self = nullptr;
                 });
+}
+
+/// Runs `fn` on every thread of block `idx` of a `grid` of `dim`-sized blocks, one host thread
+/// each, and waits for them all.
+inline void launch_block(idx3 grid, idx3 dim, idx3 idx, const std::function<void()> &fn) {
+    Block b(grid, dim, idx);
+    std::vector<std::thread> threads;
+    threads.reserve(b.threads);
+    start_block(b, fn, threads);
+    for (auto &t : threads) t.join();
+}
+
+/// Runs `fn` on every thread of every block of `grid`, all at once (as a cooperative launch
+/// keeps every block resident), and waits for them all.
+inline void launch_grid(idx3 grid, idx3 dim, const std::function<void()> &fn) {
+    std::vector<std::unique_ptr<Block>> blocks;
+    std::vector<std::thread> threads;
+    threads.reserve((size_t)grid.count() * dim.count());
+    for (uint32_t z = 0; z < grid.z; z++)
+        for (uint32_t y = 0; y < grid.y; y++)
+            for (uint32_t x = 0; x < grid.x; x++) {
+                blocks.emplace_back(new Block(grid, dim, {x, y, z}));
+                start_block(*blocks.back(), fn, threads);
+            }
     for (auto &t : threads) t.join();
 }
 
