@@ -228,10 +228,11 @@ pub struct Device(Arc<Inner>);
 /// Requests in the proxy ring.
 pub const PROXY_RING_SLOTS: usize = 4096;
 
-/// `OXSHMEM_TIMEOUT` in nanoseconds (seconds in the environment; at least 1, default 60).
+/// `OXSHMEM_TIMEOUT` in nanoseconds (seconds in the environment, fractions allowed, as the
+/// runtime reads it; the runtime's init refuses a value that is not a positive number).
 pub(crate) fn env_timeout() -> u64 {
-    let secs = oxshmem::config::value_of("OXSHMEM_TIMEOUT").0.trim().parse::<u64>().unwrap_or(60);
-    secs.clamp(1, u64::MAX / 2_000_000_000) * 1_000_000_000
+    let secs = oxshmem::config::value_of("OXSHMEM_TIMEOUT").0.trim().parse::<f64>().unwrap_or(60.0);
+    (secs.clamp(1e-3, 1e9) * 1e9) as u64
 }
 
 /// `OXSHMEM_DEVICE_BLOCKS`: blocks of a kernel that run at once (a whole number, at least 1).

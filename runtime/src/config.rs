@@ -408,6 +408,15 @@ pub const VARS: &[Var] = &[
         section: Section::Additional,
     },
     Var {
+        name: "OXSHMEM_CUDA_HEAP",
+        aliases: &[],
+        default: "auto",
+        help: "the C library's GPU symmetric heap: `on` (`1`, `yes`): `nvshmem_malloc`, `_calloc`, `_align` and `_free` work on GPU memory, and init fails where there is no CUDA driver or GPU; `off` (`0`, `no`): they give host memory, as `shmem_malloc` does (refused when the program links `libnvshmem_device.a`, whose kernels need the GPU heap); `auto`: on when the program links `libnvshmem_device.a` (see `docs/cuda.md`)",
+        group: Group::Device,
+        ty: VarType::Text,
+        section: Section::Additional,
+    },
+    Var {
         name: "NVSHMEM_DEBUG",
         aliases: &[],
         default: "",
@@ -1032,6 +1041,8 @@ impl Config {
             _ => return Err(bad(n, v, "expected auto, host or launcher".into())),
         };
         let show_peers = flag("OXSHMEM_SHOW_PEERS")?;
+        // Every other variable of the table, whether or not its layer starts in this program.
+        check_all_in(env).map_err(refused)?;
         Ok(Config {
             symmetric_size,
             debug,
@@ -1046,6 +1057,70 @@ impl Config {
             nvshmem_debug,
         })
     }
+}
+
+/// What a set value of variable `name` must look like, for the variables whose layer reads
+/// them later or elsewhere (the device layer, the ofi transport, the C library's CUDA back
+/// end): checked at every init ([`check_all_in`]), so that a malformed value fails the job
+/// whether or not that layer starts. `Err` says what is expected.
+fn check_value(name: &str, value: &str) -> std::result::Result<(), String> {
+    let t = value.trim();
+    let one_of = |choices: &[&str]| {
+        if choices.contains(&t) { Ok(()) } else { Err(format!("expected {}", choices.join(", "))) }
+    };
+    let whole = |min: u64, max: u64, what: &str| match t.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(()),
+        _ => Err(format!("expected {what}")),
+    };
+    if t.is_empty() && name != "OXSHMEM_TIMEOUT" {
+        // Set but empty: the layer reads it as unset.
+        return Ok(());
+    }
+    match name {
+        "OXSHMEM_TIMEOUT" => match t.parse::<f64>() {
+            Ok(s) if s > 0.0 && s < 1e9 => Ok(()),
+            _ => Err("expected a positive number of seconds".into()),
+        },
+        "OXSHMEM_SPIN" => whole(0, u64::from(u32::MAX), "a count of polls"),
+        "OXSHMEM_OFI_TEST_BAD_PEER" => whole(0, u64::MAX, "a PE number"),
+        "OXSHMEM_BOOTSTRAP" => one_of(&["auto", "pmi1", "pmi2", "pmix", "uid", "singleton"]),
+        "OXSHMEM_DEVICE_CHANNEL" => one_of(&["auto", "p2p", "proxy", "ibgda"]),
+        "OXSHMEM_PROXY_SPIN" => match t.to_ascii_lowercase().as_str() {
+            "auto" | "1" | "y" | "yes" | "true" | "on" | "0" | "n" | "no" | "false" | "off" => Ok(()),
+            _ => Err("expected 1, 0 or auto".into()),
+        },
+        "OXSHMEM_DEVICE_REMOTE" => one_of(&["proxy", "ibgda"]),
+        "OXSHMEM_DEVICE_BLOCKS" => whole(1, 1 << 20, "a whole number of blocks, at least 1"),
+        "OXSHMEM_IBGDA_NWQES" => match t.parse::<u64>() {
+            Ok(n) if n.is_power_of_two() && (8..=32768).contains(&n) => Ok(()),
+            _ => Err("expected a power of two from 8 to 32768".into()),
+        },
+        "OXSHMEM_IBGDA_NUM_RC_PER_PE" => whole(0, 64, "a number of queues from 1 to 64 (0: 1)"),
+        "OXSHMEM_NIC" => one_of(&["auto", "soft", "devx"]),
+        "OXSHMEM_NIC_GID_INDEX" => whole(0, 65535, "a GID index (0, 1, ...)"),
+        "OXSHMEM_SOFTNIC_LAYOUT" => one_of(&["mlx5", "hns"]),
+        "OXSHMEM_SOFTNIC_DOORBELL" => one_of(&["record", "register"]),
+        "OXSHMEM_IBGDA_QUEUE_MEM" => one_of(&["host", "hostmem", "auto", "gpu", "gpumem"]),
+        "OXSHMEM_IBGDA_NIC_HANDLER" => one_of(&["auto", "gpu", "cpu"]),
+        "OXSHMEM_IBGDA_CQ_MODE" => one_of(&["collapsed", "normal"]),
+        "OXSHMEM_IBGDA_NCQES" => whole(1, 1 << 24, "a number of CQEs, at least 1"),
+        "OXSHMEM_IBGDA_BATCH" => whole(1, 1 << 24, "a number of slots, at least 1"),
+        "OXSHMEM_SOFTNIC_NAP_MS" => whole(0, 3_600_000, "milliseconds"),
+        "OXSHMEM_CUDA_DEVICE" => whole(0, 1 << 20, "a device ordinal (0, 1, ...)"),
+        "OXSHMEM_CUDA_HEAP" => one_of(&["auto", "on", "1", "yes", "off", "0", "no"]),
+        _ => Ok(()),
+    }
+}
+
+/// Checks every variable of [`VARS`] set in `env` with [`check_value`] (the ones init reads
+/// itself are checked where it reads them).
+fn check_all_in(env: Env) -> std::result::Result<(), Bad> {
+    for v in VARS {
+        if let (value, Source::Env(n)) = lookup_in(env, v) {
+            check_value(v.name, &value).map_err(|why| (n, value.clone(), why))?;
+        }
+    }
+    Ok(())
 }
 
 /// Variables of the `OXSHMEM_` family that other parts of the project read (the bootstrap, the
@@ -1065,12 +1140,9 @@ pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
     ("OXSHMEM_CI_ISOLATED", ".ci/run", false),
     ("OXSHMEM_OSHRUN_ARGS", "benches/c/run.sh: extra oshrun options for oxshmem's runs (--bind-to none)", false),
     ("OXSHMEM_LIBFABRIC_DIR", "runtime/build.rs: where libfabric is installed", false),
-    (
-        "OXSHMEM_CUDA_*",
-        "the CUDA back end (OXSHMEM_CUDA_DEVICE: the GPU; OXSHMEM_CUDA_HEAP=auto|on|off: the GPU heap of \
-         nvshmem_malloc, docs/cuda.md), scripts/cuda-toolchain.sh and the tests of nvshmem.h with CUDA's headers",
-        false,
-    ),
+    ("OXSHMEM_CUDA_HOME", "scripts/cuda-toolchain.sh: where the CUDA toolkit is", false),
+    ("OXSHMEM_CUDA_INCLUDE", "scripts/cuda-toolchain.sh and the tests of nvshmem.h with CUDA's headers", false),
+    ("OXSHMEM_CUDA_VERSION", "scripts/cuda-toolchain.sh: the CUDA version to fetch", false),
     ("OXSHMEM_CCCL_VERSION", "scripts/cuda-toolchain.sh", false),
     ("OXSHMEM_EMUCUDA_*", "tests/emucuda/libcuda.c, the emulated CUDA driver of the tests", false),
     ("OXSHMEM_NVCC", "scripts/cuda-toolchain.sh: the nvcc to test with", false),
@@ -1611,6 +1683,65 @@ mod tests {
                 assert!(other < nv, "{}: an NVSHMEM alias before {}", v.name, v.aliases[other]);
             }
         }
+    }
+
+    /// Issue 32, item 11: every variable of the table is checked at init, whether or not its
+    /// layer starts: values the device layer, the ofi transport or the CUDA back end would
+    /// refuse (or silently replace) fail the runtime's init, naming the variable.
+    #[test]
+    fn every_variable_is_checked_at_init() {
+        for (name, bad) in [
+            ("OXSHMEM_TIMEOUT", "-5"),
+            ("OXSHMEM_TIMEOUT", "abc"),
+            ("OXSHMEM_TIMEOUT", ""),
+            ("OXSHMEM_IBGDA_NWQES", "3"),
+            ("OXSHMEM_IBGDA_NWQES", "65536"),
+            ("OXSHMEM_CUDA_DEVICE", "-3"),
+            ("OXSHMEM_CUDA_HEAP", "maybe"),
+            ("OXSHMEM_DEVICE_CHANNEL", "carrier-pigeon"),
+            ("OXSHMEM_DEVICE_BLOCKS", "0"),
+            ("OXSHMEM_IBGDA_NUM_RC_PER_PE", "65"),
+            ("NVSHMEM_IBGDA_NUM_RC_PER_PE", "x"),
+            ("OXSHMEM_NIC", "hardware"),
+            ("OXSHMEM_IBGDA_CQ_MODE", "fast"),
+            ("OXSHMEM_SOFTNIC_NAP_MS", "-1"),
+            ("OXSHMEM_PROXY_SPIN", "sometimes"),
+        ] {
+            let e = Config::from_lookup(2, &env_of(&[(name, bad)]))
+                .expect_err(&format!("{name}={bad:?} must fail init"))
+                .to_string();
+            assert!(e.starts_with("PE 2: shmem_init: ") && e.contains(&format!("{name}={bad:?}")), "{e}");
+        }
+        for (name, good) in [
+            ("OXSHMEM_TIMEOUT", "0.5"),
+            ("OXSHMEM_IBGDA_NWQES", "8"),
+            ("OXSHMEM_CUDA_DEVICE", "1"),
+            ("OXSHMEM_CUDA_HEAP", "off"),
+            ("OXSHMEM_DEVICE_CHANNEL", "proxy"),
+            ("OXSHMEM_IBGDA_NCQES", ""),
+            ("OXSHMEM_PROXY_SPIN", "Auto"),
+        ] {
+            assert!(Config::from_lookup(0, &env_of(&[(name, good)])).is_ok(), "{name}={good:?}");
+        }
+        // Every Device variable has a check (a new one must get its rule here).
+        let unchecked: Vec<&str> = VARS
+            .iter()
+            .filter(|v| v.group == Group::Device && check_value(v.name, "\u{1}not a value").is_ok())
+            .map(|v| v.name)
+            .collect();
+        assert!(unchecked.is_empty(), "device variables without a check: {unchecked:?}");
+    }
+
+    /// Issue 32, item 11: `OXSHMEM_CUDA_HEAP` is in the table, and a misspelling of it (or of
+    /// any `OXSHMEM_CUDA_` variable) draws a warning; the toolchain script's variables do not.
+    #[test]
+    fn cuda_heap_is_declared_and_its_misspellings_warned() {
+        assert!(shown_vars().any(|v| v.name == "OXSHMEM_CUDA_HEAP"));
+        assert!(markdown_table().contains("| `OXSHMEM_CUDA_HEAP` | `auto` |"));
+        assert!(!is_known("OXSHMEM_CUDA_HAEP"));
+        assert!(is_known("OXSHMEM_CUDA_HOME") && is_known("OXSHMEM_CUDA_HEAP"));
+        let w = env_warnings(&[("OXSHMEM_CUDA_HAEP".into(), "on".into())]);
+        assert!(w.iter().any(|l| l.contains("OXSHMEM_CUDA_HAEP") && l.contains("OXSHMEM_CUDA_HEAP")), "{w:?}");
     }
 
     /// `docs/configuration.md` shows exactly the generated table, between its markers.

@@ -66,3 +66,26 @@ fn debug_checks_never_turn_an_allocation_mismatch_into_a_hang() {
         }
     }
 }
+
+/// Item 11: in a job without the device layer, a malformed variable of that layer (or of the
+/// ofi transport) fails init naming it; a misspelt `OXSHMEM_CUDA_` variable draws PE 0's
+/// warning with the nearest known name.
+#[test]
+fn every_variable_is_checked_whether_or_not_its_layer_starts() {
+    for (name, bad) in [
+        ("OXSHMEM_TIMEOUT", "-5"),
+        ("OXSHMEM_TIMEOUT", "abc"),
+        ("OXSHMEM_IBGDA_NWQES", "3"),
+        ("OXSHMEM_CUDA_DEVICE", "-3"),
+    ] {
+        let r = Job::new(2, PE_CONFIG).args(&["init-fails"]).env(name, bad).timeout(Duration::from_secs(30)).run();
+        assert_job_code(&r, 3);
+        let want = format!(": shmem_init: environment variable {name}={bad:?}: ");
+        assert!(r.stderr.contains(&want), "{want:?} missing:\n{}", r.report());
+    }
+    let r =
+        Job::new(2, PE_CONFIG).args(&["init"]).env("OXSHMEM_CUDA_HAEP", "on").timeout(Duration::from_secs(30)).run();
+    assert_job_ok(&r);
+    let want = "oxshmem: warning: OXSHMEM_CUDA_HAEP is not a variable oxshmem reads (did you mean OXSHMEM_CUDA_HEAP?)";
+    assert_eq!(r.stderr.lines().filter(|l| *l == want).count(), 1, "{want:?} not once:\n{}", r.report());
+}
