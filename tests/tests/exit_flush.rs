@@ -21,6 +21,9 @@ fn pe_side() {
     let Ok(role) = std::env::var(ROLE) else { return };
     let shmem = oxshmem::init().expect("init");
     let me = shmem.my_pe();
+    if role == "fork" {
+        return fork_side(shmem);
+    }
     print!("PE {me}: a Rust line without its newline");
     let c_text = std::ffi::CString::new(format!("PE {me}: C stdio text\n")).unwrap();
     // SAFETY: printf with a format of no conversions, a live NUL-terminated string.
@@ -37,6 +40,46 @@ fn pe_side() {
     loop {
         std::thread::sleep(Duration::from_millis(50));
         let _ = std::io::stderr().flush();
+    }
+}
+
+/// A child the PE forks (without exec) inherits the SIGTERM handler and its pipe, but not the
+/// flushing thread: SIGTERM must end the child as by default, and must not reach the parent.
+fn fork_side(shmem: oxshmem::Shmem) {
+    let me = shmem.my_pe();
+    // SAFETY: the child calls only async-signal-safe functions (pause, _exit) before it dies.
+    let child = unsafe { libc::fork() };
+    assert!(child >= 0, "PE {me}: fork failed");
+    if child == 0 {
+        loop {
+            // SAFETY: pause(2) waits for a signal; nothing else happens in the child.
+            unsafe { libc::pause() };
+        }
+    }
+    let mut status = 0;
+    // SAFETY: kill and waitpid on our own child.
+    unsafe {
+        libc::kill(child, libc::SIGTERM);
+        assert_eq!(libc::waitpid(child, &mut status, 0), child);
+    }
+    assert!(
+        libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGTERM,
+        "PE {me}: the forked child did not die of SIGTERM (status {status:#x})"
+    );
+    // Had the child's SIGTERM woken this process's flushing thread, it would end this PE by
+    // SIGTERM now; give it the time it would need, then go on as a healthy PE.
+    std::thread::sleep(Duration::from_millis(300));
+    shmem.barrier_all().expect("barrier");
+    println!("PE {me}: alive after its forked child's SIGTERM");
+    shmem.finalize().expect("finalize");
+}
+
+#[test]
+fn a_forked_childs_sigterm_ends_the_child_only() {
+    let r = run("fork", 2);
+    oxshmem_tests::assert_job_ok(&r);
+    for pe in 0..2 {
+        assert_stdout_has(&r, &format!("PE {pe}: alive after its forked child's SIGTERM"));
     }
 }
 

@@ -14,7 +14,8 @@
 //!   have, so the launcher sees the same death. The handler itself only writes a byte to a
 //!   pipe (async-signal-safe); the flushing runs in an ordinary thread, which may take the
 //!   output locks. It is installed only where `SIGTERM` has its default action: a program's own
-//!   handler is left alone.
+//!   handler is left alone. A child the PE forks (without exec, which resets the handler) dies
+//!   of `SIGTERM` as before: the handler acts only in the process that installed it.
 
 use std::io::Write;
 use std::sync::Once;
@@ -30,8 +31,20 @@ pub(crate) fn flush_output() {
 
 /// The write end of the pipe the `SIGTERM` handler writes to (-1: none).
 static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+/// The process that installed the handler: a child it forked without exec has the handler and
+/// the pipe too, but not the flushing thread, and must not wake its parent's.
+static OWNER: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_sigterm(_sig: libc::c_int) {
+extern "C" fn on_sigterm(sig: libc::c_int) {
+    // SAFETY: getpid, signal and raise are async-signal-safe.
+    if unsafe { libc::getpid() } != OWNER.load(Ordering::Relaxed) {
+        // SAFETY: as above: the default action, then the signal again, in this (forked) process.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+        return;
+    }
     let fd = WAKE_FD.load(Ordering::Relaxed);
     if fd >= 0 {
         let byte = 1u8;
@@ -93,6 +106,8 @@ pub(crate) fn install_teardown_flush() -> bool {
             return;
         }
         WAKE_FD.store(fds[1], Ordering::Relaxed);
+        // SAFETY: getpid has no preconditions.
+        OWNER.store(unsafe { libc::getpid() }, Ordering::Relaxed);
         // SAFETY: installing a handler that only loads an atomic and calls write(2).
         unsafe {
             let mut act: libc::sigaction = std::mem::zeroed();
