@@ -130,6 +130,15 @@ impl GpuDevice {
     pub fn load_module(&self, image: &[u8]) -> Result<GpuModule, DeviceError> {
         let me = self.0.me;
         let err = |e: CudaError| DeviceError::Init { pe: me, reason: format!("loading a CUDA module: {e}") };
+        // A module's routines, for its whole life (kernels, globals, launches, unload).
+        super::need(&[
+            "cuModuleLoadData",
+            "cuModuleGetFunction",
+            "cuModuleGetGlobal_v2",
+            "cuModuleUnload",
+            "cuLaunchKernel",
+        ])
+        .map_err(err)?;
         self.0.gpu.make_current().map_err(err)?;
         // PTX is text the driver reads up to its NUL: make sure there is one.
         let mut owned = image.to_vec();

@@ -17,6 +17,12 @@ pub enum CudaError {
         /// What was looked for and what was found (`libcuda.so.1 not found`).
         detail: String,
     },
+    /// The driver lacks a routine that an operation needs (a driver of an older CUDA).
+    #[error("CUDA driver too old: {detail}")]
+    OldDriver {
+        /// The routine, the CUDA release that brought it, and the driver's own version.
+        detail: String,
+    },
     /// The driver loaded but sees no device.
     #[error("no CUDA device: {detail}")]
     NoDevice {

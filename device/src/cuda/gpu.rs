@@ -235,6 +235,7 @@ impl Gpu {
     /// The driver's (a GPU or platform that cannot map I/O memory for peer access).
     pub unsafe fn map_io(&self, addr: u64) -> Result<DevAddr, CudaError> {
         const PAGE: u64 = 4096;
+        super::need(&["cuMemHostRegister_v2", "cuMemHostUnregister"])?;
         self.make_current()?;
         let page = addr & !(PAGE - 1);
         let flags =
@@ -269,6 +270,7 @@ impl Gpu {
             });
         }
         self.make_current()?;
+        super::need(&["cuMemGetHandleForAddressRange"])?;
         let mut fd: std::ffi::c_int = -1;
         // SAFETY: `fd` is a valid out-pointer for the descriptor; the range is the caller's.
         check(what, unsafe {
@@ -290,7 +292,7 @@ impl Gpu {
     /// No device code uses the mapping any more.
     pub unsafe fn unmap_io(&self, addr: u64) {
         let page = addr & !4095;
-        if self.make_current().is_ok() {
+        if super::need(&["cuMemHostUnregister"]).is_ok() && self.make_current().is_ok() {
             // SAFETY: registered by map_io (the caller's promise), unused now.
             let _ = unsafe { sys::cuMemHostUnregister(page as *mut c_void) };
         }
@@ -384,6 +386,7 @@ impl Gpu {
             // A panic must not unwind into the driver.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
         }
+        super::need(&["cuLaunchHostFunc"])?;
         self.make_current()?;
         let user = Box::into_raw(Box::new(f));
         // SAFETY: the trampoline takes ownership of `user` when the driver calls it.
@@ -405,6 +408,7 @@ impl Gpu {
     /// # Errors
     /// The driver's (a device or driver without stream memory operations).
     pub unsafe fn stream_wait_value32(&self, stream: RawStream, addr: DevAddr, value: u32) -> Result<(), CudaError> {
+        super::need(&["cuStreamWaitValue32_v2"])?;
         self.make_current()?;
         let geq = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
         // SAFETY: per the caller's contract.
@@ -421,6 +425,7 @@ impl Gpu {
     /// # Errors
     /// The driver's.
     pub unsafe fn stream_is_capturing(&self, stream: RawStream) -> Result<bool, CudaError> {
+        super::need(&["cuStreamIsCapturing"])?;
         self.make_current()?;
         let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
         // SAFETY: per the caller's contract; `status` is a valid out-pointer.
@@ -517,7 +522,8 @@ impl Gpu {
         };
         check(|| "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MAX_PITCH)".into(), r)?;
         let fits = |p: isize| p >= w && p <= limit as isize;
-        if fits(dpitch) && fits(spitch) {
+        // A driver without the 2D copy gets the copy block by block, as for pitches it refuses.
+        if fits(dpitch) && fits(spitch) && super::need(&["cuMemcpy2DAsync_v2"]).is_ok() {
             let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
             let p = sys::CUDA_MEMCPY2D {
                 srcXInBytes: 0,

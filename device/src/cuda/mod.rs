@@ -63,9 +63,139 @@ pub const DEVICE_VAR: &str = "OXSHMEM_CUDA_DEVICE";
 /// The library the driver is loaded from (the name error messages use).
 pub const DRIVER_LIB: &str = "libcuda.so.1";
 
+/// Every driver routine this crate calls, with the CUDA release (and the Linux driver branch)
+/// that brought it. `cudarc` resolves a routine on its first call and panics when the library
+/// lacks it (a driver of an older CUDA), which aborts the process, so none is called unchecked:
+/// [`driver`] looks them all up once; a library that lacks one the basic operations need
+/// (device, context, heap, pinned memory, streams) is no driver for us, and the others
+/// ([`AT_USE`]) are checked by the operation that needs them ([`need`]). (`cuFuncGetParamInfo`,
+/// CUDA 12.4, is only called on a driver that reports 12.4 or later.)
+pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
+    ("cuInit", "CUDA 2.0"),
+    ("cuDriverGetVersion", "CUDA 2.2"),
+    ("cuDeviceGet", "CUDA 2.0"),
+    ("cuDeviceGetCount", "CUDA 2.0"),
+    ("cuDeviceGetName", "CUDA 2.0"),
+    ("cuDeviceGetAttribute", "CUDA 2.0"),
+    ("cuDeviceTotalMem_v2", "CUDA 3.2"),
+    ("cuCtxSynchronize", "CUDA 2.0"),
+    ("cuMemcpy2DAsync_v2", "CUDA 3.2"),
+    ("cuMemsetD8Async", "CUDA 3.2"),
+    ("cuMemHostGetDevicePointer_v2", "CUDA 3.2"),
+    ("cuModuleGetGlobal_v2", "CUDA 3.2"),
+    ("cuModuleGetFunction", "CUDA 2.0"),
+    ("cuModuleLoadData", "CUDA 2.0"),
+    ("cuModuleUnload", "CUDA 2.0"),
+    ("cuMemHostAlloc", "CUDA 2.2"),
+    ("cuMemFreeHost", "CUDA 2.0"),
+    ("cuStreamCreate", "CUDA 2.0"),
+    ("cuStreamSynchronize", "CUDA 2.0"),
+    ("cuCtxSetCurrent", "CUDA 4.0"),
+    ("cuLaunchKernel", "CUDA 4.0"),
+    ("cuMemcpyAsync", "CUDA 4.0"),
+    ("cuMemHostUnregister", "CUDA 4.0"),
+    ("cuPointerGetAttribute", "CUDA 4.0"),
+    ("cuStreamDestroy_v2", "CUDA 4.0"),
+    ("cuMemHostRegister_v2", "CUDA 6.5"),
+    ("cuDevicePrimaryCtxRetain", "CUDA 7.0"),
+    ("cuLaunchHostFunc", "CUDA 10.0 (driver 410)"),
+    ("cuStreamIsCapturing", "CUDA 10.0 (driver 410)"),
+    ("cuMemAddressReserve", "CUDA 10.2 (driver 440)"),
+    ("cuMemAddressFree", "CUDA 10.2 (driver 440)"),
+    ("cuMemCreate", "CUDA 10.2 (driver 440)"),
+    ("cuMemRelease", "CUDA 10.2 (driver 440)"),
+    ("cuMemMap", "CUDA 10.2 (driver 440)"),
+    ("cuMemUnmap", "CUDA 10.2 (driver 440)"),
+    ("cuMemSetAccess", "CUDA 10.2 (driver 440)"),
+    ("cuMemGetAllocationGranularity", "CUDA 10.2 (driver 440)"),
+    ("cuMemExportToShareableHandle", "CUDA 10.2 (driver 440)"),
+    ("cuMemImportFromShareableHandle", "CUDA 10.2 (driver 440)"),
+    ("cuDevicePrimaryCtxRelease_v2", "CUDA 11.0 (driver 450)"),
+    ("cuStreamWaitValue32_v2", "CUDA 11.7 (driver 515)"),
+    ("cuMemGetHandleForAddressRange", "CUDA 11.7 (driver 515)"),
+];
+
+/// The routines of [`DRIVER_SYMBOLS`] that only some operations call, each checked by that
+/// operation ([`need`]) rather than when the driver loads: CUDA modules and kernels, 2D copies,
+/// host function and stream-wait launches, I/O memory registration, dma-buf export.
+pub const AT_USE: &[&str] = &[
+    "cuMemcpy2DAsync_v2",
+    "cuModuleGetGlobal_v2",
+    "cuModuleGetFunction",
+    "cuModuleLoadData",
+    "cuModuleUnload",
+    "cuLaunchKernel",
+    "cuMemHostUnregister",
+    "cuMemHostRegister_v2",
+    "cuLaunchHostFunc",
+    "cuStreamIsCapturing",
+    "cuStreamWaitValue32_v2",
+    "cuMemGetHandleForAddressRange",
+];
+
+/// The routines of [`DRIVER_SYMBOLS`] the loaded library lacks, and its version's text
+/// (`, a CUDA 11.4 driver,`), found by [`driver`].
+static MISSING: OnceLock<(Vec<&'static (&'static str, &'static str)>, String)> = OnceLock::new();
+
+/// What to say of the routines `missing` the driver lacks: each with the CUDA release that
+/// brought it, and the release to update to (the newest of them).
+fn lacks(missing: &[&(&str, &str)], version: &str) -> String {
+    let newest = missing
+        .iter()
+        .map(|(_, v)| *v)
+        .max_by_key(|v| {
+            let num = v.trim_start_matches("CUDA ").split(' ').next().unwrap_or("0");
+            let (maj, min) = num.split_once('.').unwrap_or((num, "0"));
+            (maj.parse::<u32>().unwrap_or(0), min.parse::<u32>().unwrap_or(0))
+        })
+        .unwrap_or("a newer CUDA");
+    let names: Vec<String> = missing.iter().map(|(n, v)| format!("{n} ({v})")).collect();
+    format!(
+        "{DRIVER_LIB}{version} lacks {} that oxshmem calls: it needs a driver of {newest} or newer (update the NVIDIA driver)",
+        names.join(", ")
+    )
+}
+
+/// Looks every routine of [`DRIVER_SYMBOLS`] up in the loaded library (once); the error when
+/// one that the basic operations need is missing.
+fn check_symbols() -> Result<(), CudaError> {
+    let (missing, version) = MISSING.get_or_init(|| {
+        // SAFETY: the library is present (checked by the caller); culib() only dlopens it once.
+        let lib = unsafe { sys::culib() };
+        // SAFETY: looking a symbol up calls nothing; the type is not used.
+        let has = |name: &str| unsafe { lib.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_ok();
+        let missing = DRIVER_SYMBOLS.iter().filter(|(n, _)| !has(n)).collect();
+        let version = if has("cuDriverGetVersion") {
+            let mut v: c_int = 0;
+            // SAFETY: `v` is a valid out-pointer; cuDriverGetVersion needs no cuInit.
+            let r = unsafe { sys::cuDriverGetVersion(&mut v) };
+            if r == CUresult::CUDA_SUCCESS {
+                format!(", a CUDA {}.{} driver,", v / 1000, v % 1000 / 10)
+            } else {
+                String::new()
+            }
+        } else {
+            String::new()
+        };
+        (missing, version)
+    });
+    let basic: Vec<&(&str, &str)> = missing.iter().copied().filter(|(n, _)| !AT_USE.contains(n)).collect();
+    if basic.is_empty() { Ok(()) } else { Err(CudaError::NoDriver { detail: lacks(&basic, version) }) }
+}
+
+/// `Ok` when the driver has every routine of `names` (routines of [`AT_USE`] an operation is
+/// about to call), else the error naming the missing ones and the CUDA release they came with.
+pub(crate) fn need(names: &[&str]) -> Result<(), CudaError> {
+    driver()?;
+    let Some((missing, version)) = MISSING.get() else { return Ok(()) };
+    let lacking: Vec<&(&str, &str)> = missing.iter().copied().filter(|(n, _)| names.contains(n)).collect();
+    if lacking.is_empty() { Ok(()) } else { Err(CudaError::OldDriver { detail: lacks(&lacking, version) }) }
+}
+
 /// Loads the driver and initializes it, once per process; later calls return the first
 /// outcome. Every entry point of this module starts here, so none calls into a missing
-/// library (`cudarc`'s loader panics when the library is absent).
+/// library or a missing routine (`cudarc`'s loader panics on either, which aborts the
+/// process): a library that lacks a basic routine of [`DRIVER_SYMBOLS`] is no driver for us.
 pub(crate) fn driver() -> Result<(), CudaError> {
     static DRIVER: OnceLock<Result<(), CudaError>> = OnceLock::new();
     DRIVER
@@ -75,6 +205,10 @@ pub(crate) fn driver() -> Result<(), CudaError> {
             if !unsafe { sys::is_culib_present() } {
                 tracing::debug!(target: "cuda", "no driver: {DRIVER_LIB} not found");
                 return Err(CudaError::NoDriver { detail: format!("{DRIVER_LIB} not found") });
+            }
+            if let Err(e) = check_symbols() {
+                tracing::debug!(target: "cuda", "{e}");
+                return Err(e);
             }
             // SAFETY: cuInit takes flags 0 and may be called more than once.
             let r = unsafe { sys::cuInit(0) };
