@@ -16,6 +16,8 @@
 #                  crate's `verbs` feature (with librdmacm-dev, which rdma-sys links)
 #   gcc g++ gfortran  what oshcc/oshc++/oshfort wrap (the C, C++ and Fortran test programs)
 #   binutils     nm and readelf, which the C library's ABI tests read it with
+#   hipcc libamdhip64-dev rocm-device-libs  ROCm 5.2's HIP compiler and device libraries: the
+#                device library's HIP build for gfx90a (tests/tests/hip_build.rs; no GPU needed)
 #   python3, python3-venv  the doc-command check (scripts/doc-commands.sh) reads the docs with
 #                it; scripts/cuda-toolchain.sh installs NVIDIA's CUDA wheels into a venv
 # Debian 12 / Ubuntu. Needs root (or sudo). Then run the tests with
@@ -23,7 +25,7 @@
 set -euo pipefail
 
 pkgs=(mpich openmpi-bin libopenmpi-dev libpmix-dev slurm-wlm munge pkg-config libfabric-dev libclang-dev libibverbs-dev
-      librdmacm-dev gcc g++ gfortran binutils python3 python3-venv)
+      librdmacm-dev gcc g++ gfortran binutils python3 python3-venv hipcc libamdhip64-dev rocm-device-libs)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

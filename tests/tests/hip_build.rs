@@ -8,8 +8,9 @@
 //! library was linked into the device code, not only named.
 //!
 //! Needs hipcc: `OXSHMEM_HIPCC`, else `hipcc` on PATH (Debian 12: `apt-get install -y hipcc
-//! libamdhip64-dev rocm-device-libs`, ROCm 5.2). Without it the test fails saying what to
-//! install. No GPU is needed: nothing runs on a device.
+//! libamdhip64-dev rocm-device-libs`, ROCm 5.2). Without it the test is skipped with that line,
+//! or fails where the run requires hipcc (`OXSHMEM_TEST_REQUIRE`, as `.ci/run` sets it). No GPU is
+//! needed: nothing runs on a device.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,19 +31,18 @@ fn profile_dir() -> PathBuf {
     dir
 }
 
-/// hipcc: `OXSHMEM_HIPCC`, else the first `hipcc` on PATH; fails the test when there is none.
-fn hipcc() -> PathBuf {
+/// hipcc: `OXSHMEM_HIPCC`, else the first `hipcc` on PATH; `None` after
+/// [`oxshmem_test_require::skip`] when there is none (a failure where the run requires hipcc, as
+/// `.ci/run` does).
+fn hipcc() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("OXSHMEM_HIPCC").filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
+        return Some(PathBuf::from(p));
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).map(|d| d.join("hipcc")).find(|p| p.is_file()).unwrap_or_else(|| {
-        panic!(
-            "hipcc not found (OXSHMEM_HIPCC unset, no hipcc on PATH): the HIP build of \
-             libnvshmem_device.a needs it; on Debian 12: \
-             apt-get install -y hipcc libamdhip64-dev rocm-device-libs"
-        )
-    })
+    oxshmem_test_require::tool(
+        "hipcc",
+        "the HIP build of libnvshmem_device.a needs it; on Debian 12: \
+         apt-get install -y hipcc libamdhip64-dev rocm-device-libs, or set OXSHMEM_HIPCC",
+    )
 }
 
 /// Runs `cmd` with a timeout, failing the test with its output unless it succeeds.
@@ -171,7 +171,7 @@ const EF_AMDGPU_MACH_AMDGCN_GFX90A: u32 = 0x3f;
 
 #[test]
 fn the_device_library_and_the_test_programs_build_for_gfx90a() {
-    let hipcc = hipcc();
+    let Some(hipcc) = hipcc() else { return };
     let scratch = std::env::temp_dir().join(format!("oxshmem-hip-build-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("creating a scratch directory");
