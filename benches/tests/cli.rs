@@ -12,6 +12,7 @@ use oxshmem_tests::{Job, JobResult, assert_job_code, assert_job_ok, assert_stder
 
 const SHMEM_BENCH: &str = env!("CARGO_BIN_EXE_shmem-bench");
 const DEVICE_BENCH: &str = env!("CARGO_BIN_EXE_device-bench");
+const MOE_BENCH: &str = env!("CARGO_BIN_EXE_moe-bench");
 
 /// Generous: a debug build on a loaded 2-core machine; the runs take seconds.
 const TIMEOUT: Duration = Duration::from_secs(300);
@@ -46,6 +47,28 @@ fn help_prints_the_usage_and_exits_0() {
         assert_job_ok(&r);
         assert_eq!(r.stdout.matches("Usage: ").count(), 1, "{name} --help at 2 PEs:\n{}", r.report());
     }
+}
+
+/// The other benchmarks answer `--help` too: moe-bench, and ofi-bench where it is built.
+#[test]
+fn moe_and_ofi_bench_answer_help() {
+    let moe = (MOE_BENCH, "Usage: oshrun -n N moe-bench [OPTIONS]");
+    #[cfg(feature = "ofi")]
+    let programs = [moe, (env!("CARGO_BIN_EXE_ofi-bench"), "Usage: ofi-bench [ROUNDS]")];
+    #[cfg(not(feature = "ofi"))]
+    let programs = [moe];
+    for (program, first) in programs {
+        let out = run_alone(program, &["--help"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{program} --help: {out:?}");
+        assert!(text.starts_with(first), "{program} --help:\n{text}");
+        let out = run_alone(program, &["--no-such-option"]);
+        assert_eq!(out.status.code(), Some(2), "{program} --no-such-option: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--help"), "{program}: {out:?}");
+    }
+    let r = Job::new(2, MOE_BENCH).args(&["--help"]).timeout(TIMEOUT).run();
+    assert_job_ok(&r);
+    assert_eq!(r.stdout.matches("Usage: ").count(), 1, "moe-bench --help at 2 PEs:\n{}", r.report());
 }
 
 #[test]

@@ -84,10 +84,44 @@ impl Default for Opts {
     }
 }
 
+const USAGE: &str = "\
+Usage: oshrun -n N moe-bench [OPTIONS]        MoE dispatch + combine in both modes over each
+                                              device channel (about 15 s at 2 PEs)
+       moe-bench compare [-n 2,4] [OPTIONS]   (no launcher) the same beside MPICH's and Open
+                                              MPI's MPI_Alltoall(v) on the same workload
+
+Options:
+  --rounds R            rounds, interleaving the configurations (default 5)
+  --iters I             timed iterations per round (200)
+  --warmup W            untimed iterations before them (20)
+  --channels LIST       device channels (p2p,proxy,ibgda)
+  --modes LIST          throughput,low-latency
+  --threads N           device threads per kernel (0: the library's default)
+  --no-per-call         leave out the kernel-launch-per-call comparison
+  --tokens T            tokens per PE (128)
+  --hidden-bytes H      bytes per token (7168)
+  --topk K              experts per token (8)
+  --experts E           experts in the whole job (32)
+  -n, --npes LIST       compare: the PE counts (2,4)
+  --machine             one RESULT line per configuration and round (what compare reads)
+  -h, --help            print this text
+
+benches/src/bin/moe-bench.rs says more (what is timed, the MPI baseline).
+";
+
 /// A command-line error: says what was wrong and where the options are described, and exits 2.
 fn usage(what: &str) -> ! {
-    eprintln!("moe-bench: {what} (the options are described at the top of benches/src/bin/moe-bench.rs)");
+    eprintln!("moe-bench: {what} (moe-bench --help lists the options)");
     std::process::exit(2)
+}
+
+/// Whether this process is the job's first (or not started by a launcher): the one that prints
+/// the usage, which comes before init.
+fn first_process() -> bool {
+    ["PMI_RANK", "PMI_ID", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .all(|r| r.trim() == "0")
 }
 
 fn parse_opts(args: &[String]) -> Opts {
@@ -546,6 +580,12 @@ fn compare(o: &Opts) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "help")) {
+        if first_process() {
+            print!("{USAGE}");
+        }
+        return;
+    }
     match args.first().map(String::as_str) {
         Some("compare") => compare(&parse_opts(&args[1..])),
         Some("run") => run(&parse_opts(&args[1..])),

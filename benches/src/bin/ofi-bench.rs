@@ -31,11 +31,33 @@ const ROWS: [(&str, &str, &str, bool, f64); 4] = [
     ("put_bw_gbs", "put 1 MiB bandwidth", "GB/s", false, 0.9),
 ];
 
+const USAGE: &str = "\
+Usage: ofi-bench [ROUNDS]    (no launcher; built with --features ofi)
+
+The libfabric transport against raw libfabric, measured in the same run: compiles
+benches/ofi/raw_ofi.c with cc, then alternates ROUNDS (default 5) rounds of it and of
+`oshrun -n 2 ofi-bench` with OXSHMEM_TRANSPORT=ofi, and prints min and median of both and the
+ratio of the medians: put 8 B + quiet, get 8 B, 64-bit fetch-add, 1 MiB put bandwidth.
+FI_PROVIDER chooses the provider (default tcp;ofi_rxm, on the loopback interface).
+
+  -h, --help   print this text
+";
+
 fn main() {
     if std::env::var_os("PMI_FD").is_some() || std::env::var_os("PMI_PORT").is_some() {
         pe();
     } else {
-        let rounds = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+        let rounds = match std::env::args().nth(1) {
+            None => 5,
+            Some(a) if matches!(a.as_str(), "-h" | "--help" | "help") => {
+                print!("{USAGE}");
+                return;
+            }
+            Some(a) => a.parse().unwrap_or_else(|_| {
+                eprintln!("ofi-bench: {a:?} is not a number of rounds (ofi-bench --help)");
+                std::process::exit(2)
+            }),
+        };
         driver(rounds);
     }
 }
