@@ -501,14 +501,18 @@ __device__ OXSHMEMI_NOINLINE void ib_signal_op(uint32_t op, int pe, uint64_t sig
 __device__ OXSHMEMI_NOINLINE void ib_signal_op(uint32_t op, int pe, uint64_t sig, uint64_t value, int sig_op);
 #endif
 
-/// quiet on this thread's queues (its warp's queue to every PE).
+/// quiet on every queue of this PE (every queue set, to every PE), as NVSHMEM's quiet completes
+/// all of a PE's operations: each warp posts on its own set (ib_rc), and the common pattern
+/// "every warp puts, __syncthreads(), thread 0 quiets, then a flag" must cover the other warps'
+/// operations too. A queue with nothing outstanding costs two loads.
 #ifdef OXSHMEMI_CORE_IMPL
 __device__ OXSHMEMI_NOINLINE void ib_quiet(uint32_t op) {
     oxshmem_ibgda_t *g = ibg();
     if (!g) return;
-    for (uint32_t pe = 0; pe < g->n_pes; pe++) {
+    uint32_t n = g->num_rc * g->n_pes;
+    for (uint32_t i = 0; i < n; i++) {
         ib::Fail f;
-        if (!ib::quiet(st(), ib_qp((int)pe), &f)) ib_fail(op, (int)pe, f);
+        if (!ib::quiet(st(), &g->qps[i], &f)) ib_fail(op, (int)(i % g->n_pes), f);
     }
 }
 #else

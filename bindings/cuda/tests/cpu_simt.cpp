@@ -27,8 +27,8 @@ static std::atomic<int> failures{0};
         long long g_ = (long long)(got), w_ = (long long)(want);                                     \
         if (g_ != w_) {                                                                               \
             if (failures++ < 20)                                                                      \
-                fprintf(stderr, "cpu_simt.cpp:%d: %s = %lld, expected %lld (thread %u)\n", __LINE__, \
-                        #got, g_, w_, thread_id());                                                   \
+                fprintf(stderr, "cpu_simt.cpp:%d: %s = %lld, expected %lld (thread %d)\n", __LINE__, \
+                        #got, g_, w_, arch::cpu::self ? (int)thread_id() : -1);                      \
         }                                                                                             \
     } while (0)
 
@@ -38,6 +38,162 @@ static void ok(const char *what) {
         exit(1);
     }
     printf("ok: %s\n", what);
+}
+
+// ---- issue 31, items 1, 5 and 6 -------------------------------------------------------------------
+
+/// A NIC for the IBGDA checks: watches every queue's doorbell record (nic.prod_idx), executes its
+/// inline RDMA writes (raddr is a host address here) and completes it through the collapsed CQ.
+/// Queue sets other than 0 are completed only `slow_ms` after their doorbell, so a quiet that
+/// returns early is caught.
+struct FakeNic {
+    oxshmem_ibgda_t *g;
+    int slow_ms;
+    std::atomic<bool> stop{false};
+    std::thread t;
+    FakeNic(oxshmem_ibgda_t *g_, int slow_ms_) : g(g_), slow_ms(slow_ms_) {
+        t = std::thread([this] { run(); });
+    }
+    ~FakeNic() {
+        stop = true;
+        t.join();
+    }
+    static uint32_t be32(const uint8_t *b) { return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]; }
+    static uint64_t be64(const uint8_t *b) { return (uint64_t)be32(b) << 32 | be32(b + 4); }
+    void run() {
+        uint32_t nq = g->num_rc * g->n_pes;
+        std::vector<uint64_t> done(nq, 0);
+        std::vector<std::chrono::steady_clock::time_point> seen(nq);
+        while (!stop) {
+            for (uint32_t i = 0; i < nq; i++) {
+                oxshmem_qp_t *q = &g->qps[i];
+                uint64_t p = __atomic_load_n(&q->nic.prod_idx, __ATOMIC_ACQUIRE);
+                if (p <= done[i]) continue;
+                auto now = std::chrono::steady_clock::now();
+                if (seen[i] == std::chrono::steady_clock::time_point()) seen[i] = now;
+                if (i / g->n_pes != 0 && now - seen[i] < std::chrono::milliseconds(slow_ms)) continue;
+                for (uint64_t k = done[i]; k < p; k++) {
+                    uint8_t w[64];
+                    for (int j = 0; j < 8; j++) {
+                        uint64_t v = __atomic_load_n(&q->sq[(k % q->nwqes) * 8 + j], __ATOMIC_RELAXED);
+                        memcpy(w + 8 * j, &v, 8);
+                    }
+                    uint32_t len = be32(w + 32);
+                    if (w[3] == mlx5::OP_RDMA_WRITE && (len & mlx5::INLINE_SEG) && (len & 0xffff) <= 28)
+                        memcpy((void *)(uintptr_t)be64(w + 16), w + 36, len & 0xffff);
+                }
+                uint16_t c = (uint16_t)(p - 1);  // the last WQE's counter, big-endian at bytes 60-61
+                uint64_t cqe7 = (uint64_t)(c >> 8) << 32 | (uint64_t)(c & 0xff) << 40;  // opcode REQ
+                __atomic_store_n(&q->cq[7], cqe7, __ATOMIC_RELEASE);
+                done[i] = p;
+                seen[i] = {};
+            }
+            std::this_thread::yield();
+        }
+    }
+};
+
+/// Item 1: quiet and barrier complete every queue of the PE, not only the calling warp's. Four
+/// warps put to PE 1 over IBGDA (queue sets 0, 1, 0, 1); queue set 1's NIC is slow; after
+/// __syncthreads, thread 0's quiet (and quiet<Block>, barrier_all<Block>) must have waited for
+/// every warp's write.
+static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, unsigned char *heap1) {
+    const uint32_t NRC = 2, NPES = 2, NW = 64;
+    static oxshmem_qp_t qps[NRC * NPES];
+    static uint64_t sq[NRC * NPES][NW * 8], marks[NRC * NPES][NW], cq[NRC * NPES][8],
+        ibuf[NRC * NPES][OXSHMEM_IBUF_WORDS];
+    static uint32_t rkeys[NPES] = {0x11, 0x22};
+    static uint64_t rbases[NPES] = {(uint64_t)heap0, (uint64_t)heap1};
+    static const uint8_t channel[2] = {OXSHMEM_CHANNEL_P2P, OXSHMEM_CHANNEL_IBGDA};
+    static oxshmem_ibgda_t g = {};
+    g.n_pes = NPES;
+    g.num_rc = NRC;
+    g.nwqes = NW;
+    g.ncqes = 1;
+    g.batch = 1;
+    g.cq_mode = OXSHMEM_CQ_MODE_COLLAPSED;
+    g.nqps = NRC * NPES;
+    g.heap_base = st.heap_base;
+    g.heap_size = st.heap_size;
+    g.qps = qps;
+    g.rkeys = rkeys;
+    g.rbases = rbases;
+    auto reset = [&] {
+        for (uint32_t i = 0; i < NRC * NPES; i++) {
+            oxshmem_qp_t &q = qps[i];
+            memset(&q, 0, sizeof q);
+            memset(sq[i], 0, sizeof sq[i]);
+            memset(marks[i], 0, sizeof marks[i]);
+            memset(cq[i], 0, sizeof cq[i]);
+            ((uint8_t *)cq[i])[63] = 0xf0;  // an empty CQE
+            q.sq = sq[i];
+            q.marks = marks[i];
+            q.cq = cq[i];
+            q.ibuf = ibuf[i];
+            q.nwqes = NW;
+            q.ncqes = 1;
+            q.batch = 1;
+            q.mode = OXSHMEM_CQ_MODE_COLLAPSED;
+            q.qpn = 0x100 + i;
+            q.peer = i % NPES;
+        }
+    };
+    const uint8_t *saved = st.channel;
+    st.channel = channel;
+    st.ibgda = &g;
+    st.n_pes = 2;
+    st.error = {};
+    uint64_t *out = (uint64_t *)(heap0 + 24576), *out1 = (uint64_t *)(heap1 + 24576);
+    for (int variant = 0; variant < 3; variant++) {
+        reset();
+        memset(out1, 0, 4 * 8);
+        static std::atomic<int> incomplete;
+        incomplete = 0;
+        {
+            FakeNic nic(&g, 300);
+            auto check = [&] {
+                if (thread_id() == 0) {
+                    // the "flag" point: every warp's write is complete
+                    for (uint32_t i = 0; i < NRC * NPES; i++)
+                        if (__atomic_load_n(&qps[i].prod.cons_idx, __ATOMIC_ACQUIRE) <
+                            __atomic_load_n(&qps[i].prod.resv_head, __ATOMIC_ACQUIRE))
+                            incomplete++;
+                    for (uint32_t k = 0; k < 4; k++)
+                        if (__atomic_load_n(&out1[k], __ATOMIC_RELAXED) != 0x5100 + k) incomplete++;
+                }
+            };
+            arch::cpu::launch_block({1, 1, 1}, {128, 1, 1}, {0, 0, 0}, [&] {
+                uint32_t w = thread_id() / 32;
+                uint64_t v = 0x5100 + w;
+                api::put_nbi<Warp, uint64_t>(out + w, &v, 1, 1);  // inline: one WQE on set w % 2
+                if (variant == 0) {
+                    Block::sync();
+                    if (thread_id() == 0) api::quiet<Thread>();
+                    check();
+                } else if (variant == 1) {
+                    api::quiet<Block>();
+                    check();
+                }
+            });
+            if (variant == 2) {
+                st.n_pes = 1;  // a barrier of this PE alone: what it waits for is the quiet
+                arch::cpu::launch_block({1, 1, 1}, {128, 1, 1}, {0, 0, 0}, [&] {
+                    api::barrier_all<Block>();
+                    check();
+                });
+                st.n_pes = 2;
+            }
+        }
+        CHECK(incomplete.load(), 0);
+        for (uint32_t k = 0; k < 4; k++) CHECK(out1[k], 0x5100 + k);
+        CHECK(qps[0 * NPES + 1].prod.resv_head, 2);  // warps 0 and 2 on set 0
+        CHECK(qps[1 * NPES + 1].prod.resv_head, 2);  // warps 1 and 3 on set 1
+        CHECK(st.error.state, 0);
+    }
+    memset(out1, 0, 4 * 8);
+    st.ibgda = nullptr;
+    st.channel = saved;
+    ok("IBGDA: quiet<Thread> after __syncthreads, quiet<Block>, barrier_all<Block> complete every warp's queue set");
 }
 
 int main() {
@@ -185,6 +341,9 @@ int main() {
     CHECK(st.error.thread, 39);
     CHECK(st.error.pe, -1 - (long long)st.error.block);
     ok("launch_grid: 3 concurrent blocks, AMOs from all, the first error recorded whole");
+
+    // Issue 31: every queue quieted, tests that acquire, group puts that sync on entry.
+    check_ibgda_quiet(st, heap0, heap1);
 
     // Collectives on one PE through the world team's table entry and scratch.
     st.error = {};
