@@ -6,7 +6,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -63,6 +63,16 @@ fn rank_main(scenario: &str) -> i32 {
                 std::env::var("OXS_HOSTILE_PAUSE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500),
             ));
             step("barrier 2", boot.barrier());
+        }
+        // A barrier, then a wait for ever (as a PE spinning in a runtime barrier, which no
+        // bootstrap socket sees), in which the test kills a rank.
+        "wait-forever" => {
+            step("barrier", boot.barrier());
+            println!("rank {r}: waiting");
+            let _ = std::io::stdout().flush();
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
         }
         other => {
             eprintln!("unknown scenario {other}");
@@ -362,4 +372,50 @@ fn an_unused_id_stops_listening_at_finalize() {
     let _ = p.wait();
     let e = r.expect_err("the unused id's socket still accepts connections after finalize");
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}");
+}
+
+// ---------------------------------------------------------------- item 2: a dead rank
+
+/// `kill -9` of rank `victim` of 4 while every rank waits outside the bootstrap (as PEs in a
+/// runtime barrier do): every survivor ends on its own with status
+/// [`oxshmem_bootstrap::uid::PEER_DIED_STATUS`] and a line naming the dead rank. (Before, they
+/// waited for ever: the watchdog killed them.) Prints how long the survivors took.
+fn a_dead_rank_ends_the_others(victim: usize) {
+    let id = local_id();
+    let env = [("OXSHMEM_TIMEOUT", "120")];
+    let mut kids: Vec<Child> = (0..4).map(|r| rank(&id, r, 4, "wait-forever", &env)).collect();
+    let outs: Vec<_> = kids.iter_mut().map(|k| lines_of(k.stdout.take().unwrap())).collect();
+    for (r, o) in outs.iter().enumerate() {
+        line_with(o, &format!("rank {r}: waiting"));
+    }
+    let killed = Instant::now();
+    // SAFETY: signalling a child we started; no memory.
+    unsafe { libc::kill(kids[victim].id() as i32, libc::SIGKILL) };
+    let outs = finish_all(kids, killed);
+    let mut slowest = Duration::ZERO;
+    for (r, out) in outs.iter().enumerate() {
+        if r == victim {
+            assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{out:?}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(oxshmem_bootstrap::uid::PEER_DIED_STATUS), "rank {r}: {out:?}");
+        let names = format!("rank {victim} (");
+        assert!(
+            out.stderr.contains(&format!("oxshmem uid: rank {r}: ")) && out.stderr.contains(&names),
+            "rank {r}: {out:?}"
+        );
+        assert!(out.stderr.contains("died"), "rank {r}: {out:?}");
+        slowest = slowest.max(out.elapsed);
+    }
+    eprintln!("kill -9 of rank {victim}: the 3 survivors ended within {slowest:?}");
+}
+
+#[test]
+fn killing_rank_0_ends_the_other_ranks() {
+    a_dead_rank_ends_the_others(0);
+}
+
+#[test]
+fn killing_another_rank_ends_the_others() {
+    a_dead_rank_ends_the_others(2);
 }

@@ -11,7 +11,9 @@
 //! sizes that start this way).
 //!
 //! What this module must never do: block without a deadline, or trust a byte it has not
-//! checked. Every wait — connecting, the handshake, each collective — ends after
+//! checked. And since no launcher watches the processes, the ranks watch each other: after
+//! init, a rank whose peer dies (its connection closes before finalize) ends within moments,
+//! naming the dead rank, and rank 0 tells the others (`watch.rs`). Every wait — connecting, the handshake, each collective — ends after
 //! `OXSHMEM_TIMEOUT` seconds (default 120) with an error that names the step and the peer
 //! waited for.
 //!
@@ -70,9 +72,11 @@ mod net;
 mod root;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 use std::fmt;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
@@ -88,6 +92,8 @@ pub use id::{
     ID_BYTES, ID_MAGIC, ID_PREFIX, ID_VERSION, IdError, SECRET_LEN, STALE_MAGIC, UniqueId, close_unused,
     create_unique_id,
 };
+
+pub use watch::PEER_DIED_STATUS;
 
 use codec::frame_bytes;
 use net::{Peer, RecvResult, closed_hint, io_err, proto_err, secs};
@@ -172,10 +178,14 @@ impl Drop for Joined {
 /// # Ok::<(), oxshmem_bootstrap::BootstrapError>(())
 /// ```
 pub struct Uid {
+    /// The liveness watch (see `watch.rs`); first, so that it stops before the connections in
+    /// `state` close when the Uid drops.
+    watch: Mutex<Option<watch::Watch>>,
     rank: usize,
     size: usize,
     timeout: Duration,
-    state: Mutex<State>,
+    /// Shared with the liveness watch, which takes it before it acts (see `watch.rs`).
+    state: Arc<Mutex<State>>,
     /// Descriptors to write an abort to when another thread holds `state`.
     raw_fds: Vec<RawFd>,
     _joined: Joined,
@@ -251,14 +261,25 @@ impl Uid {
             Role::Root(peers) => peers.iter().map(|p| p.stream.as_raw_fd()).collect(),
             Role::Leaf(p) => vec![p.stream.as_raw_fd()],
         };
-        Ok(Uid {
-            rank,
-            size,
-            timeout,
-            state: Mutex::new(State { role, seq: 0, finalized: false }),
-            raw_fds,
-            _joined: joined,
-        })
+        let watched = match &role {
+            Role::Root(peers) => peers
+                .iter()
+                .enumerate()
+                .map(|(i, p)| watch::Watched { fd: p.stream.as_raw_fd(), rank: i + 1, who: p.who.clone() })
+                .collect(),
+            Role::Leaf(p) => {
+                vec![watch::Watched { fd: p.stream.as_raw_fd(), rank: 0, who: format!("rank 0 ({})", id.addr()) }]
+            }
+        };
+        let state = Arc::new(Mutex::new(State { role, seq: 0, finalized: false }));
+        let gate = Arc::clone(&state);
+        // Held until the process ends: no collective starts once a peer is known dead.
+        let quiesce = Box::new(move || std::mem::forget(gate.lock()));
+        // The unit tests run their ranks as threads of one process, where a rank that returns
+        // early (and drops its Uid) is not a death that should end the process: no watch there
+        // (tests/hostile.rs tests it with processes).
+        let watch = if cfg!(test) { None } else { watch::Watch::start(rank, watched, quiesce) };
+        Ok(Uid { watch: Mutex::new(watch), rank, size, timeout, state, raw_fds, _joined: joined })
     }
 
     /// The timeout of every wait.
@@ -407,6 +428,11 @@ impl Bootstrap for Uid {
     }
 
     fn abort(&self, code: i32, msg: &str) -> ! {
+        // This rank ends with its own code: its watch must not take rank 0's closing (which
+        // the abort causes) for a death.
+        if let Some(mut w) = self.watch.try_lock().and_then(|mut w| w.take()) {
+            w.stop();
+        }
         eprintln!("{msg}");
         let frame = encode_frame(&Frame {
             op: Op::Abort,
@@ -424,6 +450,10 @@ impl Bootstrap for Uid {
     }
 
     fn finalize(&self) -> Result<()> {
+        // From here on a peer's connection closes because it finalized, not because it died.
+        if let Some(mut w) = self.watch.lock().take() {
+            w.stop();
+        }
         let r = self.collective(Op::Finalize, 0, &[], |_| Vec::new()).map(|_| ());
         // Ids this process made and never used (or replaced) stop listening.
         close_unused();
