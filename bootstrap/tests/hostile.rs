@@ -419,3 +419,60 @@ fn killing_rank_0_ends_the_other_ranks() {
 fn killing_another_rank_ends_the_others() {
     a_dead_rank_ends_the_others(2);
 }
+
+// ---------------------------------------------------------------- item 6: kill -9 of oshrun
+
+/// Whether process `pid` is alive (not gone, not a zombie).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| !rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// `kill -9` of `oshrun` leaves nothing of the job: the PEs (their parent-death signal) and
+/// what the PEs started themselves (here a `sleep` each PE forks), which the keeper ends.
+/// Before, the `sleep`s were adopted by init and ran on. Prints how long they took to go.
+#[test]
+fn kill_9_of_oshrun_leaves_no_pe_children() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_oshrun"));
+    cmd.args(["-n", "2", "--timeout", "120", "--", "sh", "-c", "sleep 300 & echo \"grandchild $!\"; wait"]);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("PMI") || k.starts_with("OXSHMEM_") {
+            cmd.env_remove(k);
+        }
+    }
+    // Its own group, so that the test can clean up whatever a failure leaves.
+    let mut oshrun =
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().unwrap();
+    let out = lines_of(oshrun.stdout.take().unwrap());
+    let grandchildren: Vec<i32> = (0..2).map(|_| line_with(&out, "grandchild ").parse().unwrap()).collect();
+    let pes: Vec<i32> = grandchildren
+        .iter()
+        .map(|&g| {
+            std::fs::read_to_string(format!("/proc/{g}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok())
+                .expect("a grandchild's parent")
+        })
+        .collect();
+    assert!(grandchildren.iter().chain(&pes).all(|&p| alive(p)), "the job is not running");
+    let killed = Instant::now();
+    oshrun.kill().unwrap();
+    let _ = oshrun.wait();
+    let mut left: Vec<i32> = grandchildren.iter().chain(&pes).copied().filter(|&p| alive(p)).collect();
+    while !left.is_empty() && killed.elapsed() < WATCHDOG {
+        std::thread::sleep(Duration::from_millis(2));
+        left.retain(|&p| alive(p));
+    }
+    for &p in &left {
+        // SAFETY: signalling processes this test's job started; no memory.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+    assert!(
+        left.is_empty(),
+        "still running {WATCHDOG:?} after kill -9 of oshrun: {left:?} (PEs {pes:?}, their children {grandchildren:?})"
+    );
+    eprintln!("kill -9 of oshrun: the PEs and their children were gone within {:?}", killed.elapsed());
+}

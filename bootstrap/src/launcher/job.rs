@@ -9,6 +9,8 @@
 //!
 //! Each PE leads its own process group, so ending the job signals whatever the PE started as
 //! well, and a terminal's Ctrl-C reaches `oshrun` alone, which then ends the PEs in order. A
+//! keeper process ([`super::keeper`]) ends those groups when `oshrun` itself is gone, even by
+//! `kill -9`, which no handler sees. A
 //! PE that has exited stays an unreaped zombie until the job is over, so that its group id
 //! stays pinned: when the job fails, what a dead PE left behind in its group is killed too.
 //! This module never waits without a bound once the job is over: output still held open by
@@ -253,6 +255,8 @@ struct Job<'a> {
     binding: Vec<Option<sys::CpuMask>>,
     /// The CPUs `oshrun` may use.
     cpus: Vec<usize>,
+    /// What ends the PEs' process groups if `oshrun` dies (see `keeper.rs`).
+    keeper: Option<super::keeper::Keeper>,
 }
 
 impl<'a> Job<'a> {
@@ -325,6 +329,7 @@ impl<'a> Job<'a> {
             started: Instant::now(),
             binding: bindings(opts),
             cpus: super::sys::affinity().unwrap_or_default(),
+            keeper: super::keeper::Keeper::start(),
         };
         job.start_pes(&program, port.as_deref());
         Ok(job)
@@ -439,6 +444,10 @@ impl<'a> Job<'a> {
         unsafe { cmd.pre_exec(move || sys::child_setup(launcher_pid, child_fd, status_fd, bind)) };
         let mut child = cmd.spawn()?;
         tracing::debug!(target: "oshrun", pe = rank, pid = child.id(), bound = bind.is_some(), "started");
+        // The PE leads its own group (`process_group(0)`): its id is the PE's pid.
+        if let Some(k) = &mut self.keeper {
+            k.watch_group(child.id() as libc::pid_t);
+        }
         // Listed at once, so that it is ended with the job should the rest fail. `child` is
         // dropped without waiting: we reap by pid (see `reap`).
         self.pes.push(Pe {

@@ -8,6 +8,7 @@
 pub mod args;
 pub mod bind;
 pub mod job;
+pub mod keeper;
 pub mod output;
 pub mod server;
 mod sys;
@@ -17,6 +18,10 @@ use std::ffi::OsString;
 /// `oshrun`'s whole behaviour: parse `args` (without `argv[0]`), run the job, and return the
 /// exit status (2 for usage errors).
 pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    if args.first().is_some_and(|a| a == keeper::KEEPER_ARG) {
+        return keeper::keeper_main();
+    }
     let env_timeout = std::env::var_os("OSHRUN_TIMEOUT");
     let parsed = args::parse(args, env_timeout.as_deref(), |k| std::env::var_os(k)).and_then(|action| {
         if let args::Action::Run(opts) = &action {
