@@ -2,8 +2,10 @@
 //
 // All threads of the scope call with the same arguments. P2P: the threads stride over the
 // elements with plain stores/loads into the peer's mapped heap. Proxy: thread 0 of the scope
-// submits one request (blocking forms wait for its ticket). The scope syncs before and after,
-// as NVSHMEM's collective-scope forms do.
+// submits one request (blocking forms wait for its ticket). Every path of put, get and
+// put_signal (blocking or not) syncs the scope on entry and on exit, as NVSHMEM's warp and
+// block forms do: on entry so that what the group's threads wrote to the source (or still read
+// from the destination) just before the call is complete, whichever thread copies it.
 #pragma once
 
 #include "ibgda.cuh"
@@ -61,6 +63,7 @@ __device__ inline void copy_es(void *d, const void *s, ptrdiff_t ds, ptrdiff_t s
 template <class V>
 __device__ OXSHMEMI_NOINLINE void put_bytes(uint32_t op, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n,
                                        size_t es, int pe, bool nbi, uint64_t *sig, uint64_t signal, int sig_op) {
+    V::sync();  // entry: the group's writes of the source are done
     size_t span = n == 0 ? 0 : ((n - 1) * (size_t)(dst < 0 ? -dst : dst) + 1) * es;
     Route r = route(op, dest, span, pe);
     Route rs = {Via::P2p, nullptr};
@@ -69,15 +72,18 @@ __device__ OXSHMEMI_NOINLINE void put_bytes(uint32_t op, void *dest, const void 
     if (r.via == Via::P2p) {
         copy_es<V>(r.p2p, src, dst, sst, n, es);
         if (sig) {
-            fence_system();
+            // every thread's stores are before the barrier; rank 0's system fence (cumulative)
+            // orders them before the signal: one fence per group
             V::sync();
-            if (V::rank() == 0) p2p_signal((uint64_t *)rs.p2p, signal, sig_op);
+            if (V::rank() == 0) {
+                fence_system();
+                p2p_signal((uint64_t *)rs.p2p, signal, sig_op);
+            }
         }
         V::sync();
         return;
     }
     if (r.via == Via::Ibgda) {
-        V::sync();
         if (V::rank() == 0) {
             if (dst == 1 && sst == 1 && sig)
                 ib_put_signal(op, pe, (uint64_t)dest, src, n * es, (uint64_t)sig, signal, sig_op, nbi);
@@ -91,7 +97,6 @@ __device__ OXSHMEMI_NOINLINE void put_bytes(uint32_t op, void *dest, const void 
         V::sync();
         return;
     }
-    V::sync();
     if (V::rank() == 0) {
         if (dst == 1 && sst == 1) {
             oxshmem_proxy_request_t q =
@@ -122,6 +127,7 @@ __device__ OXSHMEMI_NOINLINE void put_bytes(uint32_t op, void *dest, const void 
 template <class V>
 __device__ OXSHMEMI_NOINLINE void get_bytes(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
                                        int pe, bool nbi) {
+    V::sync();  // entry: the group's reads of the destination are done
     size_t span = n == 0 ? 0 : ((n - 1) * (size_t)(sst < 0 ? -sst : sst) + 1) * es;
     Route r = route(OXSHMEM_OP_GET, src, span, pe);
     if (r.via == Via::None) return;
@@ -131,7 +137,6 @@ __device__ OXSHMEMI_NOINLINE void get_bytes(void *dest, const void *src, ptrdiff
         return;
     }
     if (r.via == Via::Ibgda) {
-        V::sync();
         if (V::rank() == 0) {
             if (dst == 1 && sst == 1)
                 ib_get(OXSHMEM_OP_GET, pe, dest, (uint64_t)src, n * es, nbi);
@@ -143,7 +148,6 @@ __device__ OXSHMEMI_NOINLINE void get_bytes(void *dest, const void *src, ptrdiff
         V::sync();
         return;
     }
-    V::sync();
     if (V::rank() == 0) {
         uint64_t t = UINT64_MAX;
         if (dst == 1 && sst == 1)

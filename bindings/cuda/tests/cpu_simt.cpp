@@ -196,6 +196,51 @@ static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, 
     ok("IBGDA: quiet<Thread> after __syncthreads, quiet<Block>, barrier_all<Block> complete every warp's queue set");
 }
 
+/// Item 6: warp and block put/put_signal synchronize the group on entry: the threads fill the
+/// source and call the collective put with no __syncthreads of their own.
+static void check_group_put_entry_sync(oxshmem_device_state_t &st, unsigned char *heap0, unsigned char *heap1) {
+    st.error = {};
+    st.n_pes = 2;
+    const uint32_t N = 64, PER = 16;
+    static int src[N * PER];
+    int *dst = (int *)(heap0 + 57344), *dst1 = (int *)(heap1 + 57344);  // words no other section uses
+    uint64_t *sig = (uint64_t *)(heap0 + 61440), *sig1 = (uint64_t *)(heap1 + 61440);
+    for (int variant = 0; variant < 3; variant++) {
+        memset(src, 0, sizeof src);
+        memset(dst1, 0, sizeof src);
+        *sig1 = 0;
+        arch::cpu::launch_block({1, 1, 1}, {N, 1, 1}, {0, 0, 0}, [&] {
+            uint32_t t = thread_id();
+            // the last thread of each warp is late: the others would copy its slice before it writes
+            if (t % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            for (uint32_t k = 0; k < PER; k++) src[t * PER + k] = (int)(variant * 100000 + t * 100 + k);
+            if (variant == 0)
+                api::put<Block, int>(dst, src, N * PER, 1);
+            else if (variant == 1)
+                api::put<Warp, int>(dst + t / 32 * 32 * PER, src + t / 32 * 32 * PER, 32 * PER, 1);
+            else
+                api::put_signal<Block, int>(dst, src, N * PER, sig, 7, NVSHMEM_SIGNAL_SET, 1);
+        });
+        for (uint32_t i = 0; i < N * PER; i++) CHECK(dst1[i], variant * 100000 + i / PER * 100 + i % PER);
+        if (variant == 2) CHECK(*sig1, 7);
+    }
+    // get<Block> into a buffer the group still reads just before the call
+    static int old_seen[N * PER];
+    for (uint32_t i = 0; i < N * PER; i++) src[i] = -(int)i, dst1[i] = (int)i;
+    arch::cpu::launch_block({1, 1, 1}, {N, 1, 1}, {0, 0, 0}, [&] {
+        uint32_t t = thread_id();
+        if (t % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        for (uint32_t k = 0; k < PER; k++) old_seen[t * PER + k] = src[t * PER + k];
+        api::get<Block, int>(src, dst, N * PER, 1);
+    });
+    for (uint32_t i = 0; i < N * PER; i++) CHECK(old_seen[i], -(int)i);
+    for (uint32_t i = 0; i < N * PER; i++) CHECK(src[i], (int)i);
+    CHECK(st.error.state, 0);
+    memset(dst1, 0, N * PER * sizeof(int));
+    *sig1 = 0;
+    ok("put<Block>, put<Warp>, put_signal<Block> of a source the group fills just before the call; get<Block> into a buffer it reads just before");
+}
+
 int main() {
     // Indices, warps (the last one partial), shuffles, broadcast, block barrier.
     const uint32_t N = 100;
@@ -344,6 +389,7 @@ int main() {
 
     // Issue 31: every queue quieted, tests that acquire, group puts that sync on entry.
     check_ibgda_quiet(st, heap0, heap1);
+    check_group_put_entry_sync(st, heap0, heap1);
 
     // Collectives on one PE through the world team's table entry and scratch.
     st.error = {};
