@@ -1,6 +1,8 @@
 // Signals (signal_op, signal_fetch, signal_wait_until) and point-to-point synchronization
 // (wait_until*, test*). A wait past the state's timeout records WaitTimeout with the value last
-// seen (state.rs ErrorSlot::record_wait) and returns, like the CPU back end.
+// seen (state.rs ErrorSlot::record_wait) and returns, like the CPU back end. A wait that is
+// satisfied and a test that succeeds fence (fence_device, NVSHMEM's __threadfence) so that the
+// payload read after it is not stale; a test that fails does not.
 #pragma once
 
 #include "rma.cuh"
@@ -48,6 +50,7 @@ __device__ OXSHMEMI_NOINLINE T wait_word(uint32_t op, int64_t from, T *ivar, int
     for (;;) {
         T v = vload(ivar);
         if (holds(v, cmp, value)) {
+            poll_acquire(ivar);
             fence_device();
             if (ok) *ok = true;
             return v;
@@ -103,7 +106,10 @@ __device__ void wait_until(T *ivar, int cmp, T cmp_value) {
 template <class V, class T>
 __device__ int test(T *ivar, int cmp, T cmp_value) {
     if (!local_word(OXSHMEM_OP_WAIT_UNTIL, ivar)) return 0;
-    return holds(vload(ivar), cmp, cmp_value) ? 1 : 0;
+    if (!holds(vload(ivar), cmp, cmp_value)) return 0;
+    poll_acquire(ivar);
+    fence_device();
+    return 1;
 }
 
 /// The element i's comparison value: one for all, or the vector's.
@@ -128,18 +134,41 @@ __device__ void wait_all_impl(T *ivars, size_t nelems, const int *status, int cm
         if (!ok) return;
     }
 }
+/// test_any/wait_until_any's probe: the first satisfied index, fenced; SIZE_MAX if none.
 template <class T, class C>
 __device__ size_t test_any_impl(T *ivars, size_t nelems, const int *status, int cmp, C vals) {
     for (size_t i = 0; i < nelems; i++)
-        if (!excluded<T, C>(status, i) && holds(vload(ivars + i), cmp, (T)vals[i])) return i;
+        if (!excluded<T, C>(status, i) && holds(vload(ivars + i), cmp, (T)vals[i])) {
+            poll_acquire(ivars + i);
+            fence_device();
+            return i;
+        }
     return SIZE_MAX;
 }
+/// test_some/wait_until_some's probe: the satisfied indices, fenced when there is one.
 template <class T, class C>
 __device__ size_t test_some_impl(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, C vals) {
     size_t n = 0;
     for (size_t i = 0; i < nelems; i++)
-        if (!excluded<T, C>(status, i) && holds(vload(ivars + i), cmp, (T)vals[i])) indices[n++] = i;
+        if (!excluded<T, C>(status, i) && holds(vload(ivars + i), cmp, (T)vals[i])) {
+            poll_acquire(ivars + i);
+            indices[n++] = i;
+        }
+    if (n) fence_device();
     return n;
+}
+/// test_all's probe: 1 when every word not excluded holds (fenced when there is one), else 0.
+template <class T, class C>
+__device__ int test_all_impl(T *ivars, size_t nelems, const int *status, int cmp, C vals) {
+    bool any = false;
+    for (size_t i = 0; i < nelems; i++) {
+        if (excluded<T, C>(status, i)) continue;
+        if (!holds(vload(ivars + i), cmp, (T)vals[i])) return 0;
+        poll_acquire(ivars + i);
+        any = true;
+    }
+    if (any) fence_device();
+    return 1;
 }
 template <class T>
 __device__ inline bool all_excluded(size_t nelems, const int *status) {
@@ -153,10 +182,7 @@ __device__ size_t wait_any_impl(T *ivars, size_t nelems, const int *status, int 
     Waiter w;
     for (;;) {
         size_t i = test_any_impl<T>(ivars, nelems, status, cmp, vals);
-        if (i != SIZE_MAX) {
-            fence_device();
-            return i;
-        }
+        if (i != SIZE_MAX) return i;
         if (!w.ok(st())) {
             record_in(st(), OXSHMEM_ERR_WAIT_TIMEOUT, OXSHMEM_OP_WAIT_UNTIL, -1, (uint64_t)ivars, 0, 0, pack_cmp<T>(cmp),
                       block_id(), thread_id());
@@ -170,10 +196,7 @@ __device__ size_t wait_some_impl(T *ivars, size_t nelems, size_t *indices, const
     Waiter w;
     for (;;) {
         size_t n = test_some_impl<T>(ivars, nelems, indices, status, cmp, vals);
-        if (n) {
-            fence_device();
-            return n;
-        }
+        if (n) return n;
         if (!w.ok(st())) {
             record_in(st(), OXSHMEM_ERR_WAIT_TIMEOUT, OXSHMEM_OP_WAIT_UNTIL, -1, (uint64_t)ivars, 0, 0, pack_cmp<T>(cmp),
                       block_id(), thread_id());
@@ -188,16 +211,8 @@ template <class V, class T> __device__ size_t wait_until_any(T *ivars, size_t ne
 template <class V, class T> __device__ size_t wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values) { return wait_any_impl<T>(ivars, nelems, status, cmp, cmp_values); }
 template <class V, class T> __device__ size_t wait_until_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, T cmp_value) { return wait_some_impl<T>(ivars, nelems, indices, status, cmp, Cmp1<T>{cmp_value}); }
 template <class V, class T> __device__ size_t wait_until_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, T *cmp_values) { return wait_some_impl<T>(ivars, nelems, indices, status, cmp, cmp_values); }
-template <class V, class T> __device__ int test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value) {
-    for (size_t i = 0; i < nelems; i++)
-        if (!excluded<T, T>(status, i) && !holds(vload(ivars + i), cmp, cmp_value)) return 0;
-    return 1;
-}
-template <class V, class T> __device__ int test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values) {
-    for (size_t i = 0; i < nelems; i++)
-        if (!excluded<T, T>(status, i) && !holds(vload(ivars + i), cmp, cmp_values[i])) return 0;
-    return 1;
-}
+template <class V, class T> __device__ int test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value) { return test_all_impl<T>(ivars, nelems, status, cmp, Cmp1<T>{cmp_value}); }
+template <class V, class T> __device__ int test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values) { return test_all_impl<T>(ivars, nelems, status, cmp, cmp_values); }
 template <class V, class T> __device__ size_t test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value) { return test_any_impl<T>(ivars, nelems, status, cmp, Cmp1<T>{cmp_value}); }
 template <class V, class T> __device__ size_t test_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values) { return test_any_impl<T>(ivars, nelems, status, cmp, cmp_values); }
 template <class V, class T> __device__ size_t test_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, T cmp_value) { return test_some_impl<T>(ivars, nelems, indices, status, cmp, Cmp1<T>{cmp_value}); }

@@ -196,6 +196,43 @@ static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, 
     ok("IBGDA: quiet<Thread> after __syncthreads, quiet<Block>, barrier_all<Block> complete every warp's queue set");
 }
 
+/// Item 5: a successful test/wait is an acquire: the payload a producer wrote before its
+/// release store of the flag is read after it without a race (ThreadSanitizer checks).
+static void check_test_acquires(oxshmem_device_state_t &st, unsigned char *heap0) {
+    st.error = {};
+    st.n_pes = 1;
+    static int payload[6];
+    int *flags = (int *)(heap0 + 28672);
+    for (int k = 0; k < 6; k++) flags[k] = 0, payload[k] = 0;
+    std::thread producer([&] {
+        for (int k = 0; k < 6; k++) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            payload[k] = 100 + k;                                 // plain data
+            __atomic_store_n(&flags[k], 1, __ATOMIC_RELEASE);     // then the flag
+        }
+    });
+    static int got[6];
+    arch::cpu::launch_block({1, 1, 1}, {1, 1, 1}, {0, 0, 0}, [&] {
+        size_t idx[1];
+        while (!api::test<Thread, int>(&flags[0], NVSHMEM_CMP_EQ, 1)) arch::pause();
+        got[0] = payload[0];
+        while (!api::test_all<Thread, int>(&flags[1], 1, nullptr, NVSHMEM_CMP_EQ, 1)) arch::pause();
+        got[1] = payload[1];
+        while (api::test_any<Thread, int>(&flags[2], 1, nullptr, NVSHMEM_CMP_EQ, 1) != 0) arch::pause();
+        got[2] = payload[2];
+        while (api::test_some<Thread, int>(&flags[3], 1, idx, nullptr, NVSHMEM_CMP_EQ, 1) != 1) arch::pause();
+        got[3] = payload[3];
+        api::wait_until<Thread, int>(&flags[4], NVSHMEM_CMP_EQ, 1);
+        got[4] = payload[4];
+        CHECK((api::wait_until_any<Thread, int>(&flags[5], 1, nullptr, NVSHMEM_CMP_EQ, 1)), 0);
+        got[5] = payload[5];
+    });
+    producer.join();
+    for (int k = 0; k < 6; k++) CHECK(got[k], 100 + k);
+    CHECK(st.error.state, 0);
+    ok("test, test_all, test_any, test_some, wait_until, wait_until_any acquire the payload (no race under TSan)");
+}
+
 /// Item 6: warp and block put/put_signal synchronize the group on entry: the threads fill the
 /// source and call the collective put with no __syncthreads of their own.
 static void check_group_put_entry_sync(oxshmem_device_state_t &st, unsigned char *heap0, unsigned char *heap1) {
@@ -389,6 +426,7 @@ int main() {
 
     // Issue 31: every queue quieted, tests that acquire, group puts that sync on entry.
     check_ibgda_quiet(st, heap0, heap1);
+    check_test_acquires(st, heap0);
     check_group_put_entry_sync(st, heap0, heap1);
 
     // Collectives on one PE through the world team's table entry and scratch.

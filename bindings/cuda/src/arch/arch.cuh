@@ -26,6 +26,10 @@
 //   fence_block(), fence_device(), fence_system()  __threadfence_block/__threadfence/_system
 //   fence_sc_system()        a sequentially consistent fence at system scope
 //                            (cuda::atomic_thread_fence(seq_cst, thread_scope_system))
+//   poll_acquire(p)          after a poll of *p saw the awaited value, before fence_device():
+//                            nothing on CUDA and HIP (the fence orders); an acquire load of *p on
+//                            the CPU, so that ThreadSanitizer, which does not model standalone
+//                            fences, sees the payload read after a successful test/wait as ordered
 //   volatile_load(p), volatile_store(p, v)   a word (1, 2, 4, 8 bytes) that another agent reads
 //                            or writes: CUDA's volatile access; a relaxed atomic on the CPU
 //   now_ns(), pause()        a monotonic nanosecond clock; a short back-off in spin loops

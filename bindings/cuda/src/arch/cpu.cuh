@@ -248,6 +248,19 @@ template <class W>
 inline void volatile_store(W *p, W v) {
     __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
+/// After a poll of *p saw the awaited value (before fence_device()): an acquire load of *p.
+/// The seq_cst fence that follows orders on its own, but ThreadSanitizer does not model
+/// standalone fences; the acquire load makes the writer's release visible to it, so a payload
+/// read after a successful test or wait is not reported as a race. W: 1, 2, 4 or 8 bytes.
+template <class W>
+inline void poll_acquire(const W *p) {
+    using U = typename std::conditional<
+        sizeof(W) == 1, uint8_t,
+        typename std::conditional<sizeof(W) == 2, uint16_t,
+                                  typename std::conditional<sizeof(W) == 4, uint32_t, uint64_t>::type>::type>::type;
+    static_assert(sizeof(W) == sizeof(U), "poll_acquire: a word of 1, 2, 4 or 8 bytes");
+    (void)__atomic_load_n((const U *)p, __ATOMIC_ACQUIRE);
+}
 
 // ---- time, back-off, the rest -----------------------------------------------------------------
 

@@ -72,6 +72,9 @@ template <class W>
 __host__ __device__ inline void volatile_store(W *p, W v) {
     *(volatile W *)p = v;
 }
+/// After a poll saw the awaited value: nothing here (fence_device(), which follows, orders).
+template <class W>
+__host__ __device__ inline void poll_acquire(const W *) {}
 
 // ---- time, back-off, the rest -----------------------------------------------------------------
 
