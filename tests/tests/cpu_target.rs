@@ -6,6 +6,10 @@
 //!   archive (with `-Wall`; a warning fails the test);
 //! - `bindings/cuda/tests/cpu_simt.cpp` runs the library's scopes, shuffles, barriers, atomics
 //!   and P2P paths on blocks of host threads, plain and under ThreadSanitizer (a report fails);
+//!   among them issue 31's items 1, 5 and 6: IBGDA quiet and barrier complete every warp's queue
+//!   set (against a fake NIC in the test that completes queue set 1 late), a successful test or
+//!   wait acquires the payload written before the flag (ThreadSanitizer reports the read
+//!   otherwise), and warp and block put/get/put_signal sync the group on entry;
 //! - `bindings/cuda/tests/wqe_dump.cu`, compiled for the CPU target, writes the Rust IBGDA
 //!   producer's bytes (the sequence of `tests/cuda_device.rs`, which checks the nvcc build).
 //!
@@ -92,6 +96,14 @@ fn the_library_runs_on_host_threads_and_threadsanitizer_finds_no_race() {
         let out = output(&mut run);
         assert!(out.contains("cpu_simt: all checks passed"), "{}:\n{out}", exe.display());
         assert!(!out.contains("ThreadSanitizer"), "{}:\n{out}", exe.display());
+        // issue 31's checks ran (items 1, 5, 6)
+        for what in [
+            "ok: IBGDA: quiet<Thread> after __syncthreads, quiet<Block>, barrier_all<Block> complete every warp's",
+            "ok: test, test_all, test_any, test_some, wait_until, wait_until_any acquire the payload",
+            "ok: put<Block>, put<Warp>, put_signal<Block> of a source the group fills just before the call",
+        ] {
+            assert!(out.lines().any(|l| l.starts_with(what)), "{}: no line `{what}…`:\n{out}", exe.display());
+        }
         println!("{}: {} checks passed", exe.display(), out.lines().filter(|l| l.starts_with("ok: ")).count());
     }
     let _ = std::fs::remove_dir_all(&dir);
