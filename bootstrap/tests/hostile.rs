@@ -174,6 +174,26 @@ fn local_id() -> UniqueId {
 
 /// One rank: `rank` of `size` in job `id`, in its own process group.
 fn rank(id: &UniqueId, rank: usize, size: usize, scenario: &str, env: &[(&str, &str)]) -> Child {
+    rank_command(id, rank, size, scenario, env).spawn().unwrap_or_else(|e| panic!("start a rank: {e}"))
+}
+
+/// [`rank`] with its descriptor limit (`ulimit -n`) set to `nofile`.
+fn rank_with_fd_limit(id: &UniqueId, rank: usize, size: usize, scenario: &str, nofile: u64) -> Child {
+    let mut c = rank_command(id, rank, size, scenario, &[("OXSHMEM_TIMEOUT", "60")]);
+    let limit = libc::rlimit { rlim_cur: nofile, rlim_max: nofile };
+    // SAFETY: setrlimit is async-signal-safe and only reads `limit`, a plain copy.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    c.spawn().unwrap_or_else(|e| panic!("start a rank: {e}"))
+}
+
+fn rank_command(id: &UniqueId, rank: usize, size: usize, scenario: &str, env: &[(&str, &str)]) -> Command {
     let mut c = Command::new(std::env::current_exe().unwrap());
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy().into_owned();
@@ -190,12 +210,8 @@ fn rank(id: &UniqueId, rank: usize, size: usize, scenario: &str, env: &[(&str, &
     for (k, v) in env {
         c.env(k, v);
     }
-    c.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("start a rank: {e}"))
+    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    c
 }
 
 /// Waits for every child at most [`WATCHDOG`]; past that, SIGKILLs their process groups and
@@ -475,4 +491,52 @@ fn kill_9_of_oshrun_leaves_no_pe_children() {
         "still running {WATCHDOG:?} after kill -9 of oshrun: {left:?} (PEs {pes:?}, their children {grandchildren:?})"
     );
     eprintln!("kill -9 of oshrun: the PEs and their children were gone within {:?}", killed.elapsed());
+}
+
+// ---------------------------------------------------------------- item 1: a flood of strangers
+
+/// Rank 0, with `ulimit -n` at `nofile`, gets 1,500 idle connections (more than the limit)
+/// before the other ranks come; they keep silent and stay open. Rank 0 keeps at most a bounded
+/// number of them and never runs out of descriptors for good (before, it failed init with "Too
+/// many open files", and the other ranks waited out their timeout): the job completes.
+fn a_flood_of_idle_connections_does_not_stop_rank_0(nofile: u64) {
+    let id = local_id();
+    let t = Instant::now();
+    let mut kids = vec![rank_with_fd_limit(&id, 0, 3, "collectives", nofile)];
+    // Rank 0 listens once its init runs.
+    let first = connect_retrying(id.addr());
+    let addr = id.addr();
+    let flood = std::thread::spawn(move || {
+        let mut held = vec![first];
+        for _ in 0..1500 {
+            if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
+                held.push(s);
+            }
+        }
+        held
+    });
+    let held = flood.join().unwrap();
+    assert!(held.len() as u64 > nofile.min(1000), "only {} connections were made", held.len());
+    kids.push(rank(&id, 1, 3, "collectives", &[("OXSHMEM_TIMEOUT", "60")]));
+    kids.push(rank(&id, 2, 3, "collectives", &[("OXSHMEM_TIMEOUT", "60")]));
+    let outs = finish_all(kids, t);
+    drop(held);
+    for (r, out) in outs.iter().enumerate() {
+        assert_eq!(out.status.code(), Some(0), "rank {r} (rank 0 with ulimit -n {nofile}): {out:?}");
+    }
+    // The refusals were logged with a bound.
+    let lines = outs[0].stderr.lines().filter(|l| l.contains("refused the connection")).count();
+    assert!(lines <= 10, "{lines} refusal lines: {:?}", outs[0]);
+}
+
+#[test]
+fn a_flood_of_idle_connections_with_ulimit_1024() {
+    a_flood_of_idle_connections_does_not_stop_rank_0(1024);
+}
+
+/// With so few descriptors that accepting fails (`EMFILE`) before the bound on unanswered
+/// connections is reached.
+#[test]
+fn a_flood_of_idle_connections_with_ulimit_48() {
+    a_flood_of_idle_connections_does_not_stop_rank_0(48);
 }

@@ -3,7 +3,6 @@
 //! `nvshmemx_uniqueid_t`); and [`create_unique_id`], which binds rank 0's socket up front.
 
 use std::fmt;
-use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6, TcpListener};
 use std::str::FromStr;
 
@@ -252,13 +251,23 @@ impl FromStr for UniqueId {
     }
 }
 
-/// `N` bytes from the kernel's random source (`/dev/urandom`); `what` names the use in an
-/// error.
+/// `N` bytes from the kernel's random source (`getrandom(2)`: no descriptor, so a process
+/// out of descriptors still gets them); `what` names the use in an error.
 pub(super) fn random_bytes<const N: usize>(what: &str) -> Result<[u8; N]> {
     let mut s = [0u8; N];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut s))
-        .map_err(|e| io_err(&format!("{what} from /dev/urandom"), e))?;
+    let mut got = 0;
+    while got < N {
+        // SAFETY: the pointer and length describe the unfilled rest of `s`.
+        let n = unsafe { libc::getrandom(s[got..].as_mut_ptr().cast(), N - got, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(io_err(&format!("{what} from getrandom"), e));
+        }
+        got += n as usize;
+    }
     Ok(s)
 }
 

@@ -40,9 +40,12 @@
 //! their traffic): the handshake authenticates the two ends but nothing after it is
 //! authenticated or encrypted, so such an attacker can relay a valid handshake and then
 //! tamper with the welcome and every frame (the blobs exchanged at init, including memory
-//! handles). Rank, size and the blobs travel in the clear. A flood of connections can also
-//! keep rank 0 busy until its timeout. Run the bootstrap on a network you trust against
-//! that; the key only keeps out strays, other jobs and squatters.
+//! handles). Rank, size and the blobs travel in the clear. A flood of connections cannot take
+//! rank 0 down (at most `root::MAX_PENDING` unanswered connections are kept, the oldest closed
+//! first; running out of descriptors is never fatal), though one fast enough could close a real
+//! rank's connection before it answers (that rank then fails, saying rank 0 closed it). Run the
+//! bootstrap on a network you trust against that; the key only keeps out strays, other jobs and
+//! squatters.
 //!
 //! # Wire format
 //!

@@ -16,6 +16,35 @@ use super::net::{Peer, io_err, log, poll_readable, proto_err, ranks_list, secs, 
 use super::{HANDSHAKE_TIMEOUT, LINGER, exit_on_abort};
 use crate::Result;
 
+/// How many connections may wait for their answer to the challenge at once: a new one beyond
+/// it closes the oldest (a rank answers within moments; the oldest is most likely a stranger
+/// that keeps silent), so that a flood of idle connections cannot take every descriptor.
+pub(super) const MAX_PENDING: usize = 64;
+/// How many refused connections are logged one by one; after that, one line says so, and the
+/// count closes the rendezvous.
+const REFUSALS_LOGGED: usize = 10;
+/// How long rank 0 stops accepting when it has no descriptor left and none to free.
+const FD_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Refused connections, logged with a bound ([`REFUSALS_LOGGED`]).
+#[derive(Default)]
+struct Refusals {
+    count: usize,
+    out_of_fds: bool,
+}
+
+impl Refusals {
+    fn log(&mut self, msg: &str) {
+        self.count += 1;
+        if self.count <= REFUSALS_LOGGED {
+            log(msg);
+        }
+        if self.count == REFUSALS_LOGGED + 1 {
+            log("more connections refused: not logged one by one (a count follows when every rank has joined)");
+        }
+    }
+}
+
 /// A connection that has not answered its challenge yet.
 struct Pending {
     stream: TcpStream,
@@ -88,6 +117,9 @@ pub(super) fn accept_all(
     listener.set_nonblocking(true).map_err(|e| io_err(step, e))?;
     let mut ranks: Vec<Option<Peer>> = (0..size).map(|_| None).collect();
     let mut pending: Vec<Pending> = Vec::new();
+    let mut refusals = Refusals::default();
+    // No descriptor left and none to free: accepting pauses until then.
+    let mut backoff_until: Option<Instant> = None;
     // Why the job cannot start, and until when to keep telling latecomers.
     let mut failed: Option<(String, Instant)> = None;
     loop {
@@ -118,7 +150,7 @@ pub(super) fn accept_all(
         pending.retain(|p| {
             let keep = now.duration_since(p.since) < HANDSHAKE_TIMEOUT;
             if !keep {
-                log(&format!(
+                refusals.log(&format!(
                     "refused the connection from {}: no answer to the challenge within {}",
                     p.from,
                     secs(HANDSHAKE_TIMEOUT)
@@ -126,10 +158,16 @@ pub(super) fn accept_all(
             }
             keep
         });
-        let mut fds: Vec<RawFd> = vec![listener.as_raw_fd()];
+        // While out of descriptors, the listener is left alone (polling it would spin).
+        let paused = backoff_until.is_some_and(|t| now < t);
+        let listen_fd = if paused { -1 } else { listener.as_raw_fd() };
+        let mut fds: Vec<RawFd> = vec![listen_fd];
         fds.extend(pending.iter().map(|p| p.stream.as_raw_fd()));
         let until = failed.as_ref().map_or(deadline, |f| f.1);
-        let wait = until.saturating_duration_since(now).min(Duration::from_millis(500));
+        let mut wait = until.saturating_duration_since(now).min(Duration::from_millis(500));
+        if let Some(t) = backoff_until.filter(|_| paused) {
+            wait = wait.min(t.saturating_duration_since(now));
+        }
         let ready = poll_readable(&fds, wait).map_err(|e| io_err(step, e))?;
         // Backwards, so that `swap_remove` only moves entries already looked at.
         for idx in (0..pending.len()).rev() {
@@ -140,7 +178,7 @@ pub(super) fn accept_all(
                 Outcome::More => continue,
                 Outcome::Refuse(why) => {
                     let p = pending.swap_remove(idx);
-                    log(&format!("refused the connection from {}: {why}", p.from));
+                    refusals.log(&format!("refused the connection from {}: {why}", p.from));
                     continue;
                 }
                 Outcome::Proven(resp, proof) => (resp, proof),
@@ -150,7 +188,7 @@ pub(super) fn accept_all(
             let r = resp.rank as usize;
             let mut peer = Peer::new(p.stream, format!("rank {r} ({})", p.from));
             if let Err(e) = peer.send(&encode_proof(&proof), Instant::now() + Duration::from_secs(1)) {
-                log(&format!("refused the connection from {}: sending rank 0's proof: {e}", p.from));
+                refusals.log(&format!("refused the connection from {}: sending rank 0's proof: {e}", p.from));
                 continue;
             }
             // From here on the peer holds the key: what it says is a fact about the job.
@@ -183,12 +221,15 @@ pub(super) fn accept_all(
                 }
             }
         }
-        if ready[0] {
-            accept_new(listener, &mut pending, step)?;
+        if !paused && ready[0] {
+            backoff_until = accept_new(listener, &mut pending, &mut refusals, step)?;
         }
     }
     for p in pending {
-        log(&format!("closed the connection from {}: every rank has already joined", p.from));
+        refusals.log(&format!("closed the connection from {}: every rank has already joined", p.from));
+    }
+    if refusals.count > REFUSALS_LOGGED {
+        log(&format!("refused {} connections in all while the ranks joined", refusals.count));
     }
     let welcome = encode_welcome(&Welcome { status: 0, message: String::new() });
     let mut peers: Vec<Peer> = ranks.into_iter().skip(1).flatten().collect();
@@ -199,11 +240,34 @@ pub(super) fn accept_all(
     Ok(peers)
 }
 
-/// Accept every connection waiting on `listener` and send each its challenge.
-fn accept_new(listener: &TcpListener, pending: &mut Vec<Pending>, step: &str) -> Result<()> {
+/// Accept every connection waiting on `listener` and send each its challenge, keeping at most
+/// [`MAX_PENDING`] unanswered (the oldest goes first). Running out of descriptors is never
+/// fatal: the oldest unanswered connection is closed to make room, and when there is none,
+/// accepting pauses for [`FD_BACKOFF`] (returned), with one log line.
+fn accept_new(
+    listener: &TcpListener,
+    pending: &mut Vec<Pending>,
+    refusals: &mut Refusals,
+    step: &str,
+) -> Result<Option<Instant>> {
+    let drop_oldest = |pending: &mut Vec<Pending>, refusals: &mut Refusals, why: &str| -> bool {
+        let Some(i) = pending.iter().enumerate().min_by_key(|(_, p)| p.since).map(|(i, _)| i) else {
+            return false;
+        };
+        let p = pending.swap_remove(i);
+        refusals.log(&format!("refused the connection from {}: {why}", p.from));
+        true
+    };
     loop {
         match listener.accept() {
             Ok((mut stream, from)) => {
+                if pending.len() >= MAX_PENDING {
+                    drop_oldest(
+                        pending,
+                        refusals,
+                        &format!("{MAX_PENDING} connections were waiting to answer the challenge, this the oldest"),
+                    );
+                }
                 let challenge = Challenge { nonce: random_bytes("rank 0: a challenge nonce")? };
                 let _ = stream.set_nonblocking(true);
                 let _ = stream.set_nodelay(true);
@@ -213,14 +277,26 @@ fn accept_new(listener: &TcpListener, pending: &mut Vec<Pending>, step: &str) ->
                     Ok(CHALLENGE_LEN) => {
                         pending.push(Pending { stream, from, buf: Vec::new(), since: Instant::now(), challenge });
                     }
-                    Ok(_) => log(&format!("refused the connection from {from}: the challenge did not fit")),
-                    Err(e) => log(&format!("refused the connection from {from}: sending the challenge: {e}")),
+                    Ok(_) => refusals.log(&format!("refused the connection from {from}: the challenge did not fit")),
+                    Err(e) => refusals.log(&format!("refused the connection from {from}: sending the challenge: {e}")),
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             // ECONNABORTED and friends: that connection is gone; the listener is fine.
             Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)) => {
+                if !refusals.out_of_fds {
+                    refusals.out_of_fds = true;
+                    log(&format!(
+                        "accepting a connection failed ({e}): closing the oldest connections that have not \
+                         answered the challenge, and pausing while there are none (said once)"
+                    ));
+                }
+                if !drop_oldest(pending, refusals, "out of descriptors, this the oldest unanswered connection") {
+                    return Ok(Some(Instant::now() + FD_BACKOFF));
+                }
+            }
             Err(e) => return Err(io_err(step, e)),
         }
     }
