@@ -33,6 +33,7 @@ fn rank_main(scenario: &str) -> i32 {
     match scenario {
         "replaced-id" => return replaced_id(),
         "unused-id" => return unused_id(),
+        "pmi-late" => return pmi_late(),
         _ => {}
     }
     let boot = match Uid::from_env() {
@@ -81,6 +82,37 @@ fn rank_main(scenario: &str) -> i32 {
     }
     step("finalize", boot.finalize());
     println!("rank {r}: ok");
+    0
+}
+
+/// A PE of an `oshrun --pmi-port` job: prints `port <PMI_PORT>`, waits for the file named by
+/// `OXS_HOSTILE_GO` to exist (at most 60 s), then joins the job over PMI-1 and runs a barrier,
+/// an allgather and finalize.
+fn pmi_late() -> i32 {
+    println!("port {}", std::env::var("PMI_PORT").unwrap_or_default());
+    let _ = std::io::stdout().flush();
+    let go = std::path::PathBuf::from(std::env::var_os("OXS_HOSTILE_GO").expect("OXS_HOSTILE_GO"));
+    let t = Instant::now();
+    while !go.exists() {
+        if t.elapsed() > Duration::from_secs(60) {
+            eprintln!("the go file never came");
+            return 9;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let boot = match oxshmem_bootstrap::from_env() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("PE init failed: {e}");
+            return 3;
+        }
+    };
+    let r = boot.rank();
+    if let Err(e) = boot.barrier().and_then(|()| boot.allgather(&[r as u8]).map(drop)).and_then(|()| boot.finalize()) {
+        eprintln!("PE {r}: {e}");
+        return 4;
+    }
+    println!("PE {r}: ok");
     0
 }
 
@@ -539,4 +571,70 @@ fn a_flood_of_idle_connections_with_ulimit_1024() {
 #[test]
 fn a_flood_of_idle_connections_with_ulimit_48() {
     a_flood_of_idle_connections_does_not_stop_rank_0(48);
+}
+
+// ---------------------------------------------------------------- item 4: oshrun --pmi-port
+
+/// Another local process holds 1,100 idle connections to an `oshrun --pmi-port` job's port
+/// (`ulimit -n` 1024 for `oshrun`) before the PEs connect: `oshrun` closes them (a bound on the
+/// waiting ones, a deadline for their first line), says at most once that accepting failed,
+/// and the job completes. (Before: tens of thousands of "accepting a PMI connection failed"
+/// lines, and the job stalled until the connections were let go, here until its timeout.)
+#[test]
+fn idle_connections_on_the_pmi_port_do_not_stall_the_job() {
+    let dir = std::env::temp_dir().join(format!("oxshmem-hostile-pmi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let go = dir.join("go");
+    let _ = std::fs::remove_file(&go);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_oshrun"));
+    cmd.args(["-n", "2", "--pmi-port", "--timeout", "60", "--"]).arg(std::env::current_exe().unwrap()).args([
+        "--exact",
+        "hostile_pe",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ]);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("PMI") || k.starts_with("OXSHMEM_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env(PE_VAR, "pmi-late").env("OXS_HOSTILE_GO", &go);
+    let limit = libc::rlimit { rlim_cur: 1024, rlim_max: 1024 };
+    // SAFETY: setrlimit is async-signal-safe and only reads `limit`, a plain copy.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let t = Instant::now();
+    let mut oshrun =
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().unwrap();
+    let out = lines_of(oshrun.stdout.take().unwrap());
+    let port = line_with(&out, "port ");
+    let addr: std::net::SocketAddr = port.parse().unwrap_or_else(|_| panic!("PMI_PORT {port:?}"));
+    let mut held = Vec::new();
+    for _ in 0..1100 {
+        if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
+            held.push(s);
+        }
+    }
+    assert!(held.len() > 1024, "only {} connections were made", held.len());
+    std::fs::write(&go, b"go").unwrap();
+    let outs = finish_all(vec![oshrun], t);
+    drop(held);
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = &outs[0];
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let failed = o.stderr.lines().filter(|l| l.contains("accepting a PMI connection failed")).count();
+    assert!(failed <= 1, "{failed} lines about failed accepts: {o:?}");
+    let refusals = o.stderr.lines().filter(|l| l.contains("refusing a PMI connection from")).count();
+    assert!(refusals <= 10, "{refusals} refusal lines: {o:?}");
+    for pe in 0..2 {
+        line_with(&out, &format!("PE {pe}: ok"));
+    }
 }

@@ -27,7 +27,10 @@
 //! With `--pmi-port` anyone on this host can connect to the PMI port, so each job has a
 //! random token ([`TOKEN_VAR`] in every PE's environment) that a connection must present in
 //! its first line (`cmd=initack pmiid=N token=T`) before it may speak for a PE; one without
-//! it is refused and logged, and the job goes on. The inherited socket of the default mode
+//! it is refused and logged, and the job goes on. A connection must send that line within
+//! [`INITACK_DEADLINE`], at most [`MAX_PENDING`] may wait at once (the oldest is closed
+//! first), and running out of descriptors pauses accepting instead of spinning, so that idle
+//! connections of another local user cannot stall the job. The inherited socket of the default mode
 //! (`PMI_FD`) needs no token: it has no address, and only the PE (and what it forks) holds
 //! its end.
 //!
@@ -213,7 +216,18 @@ impl Pe {
 struct Pending {
     conn: Conn,
     peer: String,
+    /// When it was accepted: it must say `cmd=initack` within [`INITACK_DEADLINE`].
+    since: Instant,
 }
+
+/// How long a `--pmi-port` connection may take to send its first line before it is closed (a
+/// PE sends it at once).
+pub const INITACK_DEADLINE: Duration = Duration::from_secs(10);
+/// How many `--pmi-port` connections may wait for their first line at once: a new one beyond it
+/// closes the oldest, so that other users' idle connections cannot take every descriptor.
+pub const MAX_PENDING: usize = 64;
+/// How long `oshrun` stops accepting when it has no descriptor left and none to free.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// The job is being ended: PEs got SIGTERM and will get SIGKILL at `kill_at`.
 #[derive(Debug, Clone, Copy)]
@@ -244,6 +258,10 @@ struct Job<'a> {
     pending: Vec<Pending>,
     /// Connections refused so far (for [`REFUSALS_REPORTED`]).
     refused: usize,
+    /// Accepting is paused until then (out of descriptors, none to free).
+    accept_paused_until: Option<Instant>,
+    /// Whether running out of descriptors was reported (once per job).
+    out_of_fds_said: bool,
     signals: SignalPipe,
     deadline: Option<Instant>,
     ending: Option<Ending>,
@@ -321,6 +339,8 @@ impl<'a> Job<'a> {
             token,
             pending: Vec::new(),
             refused: 0,
+            accept_paused_until: None,
+            out_of_fds_said: false,
             signals,
             deadline,
             ending: None,
@@ -532,6 +552,16 @@ impl<'a> Job<'a> {
             if let Some(d) = close_deadline {
                 until(d);
             }
+            if let Some(d) = self.expire_pending(now) {
+                until(d);
+            }
+            if let Some(t) = self.accept_paused_until {
+                if now >= t {
+                    self.accept_paused_until = None;
+                } else {
+                    until(t);
+                }
+            }
 
             let (mut fds, slots) = self.poll_set();
             let ready = match sys::poll(&mut fds, wake) {
@@ -623,7 +653,7 @@ impl<'a> Job<'a> {
             slots.push(slot);
         };
         add(self.signals.fd(), libc::POLLIN, Slot::Signals);
-        if let (Some(l), None) = (&self.listener, self.ending) {
+        if let (Some(l), None, None) = (&self.listener, self.ending, self.accept_paused_until) {
             add(l.as_raw_fd(), libc::POLLIN, Slot::Listener);
         }
         for (i, p) in self.pending.iter().enumerate() {
@@ -673,25 +703,69 @@ impl<'a> Job<'a> {
         child
     }
 
+    /// Accept every waiting `--pmi-port` connection, keeping at most [`MAX_PENDING`] that have
+    /// not sent their first line (the oldest goes first). Running out of descriptors is never
+    /// fatal and never spins: the oldest such connection is closed to make room, or, when there
+    /// is none, accepting pauses for [`ACCEPT_BACKOFF`]; it is reported once per job.
     fn accept(&mut self) {
-        let Some(l) = &self.listener else { return };
         loop {
+            let Some(l) = &self.listener else { return };
             match l.accept() {
                 Ok((s, peer)) => {
                     let _ = s.set_nodelay(true);
+                    if self.pending.len() >= MAX_PENDING {
+                        self.drop_oldest_pending(&format!(
+                            "{MAX_PENDING} connections were waiting to say who they are, this the oldest"
+                        ));
+                    }
                     match Conn::new(OwnedFd::from(s)) {
-                        Ok(conn) => self.pending.push(Pending { conn, peer: peer.to_string() }),
+                        Ok(conn) => self.pending.push(Pending { conn, peer: peer.to_string(), since: Instant::now() }),
                         Err(e) => eprintln!("oshrun: dropping a PMI connection: {e}"),
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // That connection is gone; the listener is fine.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {}
                 Err(e) => {
-                    eprintln!("oshrun: accepting a PMI connection failed: {e}");
-                    return;
+                    let out_of_fds =
+                        matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM));
+                    if !self.out_of_fds_said {
+                        self.out_of_fds_said = true;
+                        eprintln!(
+                            "oshrun: accepting a PMI connection failed: {e}; closing the oldest connections that have \
+                             not said who they are, and pausing while there are none (not reported again)"
+                        );
+                    }
+                    if !(out_of_fds && self.drop_oldest_pending("out of descriptors, this the oldest waiting")) {
+                        self.accept_paused_until = Some(Instant::now() + ACCEPT_BACKOFF);
+                        return;
+                    }
                 }
             }
         }
+    }
+
+    /// Closes the waiting connection accepted first, as a refusal; whether there was one.
+    fn drop_oldest_pending(&mut self, why: &str) -> bool {
+        let Some(i) = self.pending.iter().enumerate().min_by_key(|(_, p)| p.since).map(|(i, _)| i) else {
+            return false;
+        };
+        let p = self.pending.swap_remove(i);
+        self.refuse(&p.peer, why);
+        true
+    }
+
+    /// Closes the waiting connections that have not sent their first line within
+    /// [`INITACK_DEADLINE`]; returns when the next one's deadline passes.
+    fn expire_pending(&mut self, now: Instant) -> Option<Instant> {
+        let (late, keep): (Vec<Pending>, Vec<Pending>) =
+            std::mem::take(&mut self.pending).into_iter().partition(|p| now >= p.since + INITACK_DEADLINE);
+        self.pending = keep;
+        for p in late {
+            self.refuse(&p.peer, &format!("no first line (cmd=initack) within {} s", INITACK_DEADLINE.as_secs()));
+        }
+        self.pending.iter().map(|p| p.since + INITACK_DEADLINE).min()
     }
 
     /// Hand each TCP connection whose first line has arrived to its PE (`cmd=initack`), if
