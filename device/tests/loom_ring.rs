@@ -33,16 +33,15 @@ fn model(producers: u64, per_producer: u64, capacity: usize, preemptions: usize,
             let ring = ring.clone();
             let executed = executed.clone();
             loom::thread::spawn(move || {
-                let mut t = 0;
-                while t < total {
-                    match ring.poll(t) {
+                let mut c = ring.consumer().expect("the model's one consumer");
+                while c.ticket() < total {
+                    match c.peek() {
                         Some((p, k)) => {
                             // Per producer, requests execute in issue order, each once.
                             let prev = executed[(p - 1) as usize].load(Ordering::Relaxed);
                             assert_eq!(prev + 1, k, "producer {p}: request {k} after {prev}");
                             executed[(p - 1) as usize].store(k, Ordering::Relaxed);
-                            ring.complete(t);
-                            t += 1;
+                            assert!(c.complete());
                         }
                         None => loom::thread::yield_now(),
                     }

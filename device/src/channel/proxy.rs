@@ -314,8 +314,10 @@ impl Proxy {
                 let shared = shared;
                 // SAFETY: the owner keeps both alive until it has joined this thread.
                 let (state, ring) = unsafe { (&*shared.0, &*shared.1) };
+                // SAFETY: this thread is the ring's one consumer: the device starts one proxy
+                // per ring and joins it before another could start.
+                let mut consumer = unsafe { ring.consumer_unchecked() };
                 let target = &*shared.2;
-                let mut t = 0u64;
                 let mut spins = 0u32;
                 let mut stopping_since: Option<Instant> = None;
                 let mut idle_since: Option<Instant> = None;
@@ -323,18 +325,17 @@ impl Proxy {
                 let mut since_nap = 0u64;
                 tracing::debug!(target: "proxy", spin, "started");
                 loop {
-                    match ring.poll(t) {
+                    match consumer.peek() {
                         Some(r) => {
                             execute(state, target, &r);
-                            ring.complete(t);
-                            t += 1;
+                            consumer.complete();
                             since_nap += 1;
                             spins = 0;
                             idle_since = None;
                         }
                         None => {
                             if s2.load(Ordering::Acquire) {
-                                if ring.issued() <= t {
+                                if ring.issued() <= consumer.ticket() {
                                     break;
                                 }
                                 // A producer that gave up left a hole: do not wait forever.
@@ -361,7 +362,7 @@ impl Proxy {
                                 }
                                 state.proxy_sleeping.store(1, Ordering::Relaxed);
                                 std::sync::atomic::fence(Ordering::SeqCst);
-                                if ring.poll(t).is_none() && !s2.load(Ordering::Acquire) {
+                                if consumer.peek().is_none() && !s2.load(Ordering::Acquire) {
                                     futex_wait(&state.proxy_sleeping, 1, Duration::from_millis(1));
                                 }
                                 state.proxy_sleeping.store(0, Ordering::Relaxed);
@@ -372,7 +373,7 @@ impl Proxy {
                     }
                 }
                 state.proxy_alive.store(0, Ordering::Release);
-                tracing::debug!(target: "proxy", executed = t, "stopped");
+                tracing::debug!(target: "proxy", executed = consumer.ticket(), "stopped");
             })
             .expect("spawn the proxy thread");
         Proxy { stop, handle: Some(handle) }

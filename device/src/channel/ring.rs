@@ -16,10 +16,18 @@
 //! through the generated header `device/include/oxshmem/device_state.h` (`oxshmem_ring_t`,
 //! `oxshmem_ring_slot_t`); `tests/c_layout.rs` checks that both compilers agree on it.
 //!
+//! The types say who may do what: [`Ring`] is the producers' face (`submit`, and the counters
+//! `quiet` reads), shared by every producer thread; taking tickets is the one [`Consumer`]'s,
+//! a handle that is not `Sync` and keeps its own next ticket, so a second consumer, or one that
+//! completes a ticket it has not read, cannot be written in safe code.
+//!
 //! Its atomics and cells come from `crate::sync`: std's, or loom's when the crate is built
 //! with `--cfg loom`, as `tests/loom_ring.rs` builds it to model-check this protocol.
 
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use super::devmem::{Carve, DeviceAlloc, DeviceMem, host};
 use crate::sync::atomic::{AtomicU64, Ordering};
@@ -52,7 +60,9 @@ pub struct Ring<T> {
 
 // SAFETY: a slot's body is written by the one producer that owns its ticket, before it is
 // published, and read by the consumer only after it is published and before it is completed;
-// the ticket protocol makes those accesses exclusive. `slots` points into memory the owning
+// the ticket protocol makes those accesses exclusive, and there is one consumer: reading and
+// completing tickets is only possible through a `Consumer`, which is not `Sync` and which safe
+// code gets at most once per ring (`RingBox::consumer`). `slots` points into memory the owning
 // `RingBox` keeps alive as long as the header.
 unsafe impl<T: Send> Sync for Ring<T> {}
 // SAFETY: as above.
@@ -72,6 +82,8 @@ pub struct Stalled {
 pub struct RingBox<T> {
     ring: *mut Ring<T>,
     mem: DeviceMem,
+    /// Whether a [`Consumer`] of this ring is alive ([`RingBox::consumer`]).
+    consumer_taken: AtomicBool,
 }
 
 // SAFETY: as for `Ring`.
@@ -106,7 +118,7 @@ impl<T: Copy + Default> RingBox<T> {
                 slots.add(i).write(Slot { seq: AtomicU64::new(0), body: UnsafeCell::new(T::default()) });
             }
             ring.write(Ring { issue: AtomicU64::new(0), completed: AtomicU64::new(0), capacity: cap as u64, slots });
-            Ok(RingBox { ring, mem })
+            Ok(RingBox { ring, mem, consumer_taken: AtomicBool::new(false) })
         }
     }
 }
@@ -120,6 +132,17 @@ impl<T> RingBox<T> {
     /// The allocation the ring lives in.
     pub fn memory(&self) -> &DeviceMem {
         &self.mem
+    }
+
+    /// The ring's consumer, starting at the first ticket not completed yet; `None` while
+    /// another consumer of this ring is alive (dropping it gives the role back).
+    pub fn consumer(&self) -> Option<Consumer<'_, T>> {
+        if self.consumer_taken.swap(true, std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        let ring: &Ring<T> = self;
+        let next = ring.completed.load(Ordering::Acquire);
+        Some(Consumer { next, ring, taken: Some(&self.consumer_taken), _not_sync: PhantomData })
     }
 }
 
@@ -177,19 +200,14 @@ impl<T: Copy> Ring<T> {
         Ok(t)
     }
 
-    /// Consumer: the request of ticket `t` if it has been published.
-    pub fn poll(&self, t: u64) -> Option<T> {
-        let slot = self.slot(t);
-        if slot.seq.load(Ordering::Acquire) != t + 1 {
-            return None;
-        }
-        // SAFETY: published and not yet completed, so no producer writes it.
-        Some(slot.body.with(|p| unsafe { p.read() }))
-    }
-
-    /// Consumer: ticket `t` (and so every ticket before it) is done.
-    pub fn complete(&self, t: u64) {
-        self.completed.store(t + 1, Ordering::Release);
+    /// The consumer of a ring whose owner is not at hand (the proxy thread reaches the ring
+    /// through the device state's pointer), starting at the first ticket not completed yet.
+    ///
+    /// # Safety
+    /// No other consumer of this ring may be alive while the returned one is: two consumers
+    /// would read and complete the same tickets.
+    pub unsafe fn consumer_unchecked(&self) -> Consumer<'_, T> {
+        Consumer { next: self.completed(), ring: self, taken: None, _not_sync: PhantomData }
     }
 
     /// Tickets completed (a prefix count).
@@ -200,5 +218,119 @@ impl<T: Copy> Ring<T> {
     /// Tickets handed out.
     pub fn issued(&self) -> u64 {
         self.issue.load(Ordering::Acquire)
+    }
+}
+
+/// The ring's one consumer: reads tickets strictly in order and completes each after executing
+/// it. Not `Sync` (one thread drives it) and not `Clone`; it may move to another thread (`Send`).
+#[derive(Debug)]
+pub struct Consumer<'r, T> {
+    ring: &'r Ring<T>,
+    /// The ticket to read next.
+    next: u64,
+    /// The owner's flag to clear on drop (`None` for [`Ring::consumer_unchecked`]).
+    taken: Option<&'r AtomicBool>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl<T: Copy> Consumer<'_, T> {
+    /// The ticket [`peek`](Self::peek) reads and [`complete`](Self::complete) completes.
+    pub fn ticket(&self) -> u64 {
+        self.next
+    }
+
+    /// The request of the next ticket, once its producer has published it.
+    pub fn peek(&self) -> Option<T> {
+        let t = self.next;
+        let slot = self.ring.slot(t);
+        if slot.seq.load(Ordering::Acquire) != t + 1 {
+            return None;
+        }
+        // SAFETY: published and not yet completed, so no producer writes it, and this is the
+        // ring's only consumer (a `Consumer` exists once per ring and is not `Sync`).
+        Some(slot.body.with(|p| unsafe { p.read() }))
+    }
+
+    /// The next ticket is done (its request executed): completes it, and so every ticket
+    /// before it, and moves on. Returns `false`, completing nothing, when the ticket has not
+    /// been published (there was nothing to execute).
+    pub fn complete(&mut self) -> bool {
+        let t = self.next;
+        if self.ring.slot(t).seq.load(Ordering::Acquire) != t + 1 {
+            return false;
+        }
+        self.ring.completed.store(t + 1, Ordering::Release);
+        self.next = t + 1;
+        true
+    }
+
+    /// The ring, for the counters producers read too.
+    pub fn ring(&self) -> &Ring<T> {
+        self.ring
+    }
+}
+
+impl<T> Drop for Consumer<'_, T> {
+    fn drop(&mut self) {
+        if let Some(flag) = self.taken {
+            flag.store(false, std::sync::atomic::Ordering::Release);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A ring has one consumer at a time, and the role comes back when it is dropped.
+    #[test]
+    fn one_consumer_at_a_time() {
+        let ring = RingBox::<u64>::new(4);
+        let c = ring.consumer().expect("the first consumer");
+        assert!(ring.consumer().is_none(), "a second consumer while the first lives");
+        drop(c);
+        assert!(ring.consumer().is_some(), "the role is back after the first is dropped");
+    }
+
+    /// Two producer threads and the consumer on a third, on a ring small enough to wrap: every
+    /// request arrives once, in ticket order per producer, and completion is a prefix count.
+    /// (Under Miri this checks the slots' accesses for data races and aliasing.)
+    #[test]
+    fn producers_and_the_consumer_on_their_own_threads() {
+        let per = if cfg!(miri) { 20 } else { 2_000 };
+        let ring = RingBox::<(u64, u64)>::new(3);
+        std::thread::scope(|s| {
+            for p in 1..=2u64 {
+                let ring = &ring;
+                s.spawn(move || {
+                    for k in 1..=per {
+                        ring.submit((p, k), || {
+                            std::thread::yield_now();
+                            true
+                        })
+                        .expect("the consumer drains");
+                    }
+                });
+            }
+            let mut c = ring.consumer().expect("the consumer");
+            let mut last = [0u64; 2];
+            while c.ticket() < 2 * per {
+                match c.peek() {
+                    Some((p, k)) => {
+                        assert_eq!(last[(p - 1) as usize] + 1, k, "producer {p}: {k} after {}", last[(p - 1) as usize]);
+                        last[(p - 1) as usize] = k;
+                        assert!(c.complete());
+                        assert_eq!(c.ring().completed(), c.ticket());
+                    }
+                    None => {
+                        assert!(!c.complete(), "completed a ticket nobody published");
+                        std::thread::yield_now();
+                    }
+                }
+            }
+            assert_eq!(last, [per, per]);
+        });
+        assert_eq!(ring.issued(), 2 * per);
+        assert_eq!(ring.completed(), 2 * per);
     }
 }
