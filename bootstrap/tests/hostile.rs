@@ -34,6 +34,7 @@ fn rank_main(scenario: &str) -> i32 {
         "replaced-id" => return replaced_id(),
         "unused-id" => return unused_id(),
         "pmi-late" => return pmi_late(),
+        "hold" => return hold(),
         _ => {}
     }
     let boot = match Uid::from_env() {
@@ -83,6 +84,63 @@ fn rank_main(scenario: &str) -> i32 {
     step("finalize", boot.finalize());
     println!("rank {r}: ok");
     0
+}
+
+/// The stranger: opens `OXS_HOLD_N` connections to `OXS_HOLD_ADDR` (each given 2 s), prints
+/// `held <count> as uid <uid>`, and keeps them until it is killed.
+fn hold() -> i32 {
+    let addr: std::net::SocketAddr = std::env::var("OXS_HOLD_ADDR").unwrap().parse().unwrap();
+    let n: usize = std::env::var("OXS_HOLD_N").unwrap().parse().unwrap();
+    let held: Vec<TcpStream> =
+        (0..n).filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()).collect();
+    // SAFETY: getuid cannot fail.
+    println!("held {} as uid {}", held.len(), unsafe { libc::getuid() });
+    let _ = std::io::stdout().flush();
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Another local user (`nobody`, where this test runs as root; else this user, in a process of
+/// its own) holding `n` idle connections to `addr`; returns it (kill it to let them go) once it
+/// holds them, with how many it made.
+fn stranger_holding(addr: std::net::SocketAddr, n: usize) -> (Child, usize) {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", "hostile_pe", "--nocapture", "--test-threads", "1"])
+        .env(PE_VAR, "hold")
+        .env("OXS_HOLD_ADDR", addr.to_string())
+        .env("OXS_HOLD_N", n.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        // SAFETY: setgroups, setgid and setuid are async-signal-safe; nothing is allocated.
+        unsafe {
+            c.pre_exec(|| {
+                if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
+    } else {
+        eprintln!("not root: the stranger runs as this user, in a process of its own");
+    }
+    let mut child = c.spawn().unwrap_or_else(|e| panic!("starting the stranger: {e}"));
+    let out = lines_of(child.stdout.take().unwrap());
+    let held = line_with(&out, "held ");
+    eprintln!("the stranger {held}");
+    let count = held.split(' ').next().unwrap().parse().unwrap();
+    (child, count)
+}
+
+/// Kills a stranger (its process group).
+fn let_go(mut c: Child) {
+    // SAFETY: signalling the process group of a child we started; no memory.
+    unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
+    let _ = c.wait();
 }
 
 /// A PE of an `oshrun --pmi-port` job: prints `port <PMI_PORT>`, waits for the file named by
@@ -528,7 +586,7 @@ fn kill_9_of_oshrun_leaves_no_pe_children() {
 // ---------------------------------------------------------------- item 1: a flood of strangers
 
 /// Rank 0, with `ulimit -n` at `nofile`, gets 1,500 idle connections (more than the limit)
-/// before the other ranks come; they keep silent and stay open. Rank 0 keeps at most a bounded
+/// from another local user before the other ranks come; they keep silent and stay open. Rank 0 keeps at most a bounded
 /// number of them and never runs out of descriptors for good (before, it failed init with "Too
 /// many open files", and the other ranks waited out their timeout): the job completes.
 fn a_flood_of_idle_connections_does_not_stop_rank_0(nofile: u64) {
@@ -536,23 +594,13 @@ fn a_flood_of_idle_connections_does_not_stop_rank_0(nofile: u64) {
     let t = Instant::now();
     let mut kids = vec![rank_with_fd_limit(&id, 0, 3, "collectives", nofile)];
     // Rank 0 listens once its init runs.
-    let first = connect_retrying(id.addr());
-    let addr = id.addr();
-    let flood = std::thread::spawn(move || {
-        let mut held = vec![first];
-        for _ in 0..1500 {
-            if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
-                held.push(s);
-            }
-        }
-        held
-    });
-    let held = flood.join().unwrap();
-    assert!(held.len() as u64 > nofile.min(1000), "only {} connections were made", held.len());
+    drop(connect_retrying(id.addr()));
+    let (stranger, held) = stranger_holding(id.addr(), 1500);
+    assert!(held as u64 > nofile.min(1000), "the stranger made only {held} connections");
     kids.push(rank(&id, 1, 3, "collectives", &[("OXSHMEM_TIMEOUT", "60")]));
     kids.push(rank(&id, 2, 3, "collectives", &[("OXSHMEM_TIMEOUT", "60")]));
     let outs = finish_all(kids, t);
-    drop(held);
+    let_go(stranger);
     for (r, out) in outs.iter().enumerate() {
         assert_eq!(out.status.code(), Some(0), "rank {r} (rank 0 with ulimit -n {nofile}): {out:?}");
     }
@@ -575,7 +623,7 @@ fn a_flood_of_idle_connections_with_ulimit_48() {
 
 // ---------------------------------------------------------------- item 4: oshrun --pmi-port
 
-/// Another local process holds 1,100 idle connections to an `oshrun --pmi-port` job's port
+/// Another local user holds 1,100 idle connections to an `oshrun --pmi-port` job's port
 /// (`ulimit -n` 1024 for `oshrun`) before the PEs connect: `oshrun` closes them (a bound on the
 /// waiting ones, a deadline for their first line), says at most once that accepting failed,
 /// and the job completes. (Before: tens of thousands of "accepting a PMI connection failed"
@@ -617,16 +665,11 @@ fn idle_connections_on_the_pmi_port_do_not_stall_the_job() {
     let out = lines_of(oshrun.stdout.take().unwrap());
     let port = line_with(&out, "port ");
     let addr: std::net::SocketAddr = port.parse().unwrap_or_else(|_| panic!("PMI_PORT {port:?}"));
-    let mut held = Vec::new();
-    for _ in 0..1100 {
-        if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
-            held.push(s);
-        }
-    }
-    assert!(held.len() > 1024, "only {} connections were made", held.len());
+    let (stranger, held) = stranger_holding(addr, 1100);
+    assert!(held > 1024, "the stranger made only {held} connections");
     std::fs::write(&go, b"go").unwrap();
     let outs = finish_all(vec![oshrun], t);
-    drop(held);
+    let_go(stranger);
     let _ = std::fs::remove_dir_all(&dir);
     let o = &outs[0];
     assert_eq!(o.status.code(), Some(0), "{o:?}");
