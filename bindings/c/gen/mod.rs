@@ -847,6 +847,10 @@ fn nvshmem_h(funcs: &[Func], version: &str) -> String {
 } /* extern "C" */
 #endif
 
+/* NVSHMEM's nvshmem.h brings its error-reporting macros too (NVSHMEMI_ERROR_PRINT, ...), which
+ * its perftests use without including them; the header also stands alone. */
+#include "non_abi/nvshmemx_error.h"
+
 #if defined(__CUDACC__) || defined(__HIP__)
 #include "nvshmem_device.h"
 #endif

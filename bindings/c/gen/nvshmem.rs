@@ -554,6 +554,7 @@ pub(crate) const NV_API: &[Api] = &[
 /// The declarations before the prototypes: the CUDA types the API names, NVSHMEM's types and
 /// constants. `{VERSION}` is oxshmem's version.
 pub(crate) const PREAMBLE: &str = r#"
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -572,6 +573,11 @@ pub(crate) const PREAMBLE: &str = r#"
 #if __has_include(<cuda_runtime.h>)
 #include <cuda_runtime.h>
 #define OXSHMEM_NVSHMEM_CUDA_RUNTIME 1
+#endif
+/* NVSHMEM's headers include the driver API's (CUresult, cuCtxGetDevice, CUdeviceptr...) and
+ * <assert.h>; programs written against NVSHMEM rely on both without including them. */
+#if __has_include(<cuda.h>) && !defined(__HIP__)
+#include <cuda.h>
 #endif
 #if defined(__cplusplus) && __has_include(<cuda_fp16.h>) && __has_include(<cuda_bf16.h>)
 #include <cuda_fp16.h>
@@ -768,4 +774,27 @@ enum nvshmemx_status {
 
 /* Queue pairs (nvshmemx_qp_create) */
 typedef int nvshmemx_qp_handle_t;
+
+/* Shared memory a block lends to NVSHMEM 3.8's TMA transfers (nvshmemx_ask_smem,
+ * nvshmemx_give_smem); NVSHMEM's values */
+typedef enum nvshmemx_smem_amount_t {
+    NVSHMEMX_SMEM_RECOMMENDED = 0,
+    NVSHMEMX_SMEM_MINIMUM = 1,
+    NVSHMEMX_SMEM_BARRIERS_ONLY = 2,
+    NVSHMEMX_SMEM_AMOUNT_MAX = INT32_MAX
+} nvshmemx_smem_amount_t;
+
+/* Device regions (nvshmemx_region_start_block, nvshmemx_region_stop_block,
+ * nvshmemx_region_is_active); NVSHMEM 3.8's layout */
+typedef uint64_t nvshmemx_region_handle_t;
+typedef enum {
+    NVSHMEMX_REGION_HINT_NONE = 0,
+    NVSHMEMX_REGION_HINT_BATCH_RMA = 1u << 0
+} nvshmemx_region_hint_t;
+#define NVSHMEMX_REGION_ATTRS_RESERVED_BYTES 60
+#define NVSHMEMX_REGION_ATTRS_INITIALIZER {NVSHMEMX_REGION_HINT_NONE, {0}}
+typedef struct nvshmemx_region_attrs {
+    uint32_t hints;
+    char reserved[NVSHMEMX_REGION_ATTRS_RESERVED_BYTES];
+} nvshmemx_region_attrs_t;
 "#;

@@ -851,11 +851,13 @@ __device__ void nvshmemx_putmem_signal_warp(void *dest, const void *source, size
 __device__ void nvshmemx_putmem_signal_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put8_signal_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put6_signal_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+__device__ void nvshmemx_put16_signal_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put32_signal_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put64_signal_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put128_signal_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put8_signal_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put6_signal_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+__device__ void nvshmemx_put16_signal_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put32_signal_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put64_signal_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put128_signal_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
@@ -913,15 +915,18 @@ __device__ void nvshmemx_putmem_signal_nbi_warp(void *dest, const void *source, 
 __device__ void nvshmemx_putmem_signal_nbi_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put8_signal_nbi_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put6_signal_nbi_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+__device__ void nvshmemx_put16_signal_nbi_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put32_signal_nbi_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put64_signal_nbi_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put128_signal_nbi_warp(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put8_signal_nbi_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put6_signal_nbi_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+__device__ void nvshmemx_put16_signal_nbi_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put32_signal_nbi_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put64_signal_nbi_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_put128_signal_nbi_block(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 __device__ void nvshmemx_qp_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, nvshmemx_qp_handle_t qp_index);
+__device__ void nvshmemx_signal_counted_reset(uint64_t *signal_addr);
 __device__ void nvshmemx_qp_bfloat16_put_signal(__nv_bfloat16 *dest, const __nv_bfloat16 *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, nvshmemx_qp_handle_t qp_index);
 __device__ void nvshmemx_qp_half_put_signal(half *dest, const half *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, nvshmemx_qp_handle_t qp_index);
 __device__ void nvshmemx_qp_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, nvshmemx_qp_handle_t qp_index);
@@ -1072,6 +1077,12 @@ __device__ void nvshmemx_qp_size_put_signal_nbi_warp(size_t *dest, const size_t 
 __device__ void nvshmemx_qp_size_put_signal_nbi_block(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, nvshmemx_qp_handle_t qp_index);
 __device__ void nvshmemx_qp_ptrdiff_put_signal_nbi_warp(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, nvshmemx_qp_handle_t qp_index);
 __device__ void nvshmemx_qp_ptrdiff_put_signal_nbi_block(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, nvshmemx_qp_handle_t qp_index);
+__device__ void nvshmemx_half_atomic_add(half *dest, half value, int pe);
+__device__ void nvshmemx_float_atomic_add(float *dest, float value, int pe);
+__device__ void nvshmemx_double_atomic_add(double *dest, double value, int pe);
+__device__ half nvshmemx_half_atomic_fetch_add(half *dest, half value, int pe);
+__device__ float nvshmemx_float_atomic_fetch_add(float *dest, float value, int pe);
+__device__ double nvshmemx_double_atomic_fetch_add(double *dest, double value, int pe);
 __device__ int nvshmemx_barrier_warp(nvshmem_team_t team);
 __device__ void nvshmemx_barrier_all_warp(void);
 __device__ int nvshmemx_barrier_warpgroup(nvshmem_team_t team);
@@ -1992,6 +2003,15 @@ __device__ int nvshmemx_bfloat16_prod_reducescatter_block(nvshmem_team_t team, _
 __device__ int nvshmemx_half_prod_reducescatter_block(nvshmem_team_t team, half *dest, const half *src, size_t nreduce);
 __device__ int nvshmemx_float_prod_reducescatter_block(nvshmem_team_t team, float *dest, const float *src, size_t nreduce);
 __device__ int nvshmemx_double_prod_reducescatter_block(nvshmem_team_t team, double *dest, const double *src, size_t nreduce);
+__device__ void nvshmemx_flush(void);
+__device__ void nvshmemx_flush_warp(void);
+__device__ void nvshmemx_flush_block(void);
+__device__ int nvshmemx_region_start_block(nvshmemx_region_handle_t *handle, const nvshmemx_region_attrs_t *attrs);
+__device__ int nvshmemx_region_stop_block(nvshmemx_region_handle_t handle);
+__device__ int nvshmemx_region_is_active(uint32_t hints, int *active);
+__device__ int nvshmemx_ask_smem(nvshmemx_smem_amount_t flag);
+__device__ void nvshmemx_give_smem(void *smem, size_t size);
+__device__ void nvshmemx_release_smem(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

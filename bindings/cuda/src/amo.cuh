@@ -84,6 +84,36 @@ __device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value
                                                  bool fetch);
 #endif
 
+/// A floating-point add (nvshmemx_{half,float,double}_atomic_{add,fetch_add}) on `pe`'s `dest`
+/// (`es` = 2, 4 or 8 bytes: half, float, double); the old bits. Over P2P a hardware float add on
+/// the peer's mapped copy (arch fadd_system: atomicAdd_system on CUDA). The proxy and IBGDA
+/// channels carry integer AMOs only (the host's and the NIC's), so there the operation is not
+/// performed: it records OXSHMEM_ERR_TRANSPORT (op AMO, len = es) and returns 0.
+#ifdef OXSHMEMI_CORE_IMPL
+__device__ OXSHMEMI_NOINLINE uint64_t fadd_bits(void *dest, uint64_t value, size_t es, int pe) {
+    if ((uint64_t)dest % es != 0) {
+        fail(OXSHMEM_ERR_MISALIGNED, OXSHMEM_OP_AMO, pe, (uint64_t)dest, es);
+        return 0;
+    }
+    Route r = route(OXSHMEM_OP_AMO, dest, es, pe);
+    if (r.via == Via::None) return 0;
+    if (r.via != Via::P2p) {
+        fail(OXSHMEM_ERR_TRANSPORT, OXSHMEM_OP_AMO, pe, (uint64_t)dest, es);
+        return 0;
+    }
+    if (es == 8) return bits(fadd_system((double *)r.p2p, from_bits<double>(value)));
+    if (es == 4) return bits(fadd_system((float *)r.p2p, from_bits<float>(value)));
+    return bits(fadd_system((half *)r.p2p, from_bits<half>(value)));
+}
+#else
+__device__ OXSHMEMI_NOINLINE uint64_t fadd_bits(void *dest, uint64_t value, size_t es, int pe);
+#endif
+
+/// half, float and double: added as floating point (fadd_bits), not as their bits.
+template <class T>
+constexpr bool is_float_amo = std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                              std::is_same<T, half>::value;
+
 template <class T>
 __device__ inline T amo(T *dest, Amo k, T value, T cond, int pe, bool fetch) {
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "AMOs are 32 or 64 bits");
@@ -96,8 +126,14 @@ template <class V, class T> __device__ T atomic_fetch(const T *dest, int pe) { r
 template <class V, class T> __device__ void atomic_set(T *dest, T value, int pe) { amo(dest, Amo::Set, value, T{}, pe, false); }
 template <class V, class T> __device__ T atomic_swap(T *dest, T value, int pe) { return amo(dest, Amo::Swap, value, T{}, pe, true); }
 template <class V, class T> __device__ T atomic_compare_swap(T *dest, T cond, T value, int pe) { return amo(dest, Amo::CompareSwap, value, cond, pe, true); }
-template <class V, class T> __device__ T atomic_fetch_add(T *dest, T value, int pe) { return amo(dest, Amo::FetchAdd, value, T{}, pe, true); }
-template <class V, class T> __device__ void atomic_add(T *dest, T value, int pe) { amo(dest, Amo::FetchAdd, value, T{}, pe, false); }
+template <class V, class T> __device__ T atomic_fetch_add(T *dest, T value, int pe) {
+    if constexpr (is_float_amo<T>) return from_bits<T>(fadd_bits(dest, bits(value), sizeof(T), pe));
+    else return amo(dest, Amo::FetchAdd, value, T{}, pe, true);
+}
+template <class V, class T> __device__ void atomic_add(T *dest, T value, int pe) {
+    if constexpr (is_float_amo<T>) fadd_bits(dest, bits(value), sizeof(T), pe);
+    else amo(dest, Amo::FetchAdd, value, T{}, pe, false);
+}
 template <class V, class T> __device__ T atomic_fetch_inc(T *dest, int pe) { return amo(dest, Amo::FetchAdd, (T)1, T{}, pe, true); }
 template <class V, class T> __device__ void atomic_inc(T *dest, int pe) { amo(dest, Amo::FetchAdd, (T)1, T{}, pe, false); }
 template <class V, class T> __device__ T atomic_fetch_and(T *dest, T value, int pe) { return amo(dest, Amo::FetchAnd, value, T{}, pe, true); }

@@ -126,6 +126,10 @@ template <class V> __device__ void quiet() {
     if (V::rank() == 0) quiet_impl();
     V::sync();
 }
+/// nvshmemx_flush[_warp|_block] (NVSHMEM 3.8): the source buffers of this PE's earlier
+/// operations may be reused. Here it is quiet of the same scope: every earlier operation is
+/// complete (P2P stores done, IBGDA queues and the proxy ring drained), which implies it.
+template <class V> __device__ void flush() { quiet<V>(); }
 template <class V> __device__ void qp_fence(int, nvshmemx_qp_handle_t *, int) { fence<V>(); }
 template <class V> __device__ void qp_quiet(int, nvshmemx_qp_handle_t *, int) { quiet<V>(); }
 template <class V> __device__ void barrier_all() { team_barrier<V>(OXSHMEM_OP_BARRIER, NVSHMEM_TEAM_WORLD, true); }

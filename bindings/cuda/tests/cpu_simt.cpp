@@ -448,6 +448,153 @@ int main() {
     CHECK(st.error.state, 0);
     ok("reduce<Block> (sum of 1000 doubles in chunks of the scratch), fcollect<Warp> on one PE");
 
+    void check_v38_names(oxshmem_device_state_t &, unsigned char *, unsigned char *);
+    check_v38_names(st, heap0, heap1);
+
     printf("cpu_simt: all checks passed\n");
     return 0;
+}
+
+// ---- issue 31, item 12: NVSHMEM 3.8's device names --------------------------------------------------
+
+/// Float, double and half atomic adds under contention over P2P, refused (recorded) over the proxy;
+/// signal_counted_reset; flush over P2P and waiting for the proxy ring; put16_signal; regions.
+void check_v38_names(oxshmem_device_state_t &st, unsigned char *heap0, unsigned char *heap1) {
+    static const uint8_t p2p[2] = {OXSHMEM_CHANNEL_P2P, OXSHMEM_CHANNEL_P2P};
+    static const uint8_t proxy[2] = {OXSHMEM_CHANNEL_P2P, OXSHMEM_CHANNEL_PROXY};
+    const uint8_t *saved_channel = st.channel;
+    oxshmem_ring_t *saved_ring = st.ring;
+    st.error = {};
+    st.n_pes = 2;
+    st.channel = p2p;
+    st.ring = nullptr;
+    oxshmemi_state_d = &st;
+    const size_t base = 49152;  // past the other sections' words
+    float *fsum = (float *)(heap0 + base);
+    half *hsum = (half *)(heap0 + base + 8);  // 2 bytes into a 4-byte word: the HIP CAS's shift
+    half *hsum2 = (half *)(heap0 + base + 10);
+    double *dctr = (double *)(heap0 + base + 16);
+    static unsigned char seen[3 * 64 * 20];
+    // 3 concurrent blocks of 64 threads: each thread adds 0.25f 20 times, 1.0 in half 4 times
+    // (768 < 2048: exact in half), and fetch-adds 1.0 to a double 20 times, whose old values
+    // must be 0..3839 each exactly once (a lost update would repeat one).
+    arch::cpu::launch_grid({3, 1, 1}, {64, 1, 1}, [&] {
+        for (int i = 0; i < 20; i++) {
+            api::atomic_add<Thread, float>(fsum, 0.25f, 1);
+            double old = api::atomic_fetch_add<Thread, double>(dctr, 1.0, 1);
+            long k = (long)old;
+            if (k >= 0 && k < (long)sizeof(seen)) __atomic_fetch_add(&seen[k], 1, __ATOMIC_RELAXED);
+            if (i < 4) {
+                api::atomic_add<Thread, half>(hsum, (half)1.0f, 1);
+                (void)api::atomic_fetch_add<Thread, half>(hsum2, (half)-0.5f, 1);
+            }
+        }
+    });
+    CHECK(*(float *)(heap1 + base) * 4, 3 * 64 * 20);
+    CHECK(*(double *)(heap1 + base + 16), 3 * 64 * 20);
+    CHECK((float)*(half *)(heap1 + base + 8), 3 * 64 * 4);
+    CHECK((float)*(half *)(heap1 + base + 10) * -2, 3 * 64 * 4);
+    int once = 0;
+    for (size_t k = 0; k < sizeof(seen); k++) once += seen[k] == 1;
+    CHECK(once, (int)sizeof(seen));
+    CHECK(*(float *)(heap0 + base), 0);  // PE 0's own copy untouched
+    CHECK(st.error.state, 0);
+    // fetch_add returns the old value as a float (not its bits as an integer).
+    arch::cpu::launch_block({1, 1, 1}, {1, 1, 1}, {0, 0, 0}, [&] {
+        CHECK((api::atomic_fetch_add<Thread, float>(fsum, 1.5f, 1)) * 4, 3 * 64 * 20);
+        CHECK((float)(api::atomic_fetch_add<Thread, half>(hsum, (half)2.0f, 1)), 3 * 64 * 4);
+    });
+    CHECK(*(float *)(heap1 + base) * 2, 3 * 64 * 10 + 3);
+    CHECK((float)*(half *)(heap1 + base + 8), 3 * 64 * 4 + 2);
+    ok("nvshmemx_{float,double,half}_atomic_{add,fetch_add} over P2P from 3 blocks of 64 threads");
+
+    // Over the proxy the float add is not performed: recorded as a transport error.
+    st.channel = proxy;
+    arch::cpu::launch_block({1, 1, 1}, {32, 1, 1}, {0, 0, 0}, [&] {
+        if (thread_id() == 3) {
+            CHECK((api::atomic_fetch_add<Thread, double>(dctr, 1.0, 1)), 0);
+            api::atomic_add<Thread, float>(fsum, 1.0f, 1);
+        }
+    });
+    CHECK(st.error.state, 2);
+    CHECK(st.error.code, OXSHMEM_ERR_TRANSPORT);
+    CHECK(st.error.op, OXSHMEM_OP_AMO);
+    CHECK(st.error.pe, 1);
+    CHECK(st.error.thread, 3);
+    CHECK(*(double *)(heap1 + base + 16), 3 * 64 * 20);
+    ok("a float AMO over the proxy is refused and recorded (OXSHMEM_ERR_TRANSPORT)");
+
+    // signal_counted_reset: the local word back to 0.
+    st.error = {};
+    st.channel = p2p;
+    uint64_t *cnt = (uint64_t *)(heap0 + base + 64);
+    *cnt = 12345;
+    arch::cpu::launch_block({1, 1, 1}, {1, 1, 1}, {0, 0, 0}, [&] { api::signal_counted_reset<Thread>(cnt); });
+    CHECK(*cnt, 0);
+    ok("nvshmemx_signal_counted_reset");
+
+    // put16_signal<Block>: 16-bit elements, the signal added once per call.
+    uint16_t *s16 = (uint16_t *)(heap0 + base + 128), *d16 = s16 + 300;
+    uint64_t *sig = (uint64_t *)(heap0 + base + 1536);
+    for (int i = 0; i < 300; i++) s16[i] = (uint16_t)(i * 211);
+    *(uint64_t *)(heap1 + base + 1536) = 0;
+    arch::cpu::launch_block({1, 1, 1}, {64, 1, 1}, {0, 0, 0}, [&] {
+        api::put_signal_nbi<Block, uint16_t>(d16, s16, 300, sig, 4, NVSHMEM_SIGNAL_ADD, 1);
+        api::flush<Block>();
+    });
+    for (int i = 0; i < 300; i++) CHECK(((uint16_t *)(heap1 + base + 128))[300 + i], (uint16_t)(i * 211));
+    CHECK(*(uint64_t *)(heap1 + base + 1536), 4);
+    CHECK(st.error.state, 0);
+    ok("put16_signal_nbi<Block> then flush<Block> over P2P");
+
+    // flush waits for the proxy ring: issue 5, completed 3; a "proxy" thread completes the rest
+    // after 30 ms, and no flushing thread returns before it did.
+    static oxshmem_ring_slot_t slots[8];
+    static oxshmem_ring_t ring = {5, 3, 8, slots};
+    static std::atomic<bool> completed{false};
+    st.ring = &ring;
+    st.proxy_alive = 1;
+    std::thread proxy_thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        completed = true;
+        sys_ref<uint64_t>(ring.completed).store(5, mo_release);
+    });
+    static std::atomic<int> early{0};
+    arch::cpu::launch_block({1, 1, 1}, {64, 1, 1}, {0, 0, 0}, [&] {
+        if (thread_id() < 32) api::flush<Warp>();
+        else if (thread_id() == 40) api::flush<Thread>();
+        if (thread_id() < 32 || thread_id() == 40) early += !completed.load();
+        Block::sync();
+        api::flush<Block>();
+    });
+    proxy_thread.join();
+    CHECK(early.load(), 0);
+    CHECK(st.error.state, 0);
+    ok("flush<Thread|Warp|Block> waits for the proxy ring's outstanding requests");
+
+    // Regions: a handle names the block; a foreign or forged handle and bad hints are refused.
+    arch::cpu::launch_block({2, 1, 1}, {64, 1, 1}, {1, 0, 0}, [&] {
+        nvshmemx_region_handle_t h = 0;
+        nvshmemx_region_attrs_t a = NVSHMEMX_REGION_ATTRS_INITIALIZER;
+        a.hints = NVSHMEMX_REGION_HINT_BATCH_RMA;
+        CHECK((api::region_start<Block>(&h, &a)), NVSHMEMX_SUCCESS);
+        CHECK(h != 0, 1);
+        int active = -1;
+        CHECK((api::region_is_active<Thread>(NVSHMEMX_REGION_HINT_BATCH_RMA, &active)), NVSHMEMX_SUCCESS);
+        CHECK(active, 0);
+        CHECK((api::region_is_active<Thread>(4, &active)), NVSHMEMX_ERROR_INVALID_VALUE);
+        CHECK((api::region_stop<Block>(h ^ 1)), NVSHMEMX_ERROR_INVALID_VALUE);  // block 0's handle
+        CHECK((api::region_stop<Block>(h)), NVSHMEMX_SUCCESS);
+        a.hints = 2;
+        CHECK((api::region_start<Block>(&h, &a)), NVSHMEMX_ERROR_INVALID_VALUE);
+        CHECK((api::region_start<Block>(nullptr, nullptr)), NVSHMEMX_ERROR_INVALID_VALUE);
+        CHECK((api::ask_smem<Thread>(NVSHMEMX_SMEM_MINIMUM)), 32768);
+        CHECK((api::ask_smem<Thread>(NVSHMEMX_SMEM_RECOMMENDED)), 65536);
+        api::give_smem<Thread>(nullptr, 0);
+        api::release_smem<Thread>();
+    });
+    ok("region_start/stop_block, region_is_active, ask/give/release_smem");
+
+    st.channel = saved_channel;
+    st.ring = saved_ring;
 }

@@ -39,6 +39,8 @@
 //   sys_ref<T>               an atomic reference of system scope with load, store, exchange,
 //                            compare_exchange_{strong,weak}, fetch_{add,and,or,xor,max}
 //                            (cuda::atomic_ref<T, cuda::thread_scope_system>'s face)
+//   fadd_system(p, v)        a floating-point atomic add (float, double, half) at system scope,
+//                            relaxed; returns the old value (atomicAdd_system on CUDA)
 //   memory_order, mo_relaxed, mo_acquire, mo_release, mo_acq_rel, mo_seq_cst
 //   double2                  CUDA's vector type (maxloc), half and __nv_bfloat16 with arithmetic
 //

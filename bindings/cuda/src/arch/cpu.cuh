@@ -318,5 +318,24 @@ struct sys_ref {
     }
 };
 
+/// A floating-point atomic add (float, double, half; relaxed): the old value. A CAS loop on the
+/// value's bits (the __atomic builtins add integers only).
+template <class T>
+inline T fadd_system(T *p, T v) {
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "fadd_system: half, float or double");
+    using U = typename std::conditional<sizeof(T) == 2, uint16_t,
+                                        typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type>::type;
+    U *w = reinterpret_cast<U *>(p);
+    U old = __atomic_load_n(w, __ATOMIC_RELAXED);
+    for (;;) {
+        T o;
+        memcpy(&o, &old, sizeof o);
+        T n = (T)(o + v);
+        U nb;
+        memcpy(&nb, &n, sizeof nb);
+        if (__atomic_compare_exchange_n(w, &old, nb, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return o;
+    }
+}
+
 }  // namespace arch
 }  // namespace oxshmemi

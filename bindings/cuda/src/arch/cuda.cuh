@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cuda/atomic>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -109,6 +110,13 @@ constexpr memory_order mo_acquire = cuda::memory_order_acquire;
 constexpr memory_order mo_release = cuda::memory_order_release;
 constexpr memory_order mo_acq_rel = cuda::memory_order_acq_rel;
 constexpr memory_order mo_seq_cst = cuda::memory_order_seq_cst;
+
+/// A floating-point atomic add at system scope (relaxed): the old value. float and double are
+/// CUDA's atomicAdd_system (RED/ATOM .F32/.F64 .SYS); CUDA has no system-scope half add, so
+/// half is atomicAdd's device-scope one (sm_70 and newer), as NVSHMEM does for its half add.
+__device__ inline float fadd_system(float *p, float v) { return atomicAdd_system(p, v); }
+__device__ inline double fadd_system(double *p, double v) { return atomicAdd_system(p, v); }
+__device__ inline half fadd_system(half *p, half v) { return atomicAdd(p, v); }
 
 }  // namespace arch
 }  // namespace oxshmemi

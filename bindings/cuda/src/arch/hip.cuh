@@ -14,6 +14,7 @@
 // - atomics are __hip_atomic_* with an explicit scope, the ones CUDA's thread_scope_* name.
 #pragma once
 
+#include "cuda-on-hip/cuda_fp16.h"
 #include "cuda-on-hip/cuda_runtime.h"
 
 #include <stddef.h>
@@ -158,6 +159,33 @@ struct scoped_ref {
 
 template <class T>
 using sys_ref = scoped_ref<T, __HIP_MEMORY_SCOPE_SYSTEM>;
+
+/// A floating-point atomic add at system scope (relaxed): the old value. float and double are
+/// the hardware's (global_atomic_add_f32/f64 where the target has them, else the compiler's
+/// CAS loop); half is a CAS loop on the aligned 32-bit word that holds it.
+__device__ inline float fadd_system(float *p, float v) {
+    return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+__device__ inline double fadd_system(double *p, double v) {
+    return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+__device__ inline __half fadd_system(__half *p, __half v) {
+    uint32_t *w = (uint32_t *)((uintptr_t)p & ~(uintptr_t)3);
+    const int shift = ((uintptr_t)p & 2) ? 16 : 0;
+    uint32_t old = __hip_atomic_load(w, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+    for (;;) {
+        uint16_t ob = (uint16_t)(old >> shift);
+        __half o;
+        __builtin_memcpy(&o, &ob, 2);
+        __half n = __hadd(o, v);
+        uint16_t nb;
+        __builtin_memcpy(&nb, &n, 2);
+        uint32_t nw = (old & ~(0xffffu << shift)) | ((uint32_t)nb << shift);
+        if (__hip_atomic_compare_exchange_weak(w, &old, nw, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                               __HIP_MEMORY_SCOPE_SYSTEM))
+            return o;
+    }
+}
 
 }  // namespace arch
 }  // namespace oxshmemi

@@ -61,6 +61,9 @@ __host__ __device__ void nvshmem_long_atomic_add(long *dest, long value, int pe)
 __host__ __device__ void nvshmem_longlong_atomic_add(long long *dest, long long value, int pe) { api::atomic_add<Thread, long long>(dest, value, pe); }
 __host__ __device__ void nvshmem_size_atomic_add(size_t *dest, size_t value, int pe) { api::atomic_add<Thread, size_t>(dest, value, pe); }
 __host__ __device__ void nvshmem_ptrdiff_atomic_add(ptrdiff_t *dest, ptrdiff_t value, int pe) { api::atomic_add<Thread, ptrdiff_t>(dest, value, pe); }
+__device__ void nvshmemx_half_atomic_add(half *dest, half value, int pe) { api::atomic_add<Thread, half>(dest, value, pe); }
+__device__ void nvshmemx_float_atomic_add(float *dest, float value, int pe) { api::atomic_add<Thread, float>(dest, value, pe); }
+__device__ void nvshmemx_double_atomic_add(double *dest, double value, int pe) { api::atomic_add<Thread, double>(dest, value, pe); }
 __host__ __device__ void nvshmem_uint_atomic_set(unsigned int *dest, unsigned int value, int pe) { api::atomic_set<Thread, unsigned int>(dest, value, pe); }
 __host__ __device__ void nvshmem_ulong_atomic_set(unsigned long *dest, unsigned long value, int pe) { api::atomic_set<Thread, unsigned long>(dest, value, pe); }
 __host__ __device__ void nvshmem_ulonglong_atomic_set(unsigned long long *dest, unsigned long long value, int pe) { api::atomic_set<Thread, unsigned long long>(dest, value, pe); }
@@ -87,6 +90,9 @@ __host__ __device__ long nvshmem_long_atomic_fetch_add(long *dest, long value, i
 __host__ __device__ long long nvshmem_longlong_atomic_fetch_add(long long *dest, long long value, int pe) { return api::atomic_fetch_add<Thread, long long>(dest, value, pe); }
 __host__ __device__ size_t nvshmem_size_atomic_fetch_add(size_t *dest, size_t value, int pe) { return api::atomic_fetch_add<Thread, size_t>(dest, value, pe); }
 __host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_fetch_add(ptrdiff_t *dest, ptrdiff_t value, int pe) { return api::atomic_fetch_add<Thread, ptrdiff_t>(dest, value, pe); }
+__device__ half nvshmemx_half_atomic_fetch_add(half *dest, half value, int pe) { return api::atomic_fetch_add<Thread, half>(dest, value, pe); }
+__device__ float nvshmemx_float_atomic_fetch_add(float *dest, float value, int pe) { return api::atomic_fetch_add<Thread, float>(dest, value, pe); }
+__device__ double nvshmemx_double_atomic_fetch_add(double *dest, double value, int pe) { return api::atomic_fetch_add<Thread, double>(dest, value, pe); }
 __host__ __device__ unsigned int nvshmem_uint_atomic_swap(unsigned int *dest, unsigned int value, int pe) { return api::atomic_swap<Thread, unsigned int>(dest, value, pe); }
 __host__ __device__ unsigned long nvshmem_ulong_atomic_swap(unsigned long *dest, unsigned long value, int pe) { return api::atomic_swap<Thread, unsigned long>(dest, value, pe); }
 __host__ __device__ unsigned long long nvshmem_ulonglong_atomic_swap(unsigned long long *dest, unsigned long long value, int pe) { return api::atomic_swap<Thread, unsigned long long>(dest, value, pe); }

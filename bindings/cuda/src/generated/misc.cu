@@ -22,6 +22,12 @@ __host__ __device__ int nvshmem_team_n_pes(nvshmem_team_t team) { return api::te
 __host__ __device__ int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team) { return api::team_translate_pe<Thread>(src_team, src_pe, dest_team); }
 __host__ __device__ void * nvshmem_ptr(const void *ptr, int pe) { return api::ptr<Thread>(ptr, pe); }
 __host__ __device__ void * nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr) { return api::mc_ptr<Thread>(team, ptr); }
+__device__ int nvshmemx_region_start_block(nvshmemx_region_handle_t *handle, const nvshmemx_region_attrs_t *attrs) { return api::region_start<Block>(handle, attrs); }
+__device__ int nvshmemx_region_stop_block(nvshmemx_region_handle_t handle) { return api::region_stop<Block>(handle); }
+__device__ int nvshmemx_region_is_active(uint32_t hints, int *active) { return api::region_is_active<Thread>(hints, active); }
+__device__ int nvshmemx_ask_smem(nvshmemx_smem_amount_t flag) { return api::ask_smem<Thread>(flag); }
+__device__ void nvshmemx_give_smem(void *smem, size_t size) { api::give_smem<Thread>(smem, size); }
+__device__ void nvshmemx_release_smem(void) { api::release_smem<Thread>(); }
 
 } /* extern "C" */
 #endif /* OXSHMEMI_DEVICE_PASS */

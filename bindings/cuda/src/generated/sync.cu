@@ -32,6 +32,9 @@ __device__ void nvshmemx_qp_quiet_block(int pe, nvshmemx_qp_handle_t *qp_handle,
 __device__ void nvshmemx_qp_fence(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_fence<Thread>(pe, qp_handle, num_qps); }
 __device__ void nvshmemx_qp_fence_warp(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_fence<Warp>(pe, qp_handle, num_qps); }
 __device__ void nvshmemx_qp_fence_block(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_fence<Block>(pe, qp_handle, num_qps); }
+__device__ void nvshmemx_flush(void) { api::flush<Thread>(); }
+__device__ void nvshmemx_flush_warp(void) { api::flush<Warp>(); }
+__device__ void nvshmemx_flush_block(void) { api::flush<Block>(); }
 
 } /* extern "C" */
 #endif /* OXSHMEMI_DEVICE_PASS */
