@@ -96,15 +96,16 @@ fn nvshmem_debug_levels_are_accepted() {
     }
 }
 
-/// `NVSHMEM_DEBUG=INFO` turns on `SHMEM_DEBUG`'s checks: mismatched collective allocations are
-/// caught exactly as with `SHMEM_DEBUG=1`; an explicit `SHMEM_DEBUG=0` wins.
+/// `NVSHMEM_DEBUG=INFO` turns on `SHMEM_DEBUG` (whose debugging aids never change what a
+/// program does): mismatched collective allocations are caught exactly as with `SHMEM_DEBUG=1`
+/// and without it; an explicit `SHMEM_DEBUG=0` wins.
 #[test]
 fn nvshmem_debug_info_turns_on_the_collective_checks() {
     let r = Job::new(2, PE_HEAP).args(&["debug-mismatch"]).env("NVSHMEM_DEBUG", "INFO").run();
     assert_job_ok(&r);
     assert_stdout_has(
         &r,
-        "PE 0: shmem_malloc: collective arguments differ between PEs: this PE called shmem_malloc with size 1024, PE 1 called shmem_malloc with 2048",
+        "PE 0: shmem_malloc: collective arguments differ between PEs: this PE called shmem_malloc with size 1024, PE 1 called shmem_malloc with size 2048",
     );
     assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: CollectiveMismatch caught"));
     let r = Job::new(2, PE_CONFIG).args(&["config"]).env("NVSHMEM_DEBUG", "TRACE").env("SHMEM_DEBUG", "0").run();
