@@ -323,6 +323,9 @@ const STATE_ENTERED: u64 = 1;
 const STATE_WAITING: u64 = 2;
 /// In a slot's `what`: `left_at` is this routine's (a wait of it ended).
 const HAS_LEFT: u64 = 1 << 7;
+/// In a slot's `what`: the routine was called through NVSHMEM's API ([`NvshmemCall`]), so the
+/// hang report names it as NVSHMEM's (`nvshmem_barrier_all`).
+const VIA_NVSHMEM: u64 = 1 << 15;
 const NO_TEAM: u64 = 0xffff;
 const NO_PEER: u64 = u64::MAX;
 
@@ -345,13 +348,8 @@ struct Slot {
     wait_since: AtomicU64,
     /// `CLOCK_MONOTONIC` nanoseconds at which the last wait of this routine ended.
     left_at: AtomicU64,
-    /// [`FLAG_NVSHMEM`]: the program initialized through NVSHMEM's API.
-    flags: AtomicU64,
+    _reserved: AtomicU64,
 }
-
-/// In a slot's `flags`: the PE initialized through NVSHMEM's API (`nvshmem_init` and
-/// friends), so the hang report names its routines as NVSHMEM's (`nvshmem_barrier_all`).
-const FLAG_NVSHMEM: u64 = 1;
 
 const _: () = assert!(size_of::<Slot>() == SLOT_BYTES);
 
@@ -374,7 +372,7 @@ pub struct Snapshot {
     pub wait_since: u64,
     /// `CLOCK_MONOTONIC` nanoseconds at which its last wait ended (0: none).
     pub left_at: u64,
-    /// The PE initialized through NVSHMEM's API: its routines are named as NVSHMEM's.
+    /// The routine was called through NVSHMEM's API: it is named as NVSHMEM's.
     pub nvshmem: bool,
 }
 
@@ -531,7 +529,6 @@ fn read_slot(s: &Slot) -> Option<Snapshot> {
         let peer = s.peer.load(Ordering::Relaxed);
         let wait_since = s.wait_since.load(Ordering::Relaxed);
         let left_at = s.left_at.load(Ordering::Relaxed);
-        let flags = s.flags.load(Ordering::Relaxed);
         fence(Ordering::Acquire);
         if s.seq.load(Ordering::Relaxed) != a {
             continue;
@@ -548,11 +545,11 @@ fn read_slot(s: &Slot) -> Option<Snapshot> {
             routine: Routine::from_bits((what >> 32) as u32),
             team: (team != NO_TEAM).then_some(team as u16),
             coll,
-            arg: Arg::decode((what >> 8) & 0xff, arg),
+            arg: Arg::decode((what >> 8) & 0x7f, arg),
             peer: (waiting && peer != NO_PEER).then_some(peer),
             wait_since: if waiting { wait_since } else { 0 },
             left_at: if what & HAS_LEFT != 0 { left_at } else { 0 },
-            nvshmem: flags & FLAG_NVSHMEM != 0,
+            nvshmem: what & VIA_NVSHMEM != 0,
         });
     }
     None
@@ -676,7 +673,7 @@ fn what(state: u64, arg_kind: u64, team: Option<u16>, r: Routine) -> u64 {
 pub fn enter(r: Routine, team: Option<u16>, coll: u64, arg: Arg) {
     write(|s| {
         let (kind, v) = arg.encode();
-        s.what.store(what(STATE_ENTERED, kind, team, r), Ordering::Relaxed);
+        s.what.store(what(STATE_ENTERED, kind, team, r) | via(), Ordering::Relaxed);
         s.coll.store(coll, Ordering::Relaxed);
         if kind != 0 {
             s.arg.store(v, Ordering::Relaxed);
@@ -701,7 +698,7 @@ pub fn wait_begin(what_: Option<(Routine, Arg)>, peer: Option<usize>) {
                 s.coll.store(0, Ordering::Relaxed);
                 s.arg.store(v, Ordering::Relaxed);
                 s.left_at.store(0, Ordering::Relaxed);
-                what(STATE_WAITING, kind, None, r)
+                what(STATE_WAITING, kind, None, r) | via()
             }
             None => s.what.load(Ordering::Relaxed) & !0xff | STATE_WAITING,
         };
@@ -712,12 +709,40 @@ pub fn wait_begin(what_: Option<(Routine, Arg)>, peer: Option<usize>) {
     });
 }
 
-/// This PE initialized through NVSHMEM's API: the hang report names its routines as NVSHMEM's
-/// (`nvshmem_barrier_all`, not `shmem_barrier_all`). Nothing without a table.
-pub fn set_nvshmem_api() {
-    write(|s| {
-        s.flags.fetch_or(FLAG_NVSHMEM, Ordering::Relaxed);
-    });
+thread_local! {
+    /// Whether this thread is inside a routine of NVSHMEM's API ([`NvshmemCall`]).
+    static VIA_NV: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While it lives, the routines this thread enters are recorded as called through NVSHMEM's
+/// API (the hang report then says `nvshmem_barrier_all` where the program called that, and
+/// `shmem_barrier_all` where it called OpenSHMEM's). The C library's NVSHMEM entry points
+/// hold one around their call into the runtime.
+#[derive(Debug)]
+pub struct NvshmemCall {
+    was: bool,
+}
+
+impl NvshmemCall {
+    /// Marks this thread's calls as NVSHMEM's when `func` (the C routine's name) is one of
+    /// NVSHMEM's (`nvshmem_*`, `nvshmemx_*`), as OpenSHMEM's otherwise, until dropped.
+    #[inline(always)]
+    pub fn new(func: &str) -> NvshmemCall {
+        let nv = func.starts_with("nvshmem");
+        NvshmemCall { was: VIA_NV.with(|v| v.replace(nv)) }
+    }
+}
+
+impl Drop for NvshmemCall {
+    #[inline(always)]
+    fn drop(&mut self) {
+        VIA_NV.with(|v| v.set(self.was));
+    }
+}
+
+#[inline(always)]
+fn via() -> u64 {
+    if VIA_NV.with(std::cell::Cell::get) { VIA_NVSHMEM } else { 0 }
 }
 
 /// The wait that [`wait_begin`] reported is over.
@@ -793,13 +818,22 @@ mod tests {
         // Entering another routine forgets the last one's wait.
         enter(Routine::of(code::SYNC_ALL), Some(0), 8, Arg::None);
         assert_eq!(t.read(1).unwrap().describe(0), "running (last: shmem_sync_all (world, collective #8))");
-        // An NVSHMEM program: the same slot names what it called.
-        set_nvshmem_api();
+        // Through NVSHMEM's API: the same slot names what the program called.
+        let nv = NvshmemCall::new("nvshmem_sync_all");
+        enter(Routine::of(code::SYNC_ALL), Some(0), 8, Arg::None);
         assert_eq!(t.read(1).unwrap().describe(0), "running (last: nvshmem_sync_all (world, collective #8))");
         enter(Routine { code: code::REDUCE, op: 6, ty: 7 }, Some(0), 9, Arg::None);
         wait_begin(None, Some(0));
         let snap = t.read(1).unwrap();
         assert!(snap.describe(snap.wait_since).starts_with("in nvshmem_long_sum_reduce (world, collective #9)"));
+        wait_begin(Some((Routine::of(code::WAIT_UNTIL), Arg::Addr(0x40))), None);
+        assert!(t.read(1).unwrap().describe(0).starts_with("in nvshmem_wait_until (on 0x40)"));
+        drop(nv);
+        // An OpenSHMEM call of the same program keeps its OpenSHMEM name.
+        let shmem = NvshmemCall::new("shmem_int_wait_until_all");
+        wait_begin(Some((Routine::of(code::WAIT_UNTIL_ALL), Arg::Addr(0x40))), None);
+        assert!(t.read(1).unwrap().describe(0).starts_with("in shmem_wait_until_all (on 0x40)"));
+        drop(shmem);
         MINE.store(std::ptr::null_mut(), Ordering::Release);
         assert_eq!(t.read(0).unwrap().state, State::Unknown);
         assert!(!t.read(0).unwrap().nvshmem);

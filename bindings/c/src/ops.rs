@@ -388,6 +388,8 @@ unsafe fn indices<'a>(func: &'static str, n: usize, indices: *mut usize) -> Resu
 /// # Safety
 /// `ivar` must point to a `T` (checked to be symmetric and aligned).
 pub(crate) unsafe fn wait_until<T: SyncType>(func: &'static str, ivar: *mut T, c: c_int, value: T) {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = cmp(func, c).and_then(|c| {
         // SAFETY: the runtime checks ivar.
         or_gpu(unsafe { raw::wait_until(ivar, c, value) }, || {
@@ -403,6 +405,8 @@ pub(crate) unsafe fn wait_until<T: SyncType>(func: &'static str, ivar: *mut T, c
 /// # Safety
 /// `sig_addr` is checked to be symmetric (in the runtime's segments or the GPU heap).
 pub(crate) unsafe fn signal_wait_until(func: &'static str, sig_addr: *mut u64, c: Cmp, cmp_value: u64) -> Result<u64> {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     // SAFETY: the runtime checks sig_addr.
     match unsafe { oxshmem_rt::signal::raw::signal_wait_until(sig_addr, c, cmp_value) } {
         Err(e) if not_symmetric(&e) => gpu_rma::wait_until(func, sig_addr, c, cmp_value).unwrap_or(Err(e)),
@@ -453,6 +457,8 @@ pub(crate) unsafe fn wait_until_all<T: SyncType>(
     c: c_int,
     v: Vals<T>,
 ) {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = cmp(func, c).and_then(|c| {
         // SAFETY: the caller guarantees the arrays hold n elements; the runtime checks ivars.
         unsafe {
@@ -499,6 +505,8 @@ pub(crate) unsafe fn wait_until_any<T: SyncType>(
     c: c_int,
     v: Vals<T>,
 ) -> usize {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = cmp(func, c).and_then(|c| {
         // SAFETY: as in wait_until_all.
         unsafe {
@@ -546,6 +554,8 @@ pub(crate) unsafe fn wait_until_some<T: SyncType>(
     c: c_int,
     v: Vals<T>,
 ) -> usize {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = cmp(func, c).and_then(|c| {
         // SAFETY: the caller guarantees the arrays hold n elements; the runtime checks ivars.
         unsafe {
@@ -598,6 +608,8 @@ pub(crate) unsafe fn broadcast(
     esize: usize,
     root: c_int,
 ) -> c_int {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = handles::team(func, team).and_then(|t| {
         let n = bytes(func, nelems, esize)?;
         if on_gpu(dest, source) {
@@ -624,6 +636,8 @@ pub(crate) unsafe fn collect(
     esize: usize,
     fixed: bool,
 ) -> c_int {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = handles::team(func, team).and_then(|t| {
         let n = bytes(func, nelems, esize)?;
         if on_gpu(dest, source) {
@@ -652,6 +666,8 @@ pub(crate) unsafe fn alltoalls(
     nelems: usize,
     esize: usize,
 ) -> c_int {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = handles::team(func, team).and_then(|t| {
         if on_gpu(dest, source) {
             // SAFETY: as in broadcast.
@@ -818,6 +834,8 @@ pub(crate) unsafe fn reduce<T: CReduce>(
     source: *const T,
     nreduce: usize,
 ) -> c_int {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = handles::team(func, team).and_then(|t| {
         if on_gpu(dest, source) {
             // SAFETY: forwarded from the caller.
@@ -846,6 +864,8 @@ pub(crate) unsafe fn to_all<T: CReduce>(
     pwrk: *mut T,
     psync: *mut c_long,
 ) {
+    // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = count(func, "nreduce", nreduce).and_then(|n| {
         // SAFETY: forwarded from the caller.
         unsafe { T::active_reduce(op, dest, source, n, start, log_stride, size, pwrk, psync) }

@@ -27,6 +27,7 @@ use crate::memory;
 /// `nvshmem_malloc`: collective.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_malloc(size: usize) -> *mut c_void {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_malloc");
     #[cfg(feature = "cuda")]
     if let Some(r) = super::gpu::malloc("nvshmem_malloc", size, 1, false) {
         return crate::error::ok("nvshmem_malloc", r);
@@ -37,6 +38,7 @@ pub extern "C" fn nvshmem_malloc(size: usize) -> *mut c_void {
 /// `nvshmem_calloc`: collective; zeroed.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_calloc");
     #[cfg(feature = "cuda")]
     if super::gpu::active() {
         const F: &str = "nvshmem_calloc";
@@ -52,6 +54,7 @@ pub extern "C" fn nvshmem_calloc(count: usize, size: usize) -> *mut c_void {
 /// `nvshmem_align`: collective.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_align(alignment: usize, size: usize) -> *mut c_void {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_align");
     #[cfg(feature = "cuda")]
     if super::gpu::active() {
         const F: &str = "nvshmem_align";
@@ -71,6 +74,7 @@ pub extern "C" fn nvshmem_align(alignment: usize, size: usize) -> *mut c_void {
 /// `ptr` must be NULL or a live symmetric allocation, not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvshmem_free(ptr: *mut c_void) {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_free");
     #[cfg(feature = "cuda")]
     if let Some(r) = super::gpu::free("nvshmem_free", ptr) {
         return crate::error::ok("nvshmem_free", r);

@@ -40,9 +40,9 @@ fn boot_err(func: &'static str, e: impl std::fmt::Display) -> Error {
 fn init(func: &'static str, level: ThreadLevel, boot: Option<Box<dyn Bootstrap>>) -> Result<ThreadLevel> {
     // Before the bootstrap: every PE runs the same program, so every PE stops here alike.
     super::device_lib::check_at_init().map_err(|m| crate::error::invalid(func, m))?;
+    // The hang report names the routines as the program called them.
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let provided = crate::setup::init_with(func, level, boot)?;
-    // The hang report names this PE's routines as the program called them.
-    oxshmem_bootstrap::status::set_nvshmem_api();
     super::teams::init_nv_teams(func)?;
     #[cfg(feature = "cuda")]
     super::gpu::init(func)?;
@@ -101,6 +101,7 @@ pub unsafe extern "C" fn nvshmem_query_thread(provided: *mut c_int) {
 /// close too, whatever bootstrap the job had.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_finalize() {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_finalize");
     ok("nvshmem_finalize", super::finalize_gpu().and_then(|()| raw::finalize()));
     uid::close_unused();
 }

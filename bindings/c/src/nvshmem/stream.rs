@@ -64,9 +64,16 @@ fn no_executor(func: &'static str, stream: CudaStream) -> ! {
 #[inline(always)]
 pub(crate) fn on_stream(func: &'static str, stream: CudaStream, job: impl FnOnce() + Send + 'static) {
     match EXECUTOR.get() {
-        None if stream.is_null() => job(),
+        None if stream.is_null() => {
+            let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
+            job()
+        }
         None => no_executor(func, stream),
         Some(e) => {
+            let job = move || {
+                let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
+                job()
+            };
             if let Err(msg) = e.submit(func, stream, Box::new(job)) {
                 fatal(func, invalid(func, msg));
             }
@@ -84,10 +91,14 @@ pub(crate) fn on_stream_status(
     job: impl FnOnce() -> c_int + Send + 'static,
 ) -> c_int {
     match EXECUTOR.get() {
-        None if stream.is_null() => job(),
+        None if stream.is_null() => {
+            let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
+            job()
+        }
         None => no_executor(func, stream),
         Some(e) => {
             let run = move || {
+                let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
                 if job() != 0 {
                     fatal(func, invalid(func, "the operation failed on its stream (see the message above)"));
                 }

@@ -13,24 +13,28 @@ use crate::ops::{self, Amo};
 /// `nvshmem_fence`.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_fence() {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_fence");
     ok("nvshmem_fence", raw::fence());
 }
 
 /// `nvshmem_quiet`.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_quiet() {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_quiet");
     ok("nvshmem_quiet", raw::quiet());
 }
 
 /// `nvshmem_barrier_all`: completes this PE's operations, then waits for every PE.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_barrier_all() {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_barrier_all");
     ok("nvshmem_barrier_all", raw::barrier_all());
 }
 
 /// `nvshmem_sync_all`: waits for every PE (no completion).
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_sync_all() {
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_sync_all");
     ok("nvshmem_sync_all", raw::sync_all());
 }
 

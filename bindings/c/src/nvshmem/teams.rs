@@ -70,6 +70,8 @@ pub(crate) fn resolve(func: &'static str, team: NvTeam) -> Result<ShmemTeam> {
 /// what its OpenSHMEM twin costs); everything else goes through [`resolve`].
 #[inline(always)]
 pub(crate) fn team_status(func: &'static str, team: NvTeam, f: impl FnOnce(ShmemTeam) -> c_int) -> c_int {
+    // The hang report names the routine as the program called it.
+    let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let h = match team {
         0 => SHMEM_TEAM_WORLD.load(Ordering::Acquire),
         1 | 2 => SHMEM_TEAM_SHARED.load(Ordering::Acquire),
