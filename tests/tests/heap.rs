@@ -97,9 +97,11 @@ fn bad_symmetric_size_is_a_clear_init_error() {
         (
             "SHMEM_SYMMETRIC_SIZE",
             "12Q",
-            "environment variable SHMEM_SYMMETRIC_SIZE=\"12Q\": \"12Q\" is not a size (a number with an optional K, M, G or T suffix)",
+            "environment variable SHMEM_SYMMETRIC_SIZE=\"12Q\": \"12Q\" is not a size (a number, possibly with a decimal \
+             fraction, then an optional K, M, G or T and an optional B or iB, and nothing after them)",
         ),
-        ("SHMEM_SYMMETRIC_SIZE", "1.5G", "SHMEM_SYMMETRIC_SIZE=\"1.5G\": \"1.5G\" is not a size"),
+        // One rule for every spelling: decimals are read (1.5G is a size), trailing junk is not.
+        ("SHMEM_SYMMETRIC_SIZE", "1G1", "SHMEM_SYMMETRIC_SIZE=\"1G1\": \"1G1\" is not a size"),
         ("SHMEM_SYMMETRIC_SIZE", "512K", "SHMEM_SYMMETRIC_SIZE=\"512K\": must be at least 1048576 bytes"),
         ("SHMEM_SYMMETRIC_SIZE", "99999999999T", "SHMEM_SYMMETRIC_SIZE=\"99999999999T\": \"99999999999T\" overflows"),
         ("NVSHMEM_SYMMETRIC_SIZE", "lots", "environment variable NVSHMEM_SYMMETRIC_SIZE=\"lots\""),
