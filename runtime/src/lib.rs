@@ -169,17 +169,18 @@ pub fn info_get_name() -> &'static str {
     VENDOR_STRING
 }
 
-/// The text `SHMEM_INFO`/`SHMEM_VERSION` print: the version and, with `full`, every
-/// configuration variable with its value and where the value came from. Asked for with the
-/// NVSHMEM spelling (`NVSHMEM_INFO`, `NVSHMEM_VERSION`; [`config::nvshmem_style`]), the text is
-/// NVSHMEM's instead: its listing ([`config::nvshmem_info_text`]), or the version line with the
-/// NVSHMEM API version.
+/// The text `SHMEM_INFO`/`SHMEM_VERSION` print: the version and, with `full`, the
+/// configuration in three groups: what the environment set (each with its source and help),
+/// what it set that oxshmem does not use (unknown names, NVSHMEM settings with no effect here),
+/// and the defaults (one line each; `oxshmem-info` prints them with their help). Asked for with
+/// the NVSHMEM spelling (`NVSHMEM_INFO`, `NVSHMEM_VERSION`; [`config::nvshmem_style`]), the text
+/// is NVSHMEM's instead: its listing ([`config::nvshmem_info_text`]), or the version line with
+/// the NVSHMEM API version.
 ///
 /// ```
 /// assert!(oxshmem::info_text(true).contains("SHMEM_SYMMETRIC_SIZE"));
 /// ```
 pub fn info_text(full: bool) -> String {
-    use std::fmt::Write;
     if config::nvshmem_style(full) {
         if full {
             return config::nvshmem_info_text();
@@ -189,21 +190,32 @@ pub fn info_text(full: bool) -> String {
     }
     let mut s = format!("{VENDOR_STRING} (OpenSHMEM {}.{})\n", SPEC_VERSION.0, SPEC_VERSION.1);
     if full {
-        let width = config::shown_vars().map(|v| v.name.len()).max().unwrap_or(0);
-        let rows: Vec<(&config::Var, String, String)> = config::shown_vars()
-            .map(|v| {
-                let (value, src) = config::lookup(v);
-                let value = if value.is_empty() { "\"\"".to_string() } else { value };
-                let src = match src {
-                    config::Source::Default => "default".to_string(),
-                    config::Source::Env(n) => format!("environment ({n})"),
-                };
-                (v, value, src)
-            })
+        let env: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
             .collect();
-        let vwidth = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
-        for (v, value, src) in rows {
-            let _ = writeln!(s, "  {:<width$} = {value:<vwidth$} [{src}]", v.name);
+        s.push_str(&config_groups(config::shown_vars().map(|v| (v, config::lookup(v))), &env));
+    }
+    s
+}
+
+/// [`info_text`]'s table: `rows` are the shown variables with their value and source, `env` the
+/// process's environment (for what it set that oxshmem does not use).
+fn config_groups<'a>(
+    rows: impl Iterator<Item = (&'a config::Var, (String, config::Source))>,
+    env: &[(String, String)],
+) -> String {
+    use std::fmt::Write;
+    let rows: Vec<(&config::Var, String, config::Source)> =
+        rows.map(|(v, (value, src))| (v, if value.is_empty() { "\"\"".to_string() } else { value }, src)).collect();
+    let width = rows.iter().map(|r| r.0.name.len()).max().unwrap_or(0);
+    let (set, defaults): (Vec<_>, Vec<_>) = rows.iter().partition(|r| matches!(r.2, config::Source::Env(_)));
+    let mut s = String::new();
+    if !set.is_empty() {
+        let vwidth = set.iter().map(|r| r.1.len()).max().unwrap_or(0);
+        let _ = writeln!(s, "Set in the environment ({}):", set.len());
+        for (v, value, src) in set.iter().map(|r| (r.0, &r.1, &r.2)) {
+            let config::Source::Env(from) = src else { continue };
+            let _ = writeln!(s, "  {:<width$} = {value:<vwidth$} [environment ({from})]", v.name);
             // The help, wrapped to 100 columns under the value.
             let mut line = String::new();
             for word in v.help.replace('`', "").split_whitespace() {
@@ -221,7 +233,65 @@ pub fn info_text(full: bool) -> String {
             }
         }
     }
+    let mut unused: Vec<(&str, &str, String)> = env
+        .iter()
+        .filter(|(k, _)| config::FAMILIES.iter().any(|f| k.starts_with(f) && k.len() > f.len()))
+        .filter_map(|(k, v)| {
+            let why = if !config::is_known(k) {
+                "not a variable oxshmem reads".to_string()
+            } else {
+                format!("NVSHMEM's, no effect in oxshmem: {}", config::no_effect_reason(k)?)
+            };
+            Some((k.as_str(), v.as_str(), why))
+        })
+        .collect();
+    unused.sort_unstable();
+    if !unused.is_empty() {
+        let _ = writeln!(s, "Set in the environment, not used ({}):", unused.len());
+        for (k, v, why) in unused {
+            let _ = writeln!(s, "  {k} = {v} ({why})");
+        }
+    }
+    let _ = writeln!(s, "Defaults ({}; oxshmem-info prints each with its help):", defaults.len());
+    for (v, value, _) in defaults.iter().map(|r| (r.0, &r.1, &r.2)) {
+        let _ = writeln!(s, "  {:<width$} = {value} [default]", v.name);
+    }
     s
+}
+
+#[cfg(test)]
+mod info_tests {
+    use super::*;
+
+    /// SHMEM_INFO's table puts what was set first (with help), then what was set but is not
+    /// used, then one line per default.
+    #[test]
+    fn the_table_groups_set_unused_and_defaults() {
+        let vars: Vec<&config::Var> = config::shown_vars().take(3).collect();
+        let rows = vars.iter().enumerate().map(|(i, v)| {
+            let src = if i == 1 { config::Source::Env(v.name) } else { config::Source::Default };
+            (*v, (format!("value{i}"), src))
+        });
+        let env = [
+            ("OXSHMEM_CUDA_HAEP".to_string(), "on".to_string()),
+            ("PATH".to_string(), "/bin".to_string()),
+            (vars[1].name.to_string(), "value1".to_string()),
+        ];
+        let text = config_groups(rows, &env);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Set in the environment (1):", "{text}");
+        assert!(lines[1].contains(vars[1].name) && lines[1].ends_with(&format!("[environment ({})]", vars[1].name)));
+        let unused = lines.iter().position(|l| l.starts_with("Set in the environment, not used (1):")).expect("unused");
+        assert!(lines[unused + 1].starts_with("  OXSHMEM_CUDA_HAEP = on (not a variable"), "{text}");
+        let defaults = lines.iter().position(|l| l.starts_with("Defaults (2;")).expect("defaults");
+        assert!(defaults > unused, "{text}");
+        assert_eq!(lines.len(), defaults + 3, "one line per default, nothing after:\n{text}");
+        assert!(
+            lines[defaults + 1].starts_with(&format!("  {}", vars[0].name))
+                && lines[defaults + 1].ends_with("[default]")
+        );
+        assert!(!text.contains("PATH"), "{text}");
+    }
 }
 
 /// Pointer-based forms of every operation, for the C ABI and other foreign callers.
