@@ -10,8 +10,10 @@
 # the C++ compiler for the CPU target (build-cpu.sh); each script says more. --target cuda is
 # the default.
 #
-# LIST: comma-separated SM numbers (default 80,90,100: SASS for each, plus compute_100 PTX
-# for the newest); `--arch 90` while developing. nvcc: $OXSHMEM_NVCC, else nvcc on PATH.
+# LIST: comma-separated SM numbers (default 75,80,90,100: SASS for each, plus compute_100 PTX
+# for the newest, which the driver JIT-compiles for GPUs newer than sm_100); `--arch 90` while
+# developing. sm_75 is what nvcc 13 compiles for without -arch, so a program built with no -arch
+# device-links against the default archive. nvcc: $OXSHMEM_NVCC, else nvcc on PATH.
 # Headers: bindings/c/include (nvshmem.h) and device/include (oxshmem/device_state.h);
 # OXSHMEM_DEVICE_STATE_INCLUDE overrides the latter.
 set -euo pipefail
@@ -30,7 +32,7 @@ for ((i = 1; i <= $#; i++)); do
         esac
     fi
 done
-arch="80,90,100"
+arch="75,80,90,100"
 jobs="$(nproc 2>/dev/null || echo 2)"
 while [ $# -gt 0 ]; do
     case "$1" in
