@@ -16,8 +16,15 @@
 //!
 //! When no subscriber is installed an event costs one relaxed load and compare of `tracing`'s
 //! global maximum level, and no event sits on the put/get path anyway.
+//!
+//! The formatter is this crate's feature `subscriber` (on by default, for `oshrun`; the C
+//! library and the runtime's feature `log` ask for it). A library built without it depends on
+//! `tracing` alone: [`install`] then installs nothing, and says once on stderr that logging
+//! was asked for but is not in this build.
 
+#[cfg(feature = "subscriber")]
 use std::fmt;
+#[cfg(feature = "subscriber")]
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -91,6 +98,23 @@ pub fn install_launcher(default: Option<&str>) -> bool {
     install_for(default, Some(LAUNCHER))
 }
 
+#[cfg(not(feature = "subscriber"))]
+fn install_for(_default: Option<&str>, _who: Option<usize>) -> bool {
+    use std::sync::Once;
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if let Some(spec) = filter_from(|k| std::env::var(k).ok()) {
+            eprintln!(
+                "oxshmem: logging ({spec}) was asked for, but this program was built without oxshmem's log \
+                 subscriber: enable the feature `log` of the crate oxshmem (or install a tracing subscriber \
+                 of your own)"
+            );
+        }
+    });
+    false
+}
+
+#[cfg(feature = "subscriber")]
 fn install_for(default: Option<&str>, who: Option<usize>) -> bool {
     use std::sync::Once;
     static ONCE: Once = Once::new();
@@ -121,8 +145,10 @@ fn install_for(default: Option<&str>, who: Option<usize>) -> bool {
 }
 
 /// The default format, after a `PE n` (or `PE ?`, `oshrun`) prefix.
+#[cfg(feature = "subscriber")]
 struct WithPe<F>(F);
 
+#[cfg(feature = "subscriber")]
 impl<S, N, F> tracing_subscriber::fmt::FormatEvent<S, N> for WithPe<F>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
@@ -141,5 +167,17 @@ where
             pe => write!(writer, "PE {pe} ")?,
         }
         self.0.format_event(ctx, writer, event)
+    }
+}
+
+#[cfg(all(test, not(feature = "subscriber")))]
+mod without_subscriber {
+    /// Built without the formatter, `install` installs nothing, even when asked for a filter:
+    /// the program's own logging (or none) stays as it is.
+    #[test]
+    fn install_installs_nothing() {
+        assert!(!super::install(Some("debug")));
+        assert!(!super::install_launcher(Some("warn")));
+        assert!(!tracing::dispatcher::has_been_set());
     }
 }

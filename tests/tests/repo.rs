@@ -38,3 +38,27 @@ fn no_file_points_outside_the_repository() {
     }
     assert!(bad.is_empty(), "files that reach outside the repository:\n{}", bad.join("\n"));
 }
+
+/// The runtime library depends on `tracing` only: the log subscriber (tracing-subscriber and
+/// its regex engine) comes in with the feature `log`, which the binaries, tests and the C
+/// library ask for, never into a Rust user's build by default.
+#[test]
+fn the_runtime_library_depends_on_tracing_only() {
+    let tree = |features: &[&str]| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let out = std::process::Command::new(cargo)
+            .args(["tree", "--offline", "-e", "normal", "--prefix", "none", "-p", "oxshmem", "--manifest-path"])
+            .arg(&manifest)
+            .args(features)
+            .output()
+            .expect("running cargo tree");
+        assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let plain = tree(&[]);
+    assert!(plain.lines().any(|l| l.starts_with("tracing ")), "{plain}");
+    assert!(!plain.contains("tracing-subscriber"), "oxshmem pulls in the subscriber by default:\n{plain}");
+    let with_log = tree(&["--features", "log"]);
+    assert!(with_log.lines().any(|l| l.starts_with("tracing-subscriber ")), "{with_log}");
+}
