@@ -13,7 +13,7 @@
 //! out-of-bounds error first, which is tested); forcing P2P to an unmapped peer needs a second
 //! host (every peer's heap is mapped on one host).
 
-use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok, assert_stdout_has};
+use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok, assert_stderr_has, assert_stdout_has};
 
 const PE_DEVICE: &str = env!("CARGO_BIN_EXE_pe-device");
 
@@ -302,36 +302,37 @@ fn device_waits_that_would_deadlock_time_out() {
 }
 
 /// `OXSHMEM_DEVICE_BLOCKS` that is not a block count (`abc`, `0`, `-1`, `2.5`) is an init error
-/// naming the variable and the value, instead of silently running 4 blocks at once.
+/// naming the variable and the value, instead of silently running 4 blocks at once: since
+/// every variable of the table is checked at `shmem_init` (issue 32, item 11), init itself
+/// fails, before the device layer starts.
 #[test]
 fn malformed_device_blocks_is_an_init_error() {
     for value in ["abc", "0", "-1", "2.5"] {
-        let r = run(2, "p2p", &["bad-blocks"], &[("OXSHMEM_DEVICE_BLOCKS", value)]);
-        assert_job_ok(&r);
-        for pe in 0..2 {
-            assert_stdout_has(
-                &r,
-                &format!(
-                    "ERR blocks {value}: PE {pe}: device init: OXSHMEM_DEVICE_BLOCKS={value:?}: expected how many blocks of a kernel run at once, a whole number of at least 1"
-                ),
-            );
-        }
-        assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: OXSHMEM_DEVICE_BLOCKS={value:?} rejected"));
+        let r = run(2, "p2p", &["rma"], &[("OXSHMEM_DEVICE_BLOCKS", value)]);
+        assert!(!r.status.success() && !r.hard_killed, "{}", r.report());
+        assert_stderr_has(
+            &r,
+            &format!(
+                ": shmem_init: environment variable OXSHMEM_DEVICE_BLOCKS={value:?}: expected a whole number of blocks, at least 1"
+            ),
+        );
     }
 }
 
-/// `OXSHMEM_DEVICE_CHANNEL=bogus` (and `init_with("rdma")`) is an init error that names the
-/// variable and the choices; a good init works afterwards.
+/// `OXSHMEM_DEVICE_CHANNEL=bogus` fails `shmem_init` naming the variable and the choices (the
+/// table's check); `init_with("rdma")` is a device init error that names the choices; a good
+/// init works afterwards.
 #[test]
 fn unknown_channel_is_an_init_error() {
-    let r = run_ok(2, "bogus", &["bogus"]);
+    let r = run(2, "bogus", &["bogus"], &[]);
+    assert!(!r.status.success() && !r.hard_killed, "{}", r.report());
+    assert_stderr_has(
+        &r,
+        ": shmem_init: environment variable OXSHMEM_DEVICE_CHANNEL=\"bogus\": expected auto, p2p, proxy, ibgda",
+    );
+    let r = run_ok(2, "auto", &["bogus"]);
     for pe in 0..2 {
-        assert_stdout_has(
-            &r,
-            &format!(
-                "ERR env bogus: PE {pe}: device init: OXSHMEM_DEVICE_CHANNEL=\"bogus\": expected p2p, proxy, ibgda or auto"
-            ),
-        );
+        assert_stdout_has(&r, &format!("ERR init_with rdma: PE {pe}: device init: "));
     }
     assert_each_pe_says(&r, 2, |pe| format!("PE {pe}: bogus channel rejected"));
 }
