@@ -95,13 +95,17 @@ fn host_lib() -> PathBuf {
     profile_dir()
 }
 
-/// Builds the archive for sm_90 once; returns its directory.
+/// The architectures the tests build the archive for: sm_75, what nvcc 13 compiles for without
+/// `-arch` (and the oldest the default build ships), and sm_90.
+const ARCHS: &str = "75,90";
+
+/// Builds the archive for [`ARCHS`] once; returns its directory.
 fn archive(nvcc: &str) -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let out = scratch("archive");
         let mut c = Command::new("bash");
-        c.arg(root().join("bindings/cuda/build.sh")).arg(&out).args(["--arch", "90"]).env("OXSHMEM_NVCC", nvcc);
+        c.arg(root().join("bindings/cuda/build.sh")).arg(&out).args(["--arch", ARCHS]).env("OXSHMEM_NVCC", nvcc);
         run(c, Duration::from_secs(1200));
         assert!(out.join("libnvshmem_device.a").exists(), "build.sh made no libnvshmem_device.a");
         out
@@ -168,8 +172,10 @@ fn the_archive_links_every_device_function() {
     let dir = scratch("link");
     let src = dir.join("every.cu");
     std::fs::write(&src, every_function_program()).expect("writing every.cu");
+    // Device code for both of the archive's architectures: each device link needs every name
+    // defined for its own architecture.
     let mut c = Command::new(&nvcc);
-    c.args(["-rdc=true", "-arch=sm_90", "-std=c++17"])
+    c.args(["-rdc=true", "-gencode=arch=compute_75,code=sm_75", "-gencode=arch=compute_90,code=sm_90", "-std=c++17"])
         .arg(&src)
         .arg("-I")
         .arg(root().join("bindings/c/include"))
@@ -268,6 +274,141 @@ int main() {
         .arg("-o")
         .arg(dir.join("use.o"));
     run(c, Duration::from_secs(300));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A program written the way NVSHMEM's examples and perftests are: it includes `nvshmem.h`,
+/// `nvshmemx.h`, `non_abi/nvshmemx_error.h` and `device_host/nvshmem_common.cuh`, relies on
+/// `<assert.h>` and `<cuda.h>` arriving through `nvshmem.h`, stamps out kernels with the
+/// `NVSHMEMI_REPT_*` macros, calls NVSHMEM 3.8's device names, and reports through the
+/// `NVSHMEMI_*` error macros. Its `main` runs on the host only (no GPU needed).
+const COMPAT_PROGRAM: &str = r#"#include <stdio.h>
+#include "nvshmem.h"
+#include "nvshmemx.h"
+#include "non_abi/nvshmemx_error.h"
+#include "device_host/nvshmem_common.cuh"
+
+#define DEFINE_P_KERNEL(NAME, TYPE) \
+    __global__ void p_##NAME(TYPE *d, TYPE v, int pe) { nvshmem_##NAME##_p(d, v, pe); }
+NVSHMEMI_REPT_FOR_STANDARD_RMA_TYPES(DEFINE_P_KERNEL)
+#define DEFINE_WAIT_KERNEL(NAME, TYPE) \
+    __global__ void w_##NAME(TYPE *d, TYPE v) { nvshmem_##NAME##_wait_until(d, NVSHMEM_CMP_GE, v); }
+NVSHMEMI_REPT_FOR_WAIT_TYPES(DEFINE_WAIT_KERNEL)
+#define DEFINE_REDUCE_KERNEL(NAME, TYPE, OP) \
+    __global__ void r_##NAME##_##OP(TYPE *d, const TYPE *s) { \
+        nvshmemx_##NAME##_##OP##_reduce_block(NVSHMEM_TEAM_WORLD, d, s, 4); }
+NVSHMEMI_REPT_TYPES_AND_OPS_FOR_REDUCE(DEFINE_REDUCE_KERNEL)
+
+#define COUNT3(NAME, TYPE, OP) +1
+#define COUNT2(NAME, TYPE) +1
+#define COUNT1(BITS) +1
+static const int n_reduce = 0 NVSHMEMI_REPT_TYPES_AND_OPS_FOR_REDUCE(COUNT3);
+static const int n_rma = 0 NVSHMEMI_REPT_FOR_STANDARD_RMA_TYPES(COUNT2);
+static const int n_wait = 0 NVSHMEMI_REPT_FOR_WAIT_TYPES(COUNT2);
+static const int n_sizes = 0 NVSHMEMI_REPT_FOR_SIZES(COUNT1);
+
+__global__ void v38(float *f, double *d, half *h, uint64_t *sig, int pe) {
+    nvshmemx_float_atomic_add(f, 1.0f, pe);
+    d[1] = nvshmemx_double_atomic_fetch_add(d, 2.0, pe);
+    nvshmemx_half_atomic_add(h, h[1], pe);
+    h[2] = nvshmemx_half_atomic_fetch_add(h, h[1], pe);
+    (void)nvshmemx_float_atomic_fetch_add(f, 1.0f, pe);
+    nvshmemx_double_atomic_add(d, 1.0, pe);
+    nvshmemx_put16_signal_nbi_block(h, h + 8, 4, sig, 1, NVSHMEM_SIGNAL_ADD, pe);
+    nvshmemx_put16_signal_warp(h, h + 8, 4, sig, 1, NVSHMEM_SIGNAL_ADD, pe);
+    nvshmemx_put6_signal_block(h, h + 8, 4, sig, 1, NVSHMEM_SIGNAL_ADD, pe);
+    nvshmemx_flush();
+    nvshmemx_flush_warp();
+    nvshmemx_flush_block();
+    nvshmemx_signal_counted_reset(sig);
+    nvshmemx_region_handle_t r;
+    nvshmemx_region_attrs_t a = NVSHMEMX_REGION_ATTRS_INITIALIZER;
+    int active = 0;
+    if (nvshmemx_region_start_block(&r, &a) == NVSHMEMX_SUCCESS) nvshmemx_region_stop_block(r);
+    (void)nvshmemx_region_is_active(NVSHMEMX_REGION_HINT_BATCH_RMA, &active);
+    extern __shared__ char smem[];
+    nvshmemx_give_smem(smem, nvshmemx_ask_smem(NVSHMEMX_SMEM_MINIMUM));
+    nvshmemx_release_smem();
+}
+
+static int jumps(int status) {
+    int rc = 0;
+    NVSHMEMI_NZ_ERROR_JMP(status, NVSHMEMX_ERROR_INTERNAL, out, "step %d", 3);
+    NVSHMEMI_NULL_ERROR_JMP((void *)0, rc, NVSHMEMX_ERROR_OUT_OF_MEMORY, out, "no buffer");
+out:
+    return status ? status : rc;
+}
+static int returns(int status) {
+    NVSHMEMI_NE_ERROR_RET(status, 0, NVSHMEMX_ERROR_INVALID_VALUE, "ret %s", "path");
+    return 0;
+}
+
+int main() {
+    CUresult r = CUDA_SUCCESS;  /* <cuda.h>, through nvshmem.h */
+    assert(r == CUDA_SUCCESS);  /* <assert.h>, through nvshmem.h */
+    NVSHMEMI_ERROR_PRINT("compat %d", 42);
+    NVSHMEMI_WARN_PRINT("careful %s", "now");
+    printf("jmp %d %d\n", jumps(5), jumps(0));
+    printf("ret %d %d\n", returns(9), returns(0));
+    printf("string %s %s\n", nvshmemx_status_string(NVSHMEMX_ERROR_SYMMETRY), nvshmemx_status_string(99));
+    printf("counts %d %d %d %d\n", n_reduce, n_rma, n_wait, n_sizes);
+    /* the host library, found through the rpath (no GPU needed for these two) */
+    int major = 0, minor = 0;
+    nvshmem_info_get_version(&major, &minor);
+    printf("host %d %d.%d\n", (int)nvshmemx_init_status(), major, minor);
+    return 0;
+}
+"#;
+
+/// [`COMPAT_PROGRAM`] builds with nvcc and no `-arch` (sm_75 for nvcc 13) against the headers and
+/// the archive with the link line the docs give (`-L lib -loxshmem libnvshmem_device.a`, an
+/// rpath), and runs without `LD_LIBRARY_PATH`: the rpath finds the host library, the macros
+/// report what NVSHMEM's do.
+#[test]
+fn an_nvshmem_style_program_builds_without_arch_and_runs() {
+    let Some(nvcc) = nvcc("a program built without -arch") else { return };
+    let lib = host_lib();
+    let ar = archive(&nvcc);
+    let dir = scratch("compat");
+    let src = dir.join("compat.cu");
+    std::fs::write(&src, COMPAT_PROGRAM).expect("writing compat.cu");
+    let mut c = Command::new(&nvcc);
+    c.args(["-rdc=true", "-std=c++17"])
+        .arg(&src)
+        .arg("-I")
+        .arg(root().join("bindings/c/include"))
+        .arg("-L")
+        .arg(&lib)
+        .arg("-loxshmem")
+        .arg(ar.join("libnvshmem_device.a"))
+        .arg("-Xlinker")
+        .arg(format!("-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(dir.join("compat"));
+    run(c, Duration::from_secs(900));
+    let out = Command::new(dir.join("compat"))
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("running the program built without -arch");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "compat failed ({}):\n{stdout}\n{stderr}", out.status);
+    // The exact lines: the macros' effects (status set, goto, return), NVSHMEM's type lists
+    // (138 reduction pairs, 25 RMA types, 14 wait types, 5 sizes), and the host library's
+    // answers (not initialized; OpenSHMEM 1.3), which a missing rpath would have kept from
+    // loading at all (exit 127).
+    let want_out = "WARN: careful now\njmp 7 2\nret 1 0\nstring NVSHMEMX_ERROR_SYMMETRY NVSHMEMX_ERROR_<unknown>\n\
+                    counts 138 25 14 5\nhost 0 1.3\n";
+    assert_eq!(stdout, want_out, "stdout of compat");
+    for line in [
+        "compat.cu:main:",
+        ": compat 42\n",
+        ": error status: 5 (NVSHMEMX_ERROR_GPU_NOT_SELECTED) step 3\n",
+        ": NULL value no buffer\n",
+        ": non-zero status: 9 ret path\n",
+    ] {
+        assert!(stderr.contains(line), "stderr of compat lacks {line:?}:\n{stderr}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -3,7 +3,8 @@
 //!
 //! The source is `bindings/cuda/device_api.tsv`: every device-callable NVSHMEM 3.4 name (tag
 //! `device` or `both` in `bindings/api/nvshmem_api.tsv`, the `nvshmemx::tile_*` templates
-//! excepted) with the prototype NVSHMEM's headers give it in nvcc's device pass. A `both`
+//! excepted), then the 20 device names NVSHMEM 3.8 added (tag `device`), with the prototype
+//! NVSHMEM's headers give each in nvcc's device pass. A `both`
 //! name is declared once, in `nvshmem.h`, with `NVSHMEMI_HOSTDEVICE_PREFIX` (`__host__
 //! __device__` in the device pass, nothing otherwise); a `device` name is declared here,
 //! `__device__`, under `__CUDACC__`.
