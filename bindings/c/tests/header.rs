@@ -1,6 +1,7 @@
 //! The headers: the checked-in copies are what the generator makes now, and they compile
 //! cleanly as C99, C11 (`-pedantic`), C++11 and C++17, every `_Generic` association and C++
-//! overload included.
+//! overload included; NVSHMEM's other headers (`non_abi/nvshmemx_error.h`,
+//! `device_host/nvshmem_common.cuh`) work from C and C++ as NVSHMEM's programs use them.
 //!
 //! `OXSHMEM_BLESS=1 cargo test -p oxshmem-c --test header` refreshes the checked-in copies.
 //! The compile tests need gcc and g++; without them they say so and pass.
@@ -110,5 +111,47 @@ fn every_cxx_overload_compiles() {
             &out_dir().join("generic_check.cc"),
             "generic_cxx.o",
         );
+    }
+}
+
+/// The headers NVSHMEM's programs include besides `nvshmem.h` (`non_abi/nvshmemx_error.h`,
+/// `device_host/nvshmem_common.cuh`) and what `nvshmem.h` brings as NVSHMEM's does (`assert`,
+/// the error macros): `tests/c/nvshmem_compat.c` compiles as C11 and C++17 with `-Werror` and
+/// prints what NVSHMEM's macros do (a status set, a goto or a return taken, the report lines)
+/// and the sizes of NVSHMEM's type lists.
+#[test]
+fn nvshmem_compat_headers_work_from_c_and_cxx() {
+    let src = common::crate_dir().join("tests/c/nvshmem_compat.c");
+    let inc = include_dir();
+    for (compiler, lang, std) in [("gcc", "c", "-std=c11"), ("g++", "c++", "-std=c++17")] {
+        if !have(compiler) {
+            continue;
+        }
+        let exe = tmp(&format!("compat-{lang}"));
+        run_ok(
+            compiler,
+            &["-x", lang, std, "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", arg(&inc), arg(&src), "-o", arg(&exe)],
+        );
+        let out = std::process::Command::new(&exe).output().expect("running nvshmem_compat");
+        let _ = std::fs::remove_file(&exe);
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "nvshmem_compat ({lang}) failed: {}\n{stdout}\n{stderr}", out.status);
+        assert_eq!(
+            stdout,
+            "WARN: careful now\njmp 7 2\nret 1 0\ncheck 4 3 0\n\
+             string NVSHMEMX_ERROR_SYMMETRY NVSHMEMX_ERROR_<unknown>\ncounts 138 25 14 5 84\nround 16 3\n",
+            "stdout of nvshmem_compat ({lang})"
+        );
+        for line in [
+            "nvshmem_compat.c:main:",
+            ": compat 42\n",
+            ": NULL value no buffer\n",
+            ": error status: 5 (NVSHMEMX_ERROR_GPU_NOT_SELECTED) step 3\n",
+            ": non-zero status: 9 ret path\n",
+            ": error status: 1 (NVSHMEMX_ERROR_INVALID_VALUE) one\n",
+            ": bad 2\n",
+        ] {
+            assert!(stderr.contains(line), "stderr of nvshmem_compat ({lang}) lacks {line:?}:\n{stderr}");
+        }
     }
 }
