@@ -6,7 +6,7 @@
 //! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oxshmem-info`, `oxshmem-api-coverage` |
 //! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a`; `libnvshmem_host.so.3` (NVSHMEM's library name, the same code) and its link `libnvshmem_host.so`; `libnvshmem_device.a`, the CUDA device library, when nvcc is there to build it (see [`DeviceLib`]) |
 //! | `lib/pkgconfig/` | `oxshmem.pc` |
-//! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h`, `nvshmem.h`, `nvshmemx.h`; `shmem.fh`, the include file of the deprecated Fortran API |
+//! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h`, `nvshmem.h`, `nvshmemx.h`, `nvshmem_device.h`, and the NVSHMEM headers programs include besides those, `non_abi/nvshmemx_error.h` and `device_host/nvshmem_common.cuh` (the whole of `bindings/c/include`); `shmem.fh`, the include file of the deprecated Fortran API |
 //! | `share/oxshmem/fortran/` | `shmem.f90`, the Fortran module source |
 //! | `lib/oxshmem/fortran/<compiler>/` | `shmem.mod` compiled with the Fortran compiler found now, if any |
 //!

@@ -51,6 +51,9 @@ fn install_then_build_and_run_from_the_prefix() {
         "include/shmem.h",
         "include/shmemx.h",
         "include/mpp/shmem.h",
+        "include/nvshmem.h",
+        "include/non_abi/nvshmemx_error.h",
+        "include/device_host/nvshmem_common.cuh",
         "share/oxshmem/fortran/shmem.f90",
     ] {
         assert!(prefix.join(f).exists(), "{f} not installed");
