@@ -194,3 +194,40 @@ fn the_hang_report_names_nvshmem_calls_as_called() {
     assert!(out.stderr.contains("PE 1: running (last: nvshmem_init)"), "{out:?}");
     assert!(!out.stderr.contains(" shmem_"), "{out:?}");
 }
+
+/// A stand-in `libcuda.so.1` built into `dir` with every routine of the CUDA layer's list but
+/// `omit` (stubs that report one device of a CUDA 11.4 driver).
+fn stand_in_driver(dir: &std::path::Path, omit: &[&str]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut c = String::from("#include <string.h>\n");
+    for (name, _) in oxshmem_device::cuda::DRIVER_SYMBOLS.iter().filter(|(n, _)| !omit.contains(n)) {
+        c.push_str(&match *name {
+            "cuDriverGetVersion" => "int cuDriverGetVersion(int *v) { *v = 11040; return 0; }\n".to_string(),
+            "cuDeviceGetCount" => "int cuDeviceGetCount(int *n) { *n = 1; return 0; }\n".to_string(),
+            n => format!("int {n}(void) {{ return 0; }}\n"),
+        });
+    }
+    let src = dir.join("libcuda.c");
+    std::fs::write(&src, c).unwrap();
+    run_ok("gcc", &["-shared", "-fPIC", "-w", "-o", arg(&dir.join("libcuda.so.1")), arg(&src)]);
+    std::fs::copy(dir.join("libcuda.so.1"), dir.join("libcuda.so")).unwrap();
+}
+
+/// Item 5: `nvshmem_init` with the GPU heap asked for (`OXSHMEM_CUDA_HEAP=on`) over a driver that
+/// lacks a routine the CUDA layer calls ends the job with the library's message naming the
+/// routine and the CUDA release it came with — not with the loader's panic and an abort.
+#[test]
+fn nvshmem_init_over_a_driver_that_lacks_a_routine_says_which() {
+    let dir = work_dir().join("old-driver");
+    stand_in_driver(&dir, &["cuDeviceGetAttribute"]);
+    let out = job(60, &["register"], &[("LD_LIBRARY_PATH", arg(&dir)), ("OXSHMEM_CUDA_HEAP", "on")]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        out.stderr.contains("nvshmem_init")
+            && out.stderr.contains("libcuda.so.1, a CUDA 11.4 driver, lacks cuDeviceGetAttribute (CUDA 2.0)"),
+        "{out:?}"
+    );
+    for abort in ["panicked", "Missing symbol", "failed to initiate panic", "SIGABRT", "signal 6"] {
+        assert!(!out.stderr.contains(abort), "{abort:?}: {out:?}");
+    }
+}
