@@ -4,17 +4,15 @@
 //! (requirement `cuda-gpu` of `oxshmem_test_require`: a failure where the run requires it).
 #![cfg(feature = "cuda")]
 
-use std::os::fd::AsFd;
+mod common;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use oxshmem_device::cuda::fdpass;
 use oxshmem_device::cuda::{self, CudaError, Gpu, GpuHeap, PinnedBuf};
 
-const NAME_VAR: &str = "OXSHMEM_TEST_CUDA_GPU_NAME";
-/// How long either side waits for the other before the test fails (not a performance bound).
-const TIMEOUT: Duration = Duration::from_secs(120);
-const HEAP: usize = 3 << 20;
+use common::gpu_pair::{HEAP, NAME_VAR, TIMEOUT, pattern, pe};
 
 /// The GPU, or `None` after printing why the test is skipped.
 fn gpu(local_rank: usize) -> Option<Gpu> {
@@ -31,10 +29,6 @@ fn gpu(local_rank: usize) -> Option<Gpu> {
 fn no_gpu(why: &str) -> Option<Gpu> {
     oxshmem_test_require::skip("cuda-gpu", &format!("{why} (a GPU, or LD_LIBRARY_PATH at tests/emucuda's libcuda)"));
     None
-}
-
-fn pattern(who: u8, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(who)).collect()
 }
 
 #[test]
@@ -110,60 +104,6 @@ fn a_heap_too_large_fails_with_the_drivers_error() {
     assert_eq!(e.to_string(), "GpuHeap::create: size 0 bytes; the heap holds at least one byte");
 }
 
-/// One PE's side: create the heap, swap descriptors with the peer, map the peer's heap, write
-/// our pattern into it, and once the peer has done the same, find its pattern in ours.
-fn pe(sock: &std::os::unix::net::UnixStream, rank: u8, gpu: &Gpu) {
-    use std::io::{Read, Write};
-    sock.set_read_timeout(Some(TIMEOUT)).unwrap();
-    let (heap, fd) = GpuHeap::create(gpu, HEAP).unwrap();
-    let (peer_fd, method) = if rank == 0 {
-        fdpass::offer_fd(sock, fd.as_fd(), true).unwrap();
-        fdpass::take_fd(sock, true).unwrap()
-    } else {
-        let got = fdpass::take_fd(sock, true).unwrap();
-        fdpass::offer_fd(sock, fd.as_fd(), true).unwrap();
-        got
-    };
-    println!("PE {rank}: the peer's heap came by {method:?}");
-    let peer = GpuHeap::import_peer(gpu, &peer_fd, heap.size()).unwrap();
-    drop(peer_fd);
-    let mine = pattern(rank, 1 << 16);
-    // SAFETY: the peer mapping is `HEAP` bytes long; the peer reads it only after our signal.
-    unsafe { gpu.copy_htod(peer.base() + 4096, &mine).unwrap() };
-    (&*sock).write_all(b"w").unwrap();
-    let mut b = [0u8; 1];
-    (&*sock).read_exact(&mut b).unwrap();
-    let mut got = vec![0u8; mine.len()];
-    // SAFETY: our heap is `HEAP` bytes long; the peer's write is complete (cuMemcpy is
-    // synchronous and it signalled after it).
-    unsafe { gpu.copy_dtoh(&mut got, heap.base() + 4096).unwrap() };
-    assert_eq!(got, pattern(1 - rank, got.len()), "PE {rank}: the peer's write into our heap");
-    // Unmap the peer before it may free: both say they are done.
-    drop(peer);
-    (&*sock).write_all(b"d").unwrap();
-    (&*sock).read_exact(&mut b).unwrap();
-    drop(heap);
-}
-
-/// PE 1 of `two_pes_share_one_gpu` (does nothing unless started by it).
-#[test]
-fn pe1() {
-    let Ok(name) = std::env::var(NAME_VAR) else { return };
-    let gpu = Gpu::select(1).unwrap();
-    let deadline = Instant::now() + TIMEOUT;
-    let sock = loop {
-        match fdpass::connect_abstract(name.as_bytes()) {
-            Ok(s) => break s,
-            Err(e) => {
-                assert!(Instant::now() < deadline, "PE 1: connect to {name}: {e}");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-    };
-    pe(&sock, 1, &gpu);
-    println!("PE 1 done");
-}
-
 struct Reap(Option<Child>);
 
 impl Drop for Reap {
@@ -180,8 +120,7 @@ fn two_pes_share_one_gpu() {
     let Some(gpu) = gpu(0) else { return };
     let name = format!("oxshmem-test-cuda-gpu-{}", std::process::id());
     let listener = fdpass::listen_abstract(name.as_bytes()).unwrap();
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "pe1", "--nocapture", "--test-threads=1"])
+    let child = Command::new(common::pe_program("cuda-gpu-pe"))
         .env(NAME_VAR, &name)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
