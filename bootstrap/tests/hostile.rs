@@ -1,8 +1,9 @@
 //! Issue 32, "Hardening, round 2": the bootstrap against a hostile or careless world, with
-//! real processes. The unique-id ranks are this test binary, re-executed as `--exact hostile_pe`
-//! with `OXS_HOSTILE_PE=<scenario>` (self-contained, so that this file needs nothing but the
-//! crate). Every job runs in its own process group under a watchdog that kills the group, and
+//! real processes. The ranks, strangers and `--pmi-port` PEs are the program `hostile-pe`
+//! (tests/pe/hostile.rs), started with `OXS_HOSTILE_PE=<scenario>`. Every job runs in its own process group under a watchdog that kills the group, and
 //! every rank's waits are bounded by `OXSHMEM_TIMEOUT`, so no test can hang.
+
+mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -10,104 +11,18 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use oxshmem_bootstrap::Bootstrap;
-use oxshmem_bootstrap::uid::{Uid, UniqueId, create_unique_id};
+use oxshmem_bootstrap::uid::UniqueId;
 
 const PE_VAR: &str = "OXS_HOSTILE_PE";
 /// Upper bound for any one job here.
 const WATCHDOG: Duration = Duration::from_secs(90);
 
-// ---------------------------------------------------------------- the rank side
-
-/// Not a test of its own: the entry point of a rank this file starts.
-#[test]
-fn hostile_pe() {
-    let Ok(scenario) = std::env::var(PE_VAR) else {
-        return;
-    };
-    oxshmem_bootstrap::logging::install(None);
-    std::process::exit(rank_main(&scenario));
-}
-
-fn rank_main(scenario: &str) -> i32 {
-    match scenario {
-        "replaced-id" => return replaced_id(),
-        "unused-id" => return unused_id(),
-        "pmi-late" => return pmi_late(),
-        "hold" => return hold(),
-        _ => {}
-    }
-    let boot = match Uid::from_env() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("rank init failed: {e}");
-            return 3;
-        }
-    };
-    let r = boot.rank();
-    let step = |what: &str, res: oxshmem_bootstrap::Result<()>| {
-        if let Err(e) = res {
-            eprintln!("rank {r}: {what} failed: {e}");
-            std::process::exit(4);
-        }
-    };
-    match scenario {
-        "collectives" => {
-            step("barrier", boot.barrier());
-            step("allgather", boot.allgather(&[r as u8]).map(|_| ()));
-        }
-        // Two barriers with a pause between them, in which the test kills a rank.
-        "pause" => {
-            step("barrier 1", boot.barrier());
-            println!("rank {r}: between barriers");
-            let _ = std::io::stdout().flush();
-            std::thread::sleep(Duration::from_millis(
-                std::env::var("OXS_HOSTILE_PAUSE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500),
-            ));
-            step("barrier 2", boot.barrier());
-        }
-        // A barrier, then a wait for ever (as a PE spinning in a runtime barrier, which no
-        // bootstrap socket sees), in which the test kills a rank.
-        "wait-forever" => {
-            step("barrier", boot.barrier());
-            println!("rank {r}: waiting");
-            let _ = std::io::stdout().flush();
-            loop {
-                std::thread::sleep(Duration::from_secs(1));
-            }
-        }
-        other => {
-            eprintln!("unknown scenario {other}");
-            return 2;
-        }
-    }
-    step("finalize", boot.finalize());
-    println!("rank {r}: ok");
-    0
-}
-
-/// The stranger: opens `OXS_HOLD_N` connections to `OXS_HOLD_ADDR` (each given 2 s), prints
-/// `held <count> as uid <uid>`, and keeps them until it is killed.
-fn hold() -> i32 {
-    let addr: std::net::SocketAddr = std::env::var("OXS_HOLD_ADDR").unwrap().parse().unwrap();
-    let n: usize = std::env::var("OXS_HOLD_N").unwrap().parse().unwrap();
-    let held: Vec<TcpStream> =
-        (0..n).filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()).collect();
-    // SAFETY: getuid cannot fail.
-    println!("held {} as uid {}", held.len(), unsafe { libc::getuid() });
-    let _ = std::io::stdout().flush();
-    loop {
-        std::thread::sleep(Duration::from_secs(1));
-    }
-}
-
 /// Another local user (`nobody`, where this test runs as root; else this user, in a process of
 /// its own) holding `n` idle connections to `addr`; returns it (kill it to let them go) once it
 /// holds them, with how many it made.
 fn stranger_holding(addr: std::net::SocketAddr, n: usize) -> (Child, usize) {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--exact", "hostile_pe", "--nocapture", "--test-threads", "1"])
-        .env(PE_VAR, "hold")
+    let mut c = Command::new(program_for_anyone());
+    c.env(PE_VAR, "hold")
         .env("OXS_HOLD_ADDR", addr.to_string())
         .env("OXS_HOLD_N", n.to_string())
         .stdin(Stdio::null())
@@ -136,83 +51,37 @@ fn stranger_holding(addr: std::net::SocketAddr, n: usize) -> (Child, usize) {
     (child, count)
 }
 
+/// The rank program copied into a folder of its own that every user may enter and run from:
+/// the stranger runs as `nobody`, who cannot reach a build tree under a private folder (a
+/// checkout in `/root`, or CI's clone in a `mktemp -d` folder).
+fn program_for_anyone() -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove_copy() {
+        let _ = std::fs::remove_dir_all(copy_dir());
+    }
+    fn copy_dir() -> std::path::PathBuf {
+        std::path::Path::new("/tmp").join(format!("oxshmem-hostile-{}", std::process::id()))
+    }
+    COPY.get_or_init(|| {
+        let dir = copy_dir();
+        // SAFETY: registers a function that takes no arguments and touches only the file system.
+        unsafe { libc::atexit(remove_copy) };
+        std::fs::create_dir_all(&dir).expect("creating the stranger's folder");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+        let exe = dir.join("hostile-pe");
+        std::fs::copy(common::pe_program("hostile-pe"), &exe).expect("copying the rank program");
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+        exe
+    })
+    .clone()
+}
+
 /// Kills a stranger (its process group).
 fn let_go(mut c: Child) {
     // SAFETY: signalling the process group of a child we started; no memory.
     unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
     let _ = c.wait();
-}
-
-/// A PE of an `oshrun --pmi-port` job: prints `port <PMI_PORT>`, waits for the file named by
-/// `OXS_HOSTILE_GO` to exist (at most 60 s), then joins the job over PMI-1 and runs a barrier,
-/// an allgather and finalize.
-fn pmi_late() -> i32 {
-    println!("port {}", std::env::var("PMI_PORT").unwrap_or_default());
-    let _ = std::io::stdout().flush();
-    let go = std::path::PathBuf::from(std::env::var_os("OXS_HOSTILE_GO").expect("OXS_HOSTILE_GO"));
-    let t = Instant::now();
-    while !go.exists() {
-        if t.elapsed() > Duration::from_secs(60) {
-            eprintln!("the go file never came");
-            return 9;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let boot = match oxshmem_bootstrap::from_env() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("PE init failed: {e}");
-            return 3;
-        }
-    };
-    let r = boot.rank();
-    if let Err(e) = boot.barrier().and_then(|()| boot.allgather(&[r as u8]).map(drop)).and_then(|()| boot.finalize()) {
-        eprintln!("PE {r}: {e}");
-        return 4;
-    }
-    println!("PE {r}: ok");
-    0
-}
-
-/// Rank 0 of a 2-rank job that makes an id, replaces it with a newer one (printing both, one
-/// per line: `old <id>`, `new <id>`), and runs the job on the newer one.
-fn replaced_id() -> i32 {
-    let old = create_unique_id().expect("create_unique_id");
-    let new = create_unique_id().expect("the second create_unique_id");
-    println!("old {old}");
-    println!("new {new}");
-    let _ = std::io::stdout().flush();
-    let boot = match Uid::init(&new, 0, 2) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("rank 0 init failed: {e}");
-            return 3;
-        }
-    };
-    // What the "collectives" scenario of rank 1 does.
-    if let Err(e) = boot.barrier().and_then(|()| boot.allgather(&[0]).map(drop)).and_then(|()| boot.finalize()) {
-        eprintln!("rank 0: {e}");
-        return 4;
-    }
-    println!("rank 0: ok");
-    0
-}
-
-/// A process that makes an id it never uses (printing `unused <id>`), then runs a 1-rank job
-/// on another id (not made by `create_unique_id`, so that the unused one is not replaced) to
-/// its finalize, prints `finalized` and waits to be killed.
-fn unused_id() -> i32 {
-    let unused = create_unique_id().expect("create_unique_id");
-    println!("unused {unused}");
-    let job = UniqueId::new("127.0.0.1:0".parse().unwrap()).unwrap();
-    // Port 0: rank 0 binds a port of the kernel's choice (a 1-rank job needs no one to find it).
-    let boot = Uid::init(&job, 0, 1).expect("a 1-rank job");
-    boot.finalize().expect("finalize");
-    println!("finalized");
-    let _ = std::io::stdout().flush();
-    loop {
-        std::thread::sleep(Duration::from_secs(1));
-    }
 }
 
 // ---------------------------------------------------------------- running ranks
@@ -284,15 +153,14 @@ fn rank_with_fd_limit(id: &UniqueId, rank: usize, size: usize, scenario: &str, n
 }
 
 fn rank_command(id: &UniqueId, rank: usize, size: usize, scenario: &str, env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(std::env::current_exe().unwrap());
+    let mut c = Command::new(common::pe_program("hostile-pe"));
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy().into_owned();
         if k.starts_with("PMI") || k.starts_with("OXSHMEM_") || k.starts_with("SHMEM_") || k.starts_with("NVSHMEM_") {
             c.env_remove(k);
         }
     }
-    c.args(["--exact", "hostile_pe", "--nocapture", "--test-threads", "1"])
-        .env(PE_VAR, scenario)
+    c.env(PE_VAR, scenario)
         .env("OXSHMEM_UNIQUEID", id.to_string())
         .env("OXSHMEM_UID_RANK", rank.to_string())
         .env("OXSHMEM_UID_SIZE", size.to_string())
@@ -408,8 +276,7 @@ fn lines_of(out: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String
     rx
 }
 
-/// Waits (at most [`WATCHDOG`]) for a line that holds `marker`; returns what follows it. (The
-/// test harness of the rank writes `test hostile_pe ... ` before the rank's first line.)
+/// Waits (at most [`WATCHDOG`]) for a line that holds `marker`; returns what follows it.
 fn line_with(lines: &std::sync::mpsc::Receiver<String>, marker: &str) -> String {
     let deadline = Instant::now() + WATCHDOG;
     loop {
@@ -635,13 +502,7 @@ fn idle_connections_on_the_pmi_port_do_not_stall_the_job() {
     let go = dir.join("go");
     let _ = std::fs::remove_file(&go);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_oshrun"));
-    cmd.args(["-n", "2", "--pmi-port", "--timeout", "60", "--"]).arg(std::env::current_exe().unwrap()).args([
-        "--exact",
-        "hostile_pe",
-        "--nocapture",
-        "--test-threads",
-        "1",
-    ]);
+    cmd.args(["-n", "2", "--pmi-port", "--timeout", "60", "--"]).arg(common::pe_program("hostile-pe"));
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy().into_owned();
         if k.starts_with("PMI") || k.starts_with("OXSHMEM_") {
@@ -677,7 +538,10 @@ fn idle_connections_on_the_pmi_port_do_not_stall_the_job() {
     assert!(failed <= 1, "{failed} lines about failed accepts: {o:?}");
     let refusals = o.stderr.lines().filter(|l| l.contains("refusing a PMI connection from")).count();
     assert!(refusals <= 10, "{refusals} refusal lines: {o:?}");
+    // The PEs' lines come in either order: read them all (oshrun has exited, so the channel
+    // ends), then look for each.
+    let rest: Vec<String> = out.iter().collect();
     for pe in 0..2 {
-        line_with(&out, &format!("PE {pe}: ok"));
+        assert!(rest.iter().any(|l| l.contains(&format!("PE {pe}: ok"))), "PE {pe} did not finish: {rest:?}\n{o:?}");
     }
 }
