@@ -62,3 +62,35 @@ fn the_runtime_library_depends_on_tracing_only() {
     let with_log = tree(&["--features", "log"]);
     assert!(with_log.lines().any(|l| l.starts_with("tracing-subscriber ")), "{with_log}");
 }
+
+/// No test is a child process's entry point that returns at once outside its parent: such a
+/// `#[test]` (its body starting `let Ok(x) = std::env::var(..) else { return }`) counted as a
+/// passing test that tested nothing. A child is a program of its own (`tests/src/bin/`, or an
+/// example under a crate's `tests/pe/`); see docs/testing.md.
+#[test]
+fn no_test_is_a_child_entry_point_that_passes_outside_its_parent() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("repository root");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for f in all.iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
+        let Ok(text) = std::fs::read_to_string(f) else { continue };
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            if l.trim() != "#[test]" {
+                continue;
+            }
+            checked += 1;
+            // The attribute, the signature, then the first statements of the body.
+            let body = lines[i + 1..lines.len().min(i + 6)].join("\n");
+            let first = body.split_once('{').map_or("", |(_, b)| b);
+            let head: String = first.lines().take(3).collect::<Vec<_>>().join(" ");
+            if head.contains("std::env::var") && head.contains("else") && head.contains("return") {
+                bad.push(format!("{}:{}", f.strip_prefix(&root).unwrap_or(f).display(), i + 1));
+            }
+        }
+    }
+    assert!(checked > 500, "found only {checked} tests under {}", root.display());
+    assert!(bad.is_empty(), "tests that return at once unless a parent process set a variable:\n{}", bad.join("\n"));
+}
