@@ -5,7 +5,9 @@
 //! (`SKIPPED: <requirement>: <why>`) and passes. A run that must test everything sets
 //! `OXSHMEM_TEST_REQUIRE=all` (`.ci/run` does, after installing everything), or a comma-separated
 //! list of requirement names; then a missing requirement fails the test instead, with the
-//! install hint. No test decides this on its own: every skip in the workspace goes through
+//! install hint. `-name` in the list leaves one requirement out of `all`: two requirements that
+//! exclude each other (a CUDA driver, and none) cannot both hold in one run, so CI leaves
+//! `cuda-gpu` out of its run without a driver and requires it in its run under the emulated one. No test decides this on its own: every skip in the workspace goes through
 //! [`skip`] (or the helpers built on it), so one variable decides for all of them.
 //!
 //! `OXSHMEM_TEST_REQUIRE_LAUNCHERS` (set by earlier CI scripts) means the same as `all`.
@@ -21,7 +23,11 @@ pub fn required(requirement: &str) -> bool {
         return true;
     }
     match std::env::var(REQUIRE_VAR) {
-        Ok(list) => list.split(',').map(str::trim).any(|r| r == "all" || r == requirement),
+        Ok(list) => {
+            let items: Vec<&str> = list.split(',').map(str::trim).collect();
+            let left_out = items.iter().any(|r| r.strip_prefix('-') == Some(requirement));
+            !left_out && items.iter().any(|r| *r == "all" || *r == requirement)
+        }
         Err(_) => false,
     }
 }
@@ -105,6 +111,10 @@ mod tests {
 
         set(Some("all"));
         assert!(required("anything"));
+        set(Some("all,-cuda-gpu"));
+        assert!(required("gcc") && !required("cuda-gpu"));
+        assert!(!need("cuda-gpu", false, "no driver"));
+        set(Some("all"));
         assert!(std::panic::catch_unwind(|| env("OXSHMEM_NO_SUCH_VARIABLE", "set it")).is_err());
         set(None);
     }
