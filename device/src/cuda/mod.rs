@@ -66,9 +66,9 @@ pub const DRIVER_LIB: &str = "libcuda.so.1";
 /// Every driver routine this crate calls, with the CUDA release (and the Linux driver branch)
 /// that brought it. `cudarc` resolves a routine on its first call and panics when the library
 /// lacks it (a driver of an older CUDA), which aborts the process, so none is called unchecked:
-/// [`driver`] looks them all up once; a library that lacks one the basic operations need
+/// `driver` looks them all up once; a library that lacks one the basic operations need
 /// (device, context, heap, pinned memory, streams) is no driver for us, and the others
-/// ([`AT_USE`]) are checked by the operation that needs them ([`need`]). (`cuFuncGetParamInfo`,
+/// ([`AT_USE`]) are checked by the operation that needs them (`need`). (`cuFuncGetParamInfo`,
 /// CUDA 12.4, is only called on a driver that reports 12.4 or later.)
 pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
     ("cuInit", "CUDA 2.0"),
@@ -116,7 +116,7 @@ pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
 ];
 
 /// The routines of [`DRIVER_SYMBOLS`] that only some operations call, each checked by that
-/// operation ([`need`]) rather than when the driver loads: CUDA modules and kernels, 2D copies,
+/// operation (`need`) rather than when the driver loads: CUDA modules and kernels, 2D copies,
 /// host function and stream-wait launches, I/O memory registration, dma-buf export.
 pub const AT_USE: &[&str] = &[
     "cuMemcpy2DAsync_v2",
