@@ -361,7 +361,7 @@ impl Proxy {
                                 // for the sleeping proxy). A yield with nothing else to run
                                 // returns at once.
                                 spins = spins.wrapping_add(1);
-                                if spins % SPIN_YIELD_EVERY == 0 {
+                                if spins.is_multiple_of(SPIN_YIELD_EVERY) {
                                     std::thread::yield_now();
                                 } else {
                                     std::hint::spin_loop();
