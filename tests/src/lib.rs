@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub mod pe;
+pub mod wqe;
 
 /// The `--timeout` every job gets unless it asks for another.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
