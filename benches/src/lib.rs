@@ -1,5 +1,6 @@
 //! What the benchmarks share: the facts about the run that their `--csv` rows carry, so that a
-//! plot (`benches/plot.py`) can say which machine, how many PEs and when.
+//! plot (`benches/plot.py`) can say which machine, how many PEs and when; and which process of a
+//! job prints usage and argument errors.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -59,6 +60,15 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = yoe + era * 400 + i64::from(m <= 2);
     (y, m, d)
+}
+
+/// Whether this process is the job's first (or not started by a launcher): the one that prints
+/// usage and argument errors, which come before init, so that a job prints them once.
+pub fn first_process() -> bool {
+    ["PMI_RANK", "PMI_ID", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .all(|r| r.trim() == "0")
 }
 
 #[cfg(test)]

@@ -713,27 +713,18 @@ fn plan(which: Option<&str>, n: usize) -> Result<Vec<&'static str>, String> {
     }
 }
 
-/// Whether this process is the job's first (or not started by a launcher): the one that prints
-/// usage and argument errors, which come before init.
-fn first_process() -> bool {
-    ["PMI_RANK", "PMI_ID", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .all(|r| r.trim() == "0")
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args = match parse_args(&args) {
         Ok(a) if a.help => {
-            if first_process() {
+            if oxshmem_benches::first_process() {
                 print!("{USAGE}");
             }
             return;
         }
         Ok(a) => a,
         Err(e) => {
-            if first_process() {
+            if oxshmem_benches::first_process() {
                 eprintln!("shmem-bench: {e}\n(shmem-bench --help lists the benchmarks and options)");
             }
             std::process::exit(2);

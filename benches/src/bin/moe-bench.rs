@@ -115,15 +115,6 @@ fn usage(what: &str) -> ! {
     std::process::exit(2)
 }
 
-/// Whether this process is the job's first (or not started by a launcher): the one that prints
-/// the usage, which comes before init.
-fn first_process() -> bool {
-    ["PMI_RANK", "PMI_ID", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .all(|r| r.trim() == "0")
-}
-
 fn parse_opts(args: &[String]) -> Opts {
     let mut o = Opts::default();
     let mut i = 0;
@@ -581,7 +572,7 @@ fn compare(o: &Opts) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "help")) {
-        if first_process() {
+        if oxshmem_benches::first_process() {
             print!("{USAGE}");
         }
         return;
