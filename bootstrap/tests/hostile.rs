@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::{Out, connect_retrying, reader};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -85,31 +86,6 @@ fn let_go(mut c: Child) {
 }
 
 // ---------------------------------------------------------------- running ranks
-
-struct Out {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl std::fmt::Debug for Out {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "status {:?} after {:?}\n--- stdout\n{}--- stderr\n{}",
-            self.status, self.elapsed, self.stdout, self.stderr
-        )
-    }
-}
-
-fn reader(r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::BufReader::new(r).read_to_string(&mut s);
-        s
-    })
-}
 
 /// A free port on 127.0.0.1 below the kernel's ephemeral range, for an id that nothing
 /// listens on yet (rank 0's init binds it).
@@ -217,19 +193,6 @@ fn finish_all(children: Vec<Child>, start: Instant) -> Vec<Out> {
         .collect()
 }
 
-fn connect_retrying(addr: std::net::SocketAddr) -> TcpStream {
-    let t = Instant::now();
-    loop {
-        match TcpStream::connect(addr) {
-            Ok(s) => return s,
-            Err(e) => {
-                assert!(t.elapsed() < WATCHDOG, "rank 0 never listened: {e}");
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-    }
-}
-
 // ---------------------------------------------------------------- item 12: log lines
 
 /// Rank 0 knows its rank from the start: the warnings it logs while it accepts the others (a
@@ -239,7 +202,7 @@ fn uid_rank_0_log_lines_name_its_pe() {
     let id = local_id();
     let t = Instant::now();
     let kids = vec![rank(&id, 0, 2, "collectives", &[("OXSHMEM_TIMEOUT", "20")])];
-    let mut g = connect_retrying(id.addr());
+    let mut g = connect_retrying(id.addr(), WATCHDOG);
     g.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
     g.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut got = Vec::new();
@@ -461,7 +424,7 @@ fn a_flood_of_idle_connections_does_not_stop_rank_0(nofile: u64) {
     let t = Instant::now();
     let mut kids = vec![rank_with_fd_limit(&id, 0, 3, "collectives", nofile)];
     // Rank 0 listens once its init runs.
-    drop(connect_retrying(id.addr()));
+    drop(connect_retrying(id.addr(), WATCHDOG));
     let (stranger, held) = stranger_holding(id.addr(), 1500);
     assert!(held as u64 > nofile.min(1000), "the stranger made only {held} connections");
     kids.push(rank(&id, 1, 3, "collectives", &[("OXSHMEM_TIMEOUT", "60")]));

@@ -13,8 +13,8 @@
 
 mod common;
 
+use common::{Out, connect_retrying, reader};
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -27,31 +27,6 @@ const PE_VAR: &str = "OXS_LAUNCH_TEST_PE";
 const WATCHDOG: Duration = Duration::from_secs(60);
 
 // ---------------------------------------------------------------- running jobs
-
-struct Out {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl std::fmt::Debug for Out {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "status {:?} after {:?}\n--- stdout\n{}--- stderr\n{}",
-            self.status, self.elapsed, self.stdout, self.stderr
-        )
-    }
-}
-
-fn reader(r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::BufReader::new(r).read_to_string(&mut s);
-        s
-    })
-}
 
 /// Start `cmd` in its own process group with its output piped.
 fn start(cmd: &mut Command) -> Child {
@@ -384,19 +359,6 @@ fn uid_pe(id: &UniqueId, rank: usize, size: usize, scenario: &str, timeout: &str
     start(&mut c)
 }
 
-fn connect_retrying(addr: std::net::SocketAddr) -> TcpStream {
-    let t = Instant::now();
-    loop {
-        match TcpStream::connect(addr) {
-            Ok(s) => return s,
-            Err(e) => {
-                assert!(t.elapsed() < WATCHDOG, "rank 0 never listened: {e}");
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-    }
-}
-
 #[test]
 fn uid_four_processes() {
     let id = local_id();
@@ -415,7 +377,7 @@ fn uid_stranger_is_refused_and_the_job_completes() {
     let t = Instant::now();
     let mut kids: Vec<Child> = [0, 2, 3].iter().map(|&r| uid_pe(&id, r, 4, "collectives", "30")).collect();
     // Garbage while rank 1 has not arrived yet: it gets its challenge, and nothing after.
-    let mut g = connect_retrying(id.addr());
+    let mut g = connect_retrying(id.addr(), WATCHDOG);
     g.write_all(b"SSH-2.0-OpenSSH_9.2\r\n").unwrap();
     g.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut got = Vec::new();

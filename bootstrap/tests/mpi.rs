@@ -16,8 +16,8 @@
 
 mod common;
 
+use common::reader;
 use std::fmt::Debug;
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -50,14 +50,6 @@ impl Debug for Out {
             self.status, self.elapsed, self.stdout, self.stderr
         )
     }
-}
-
-fn reader(r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::BufReader::new(r).read_to_string(&mut s);
-        s
-    })
 }
 
 /// Run `cmd` in its own process group, at most [`WATCHDOG`]; past that, SIGKILL the group and

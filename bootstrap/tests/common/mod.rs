@@ -2,10 +2,15 @@
 //!
 //! Each test file's PEs are a program of their own, `tests/pe/<file>.rs`, built as an example
 //! target (`<file>-pe`), which each test process builds (or finds up to date) on first use.
+//! Each test binary uses part of this module.
+#![allow(dead_code)]
 
+use std::io::Read;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// `target/<profile>/examples/<name>`, brought up to date with this test's features by one
 /// `cargo build --example` per test process (cargo itself decides whether anything changed:
@@ -48,4 +53,46 @@ fn build(profile_dir: &Path, name: &str) {
     }
     let status = cmd.status().expect("running cargo to build a PE program");
     assert!(status.success(), "cargo build of the PE program {name} failed: {status}");
+}
+
+/// What a finished process left: its status, its output, how long it ran.
+pub(crate) struct Out {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "status {:?} after {:?}\n--- stdout\n{}--- stderr\n{}",
+            self.status, self.elapsed, self.stdout, self.stderr
+        )
+    }
+}
+
+/// A thread that reads `r` to its end.
+pub(crate) fn reader(r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::BufReader::new(r).read_to_string(&mut s);
+        s
+    })
+}
+
+/// A connection to `addr` (rank 0's unique-id listener), retried until it listens, at most
+/// `limit`.
+pub(crate) fn connect_retrying(addr: std::net::SocketAddr, limit: Duration) -> TcpStream {
+    let t = Instant::now();
+    loop {
+        match TcpStream::connect(addr) {
+            Ok(s) => return s,
+            Err(e) => {
+                assert!(t.elapsed() < limit, "rank 0 never listened: {e}");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
 }
