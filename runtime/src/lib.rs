@@ -82,6 +82,7 @@ pub mod lock;
 mod order;
 mod rma;
 pub mod signal;
+mod spin;
 mod sym;
 pub mod team;
 pub mod transport;

@@ -11,8 +11,6 @@
 //! when, and notes the end of the wait when it is over, so that the hang report can say who
 //! waits for whom. Waits that end while spinning write nothing.
 
-mod spin;
-
 use std::panic::Location;
 use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering,
@@ -20,7 +18,7 @@ use std::sync::atomic::{
 
 use oxshmem_bootstrap::status::{self, Arg, Routine, code};
 
-pub use self::spin::{Nap, Spin, SpinPolicy};
+pub use crate::spin::{Nap, Spin, SpinPolicy};
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::Transport;
 use crate::world::Runtime;

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 
 use super::{Inner, SLOT_SIZE, SLOTS, ffi};
 use crate::error::Result;
-use crate::wait::SpinPolicy;
+use crate::spin::SpinPolicy;
 
 /// Completion context kinds: who owns an operation's completion (bits 0..4 of the context
 /// value; the libfabric call in bits 4..8, slot + 1 in bits 8..24, the peer from bit 24).

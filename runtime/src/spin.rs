@@ -4,6 +4,10 @@
 //! long it spins, whether it ever sleeps), as what it waits for differs: a remote store, a
 //! NIC, a device thread. Loops that only spin and yield count their polls in a `u32`
 //! ([`SpinPolicy::pause`]); loops that go on to nap need the clock as well ([`Spin`]).
+//!
+//! A leaf: it uses nothing of the runtime, so the transports (below `wait`, which builds the
+//! runtime's waits over it) poll with it without importing `wait`. Its public path is
+//! `oxshmem::wait::{SpinPolicy, Spin, Nap}`.
 
 use std::time::{Duration, Instant};
 
