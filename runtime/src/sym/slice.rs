@@ -8,7 +8,7 @@ use bytemuck::Pod;
 
 use super::handle::{Shmem, runtime};
 use crate::error::{Error, ErrorKind, Result};
-use crate::transport::SymAddr;
+use crate::transport::{SymAddr, relaxed};
 use crate::world::{Runtime, running};
 
 impl Shmem {
@@ -59,9 +59,9 @@ impl Shmem {
         let addr = rt.sym_alloc(F, bytes, align.max(align_of::<T>()))?;
         let s = SymSlice::<T> { addr, sym: rt.translate(addr, bytes, "allocation", F)?, len, _t: PhantomData };
         for i in 0..len {
-            // SAFETY: i < len, inside the fresh allocation; no other PE writes it before the
-            // barrier of the next collective call, but use the same copying store as `write`.
-            unsafe { s.as_ptr().add(i).write_volatile(fill) };
+            // SAFETY: i < len, inside the fresh allocation, aligned for T; no other PE writes it
+            // before the barrier below, but use the same atomic store as `write`.
+            unsafe { relaxed::store(s.as_ptr().add(i), fill) };
         }
         // Every PE has filled its copy before any PE can put into it.
         rt.sync_all_internal(F)?;
@@ -80,7 +80,8 @@ pub struct SymSlice<T: Pod> {
 }
 
 // SAFETY: a SymSlice names memory shared by every thread of the process (and other processes);
-// all access goes through copying loads/stores or atomics, and T is Pod.
+// its safe accessors are atomic (`transport::relaxed`), its non-atomic ones `unsafe`, and T is
+// Pod.
 unsafe impl<T: Pod> Send for SymSlice<T> {}
 // SAFETY: as above.
 unsafe impl<T: Pod> Sync for SymSlice<T> {}
@@ -193,7 +194,8 @@ impl<T: Pod> SymSlice<T> {
         unsafe { self.as_ptr().add(at) }
     }
 
-    /// Reads local element `at` (a copy; panics if `at >= len`, like slice indexing).
+    /// Reads local element `at` (a copy; panics if `at >= len`, like slice indexing): relaxed
+    /// atomic, so it may race any other access (see [the memory model](crate::transport::relaxed)).
     ///
     /// ```
     /// # let shmem = oxshmem::init()?;
@@ -203,12 +205,12 @@ impl<T: Pod> SymSlice<T> {
     /// ```
     #[inline]
     pub fn read(&self, at: usize) -> T {
-        // SAFETY: local_check bounds the index; volatile so that a value another PE stored is
-        // re-read, never cached by the compiler.
-        unsafe { self.local_check(at).read_volatile() }
+        // SAFETY: local_check bounds the index; the element is aligned for T, and every
+        // accessor that may race this load is atomic of the same width.
+        unsafe { relaxed::load(self.local_check(at)) }
     }
 
-    /// Writes local element `at` (panics if `at >= len`).
+    /// Writes local element `at` (panics if `at >= len`): relaxed atomic, as [`read`](Self::read).
     ///
     /// ```
     /// # let shmem = oxshmem::init()?;
@@ -220,12 +222,14 @@ impl<T: Pod> SymSlice<T> {
     #[inline]
     pub fn write(&self, at: usize, value: T) {
         // SAFETY: as in read.
-        unsafe { self.local_check(at).write_volatile(value) }
+        unsafe { relaxed::store(self.local_check(at), value) }
     }
 
-    /// Copies the local elements out: a bulk copy, so elements a peer is writing at the same
-    /// time may come out stale or torn — synchronise first (a barrier, or wait for the writer's
-    /// signal).
+    /// Copies the local elements out, each with relaxed atomic loads (see [the memory
+    /// model](crate::transport::relaxed)): safe against any concurrent writer, but elements
+    /// written at the same time may come out old or new, and one larger than 8 bytes torn
+    /// between its words — synchronise first (a barrier, or wait for the writer's signal) to
+    /// see a peer's data. [`to_vec_unsync`](Self::to_vec_unsync) is the plain `memcpy`.
     ///
     /// ```
     /// # let shmem = oxshmem::init()?;
@@ -235,9 +239,39 @@ impl<T: Pod> SymSlice<T> {
     /// ```
     pub fn to_vec(&self) -> Vec<T> {
         let mut v = Vec::with_capacity(self.len);
-        // SAFETY: a raw copy, no slice over the symmetric side (the module's access rule): the
-        // allocation holds len elements, v's fresh buffer has room for len and cannot overlap
-        // it, and T is Pod, so the len copied elements are initialized values.
+        // SAFETY: no slice over the symmetric side (the module's access rule): the allocation
+        // holds len elements, aligned for T, which every racing accessor accesses atomically;
+        // v's fresh buffer has room for len and cannot overlap it, and T is Pod, so the len
+        // copied elements are initialized values.
+        unsafe {
+            relaxed::copy_out(self.as_ptr(), v.as_mut_ptr(), self.len);
+            v.set_len(self.len);
+        }
+        v
+    }
+
+    /// [`to_vec`](Self::to_vec) as one plain `memcpy`, for bulk data a phase of the program
+    /// owns (several times faster for 1 and 2-byte elements, whose atomic copy moves one
+    /// element per access).
+    ///
+    /// # Safety
+    /// No other thread of this process may write these elements during the call: no `write`,
+    /// `fill` or `copy_from_slice` on another thread, no put or atomic to this PE from another
+    /// thread, no CPU-target device thread storing into them. (Other processes' writes are the
+    /// program's synchronisation to order, as for every copy; a racing one gives stale values.)
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// let s = shmem.alloc_slice(3, 7u8)?;
+    /// shmem.barrier_all()?;
+    /// // SAFETY: this program's only thread is here, and no PE writes `s` before the next barrier.
+    /// assert_eq!(unsafe { s.to_vec_unsync() }, vec![7, 7, 7]);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub unsafe fn to_vec_unsync(&self) -> Vec<T> {
+        let mut v = Vec::with_capacity(self.len);
+        // SAFETY: a raw copy, no slice over the symmetric side; sizes as in to_vec; no racing
+        // writer in this process, per the caller.
         unsafe {
             std::ptr::copy_nonoverlapping(self.as_ptr(), v.as_mut_ptr(), self.len);
             v.set_len(self.len);
@@ -245,8 +279,10 @@ impl<T: Pod> SymSlice<T> {
         v
     }
 
-    /// Copies `src` into the local elements `0..src.len()` (panics if longer than the object):
-    /// a bulk copy, which no peer may be reading or writing meanwhile.
+    /// Copies `src` into the local elements `0..src.len()` (panics if longer than the object),
+    /// each with relaxed atomic stores (see [the memory model](crate::transport::relaxed)):
+    /// safe against any concurrent access; a peer reading meanwhile may see old or new
+    /// elements. [`copy_from_slice_unsync`](Self::copy_from_slice_unsync) is the plain `memcpy`.
     ///
     /// ```
     /// # let shmem = oxshmem::init()?;
@@ -257,12 +293,34 @@ impl<T: Pod> SymSlice<T> {
     /// ```
     pub fn copy_from_slice(&self, src: &[T]) {
         assert!(src.len() <= self.len, "{} elements do not fit a symmetric object of {}", src.len(), self.len);
-        // SAFETY: bounded above; a raw copy, no slice over the symmetric side (the module's
-        // access rule). `copy` is a memmove: `src` may be a view of this very object.
+        // SAFETY: bounded above; no slice over the symmetric side (the module's access rule);
+        // aligned for T, and every racing accessor is atomic. `src` cannot be a view of this
+        // object: such a view (`as_slice`) forbids writes to it while it lives.
+        unsafe { relaxed::copy_in(src.as_ptr(), self.as_ptr(), src.len()) };
+    }
+
+    /// [`copy_from_slice`](Self::copy_from_slice) as one plain `memmove`.
+    ///
+    /// # Safety
+    /// No other thread of this process may read or write these elements during the call (as
+    /// for [`to_vec_unsync`](Self::to_vec_unsync), and no `read` or `to_vec` either).
+    ///
+    /// ```
+    /// # let shmem = oxshmem::init()?;
+    /// let s = shmem.alloc_slice(3, 0u8)?;
+    /// // SAFETY: this program's only thread is here, and no PE accesses `s` before a barrier.
+    /// unsafe { s.copy_from_slice_unsync(&[1, 2]) };
+    /// assert_eq!(s.to_vec(), [1, 2, 0]);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub unsafe fn copy_from_slice_unsync(&self, src: &[T]) {
+        assert!(src.len() <= self.len, "{} elements do not fit a symmetric object of {}", src.len(), self.len);
+        // SAFETY: bounded above; a raw copy, no slice over the symmetric side; no racing access
+        // in this process, per the caller.
         unsafe { std::ptr::copy(src.as_ptr(), self.as_ptr(), src.len()) };
     }
 
-    /// Sets every local element to `value`.
+    /// Sets every local element to `value` (relaxed atomic stores, as [`write`](Self::write)).
     ///
     /// ```
     /// # let shmem = oxshmem::init()?;
@@ -398,5 +456,96 @@ impl<T: Pod> SymBox<T> {
     /// ```
     pub fn free(self) -> Result<()> {
         self.0.free()
+    }
+}
+
+/// The safe accessors against a second thread writing the same memory, the case that was a data
+/// race while they were plain copies; run under Miri (`scripts/miri.sh`), which reports any race
+/// (non-atomic, or atomic of mixed sizes) as undefined behaviour.
+#[cfg(test)]
+mod tests {
+    use std::mem::ManuallyDrop;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    /// A `SymSlice` over a leaked local buffer of `len` elements (64-byte aligned, as the heap's
+    /// objects are), never freed: the accessors need no runtime.
+    fn local<T: Pod>(len: usize, fill: T) -> ManuallyDrop<SymSlice<T>> {
+        let layout = std::alloc::Layout::from_size_align((len * size_of::<T>()).max(1), 64).unwrap();
+        // SAFETY: a layout of non-zero size; the block is leaked (Miri runs ignore leaks).
+        let addr = unsafe { std::alloc::alloc_zeroed(layout) } as usize;
+        assert_ne!(addr, 0);
+        let s = SymSlice::<T> { addr, sym: SymAddr { seg: 0, offset: 0 }, len, _t: PhantomData };
+        s.fill(fill);
+        ManuallyDrop::new(s)
+    }
+
+    const ROUNDS: u64 = 24;
+
+    #[test]
+    fn to_vec_and_read_race_write_and_fill() {
+        let s = local(8, 0u64);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for r in 1..=ROUNDS {
+                    s.write((r % 8) as usize, r);
+                    s.fill(r);
+                }
+            });
+            for _ in 0..ROUNDS {
+                let v = s.to_vec();
+                assert!(v.iter().all(|&x| x <= ROUNDS));
+                assert!(s.read(3) <= ROUNDS);
+            }
+        });
+        assert_eq!(s.to_vec(), [ROUNDS; 8]);
+    }
+
+    #[test]
+    fn copy_from_slice_races_to_vec_for_bytes_and_wide_elements() {
+        let b = local(13, 0u8);
+        let w = local(5, [0u32; 3]);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for r in 1..=ROUNDS as u8 {
+                    b.copy_from_slice(&[r; 13]);
+                    w.copy_from_slice(&[[u32::from(r); 3]; 4]);
+                }
+            });
+            for _ in 0..ROUNDS {
+                assert!(b.to_vec().iter().all(|&x| u64::from(x) <= ROUNDS));
+                // Each 4-byte word is atomic; a 12-byte element may mix rounds.
+                assert!(w.to_vec().iter().flatten().all(|&x| u64::from(x) <= ROUNDS));
+                assert!(w.read(4) == [0; 3]);
+            }
+        });
+        assert_eq!(b.to_vec(), [ROUNDS as u8; 13]);
+        assert_eq!(w.read(0), [ROUNDS as u32; 3]);
+    }
+
+    /// A put to this PE (`shmem_p`) and the AMOs store a 1, 2, 4 or 8-byte element as one
+    /// atomic of its size: the accessors use that same size, so they do not race it.
+    #[test]
+    fn accessors_race_element_sized_atomics() {
+        let s = local(4, 0u64);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for r in 1..=ROUNDS {
+                    // SAFETY: element 2 of the live buffer, 8-byte aligned.
+                    unsafe { AtomicU64::from_ptr(s.as_ptr().add(2)) }.fetch_add(1, Ordering::Relaxed);
+                    // SAFETY: as above.
+                    unsafe { AtomicU64::from_ptr(s.as_ptr()) }.store(r, Ordering::Release);
+                }
+            });
+            let mut last = 0;
+            for _ in 0..ROUNDS {
+                let v = s.to_vec();
+                assert!(v[0] >= last && v[2] <= ROUNDS);
+                last = v[0];
+                s.write(3, last);
+            }
+        });
+        assert_eq!(s.to_vec()[..3], [ROUNDS, 0, ROUNDS]);
     }
 }

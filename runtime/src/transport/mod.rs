@@ -8,6 +8,7 @@
 
 #[cfg(feature = "ofi")]
 pub mod ofi;
+pub mod relaxed;
 pub mod shm;
 
 use std::marker::PhantomData;
