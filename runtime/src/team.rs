@@ -179,6 +179,15 @@ pub(crate) struct Teams {
     pub(crate) streams: Vec<Streams>,
 }
 
+/// Words of a slot that a collective parks there between calls; plain atomics, so that parking
+/// is relaxed stores. The team layer keeps them and never reads them: the collectives above it
+/// say what they hold (the small broadcast's root parks the headers it has not yet taken,
+/// `coll/bcast.rs`), so that this layer imports nothing of theirs.
+pub(crate) type Parked = [AtomicU64; PARKED_WORDS];
+
+/// How many [`Parked`] words a slot has.
+pub(crate) const PARKED_WORDS: usize = 9;
+
 /// The ordered signal streams between this PE and every other within one slot.
 ///
 /// Every signal from PE `i` to PE `j` in a slot stores `i`'s running count of them into
@@ -200,9 +209,10 @@ pub(crate) struct Streams {
     pub(crate) mails_released: Box<[AtomicU64]>,
     /// The highest count of our messages each PE has told us it is done with.
     pub(crate) acked: Box<[AtomicU64]>,
-    /// The members' headers of the last small broadcast this PE was the root of, not yet
-    /// taken (`coll/bcast.rs`), when `owes`.
-    pub(crate) owed: crate::coll::bcast::Owed,
+    /// What a collective parks on the slot until the next one: the members' headers of the
+    /// last small broadcast this PE was the root of, not yet taken, when `owes` (the
+    /// collectives give the words their meaning, `coll/bcast.rs`).
+    pub(crate) parked: Parked,
     pub(crate) owes: std::sync::atomic::AtomicBool,
 }
 
@@ -216,7 +226,7 @@ impl Streams {
             mails_recvd: z(n),
             mails_released: z(n),
             acked: z(n),
-            owed: Default::default(),
+            parked: Default::default(),
             owes: std::sync::atomic::AtomicBool::new(false),
         }
     }

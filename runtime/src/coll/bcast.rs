@@ -26,57 +26,57 @@
 //! and every member is told, so none waits forever), where the all-to-all exchange gave every
 //! member a `CollectiveMismatch` and kept the team.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use crate::coll::header::{Group, Header, PerMember, Seen, kind};
 use crate::coll::sequence::{Coll, POISON};
 use crate::coll::wire::{HDR, Item, payload_of};
 use crate::error::{Error, ErrorKind, Result};
-use crate::team::{ACTIVE_SLOT, Chan};
+use crate::team::{ACTIVE_SLOT, Chan, PARKED_WORDS, Parked};
 use crate::transport::SymAddr;
 use crate::world::Runtime;
 
 /// The headers a small broadcast's root has not yet taken: one from each member but itself.
+/// What the root parks on the slot meanwhile lives in the slot's [`Parked`] words (the team
+/// layer keeps the words; this module alone gives them their meaning): the broadcast's
+/// number, tag and routine, the root's own header as sent, and the root's place among the
+/// members.
 ///
 /// Plain atomics, written with relaxed stores: the root must not execute a locked
 /// instruction (a mutex) after its messages, or it waits for their cache lines to reach the
 /// members, which is the very trip it does not wait for.
-#[derive(Debug, Default)]
-pub(crate) struct Owed {
-    /// The broadcast's number on its slot, its tag and routine.
-    seq: AtomicU64,
-    tag: AtomicU64,
-    routine: AtomicU32,
-    /// The root's own header (as sent), in words.
-    hdr: [AtomicU64; HDR / 8],
-    /// The root's place among the members.
-    me: AtomicUsize,
-}
+struct Owed<'a>(&'a Parked);
 
-impl Owed {
+/// The words of [`Owed`]: seq, tag, routine, the header, the root's place.
+const OWED_WORDS: usize = 3 + HDR / 8 + 1;
+const _: () = assert!(OWED_WORDS <= PARKED_WORDS, "the parked words of a slot hold a broadcast's");
+
+impl Owed<'_> {
     fn put(&self, c: &Coll, hdr: &Header, me: usize) {
-        self.seq.store(c.seq, Ordering::Relaxed);
-        self.tag.store(c.tag, Ordering::Relaxed);
-        self.routine.store(c.routine.bits(), Ordering::Relaxed);
+        let [seq, tag, routine, rest @ ..] = &self.0[..] else { unreachable!() };
+        seq.store(c.seq, Ordering::Relaxed);
+        tag.store(c.tag, Ordering::Relaxed);
+        routine.store(u64::from(c.routine.bits()), Ordering::Relaxed);
         let words: [u64; HDR / 8] = bytemuck::cast(*hdr);
-        for (a, w) in self.hdr.iter().zip(words) {
+        for (a, w) in rest.iter().zip(words) {
             a.store(w, Ordering::Relaxed);
         }
-        self.me.store(me, Ordering::Relaxed);
+        rest[HDR / 8].store(me as u64, Ordering::Relaxed);
     }
 
     fn get(&self, slot: usize) -> (Coll, Header, usize) {
+        let [seq, tag, routine, rest @ ..] = &self.0[..] else { unreachable!() };
         let c = Coll {
             slot,
-            routine: oxshmem_bootstrap::status::Routine::from_bits(self.routine.load(Ordering::Relaxed)),
-            seq: self.seq.load(Ordering::Relaxed),
-            tag: self.tag.load(Ordering::Relaxed),
+            routine: oxshmem_bootstrap::status::Routine::from_bits(routine.load(Ordering::Relaxed) as u32),
+            seq: seq.load(Ordering::Relaxed),
+            tag: tag.load(Ordering::Relaxed),
         };
         let mut words = [0u64; HDR / 8];
-        for (w, a) in words.iter_mut().zip(&self.hdr) {
+        for (w, a) in words.iter_mut().zip(rest) {
             *w = a.load(Ordering::Relaxed);
         }
-        (c, bytemuck::cast(words), self.me.load(Ordering::Relaxed))
+        (c, bytemuck::cast(words), rest[HDR / 8].load(Ordering::Relaxed) as usize)
     }
 }
 
@@ -187,7 +187,7 @@ impl Runtime {
         if small || data.is_none() {
             // Nobody reads our source: the members' headers can wait for our next collective.
             let st = &self.teams.streams[g.slot];
-            st.owed.put(c, &mine, g.me);
+            Owed(&st.parked).put(c, &mine, g.me);
             st.owes.store(true, Ordering::Relaxed);
             return Ok(());
         }
@@ -397,7 +397,7 @@ impl Runtime {
     /// (and returns false) unless every header is there already.
     fn settle_broadcast_if(&self, slot: usize, members: &[usize], only_if_arrived: bool) -> Result<bool> {
         const F: &str = "shmem_broadcast";
-        let (c, hdr, me) = self.teams.streams[slot].owed.get(slot);
+        let (c, hdr, me) = Owed(&self.teams.streams[slot].parked).get(slot);
         // A team's slot holds that team's members; the active sets share one slot, and the
         // broadcast's header names its set.
         let mut set_members = PerMember::new();
