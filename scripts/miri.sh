@@ -23,7 +23,8 @@ export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation -Zmiri-ignore-leaks}"
 cargo +nightly miri test -p oxshmem --lib -- transport::shm:: heap:: coll::reduce:: coll::header:: team:: \
     world::layout:: wait::tests:: transport::relaxed:: sym::slice::
 # The device layer: device state and error slots, the IBGDA queue pair, software NIC, ringer and
-# WQE layouts, device-memory channels, the software NIC provider; the IBGDA queue's counters and
-# the mlx5 WQE layout from outside the crate.
-cargo +nightly miri test -p oxshmem-device --lib -- ibgda:: state:: channel:: nic::soft::
+# WQE layouts, device-memory channels, the software NIC provider, the device API's local read
+# racing a device thread's stores; the IBGDA queue's counters and the mlx5 WQE layout from
+# outside the crate.
+cargo +nightly miri test -p oxshmem-device --lib -- ibgda:: state:: channel:: nic::soft:: api::
 cargo +nightly miri test -p oxshmem-device --test qp_counters --test mlx5_layout

@@ -101,11 +101,14 @@ impl<T: Pod> DevPtr<T> {
         self.addr
     }
 
-    /// Reads element `i` of this PE's copy (a volatile load).
+    /// Reads element `i` of this PE's copy: relaxed atomic, as `SymSlice::read` (see the memory
+    /// model of [`oxshmem::transport::relaxed`]), so it may race the host's accessors and other
+    /// device threads, which the CPU target runs as threads of this process.
     pub fn read_local(&self, i: usize) -> T {
         assert!((i as u64) < self.len, "index {i} out of range for a device pointer of {} elements", self.len);
-        // SAFETY: in bounds of a live symmetric object.
-        unsafe { (self.addr as *const T).add(i).read_volatile() }
+        // SAFETY: in bounds of a live symmetric object, aligned for T (made from a SymSlice);
+        // the host accessors, `p` and the AMOs access its elements atomically, of this width.
+        unsafe { oxshmem::transport::relaxed::load((self.addr as *const T).add(i)) }
     }
 }
 
@@ -926,3 +929,33 @@ fn sig_amo(sop: SignalOp, value: u64) -> AmoOp {
 }
 
 const _: () = assert!(WARP_SIZE == 32);
+
+/// `read_local` against another thread storing the same elements the way the device API's `p`
+/// and the host's `SymSlice::write` do (a data race while it was a volatile load); run under Miri
+/// (`scripts/miri.sh`).
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_local_races_a_device_threads_stores() {
+        let mem = Vec::leak(vec![0u64; 4]).as_mut_ptr() as u64;
+        let d = DevPtr::<u64> { addr: mem, len: 4, _t: PhantomData };
+        let narrow = DevPtr::<u16> { addr: mem, len: 16, _t: PhantomData };
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for r in 1..=16u64 {
+                    // SAFETY: element 1 of the leaked block, aligned; stored as the P2P `p` does.
+                    unsafe { p2p::p((d.addr as *mut u64).add(1).cast(), r, 8) };
+                    // SAFETY: element 8 of the u16 view (the first u16 of word 2), aligned.
+                    unsafe { oxshmem::transport::relaxed::store((narrow.addr as *mut u16).add(8), r as u16) };
+                }
+            });
+            for _ in 0..16 {
+                assert!(d.read_local(1) <= 16);
+                assert!(narrow.read_local(8) <= 16);
+            }
+        });
+        assert_eq!((d.read_local(1), narrow.read_local(8)), (16, 16));
+    }
+}
