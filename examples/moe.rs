@@ -7,7 +7,7 @@
 //! route through the proxy ring instead of direct stores).
 
 use oxshmem_device::Device;
-use oxshmem_device::moe::{Buffer, Mode, MoeConfig, reference};
+use oxshmem_moe::{Buffer, Mode, MoeConfig, reference};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shmem = oxshmem::init()?;

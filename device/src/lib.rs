@@ -77,7 +77,6 @@ mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod ibgda;
-pub mod moe;
 /// NICs for the IBGDA channel: the provider seam, the software NIC's provider, mlx5 DEVX commands.
 pub mod nic;
 pub mod state;

@@ -1,11 +1,11 @@
-//! The `oxshmem_device::moe` module's example as a program: one MoE dispatch and combine of
+//! The `oxshmem_moe` crate's example as a program: one MoE dispatch and combine of
 //! 128 tokens over 8 experts per PE, then the buffer, the device and the runtime are freed and
 //! finalized in that order.
 //!
-//! `cargo build -p oxshmem-device --examples && target/debug/oshrun -n 2 target/debug/examples/moe_dispatch`
+//! `cargo build -p oxshmem-moe --examples && target/debug/oshrun -n 2 target/debug/examples/moe_dispatch`
 
 use oxshmem_device::Device;
-use oxshmem_device::moe::{Buffer, Mode, MoeConfig, reference};
+use oxshmem_moe::{Buffer, Mode, MoeConfig, reference};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shmem = oxshmem::init()?;

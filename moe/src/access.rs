@@ -36,7 +36,7 @@ use oxshmem::{Cmp, SymSlice};
 
 use super::engine::Engine;
 use super::{Phase, Shape, Signals, my_sources};
-use crate::{DevPtr, DeviceError, Thread};
+use oxshmem_device::{DevPtr, DeviceError, Thread};
 
 /// The two kernels of a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::{Device, DeviceError, Grid, Stream, Thread};
+use oxshmem_device::{Device, DeviceError, Grid, Stream, Thread};
 
 /// How long a resident kernel waits for work before it retires.
 pub(super) const IDLE: Duration = Duration::from_millis(20);

@@ -53,7 +53,7 @@
 //!
 //! ```no_run
 //! use oxshmem_device::Device;
-//! use oxshmem_device::moe::{Buffer, Mode, MoeConfig, reference};
+//! use oxshmem_moe::{Buffer, Mode, MoeConfig, reference};
 //! let shmem = oxshmem::init()?;
 //! let dev = Device::init(&shmem)?;
 //! let experts = 8 * shmem.n_pes();
@@ -80,7 +80,7 @@ mod throughput;
 
 use oxshmem::{Shmem, SymSlice};
 
-use crate::{DevPtr, Device, DeviceError, Grid, Thread};
+use oxshmem_device::{DevPtr, Device, DeviceError, Grid, Thread};
 use access::{Kernel, Kernels, Outbox};
 use engine::Engine;
 

@@ -18,7 +18,7 @@ use oxshmem::{Shmem, SignalOp};
 
 use super::access::{Arrived, Inbox, Kernel, Kernels, Outbox};
 use super::{ExpertRow, MoeError, Phase, RowSum, Run, Shape, Signals, add_scaled_row, alloc, my_peers, push_run};
-use crate::DevPtr;
+use oxshmem_device::DevPtr;
 
 /// u32 words per metadata entry: token, choice k, weight bits.
 const ENTRY: usize = 3;

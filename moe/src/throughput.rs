@@ -12,7 +12,7 @@ use oxshmem::{Cmp, Shmem, SignalOp};
 
 use super::access::{Arrived, Inbox, Kernel, Kernels, Outbox};
 use super::{ExpertRow, MoeError, NONE, Phase, RowSum, Run, Shape, Signals, add_scaled_row, alloc, my_peers, push_run};
-use crate::DevPtr;
+use oxshmem_device::DevPtr;
 
 /// u32 words of metadata per row: token, topk expert ids, topk weights.
 fn meta_words(s: &Shape) -> usize {

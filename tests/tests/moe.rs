@@ -1,4 +1,4 @@
-//! MoE dispatch/combine (`oxshmem_device::moe`) in real jobs of 2 and 4 PEs, in both modes,
+//! MoE dispatch/combine (`oxshmem_moe`) in real jobs of 2 and 4 PEs, in both modes,
 //! over every device channel in [`CHANNELS`], against two references:
 //!
 //! - the serial computation of `moe::reference` — inside each PE (`pe-moe` checks that every
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use oxshmem_device::moe::{Mode, reference};
+use oxshmem_moe::{Mode, reference};
 use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok};
 
 const PE_MOE: &str = env!("CARGO_BIN_EXE_pe-moe");

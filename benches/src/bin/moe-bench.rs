@@ -1,4 +1,4 @@
-//! `moe-bench`: MoE dispatch + combine (`oxshmem_device::moe`) in both modes over each device
+//! `moe-bench`: MoE dispatch + combine (`oxshmem_moe`) in both modes over each device
 //! channel, and the MPI baseline (`benches/c/moe_mpi.c`: `MPI_Alltoall` of counts and
 //! `MPI_Alltoallv` of the rows, both ways) on the same workload.
 //!
@@ -39,7 +39,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use oxshmem::Shmem;
-use oxshmem_device::moe::{Buffer, Mode, MoeConfig, reference};
+use oxshmem_moe::{Buffer, Mode, MoeConfig, reference};
 use oxshmem_device::{Device, Grid};
 
 /// The channels measured unless `--channels` says otherwise.

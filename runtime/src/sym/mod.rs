@@ -43,7 +43,7 @@
 //!    [`SymSlice::as_mut_slice`] are `unsafe` for that reason. Code that needs them wraps them
 //!    in a guard type whose constructor *is* the synchronisation point and whose lifetime
 //!    bounds the slice's, so the slice cannot outlive the phase (the MoE buffers of
-//!    `oxshmem-device`, `device/src/moe/access.rs`, are built so).
+//!    `oxshmem-moe`, `moe/src/access.rs`, are built so).
 //!
 //! The caller's own buffers — the `&[T]` source of a put, the `&mut [T]` destination of a get —
 //! are ordinary Rust memory and stay slices.

@@ -1,4 +1,4 @@
-//! PE program for MoE dispatch/combine (`oxshmem_device::moe`):
+//! PE program for MoE dispatch/combine (`oxshmem_moe`):
 //! `pe-moe run <throughput|low-latency> <threads> <resident|per-call> <spec>...` (device
 //! threads per kernel, 0 for the default; kernels on the buffer's resident kernel or one
 //! launch per call).
@@ -22,7 +22,7 @@
 use std::collections::BTreeSet;
 
 use oxshmem_device::Device;
-use oxshmem_device::moe::{Buffer, Dispatched, Mode, MoeConfig, reference};
+use oxshmem_moe::{Buffer, Dispatched, Mode, MoeConfig, reference};
 use oxshmem_tests::pe::{check_eq, dispatch, fail, finish, init};
 
 fn main() {
@@ -199,7 +199,7 @@ fn check_output(p: &reference::Problem, me: usize, out: &[f32], what: &str) {
 
 /// Expects `r` to be an error whose text contains `needle`; prints it.
 #[track_caller]
-fn expect_moe_err<T>(label: &str, r: Result<T, oxshmem_device::moe::MoeError>, needle: &str) {
+fn expect_moe_err<T>(label: &str, r: Result<T, oxshmem_moe::MoeError>, needle: &str) {
     match r {
         Ok(_) => fail(format_args!("{label}: expected an error")),
         Err(e) => {
