@@ -18,8 +18,8 @@ use std::sync::atomic::{
 
 use oxshmem_bootstrap::status::{self, Arg, Routine, code};
 
-pub use crate::spin::{Nap, Spin, SpinPolicy};
 use crate::error::{Error, ErrorKind, Result};
+pub use crate::spin::{Nap, Spin, SpinPolicy};
 use crate::transport::Transport;
 use crate::world::Runtime;
 
