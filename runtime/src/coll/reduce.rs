@@ -317,8 +317,11 @@ impl Runtime {
                     tmp.as_ptr()
                 };
                 if j == 0 {
-                    // SAFETY: `from` holds len elements.
-                    acc.extend_from_slice(unsafe { std::slice::from_raw_parts(from, len) });
+                    // SAFETY: `from` holds len elements (our source, or tmp), and acc, empty, is
+                    // a buffer of its own. No other agent writes our source during the
+                    // reduction (OpenSHMEM: it may not change until the call returns), so a plain
+                    // copy races nothing.
+                    unsafe { copy_into(&mut acc, from, len) };
                 } else {
                     combine(op, &mut acc, from);
                 }
@@ -346,6 +349,25 @@ impl Runtime {
             self.sig_wait(g.slot, g.members[(g.me + n - k) % n]);
         }
         Ok(())
+    }
+}
+
+/// Appends `len` elements from `from` to `acc`, where `from` may be symmetric memory: a raw
+/// copy (the `memcpy` a slice copy would be, vectorized), never a slice over the symmetric side
+/// (the access rule of `crate::sym`), and byte-wise, as C callers may pass unaligned addresses.
+///
+/// # Safety
+/// `from` must be valid for reads of `len` elements and not overlap `acc`'s buffer, and no other
+/// thread of this process may write those elements during the call (a plain copy).
+#[inline]
+pub(crate) unsafe fn copy_into<T: Pod>(acc: &mut Vec<T>, from: *const T, len: usize) {
+    acc.reserve(len);
+    let have = acc.len();
+    // SAFETY: reserved room for len more elements past `have`; `from` per the caller; T is Pod,
+    // so the copied bytes are initialized elements.
+    unsafe {
+        std::ptr::copy_nonoverlapping(from.cast::<u8>(), acc.as_mut_ptr().add(have).cast::<u8>(), len * size_of::<T>());
+        acc.set_len(have + len);
     }
 }
 
@@ -420,6 +442,36 @@ mod tests {
         assert_eq!(type_name(f64::TYPE_ID), "f64");
         assert_eq!(type_name(Complex::<f32>::TYPE_ID), "Complex<f32>");
         assert_eq!(type_name(Complex::<f64>::TYPE_ID), "Complex<f64>");
+    }
+
+    /// The large reduce and scan paths copy their source chunk with `copy_into`: from an
+    /// address C may leave unaligned for T (a slice there was undefined behaviour), while
+    /// another thread writes the word right after the chunk (as a peer's signal beside its
+    /// data) — both clean under Miri.
+    #[test]
+    fn copy_into_takes_unaligned_sources_beside_a_writer() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let words = Vec::leak(vec![0u64; 8]).as_mut_ptr();
+        let expect: Vec<u64> = (0..5).map(|i| 0x0101_0101_0101_0101 * (i + 1)).collect();
+        // SAFETY: bytes 1..41 and word 6 lie in the leaked block of 64 bytes.
+        let (src, flag) = unsafe { (words.cast::<u8>().add(1).cast::<u64>(), AtomicU64::from_ptr(words.add(6))) };
+        for (i, v) in expect.iter().enumerate() {
+            // SAFETY: element i of the unaligned source, inside the block.
+            unsafe { src.add(i).write_unaligned(*v) };
+        }
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for r in 1..=8 {
+                    flag.store(r, Ordering::Release);
+                }
+            });
+            let mut acc = vec![7u64];
+            // SAFETY: the source holds 5 elements, bytes 1..41, apart from `acc` and the flag.
+            unsafe { copy_into(&mut acc, src, 5) };
+            assert_eq!(acc[0], 7);
+            assert_eq!(acc[1..], expect[..]);
+        });
+        assert_eq!(flag.load(Ordering::Acquire), 8);
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //!   byte crosses between cores once per member; chunks overlap along the chain.
 
 use crate::coll::header::{Group, Header, Received, kind};
-use crate::coll::reduce::{ArithReducible, ReduceOp};
+use crate::coll::reduce::{ArithReducible, ReduceOp, copy_into};
 use crate::coll::wire::payload_of;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sym::SymSlice;
@@ -107,8 +107,10 @@ impl Runtime {
             let len = chunk.min(count - start);
             acc.clear();
             // SAFETY: elements start..start+len of our own source, read before anything of this
-            // chunk is written (dest may be source).
-            acc.extend_from_slice(unsafe { std::slice::from_raw_parts(src_ptr.add(start), len) });
+            // chunk is written (dest may be source); acc, empty, is a buffer of its own. Only
+            // this call writes our destination, and no other agent our source, until the scan
+            // returns (OpenSHMEM's rule for a collective's buffers), so a plain copy races nothing.
+            unsafe { copy_into(&mut acc, src_ptr.add(start), len) };
             // SAFETY: elements start..start+len of our own destination, which the writes below
             // stay within.
             let out = unsafe { dst_ptr.add(start) };
