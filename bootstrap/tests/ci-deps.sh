@@ -10,7 +10,8 @@
 #   munge        what slurm-wlm expects to find (the test cluster itself uses auth/none)
 #   pkg-config   how build.rs finds libpmix
 #   libfabric-dev  libfabric 1.17 for the runtime's `--features ofi` (runtime/build.rs)
-#   libclang-dev   what bindgen in runtime/build.rs loads to read rdma/fabric.h
+#   libclang-dev   what bindgen loads: runtime/tests/ofi_bindings.rs regenerates the committed
+#                  libfabric bindings, device/build.rs (feature verbs) reads mlx5dv.h
 #   libibverbs-dev rdma-core's infiniband/mlx5dv.h, which device/tests/mlx5_layout.rs checks the
 #                  IBGDA work-queue layouts against, and libibverbs/libmlx5 for the device
 #                  crate's `verbs` feature (with librdmacm-dev, which rdma-sys links)
