@@ -1,7 +1,13 @@
 //! The C view of the device state: a table of every `#[repr(C)]` structure a device thread
 //! reads — its C name, its Rust type's size and alignment, and each field's C type, offset and
 //! size taken from the Rust type with `offset_of!` — and the generator of the C header
-//! `device/include/oxshmem/device_state.h` from that table.
+//! `device/include/oxshmem/device_state.h` from that table; and the generator of
+//! `device/include/oxshmem/device_protocol.h`, every number of the device protocols
+//! ([`protocol_constants`]: channel ids, the proxy ring's kinds, flags and sizes, the IBGDA
+//! queue's constants, the mlx5 format's opcodes, bits, shifts and field offsets), taken from
+//! the Rust constants and types. The CUDA library (`bindings/cuda/src/*.cuh`) uses these
+//! macros instead of literals of its own; docs/architecture.md lists the logic that is still
+//! written in both languages and the tests that hold each pair equal.
 //!
 //! CUDA device code (and any C or C++ code) includes that header to read the very structures
 //! the Rust side builds. The table cannot drift from the Rust types: offsets and sizes come
@@ -24,10 +30,13 @@ use crate::ibgda::IbgdaDevice;
 use crate::ibgda::layout::Mlx5;
 use crate::ibgda::mlx5;
 use crate::ibgda::qp::{Counters, CqMode, Doorbell, Line, Qp};
-use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op};
+use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op, slot_state};
 
 /// Where the header lives, relative to the device crate's directory.
 pub const HEADER_PATH: &str = "include/oxshmem/device_state.h";
+/// Where the protocol header (constants only; the state header includes it) lives, relative
+/// to the device crate's directory.
+pub const PROTOCOL_HEADER_PATH: &str = "include/oxshmem/device_protocol.h";
 
 /// A field's C type: `name` (`"uint64_t"`, `"oxshmem_qp_t *"`), and an array length (0: not
 /// an array). An empty name is a zero-sized Rust-only marker (`PhantomData`), not emitted.
@@ -221,15 +230,12 @@ pub fn structs() -> Vec<CStruct> {
     ]
 }
 
-/// Every constant of the header, in order.
+/// Every constant of the state header ([`HEADER_PATH`]), in order: what the state's fields
+/// hold (error codes, operation codes, the error slot's states, the barrier's rounds).
 pub fn constants() -> Vec<CConst> {
-    use crate::ChannelKind;
     let mut v = Vec::new();
     let mut c =
         |name: &str, value: u64, doc: &'static str| v.push(CConst { name: format!("OXSHMEM_{name}"), value, doc });
-    c("CHANNEL_P2P", ChannelKind::P2p as u64, "Channel bytes (DeviceState::channel[pe]).");
-    c("CHANNEL_PROXY", ChannelKind::Proxy as u64, "");
-    c("CHANNEL_IBGDA", ChannelKind::Ibgda as u64, "");
     for (name, e, doc) in [
         ("PE_OUT_OF_RANGE", ErrorCode::PeOutOfRange, "Error codes (oxshmem_error_slot_t::code)."),
         ("NOT_SYMMETRIC", ErrorCode::NotSymmetric, ""),
@@ -265,8 +271,41 @@ pub fn constants() -> Vec<CConst> {
     ] {
         c(&format!("OP_{name}"), u64::from(o), doc);
     }
+    c(
+        "ERROR_SLOT_EMPTY",
+        u64::from(slot_state::EMPTY),
+        "States of oxshmem_error_slot_t::state (claim 0 -> 1, publish 2).",
+    );
+    c("ERROR_SLOT_WRITING", u64::from(slot_state::WRITING), "");
+    c("ERROR_SLOT_SET", u64::from(slot_state::SET), "");
+    c("BARRIER_ROUNDS", BARRIER_ROUNDS as u64, "Rounds (flag lines) of the device barrier.");
+    v
+}
+
+/// The C prefix of an mlx5 struct's offset macros: `oxshmem_mlx5_ctrl_seg_t` ->
+/// `OXSHMEM_MLX5_CTRL_SEG`.
+fn macro_prefix(cname: &str) -> String {
+    cname.strip_suffix("_t").unwrap_or(cname).to_uppercase()
+}
+
+/// Every constant of the protocol header ([`PROTOCOL_HEADER_PATH`]), in order: the numbers of
+/// the protocols device code speaks with the host and the NIC — channel ids, the proxy ring's
+/// request kinds, flags and sizes, the IBGDA queue's limits and error word, and the whole mlx5
+/// format (sizes, opcodes, flag bits, shifts, masks, where each segment sits in a WQE, and
+/// each segment's and CQE's field offsets, from the Rust `#[repr(C)]` types).
+pub fn protocol_constants() -> Vec<CConst> {
+    use crate::ChannelKind;
+    use crate::ibgda::layout::{MAX_INLINE, MAX_WQE_BYTES};
+    use crate::ibgda::qp::{IBUF_SLOT_BYTES, IBUF_SLOTS, IBUF_WORDS, latch};
+    use mlx5::{cqe_op, ctrl, opcode, opmod, shift, wqe};
+    let mut v = Vec::new();
+    let mut c =
+        |name: &str, value: u64, doc: &'static str| v.push(CConst { name: format!("OXSHMEM_{name}"), value, doc });
+    c("CHANNEL_P2P", ChannelKind::P2p as u64, "Channel bytes (DeviceState::channel[pe]; Rust: ChannelKind).");
+    c("CHANNEL_PROXY", ChannelKind::Proxy as u64, "");
+    c("CHANNEL_IBGDA", ChannelKind::Ibgda as u64, "");
     for (name, k, doc) in [
-        ("PUT", kind::PUT, "Proxy request kinds (oxshmem_proxy_request_t::kind)."),
+        ("PUT", kind::PUT, "Proxy request kinds (oxshmem_proxy_request_t::kind; Rust: channel::proxy::kind)."),
         ("GET", kind::GET, ""),
         ("P", kind::P, ""),
         ("AMO", kind::AMO, ""),
@@ -289,13 +328,102 @@ pub fn constants() -> Vec<CConst> {
     ] {
         c(&format!("AMO_{name}"), u64::from(f), doc);
     }
-    c("BARRIER_ROUNDS", BARRIER_ROUNDS as u64, "Rounds (flag lines) of the device barrier.");
+    c(
+        "PROXY_REQUEST_BYTES",
+        size_of::<Request>() as u64,
+        "Proxy ring: bytes of a request and of a slot (seq = ticket + 1 once published).",
+    );
+    c("RING_SLOT_BYTES", size_of::<Slot<Request>>() as u64, "");
     c("CQ_MODE_COLLAPSED", CqMode::Collapsed as u64, "CQ modes (oxshmem_qp_t::mode, oxshmem_ibgda_t::cq_mode).");
     c("CQ_MODE_NORMAL", CqMode::Normal as u64, "");
-    c("IBUF_SLOTS", crate::ibgda::qp::IBUF_SLOTS as u64, "A queue's scratch buffer: slots, bytes per slot, words.");
-    c("IBUF_SLOT_BYTES", crate::ibgda::qp::IBUF_SLOT_BYTES as u64, "");
-    c("IBUF_WORDS", crate::ibgda::qp::IBUF_WORDS as u64, "");
-    c("MLX5_SEND_WQE_BB", mlx5::SEND_WQE_BB as u64, "mlx5: bytes of a send-queue slot.");
+    c("IBUF_SLOTS", IBUF_SLOTS as u64, "A queue's scratch buffer: slots, bytes per slot, words.");
+    c("IBUF_SLOT_BYTES", IBUF_SLOT_BYTES as u64, "");
+    c("IBUF_WORDS", IBUF_WORDS as u64, "");
+    c(
+        "IBGDA_MAX_INLINE",
+        MAX_INLINE as u64,
+        "IBGDA (ibgda/layout.rs, device.rs): most bytes of an inline write, of one WQE, of one RDMA transfer.",
+    );
+    c("IBGDA_MAX_WQE_BYTES", MAX_WQE_BYTES as u64, "");
+    c("IBGDA_MAX_XFER", crate::ibgda::device::MAX_XFER as u64, "");
+    c(
+        "QP_ERR_LATCHED",
+        latch::LATCHED,
+        "A queue's latched error word (oxshmem_qp_t::error; Rust: qp::latch): LATCHED | counter << COUNTER_SHIFT | syndrome << SYNDROME_SHIFT | opcode.",
+    );
+    c("QP_ERR_COUNTER_SHIFT", u64::from(latch::COUNTER_SHIFT), "");
+    c("QP_ERR_SYNDROME_SHIFT", u64::from(latch::SYNDROME_SHIFT), "");
+    c(
+        "MLX5_SEND_WQE_BB",
+        mlx5::SEND_WQE_BB as u64,
+        "mlx5 (ibgda/mlx5.rs): bytes of a send-queue slot, of a DS unit; the inline segment's flag; the doorbell record's bits.",
+    );
+    c("MLX5_WQE_DS_BYTES", mlx5::WQE_DS_BYTES as u64, "");
+    c("MLX5_INLINE_SEG", u64::from(mlx5::INLINE_SEG), "");
+    c("MLX5_DBR_PROD_MASK", u64::from(mlx5::DBR_PROD_MASK), "");
+    for (name, o, doc) in [
+        ("NOP", opcode::NOP, "mlx5 send opcodes (opmod_idx_opcode bits 7:0)."),
+        ("RDMA_WRITE", opcode::RDMA_WRITE, ""),
+        ("RDMA_WRITE_IMM", opcode::RDMA_WRITE_IMM, ""),
+        ("SEND", opcode::SEND, ""),
+        ("RDMA_READ", opcode::RDMA_READ, ""),
+        ("ATOMIC_CS", opcode::ATOMIC_CS, ""),
+        ("ATOMIC_FA", opcode::ATOMIC_FA, ""),
+        ("ATOMIC_MASKED_CS", opcode::ATOMIC_MASKED_CS, ""),
+        ("ATOMIC_MASKED_FA", opcode::ATOMIC_MASKED_FA, ""),
+        ("DUMP", opcode::DUMP, ""),
+    ] {
+        c(&format!("MLX5_OPCODE_{name}"), u64::from(o), doc);
+    }
+    c("MLX5_OPMOD_EXT_ATOMIC_4B", u64::from(opmod::EXT_ATOMIC_4B), "mlx5 opcode modifiers of the extended atomics.");
+    c("MLX5_OPMOD_EXT_ATOMIC_8B", u64::from(opmod::EXT_ATOMIC_8B), "");
+    for (name, b, doc) in [
+        ("CQ_UPDATE", ctrl::CQ_UPDATE, "mlx5 control segment fm_ce_se bits."),
+        ("SOLICITED", ctrl::SOLICITED, ""),
+        ("INITIATOR_SMALL_FENCE", ctrl::INITIATOR_SMALL_FENCE, ""),
+        ("FENCE_MODE_FENCE", ctrl::FENCE_MODE_FENCE, ""),
+        ("STRONG_ORDERING", ctrl::STRONG_ORDERING, ""),
+        ("FENCE", ctrl::FENCE, ""),
+        ("FENCE_MASK", ctrl::FENCE_MASK, ""),
+        ("CE_MASK", ctrl::CE_MASK, ""),
+    ] {
+        c(&format!("MLX5_CTRL_{name}"), u64::from(b), doc);
+    }
+    c(
+        "MLX5_SHIFT_OPMOD",
+        u64::from(shift::OPMOD),
+        "mlx5 bit positions: opmod and WQE index in opmod_idx_opcode, QPN in qpn_ds, CQE opcode in op_own.",
+    );
+    c("MLX5_SHIFT_WQE_INDEX", u64::from(shift::WQE_INDEX), "");
+    c("MLX5_SHIFT_QPN", u64::from(shift::QPN), "");
+    c("MLX5_SHIFT_CQE_OPCODE", u64::from(shift::CQE_OPCODE), "");
+    c(
+        "MLX5_CQE_REQ",
+        u64::from(cqe_op::REQ),
+        "mlx5 CQE opcodes (op_own >> OXSHMEM_MLX5_SHIFT_CQE_OPCODE) and the owner bit.",
+    );
+    c("MLX5_CQE_REQ_ERR", u64::from(cqe_op::REQ_ERR), "");
+    c("MLX5_CQE_RESP_ERR", u64::from(cqe_op::RESP_ERR), "");
+    c("MLX5_CQE_INVALID", u64::from(cqe_op::INVALID), "");
+    c("MLX5_CQE_OWNER_MASK", u64::from(mlx5::CQE_OWNER_MASK), "");
+    c("MLX5_WQE_CTRL", wqe::CTRL as u64, "Where the producer puts each segment in a WQE (bytes from its first slot).");
+    c("MLX5_WQE_RADDR", wqe::RADDR as u64, "");
+    c("MLX5_WQE_PAYLOAD", wqe::PAYLOAD as u64, "");
+    c("MLX5_WQE_INLINE_DATA", wqe::INLINE_DATA as u64, "");
+    let mut first = true;
+    for s in structs().into_iter().filter(|s| s.name.starts_with("oxshmem_mlx5_")) {
+        let p = macro_prefix(s.name);
+        let doc = if first {
+            "Size and field offsets of each mlx5 segment and CQE (the structs of device_state.h)."
+        } else {
+            ""
+        };
+        first = false;
+        v.push(CConst { name: format!("{p}_SIZE"), value: s.size as u64, doc });
+        for f in &s.fields {
+            v.push(CConst { name: format!("{p}_OFF_{}", f.name.to_uppercase()), value: f.offset as u64, doc: "" });
+        }
+    }
     v
 }
 
@@ -323,6 +451,7 @@ pub fn header() -> String {
          * atomic intrinsics on them. mlx5 segment fields hold big-endian bytes. */\n\
          #ifndef OXSHMEM_DEVICE_STATE_H\n#define OXSHMEM_DEVICE_STATE_H\n\n\
          #include <stddef.h>\n#include <stdint.h>\n\n\
+         #include \"device_protocol.h\"\n\n\
          #ifdef __cplusplus\n\
          #define OXSHMEM_STATIC_ASSERT(c, m) static_assert(c, m)\n\
          #define OXSHMEM_ALIGNOF(t) alignof(t)\n\
@@ -335,12 +464,7 @@ pub fn header() -> String {
          #endif\n\
          #define OXSHMEM_FIELD_SIZE(t, f) sizeof(((t *)0)->f)\n",
     );
-    for k in constants() {
-        if !k.doc.is_empty() {
-            let _ = writeln!(h, "\n/* {} */", k.doc);
-        }
-        let _ = writeln!(h, "#define {} {}", k.name, literal(k.value));
-    }
+    defines(&mut h, &constants());
     for s in structs() {
         let tag = s.name.strip_suffix("_t").unwrap_or(s.name);
         let natural = s.fields.iter().map(|f| f.align).max().unwrap_or(1);
@@ -369,6 +493,34 @@ pub fn header() -> String {
     h
 }
 
+/// Writes `#define`s of `consts`, a comment line before each that has a doc.
+fn defines(h: &mut String, consts: &[CConst]) {
+    for k in consts {
+        if !k.doc.is_empty() {
+            let _ = writeln!(h, "\n/* {} */", k.doc);
+        }
+        let _ = writeln!(h, "#define {} {}", k.name, literal(k.value));
+    }
+}
+
+/// The protocol header, as [`PROTOCOL_HEADER_PATH`] must hold it: [`protocol_constants`] as
+/// macros (no types: C, C++, CUDA and HIP code can include it anywhere).
+pub fn protocol_header() -> String {
+    let mut h = String::from(
+        "/* Generated by oxshmem-device (device/src/cheader.rs) from the Rust definitions; do not edit.\n \
+         * Regenerate: OXSHMEM_BLESS=1 cargo test -p oxshmem-device --test c_layout\n \
+         *\n \
+         * The numbers of the device protocols, one source for Rust and CUDA: channel ids, the\n \
+         * proxy ring's kinds, flags and sizes, the IBGDA queue's limits and error word, and the\n \
+         * mlx5 work-queue format (opcodes, flag bits, shifts, masks, segment places, field\n \
+         * offsets). device_state.h includes it. */\n\
+         #ifndef OXSHMEM_DEVICE_PROTOCOL_H\n#define OXSHMEM_DEVICE_PROTOCOL_H\n",
+    );
+    defines(&mut h, &protocol_constants());
+    h.push_str("\n#endif /* OXSHMEM_DEVICE_PROTOCOL_H */\n");
+    h
+}
+
 /// What a C program compiled against the header must print, line for line: `name size align`
 /// for each struct, `name.field offset size` for each field, `NAME value` for each constant
 /// (see [`c_probe`]).
@@ -380,7 +532,7 @@ pub fn expected_probe_output() -> String {
             let _ = writeln!(out, "{}.{} {} {}", s.name, f.name, f.offset, f.size);
         }
     }
-    for k in constants() {
+    for k in constants().into_iter().chain(protocol_constants()) {
         let _ = writeln!(out, "{} {}", k.name, k.value);
     }
     out
@@ -401,7 +553,7 @@ pub fn c_probe() -> String {
             );
         }
     }
-    for k in constants() {
+    for k in constants().into_iter().chain(protocol_constants()) {
         let _ = writeln!(p, "    printf(\"{0} %llu\\n\", (unsigned long long)({0}));", k.name);
     }
     p.push_str("    return 0;\n}\n");
@@ -432,6 +584,14 @@ mod tests {
             }
             assert!(end <= s.size, "{} ends past its size", s.name);
             sizes.insert(s.name, s.size);
+        }
+    }
+
+    #[test]
+    fn every_macro_name_is_unique_across_both_headers() {
+        let mut seen = std::collections::HashSet::new();
+        for k in constants().into_iter().chain(protocol_constants()) {
+            assert!(seen.insert(k.name.clone()), "{} is defined twice", k.name);
         }
     }
 

@@ -56,6 +56,16 @@ pub enum ErrorCode {
     BarrierTimeout = 12,
 }
 
+/// The values of [`ErrorSlot`]'s `state` (C: `OXSHMEM_ERROR_SLOT_*`).
+pub mod slot_state {
+    /// No error recorded.
+    pub const EMPTY: u32 = 0;
+    /// A thread claimed the slot and is writing its fields.
+    pub const WRITING: u32 = 1;
+    /// The fields are published.
+    pub const SET: u32 = 2;
+}
+
 /// The first error a device thread hit, for the host to report.
 ///
 /// Every field is an atomic of the plain integer's size and alignment (the layout device code
@@ -66,7 +76,7 @@ pub enum ErrorCode {
 #[repr(C)]
 #[derive(Debug, Default)]
 pub struct ErrorSlot {
-    /// 0 = none, 1 = being written, 2 = set.
+    /// [`slot_state`]: 0 = none, 1 = being written, 2 = set.
     pub state: AtomicU32,
     /// An [`ErrorCode`].
     pub code: AtomicU32,
@@ -193,7 +203,11 @@ impl ErrorSlot {
     /// Claims the slot (first error wins), stores `r`'s fields and publishes them (`state` 2,
     /// release).
     fn write(&self, r: ErrorRecord) {
-        if self.state.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if self
+            .state
+            .compare_exchange(slot_state::EMPTY, slot_state::WRITING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             return;
         }
         let o = Ordering::Relaxed;
@@ -207,7 +221,7 @@ impl ErrorSlot {
         self.launch.store(r.launch, o);
         self.value.store(r.value, o);
         self.cmp.store(r.cmp, o);
-        self.state.store(2, Ordering::Release);
+        self.state.store(slot_state::SET, Ordering::Release);
     }
 
     /// The recorded error, if one is set.
@@ -240,7 +254,7 @@ impl ErrorSlot {
 
     /// Whether an error is recorded.
     pub fn is_set(&self) -> bool {
-        self.state.load(Ordering::Acquire) == 2
+        self.state.load(Ordering::Acquire) == slot_state::SET
     }
 }
 

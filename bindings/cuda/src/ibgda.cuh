@@ -12,9 +12,12 @@ namespace oxshmemi {
 namespace ib {
 
 using mlx5::Wr;
-constexpr uint32_t MAX_INLINE = 4 * mlx5::SEND_WQE_BB - 36;
-constexpr uint64_t MAX_XFER = 1ull << 30;
-constexpr uint8_t CQE_REQ = 0, CQE_REQ_ERR = 13, CQE_RESP_ERR = 14;
+// device/include/oxshmem/device_protocol.h, from device/src/ibgda/{layout,device,qp,mlx5}.rs.
+constexpr uint32_t MAX_INLINE = OXSHMEM_IBGDA_MAX_INLINE;
+constexpr uint64_t MAX_XFER = OXSHMEM_IBGDA_MAX_XFER;
+constexpr uint8_t CQE_REQ = OXSHMEM_MLX5_CQE_REQ, CQE_REQ_ERR = OXSHMEM_MLX5_CQE_REQ_ERR,
+                  CQE_RESP_ERR = OXSHMEM_MLX5_CQE_RESP_ERR;
+static_assert(OXSHMEM_MLX5_CQE64_SIZE == 64 && OXSHMEM_MLX5_ERR_CQE_SIZE == 64, "one 64-byte CQE (8 words)");
 
 /// Why a queue operation gave up (device.rs ib_fail's encoding): code, addr, len.
 struct Fail {
@@ -40,12 +43,14 @@ __host__ __device__ inline uint64_t widen(uint64_t base, uint16_t c16) {
 __host__ __device__ inline bool latched(oxshmem_qp_t *q, Fail *f) {
     uint64_t v = at(q->error.value).load(ACQ);
     if (!v) return false;
-    *f = {OXSHMEM_ERR_NIC, (v >> 16) & 0xffff, ((v >> 8) & 0xff) << 8 | (v & 0xff)};
+    *f = {OXSHMEM_ERR_NIC, (v >> OXSHMEM_QP_ERR_COUNTER_SHIFT) & 0xffff,
+          ((v >> OXSHMEM_QP_ERR_SYNDROME_SHIFT) & 0xff) << 8 | (v & 0xff)};
     return true;
 }
 
 __host__ __device__ inline void latch(oxshmem_qp_t *q, uint16_t counter, uint8_t syndrome, uint8_t opcode, Fail *f) {
-    uint64_t v = 1ull << 63 | (uint64_t)counter << 16 | (uint64_t)syndrome << 8 | opcode;
+    uint64_t v = OXSHMEM_QP_ERR_LATCHED | (uint64_t)counter << OXSHMEM_QP_ERR_COUNTER_SHIFT |
+                 (uint64_t)syndrome << OXSHMEM_QP_ERR_SYNDROME_SHIFT | opcode;
     uint64_t zero = 0;
     at(q->error.value).compare_exchange_strong(zero, v, AR, ACQ);
     *f = {OXSHMEM_ERR_NIC, counter, (uint64_t)syndrome << 8 | opcode};
@@ -62,15 +67,15 @@ __host__ __device__ inline void load_cqe(oxshmem_qp_t *q, uint64_t e, uint8_t ou
 /// layout.rs decode_cqe: 0 none, 1 ok, 2 error.
 __host__ __device__ inline int decode_cqe(const uint8_t *c, uint16_t *counter, uint8_t *owner, uint8_t *syndrome,
                                           uint8_t *opcode) {
-    uint8_t op_own = c[63];
-    *owner = op_own & 1;
-    *counter = (uint16_t)(c[60] << 8 | c[61]);
-    switch (op_own >> 4) {
+    uint8_t op_own = c[OXSHMEM_MLX5_CQE64_OFF_OP_OWN];
+    *owner = op_own & OXSHMEM_MLX5_CQE_OWNER_MASK;
+    *counter = (uint16_t)(c[OXSHMEM_MLX5_CQE64_OFF_WQE_COUNTER] << 8 | c[OXSHMEM_MLX5_CQE64_OFF_WQE_COUNTER + 1]);
+    switch (op_own >> OXSHMEM_MLX5_SHIFT_CQE_OPCODE) {
         case CQE_REQ: return 1;
         case CQE_REQ_ERR:
         case CQE_RESP_ERR:
-            *syndrome = c[55];
-            *opcode = c[56];  // s_wqe_opcode_qpn: big-endian, opcode in the top byte
+            *syndrome = c[OXSHMEM_MLX5_ERR_CQE_OFF_SYNDROME];
+            *opcode = c[OXSHMEM_MLX5_ERR_CQE_OFF_S_WQE_OPCODE_QPN];  // big-endian, opcode in the top byte
             return 2;
         default: return 0;
     }

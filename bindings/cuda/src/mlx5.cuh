@@ -2,7 +2,9 @@
 // send-queue slots, the doorbell record and the doorbell register word, byte for byte as
 // device/src/ibgda/layout.rs (Mlx5: NicLayout) encodes them. __host__ __device__, so a host
 // program can print what the device would write (tests/tests/cuda_device.rs compares it with
-// the Rust encoder).
+// the Rust encoder). Every number of the format (opcodes, flag bits, shifts, masks, where each
+// segment sits, each field's offset) comes from <oxshmem/device_protocol.h>, generated from
+// device/src/ibgda/mlx5.rs; only the encoder's logic is written here too (docs/architecture.md).
 #pragma once
 
 #include "arch/arch.cuh"
@@ -10,15 +12,28 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <oxshmem/device_protocol.h>
+
 namespace oxshmemi {
 namespace mlx5 {
 
-constexpr uint32_t SEND_WQE_BB = 64;
-constexpr uint32_t INLINE_SEG = 0x80000000u;
-constexpr uint8_t OP_NOP = 0x00, OP_RDMA_WRITE = 0x08, OP_RDMA_READ = 0x10, OP_ATOMIC_CS = 0x11, OP_ATOMIC_FA = 0x12,
-                  OP_ATOMIC_MASKED_CS = 0x14, OP_ATOMIC_MASKED_FA = 0x15, OP_DUMP = 0x23;
-constexpr uint8_t OPMOD_EXT_ATOMIC_4B = 0x08, OPMOD_EXT_ATOMIC_8B = 0x09;
-constexpr uint8_t CTRL_CQ_UPDATE = 2 << 2, CTRL_FENCE = 4 << 5;
+constexpr uint32_t SEND_WQE_BB = OXSHMEM_MLX5_SEND_WQE_BB;
+constexpr uint32_t DS_BYTES = OXSHMEM_MLX5_WQE_DS_BYTES;
+constexpr uint32_t INLINE_SEG = OXSHMEM_MLX5_INLINE_SEG;
+constexpr uint8_t OP_NOP = OXSHMEM_MLX5_OPCODE_NOP, OP_RDMA_WRITE = OXSHMEM_MLX5_OPCODE_RDMA_WRITE,
+                  OP_RDMA_READ = OXSHMEM_MLX5_OPCODE_RDMA_READ, OP_ATOMIC_CS = OXSHMEM_MLX5_OPCODE_ATOMIC_CS,
+                  OP_ATOMIC_FA = OXSHMEM_MLX5_OPCODE_ATOMIC_FA, OP_ATOMIC_MASKED_CS = OXSHMEM_MLX5_OPCODE_ATOMIC_MASKED_CS,
+                  OP_ATOMIC_MASKED_FA = OXSHMEM_MLX5_OPCODE_ATOMIC_MASKED_FA, OP_DUMP = OXSHMEM_MLX5_OPCODE_DUMP;
+constexpr uint8_t OPMOD_EXT_ATOMIC_4B = OXSHMEM_MLX5_OPMOD_EXT_ATOMIC_4B, OPMOD_EXT_ATOMIC_8B = OXSHMEM_MLX5_OPMOD_EXT_ATOMIC_8B;
+constexpr uint8_t CTRL_CQ_UPDATE = OXSHMEM_MLX5_CTRL_CQ_UPDATE, CTRL_FENCE = OXSHMEM_MLX5_CTRL_FENCE;
+/// Where each segment sits in a WQE (mlx5.rs wqe).
+constexpr uint32_t WQE_CTRL = OXSHMEM_MLX5_WQE_CTRL, WQE_RADDR = OXSHMEM_MLX5_WQE_RADDR,
+                   WQE_PAYLOAD = OXSHMEM_MLX5_WQE_PAYLOAD, WQE_INLINE_DATA = OXSHMEM_MLX5_WQE_INLINE_DATA;
+// The segments are whole DS units, and a WQE is at most four slots.
+static_assert(OXSHMEM_MLX5_CTRL_SEG_SIZE == DS_BYTES && OXSHMEM_MLX5_RADDR_SEG_SIZE == DS_BYTES &&
+                  OXSHMEM_MLX5_DATA_SEG_SIZE == DS_BYTES && OXSHMEM_MLX5_ATOMIC_SEG_SIZE == DS_BYTES,
+              "mlx5 segments of one DS unit");
+static_assert(OXSHMEM_IBGDA_MAX_WQE_BYTES == 4 * SEND_WQE_BB, "a WQE spans at most 4 slots");
 
 /// A local buffer (layout.rs Sge).
 struct Sge {
@@ -74,8 +89,8 @@ __host__ __device__ inline bool is_std_fa(const NicAtomic &a) { return !a.cs && 
 __host__ __device__ inline uint32_t ds_of(const Wr &wr) {
     switch (wr.kind) {
         case Wr::Write:
-        case Wr::Read: return 3;
-        case Wr::WriteInline: return 2 + (4 + wr.len + 15) / 16;
+        case Wr::Read: return (WQE_PAYLOAD + OXSHMEM_MLX5_DATA_SEG_SIZE) / DS_BYTES;
+        case Wr::WriteInline: return WQE_PAYLOAD / DS_BYTES + (OXSHMEM_MLX5_INLINE_SEG_SIZE + wr.len + DS_BYTES - 1) / DS_BYTES;
         case Wr::Atomic: return (wr.op.cs && wr.width == 8 && !is_std_cs(wr.op)) ? 5 : 4;
         case Wr::Nop: return 1;
         case Wr::Dump: return 2;
@@ -84,7 +99,7 @@ __host__ __device__ inline uint32_t ds_of(const Wr &wr) {
 }
 
 /// Slots a request spans.
-__host__ __device__ inline uint32_t wqebbs(const Wr &wr) { return (ds_of(wr) * 16 + SEND_WQE_BB - 1) / SEND_WQE_BB; }
+__host__ __device__ inline uint32_t wqebbs(const Wr &wr) { return (ds_of(wr) * DS_BYTES + SEND_WQE_BB - 1) / SEND_WQE_BB; }
 
 __host__ __device__ inline void be32(uint8_t *b, uint32_t v) {
     b[0] = (uint8_t)(v >> 24);
@@ -98,22 +113,23 @@ __host__ __device__ inline void be64(uint8_t *b, uint64_t v) {
 }
 __host__ __device__ inline void ctrl_seg(uint8_t *b, uint16_t idx, uint8_t opcode, uint8_t opmod, uint32_t qpn,
                                          uint8_t fm_ce_se, uint8_t ds) {
-    be32(b, ((uint32_t)opmod << 24) | ((uint32_t)idx << 8) | opcode);
-    be32(b + 4, (qpn << 8) | ds);
-    b[8] = 0;
-    b[9] = b[10] = 0;
-    b[11] = fm_ce_se;
-    be32(b + 12, 0);
+    be32(b + OXSHMEM_MLX5_CTRL_SEG_OFF_OPMOD_IDX_OPCODE,
+         ((uint32_t)opmod << OXSHMEM_MLX5_SHIFT_OPMOD) | ((uint32_t)idx << OXSHMEM_MLX5_SHIFT_WQE_INDEX) | opcode);
+    be32(b + OXSHMEM_MLX5_CTRL_SEG_OFF_QPN_DS, (qpn << OXSHMEM_MLX5_SHIFT_QPN) | ds);
+    b[OXSHMEM_MLX5_CTRL_SEG_OFF_SIGNATURE] = 0;
+    b[OXSHMEM_MLX5_CTRL_SEG_OFF_DCI_STREAM_CHANNEL_ID] = b[OXSHMEM_MLX5_CTRL_SEG_OFF_DCI_STREAM_CHANNEL_ID + 1] = 0;
+    b[OXSHMEM_MLX5_CTRL_SEG_OFF_FM_CE_SE] = fm_ce_se;
+    be32(b + OXSHMEM_MLX5_CTRL_SEG_OFF_IMM, 0);
 }
 __host__ __device__ inline void raddr_seg(uint8_t *b, const Remote &r) {
-    be64(b, r.addr);
-    be32(b + 8, r.rkey);
-    be32(b + 12, 0);
+    be64(b + OXSHMEM_MLX5_RADDR_SEG_OFF_RADDR, r.addr);
+    be32(b + OXSHMEM_MLX5_RADDR_SEG_OFF_RKEY, r.rkey);
+    be32(b + OXSHMEM_MLX5_RADDR_SEG_OFF_RESERVED, 0);
 }
 __host__ __device__ inline void data_seg(uint8_t *b, const Sge &s) {
-    be32(b, s.len);
-    be32(b + 4, s.lkey);
-    be64(b + 8, s.addr);
+    be32(b + OXSHMEM_MLX5_DATA_SEG_OFF_BYTE_COUNT, s.len);
+    be32(b + OXSHMEM_MLX5_DATA_SEG_OFF_LKEY, s.lkey);
+    be64(b + OXSHMEM_MLX5_DATA_SEG_OFF_ADDR, s.addr);
 }
 
 /// layout.rs Mlx5::encode: writes the request's wqebbs(wr) slots (zero-filled first) to `out`.
@@ -138,52 +154,52 @@ __host__ __device__ inline void encode(const Wr &wr, uint64_t idx, uint32_t qpn,
             }
             break;
     }
-    ctrl_seg(out, (uint16_t)idx, op, om, qpn, fm, (uint8_t)ds);
+    ctrl_seg(out + WQE_CTRL, (uint16_t)idx, op, om, qpn, fm, (uint8_t)ds);
     switch (wr.kind) {
         case Wr::Write:
         case Wr::Read:
-            raddr_seg(out + 16, wr.remote);
-            data_seg(out + 32, wr.local);
+            raddr_seg(out + WQE_RADDR, wr.remote);
+            data_seg(out + WQE_PAYLOAD, wr.local);
             break;
         case Wr::WriteInline:
-            raddr_seg(out + 16, wr.remote);
-            be32(out + 32, wr.len | INLINE_SEG);
-            for (uint32_t i = 0; i < wr.len; i++) out[36 + i] = wr.data[i];
+            raddr_seg(out + WQE_RADDR, wr.remote);
+            be32(out + WQE_PAYLOAD + OXSHMEM_MLX5_INLINE_SEG_OFF_BYTE_COUNT, wr.len | INLINE_SEG);
+            for (uint32_t i = 0; i < wr.len; i++) out[WQE_INLINE_DATA + i] = wr.data[i];
             break;
         case Wr::Atomic: {
-            raddr_seg(out + 16, wr.remote);
-            uint32_t at = 32;
+            raddr_seg(out + WQE_RADDR, wr.remote);
+            uint32_t at = WQE_PAYLOAD;
             const NicAtomic &a = wr.op;
             if (wr.width == 8 && is_std_cs(a)) {
-                be64(out + at, a.swap);
-                be64(out + at + 8, a.compare);
+                be64(out + at + OXSHMEM_MLX5_ATOMIC_SEG_OFF_SWAP_ADD, a.swap);
+                be64(out + at + OXSHMEM_MLX5_ATOMIC_SEG_OFF_COMPARE, a.compare);
             } else if (wr.width == 8 && is_std_fa(a)) {
-                be64(out + at, a.add);
-                be64(out + at + 8, 0);
+                be64(out + at + OXSHMEM_MLX5_ATOMIC_SEG_OFF_SWAP_ADD, a.add);
+                be64(out + at + OXSHMEM_MLX5_ATOMIC_SEG_OFF_COMPARE, 0);
             } else if (a.cs && wr.width == 8) {
-                be64(out + at, a.swap);
-                be64(out + at + 8, a.compare);
-                be64(out + at + 16, a.swap_mask);
-                be64(out + at + 24, a.compare_mask);
-                at += 16;
+                be64(out + at + OXSHMEM_MLX5_MASKED_CS64_SEG_OFF_SWAP, a.swap);
+                be64(out + at + OXSHMEM_MLX5_MASKED_CS64_SEG_OFF_COMPARE, a.compare);
+                be64(out + at + OXSHMEM_MLX5_MASKED_CS64_SEG_OFF_SWAP_MASK, a.swap_mask);
+                be64(out + at + OXSHMEM_MLX5_MASKED_CS64_SEG_OFF_COMPARE_MASK, a.compare_mask);
+                at += OXSHMEM_MLX5_MASKED_CS64_SEG_SIZE - DS_BYTES;
             } else if (a.cs) {
-                be32(out + at, (uint32_t)a.swap);
-                be32(out + at + 4, (uint32_t)a.compare);
-                be32(out + at + 8, (uint32_t)a.swap_mask);
-                be32(out + at + 12, (uint32_t)a.compare_mask);
+                be32(out + at + OXSHMEM_MLX5_MASKED_CS32_SEG_OFF_SWAP, (uint32_t)a.swap);
+                be32(out + at + OXSHMEM_MLX5_MASKED_CS32_SEG_OFF_COMPARE, (uint32_t)a.compare);
+                be32(out + at + OXSHMEM_MLX5_MASKED_CS32_SEG_OFF_SWAP_MASK, (uint32_t)a.swap_mask);
+                be32(out + at + OXSHMEM_MLX5_MASKED_CS32_SEG_OFF_COMPARE_MASK, (uint32_t)a.compare_mask);
             } else if (wr.width == 8) {
-                be64(out + at, a.add);
-                be64(out + at + 8, a.boundary);
+                be64(out + at + OXSHMEM_MLX5_MASKED_FA64_SEG_OFF_ADD, a.add);
+                be64(out + at + OXSHMEM_MLX5_MASKED_FA64_SEG_OFF_FIELD_BOUNDARY, a.boundary);
             } else {
-                be32(out + at, (uint32_t)a.add);
-                be32(out + at + 4, (uint32_t)a.boundary);
-                be64(out + at + 8, 0);
+                be32(out + at + OXSHMEM_MLX5_MASKED_FA32_SEG_OFF_ADD, (uint32_t)a.add);
+                be32(out + at + OXSHMEM_MLX5_MASKED_FA32_SEG_OFF_FIELD_BOUNDARY, (uint32_t)a.boundary);
+                be64(out + at + OXSHMEM_MLX5_MASKED_FA32_SEG_OFF_RESERVED, 0);
             }
-            data_seg(out + at + 16, wr.local);
+            data_seg(out + at + DS_BYTES, wr.local);
             break;
         }
         case Wr::Nop: break;
-        case Wr::Dump: data_seg(out + 16, wr.local); break;
+        case Wr::Dump: data_seg(out + WQE_RADDR, wr.local); break;
     }
 }
 
@@ -191,7 +207,7 @@ __host__ __device__ inline void encode(const Wr &wr, uint64_t idx, uint32_t qpn,
 /// big-endian bytes in the word as it sits in memory).
 __host__ __device__ inline uint32_t dbr_value(uint64_t prod) {
     uint8_t b[4];
-    be32(b, (uint32_t)prod & 0xffff);
+    be32(b, (uint32_t)prod & OXSHMEM_MLX5_DBR_PROD_MASK);
     uint32_t v;
     memcpy(&v, b, 4);
     return v;

@@ -130,8 +130,8 @@ __host__ __device__ inline void record_in(oxshmem_device_state_t *s, uint32_t co
                                           uint64_t addr, uint64_t len, uint64_t value, uint32_t cmp,
                                           uint32_t block, uint32_t thread) {
     if (!s) return;
-    uint32_t expect = 0;
-    if (!sys_ref<uint32_t>(s->error.state).compare_exchange_strong(expect, 1, mo_acq_rel,
+    uint32_t expect = OXSHMEM_ERROR_SLOT_EMPTY;
+    if (!sys_ref<uint32_t>(s->error.state).compare_exchange_strong(expect, OXSHMEM_ERROR_SLOT_WRITING, mo_acq_rel,
                                                                      mo_acquire))
         return;
     s->error.launch = 0;
@@ -144,7 +144,7 @@ __host__ __device__ inline void record_in(oxshmem_device_state_t *s, uint32_t co
     s->error.cmp = cmp;
     s->error.block = block;
     s->error.thread = thread;
-    sys_ref<uint32_t>(s->error.state).store(2, mo_release);
+    sys_ref<uint32_t>(s->error.state).store(OXSHMEM_ERROR_SLOT_SET, mo_release);
 }
 
 __device__ inline void fail(uint32_t code, uint32_t op, int64_t pe, uint64_t addr, uint64_t len) {
@@ -201,6 +201,7 @@ __host__ __device__ inline uint64_t ring_submit(oxshmem_device_state_t *s, oxshm
             return UINT64_MAX;
         }
     }
+    static_assert(sizeof(oxshmem_ring_slot_t) == OXSHMEM_RING_SLOT_BYTES, "a ring slot is one line");
     oxshmem_ring_slot_t *slot = &ring->slots[t % cap];
     slot->body = r;
 #if OXSHMEMI_DEVICE_PASS

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device_protocol.h"
+
 #ifdef __cplusplus
 #define OXSHMEM_STATIC_ASSERT(c, m) static_assert(c, m)
 #define OXSHMEM_ALIGNOF(t) alignof(t)
@@ -21,11 +23,6 @@ extern "C" {
 #define OXSHMEM_ALIGNAS(n) _Alignas(n)
 #endif
 #define OXSHMEM_FIELD_SIZE(t, f) sizeof(((t *)0)->f)
-
-/* Channel bytes (DeviceState::channel[pe]). */
-#define OXSHMEM_CHANNEL_P2P 1u
-#define OXSHMEM_CHANNEL_PROXY 2u
-#define OXSHMEM_CHANNEL_IBGDA 3u
 
 /* Error codes (oxshmem_error_slot_t::code). */
 #define OXSHMEM_ERR_PE_OUT_OF_RANGE 1u
@@ -58,40 +55,13 @@ extern "C" {
 #define OXSHMEM_OP_SYNC_BLOCK 14u
 #define OXSHMEM_OP_SYNC_WARP 15u
 
-/* Proxy request kinds (oxshmem_proxy_request_t::kind). */
-#define OXSHMEM_PROXY_PUT 1u
-#define OXSHMEM_PROXY_GET 2u
-#define OXSHMEM_PROXY_P 3u
-#define OXSHMEM_PROXY_AMO 4u
-#define OXSHMEM_PROXY_PUT_SIGNAL 5u
-#define OXSHMEM_PROXY_SIGNAL_OP 6u
-
-/* AMO request flags: the operation in the low 4 bits, OXSHMEM_AMO_W64 for 64-bit words. */
-#define OXSHMEM_AMO_FETCH 0u
-#define OXSHMEM_AMO_SET 1u
-#define OXSHMEM_AMO_SWAP 2u
-#define OXSHMEM_AMO_COMPARE_SWAP 3u
-#define OXSHMEM_AMO_FETCH_ADD 4u
-#define OXSHMEM_AMO_FETCH_AND 5u
-#define OXSHMEM_AMO_FETCH_OR 6u
-#define OXSHMEM_AMO_FETCH_XOR 7u
-#define OXSHMEM_AMO_OP_MASK 15u
-#define OXSHMEM_AMO_W64 16u
+/* States of oxshmem_error_slot_t::state (claim 0 -> 1, publish 2). */
+#define OXSHMEM_ERROR_SLOT_EMPTY 0u
+#define OXSHMEM_ERROR_SLOT_WRITING 1u
+#define OXSHMEM_ERROR_SLOT_SET 2u
 
 /* Rounds (flag lines) of the device barrier. */
 #define OXSHMEM_BARRIER_ROUNDS 32u
-
-/* CQ modes (oxshmem_qp_t::mode, oxshmem_ibgda_t::cq_mode). */
-#define OXSHMEM_CQ_MODE_COLLAPSED 0u
-#define OXSHMEM_CQ_MODE_NORMAL 1u
-
-/* A queue's scratch buffer: slots, bytes per slot, words. */
-#define OXSHMEM_IBUF_SLOTS 64u
-#define OXSHMEM_IBUF_SLOT_BYTES 256u
-#define OXSHMEM_IBUF_WORDS 2048u
-
-/* mlx5: bytes of a send-queue slot. */
-#define OXSHMEM_MLX5_SEND_WQE_BB 64u
 
 /* mlx5 control segment (big-endian fields). (Rust: CtrlSeg) */
 typedef struct oxshmem_mlx5_ctrl_seg {

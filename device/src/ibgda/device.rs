@@ -23,7 +23,7 @@ use crate::cpu::{Thread, WARP_SIZE};
 use crate::state::ErrorCode;
 
 /// Largest single RDMA transfer (bytes); longer ones are split.
-const MAX_XFER: usize = 1 << 30;
+pub(crate) const MAX_XFER: usize = 1 << 30;
 
 /// How a device thread waits for the NIC or for another thread: spin only briefly before
 /// giving the core away, as device threads usually outnumber cores.

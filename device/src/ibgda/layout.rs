@@ -23,7 +23,7 @@ use bytemuck::{Zeroable, bytes_of};
 pub use super::hns::Hns;
 use super::mlx5::{
     self, AtomicSeg, Be16, Be32, Be64, Cqe64, CtrlSeg, DataSeg, ErrCqe, INLINE_SEG, InlineSeg, MaskedCs32Seg,
-    MaskedCs64Seg, MaskedFa32Seg, MaskedFa64Seg, RaddrSeg, SEND_WQE_BB, cqe_op, ctrl, opcode, opmod, syndrome,
+    MaskedCs64Seg, MaskedFa32Seg, MaskedFa64Seg, RaddrSeg, SEND_WQE_BB, cqe_op, ctrl, opcode, opmod, syndrome, wqe,
 };
 
 /// One queue slot.
@@ -561,22 +561,22 @@ impl NicLayout for Mlx5 {
                 (opcode::ATOMIC_MASKED_FA, if *width == 8 { opmod::EXT_ATOMIC_8B } else { opmod::EXT_ATOMIC_4B })
             }
         };
-        put(buf, 0, &CtrlSeg::new(idx as u16, op, om, qpn, fm_ce_se, ds as u8));
+        put(buf, wqe::CTRL, &CtrlSeg::new(idx as u16, op, om, qpn, fm_ce_se, ds as u8));
         let raddr = |r: &Remote| RaddrSeg { raddr: Be64::new(r.addr), rkey: Be32::new(r.rkey), reserved: Be32(0) };
         let data = |s: &Sge| DataSeg { byte_count: Be32::new(s.len), lkey: Be32::new(s.lkey), addr: Be64::new(s.addr) };
         match wr {
             WorkRequest::Write { local, remote } | WorkRequest::Read { local, remote } => {
-                put(buf, 16, &raddr(remote));
-                put(buf, 32, &data(local));
+                put(buf, wqe::RADDR, &raddr(remote));
+                put(buf, wqe::PAYLOAD, &data(local));
             }
             WorkRequest::WriteInline { data: d, remote } => {
-                put(buf, 16, &raddr(remote));
-                put(buf, 32, &InlineSeg { byte_count: Be32::new(d.len() as u32 | INLINE_SEG) });
-                buf[36..36 + d.len()].copy_from_slice(d);
+                put(buf, wqe::RADDR, &raddr(remote));
+                put(buf, wqe::PAYLOAD, &InlineSeg { byte_count: Be32::new(d.len() as u32 | INLINE_SEG) });
+                buf[wqe::INLINE_DATA..wqe::INLINE_DATA + d.len()].copy_from_slice(d);
             }
             WorkRequest::Atomic { op: a, width, remote, result } => {
-                put(buf, 16, &raddr(remote));
-                let mut at = 32;
+                put(buf, wqe::RADDR, &raddr(remote));
+                let mut at = wqe::PAYLOAD;
                 match (*a, *width) {
                     (NicAtomic::CompareSwap { swap, compare, .. }, 8) if is_std_cs(a) => {
                         put(buf, at, &AtomicSeg { swap_add: Be64::new(swap), compare: Be64::new(compare) });
@@ -618,7 +618,7 @@ impl NicLayout for Mlx5 {
                 put(buf, at + 16, &data(result));
             }
             WorkRequest::Nop => {}
-            WorkRequest::Dump { local } => put(buf, 16, &data(local)),
+            WorkRequest::Dump { local } => put(buf, wqe::RADDR, &data(local)),
         }
     }
 
@@ -761,7 +761,7 @@ impl NicLayout for Mlx5 {
 
     fn dbr_value(prod: u64) -> u32 {
         // The send counter is stored big-endian: keep the wire bytes in the host word.
-        (prod as u32 & 0xffff).to_be()
+        (prod as u32 & mlx5::DBR_PROD_MASK).to_be()
     }
 
     fn dbr_prod(dbr: u32) -> u16 {
@@ -785,14 +785,14 @@ impl NicLayout for Mlx5 {
         match c {
             Completion::None => {
                 let mut q = Cqe64::zeroed();
-                q.op_own = cqe_op::INVALID << 4;
+                q.op_own = cqe_op::INVALID << mlx5::shift::CQE_OPCODE;
                 out.copy_from_slice(bytes_of(&q));
             }
             Completion::Ok { wqe_counter, owner } => {
                 let mut q = Cqe64::zeroed();
                 q.sop_drop_qpn = Be32::new(qpn & 0x00ff_ffff);
                 q.wqe_counter = Be16::new(wqe_counter);
-                q.op_own = (cqe_op::REQ << 4) | (owner & mlx5::CQE_OWNER_MASK);
+                q.op_own = (cqe_op::REQ << mlx5::shift::CQE_OPCODE) | (owner & mlx5::CQE_OWNER_MASK);
                 out.copy_from_slice(bytes_of(&q));
             }
             Completion::Err { wqe_counter, owner, syndrome, opcode } => {
@@ -800,7 +800,7 @@ impl NicLayout for Mlx5 {
                 q.syndrome = syndrome;
                 q.s_wqe_opcode_qpn = Be32::new((u32::from(opcode) << 24) | (qpn & 0x00ff_ffff));
                 q.wqe_counter = Be16::new(wqe_counter);
-                q.op_own = (cqe_op::REQ_ERR << 4) | (owner & mlx5::CQE_OWNER_MASK);
+                q.op_own = (cqe_op::REQ_ERR << mlx5::shift::CQE_OPCODE) | (owner & mlx5::CQE_OWNER_MASK);
                 out.copy_from_slice(bytes_of(&q));
             }
         }
@@ -810,7 +810,7 @@ impl NicLayout for Mlx5 {
     fn decode_cqe(cqe: &[u8; 64]) -> Completion {
         let op_own = cqe[63];
         let owner = op_own & mlx5::CQE_OWNER_MASK;
-        match op_own >> 4 {
+        match op_own >> mlx5::shift::CQE_OPCODE {
             cqe_op::REQ => {
                 let q: Cqe64 = get(cqe, 0);
                 Completion::Ok { wqe_counter: q.wqe_counter.get(), owner }

@@ -17,6 +17,35 @@ pub const SEND_WQE_BB: usize = 64;
 pub const WQE_DS_BYTES: usize = 16;
 /// `byte_count` flag of an inline-data segment.
 pub const INLINE_SEG: u32 = 0x8000_0000;
+/// The bits of the producer index the doorbell record holds.
+pub const DBR_PROD_MASK: u32 = 0xffff;
+
+/// Bit positions inside the control segment's words and the CQE's `op_own`.
+pub mod shift {
+    /// `opmod_idx_opcode`: the opcode modifier in bits 31:24.
+    pub const OPMOD: u32 = 24;
+    /// `opmod_idx_opcode`: the WQE index in bits 23:8.
+    pub const WQE_INDEX: u32 = 8;
+    /// `qpn_ds`: the QP number in bits 31:8 (DS in 7:0).
+    pub const QPN: u32 = 8;
+    /// `op_own`: the CQE opcode in bits 7:4.
+    pub const CQE_OPCODE: u32 = 4;
+}
+
+/// Where the producer puts each segment in a WQE (byte offsets from its first slot): the
+/// control segment, then the remote-address segment, then the payload (a data segment, an
+/// inline header and its bytes, or an atomic segment followed by the result's data segment).
+pub mod wqe {
+    use super::{CtrlSeg, InlineSeg, RaddrSeg};
+    /// The control segment.
+    pub const CTRL: usize = 0;
+    /// The remote-address segment (and a DUMP's data segment).
+    pub const RADDR: usize = CTRL + size_of::<CtrlSeg>();
+    /// The payload: data segment, inline header or atomic segment.
+    pub const PAYLOAD: usize = RADDR + size_of::<RaddrSeg>();
+    /// An inline write's bytes, after the inline header.
+    pub const INLINE_DATA: usize = PAYLOAD + size_of::<InlineSeg>();
+}
 
 /// Send opcodes (`opmod_idx_opcode` bits 7:0).
 pub mod opcode {
@@ -218,8 +247,10 @@ impl CtrlSeg {
     /// As `mlx5dv_set_ctrl_seg` fills it.
     pub fn new(idx: u16, opcode: u8, opmod: u8, qpn: u32, fm_ce_se: u8, ds: u8) -> Self {
         CtrlSeg {
-            opmod_idx_opcode: Be32::new((u32::from(opmod) << 24) | (u32::from(idx) << 8) | u32::from(opcode)),
-            qpn_ds: Be32::new((qpn << 8) | u32::from(ds)),
+            opmod_idx_opcode: Be32::new(
+                (u32::from(opmod) << shift::OPMOD) | (u32::from(idx) << shift::WQE_INDEX) | u32::from(opcode),
+            ),
+            qpn_ds: Be32::new((qpn << shift::QPN) | u32::from(ds)),
             signature: 0,
             dci_stream_channel_id: Be16::new(0),
             fm_ce_se,
@@ -232,15 +263,15 @@ impl CtrlSeg {
     }
     /// The opcode modifier.
     pub fn opmod(&self) -> u8 {
-        (self.opmod_idx_opcode.get() >> 24) as u8
+        (self.opmod_idx_opcode.get() >> shift::OPMOD) as u8
     }
     /// The WQE index.
     pub fn wqe_index(&self) -> u16 {
-        (self.opmod_idx_opcode.get() >> 8) as u16
+        (self.opmod_idx_opcode.get() >> shift::WQE_INDEX) as u16
     }
     /// The QP number.
     pub fn qpn(&self) -> u32 {
-        self.qpn_ds.get() >> 8
+        self.qpn_ds.get() >> shift::QPN
     }
     /// The size in 16-byte units.
     pub fn ds(&self) -> u8 {

@@ -153,6 +153,17 @@ pub const IBUF_SLOT_BYTES: usize = 256;
 /// Words of a queue's scratch buffer.
 pub const IBUF_WORDS: usize = IBUF_SLOTS * IBUF_SLOT_BYTES / 8;
 
+/// The word a queue latches its first NIC error in ([`Qp`]'s `error`): 0 none, else
+/// `LATCHED | counter << COUNTER_SHIFT | syndrome << SYNDROME_SHIFT | opcode`.
+pub mod latch {
+    /// Set in every latched error (so that an error of all-zero fields is not 0).
+    pub const LATCHED: u64 = 1 << 63;
+    /// The failed WQE's 16-bit counter.
+    pub const COUNTER_SHIFT: u32 = 16;
+    /// The error CQE's syndrome (8 bits); the WQE's opcode is in the low 8 bits.
+    pub const SYNDROME_SHIFT: u32 = 8;
+}
+
 /// One queue pair (C: `oxshmem_qp_t`). `L` is the NIC's format. Plain data: the arrays it
 /// points to live in memory its owner ([`QpBox`], or the IBGDA channel) keeps alive.
 #[repr(C)]
@@ -742,7 +753,10 @@ impl<L: NicLayout> Qp<L> {
 
     fn latch(&self, e: QpError) -> QpError {
         if let QpError::Nic { wqe_counter, syndrome, opcode } = e {
-            let v = 1 << 63 | u64::from(wqe_counter) << 16 | u64::from(syndrome) << 8 | u64::from(opcode);
+            let v = latch::LATCHED
+                | u64::from(wqe_counter) << latch::COUNTER_SHIFT
+                | u64::from(syndrome) << latch::SYNDROME_SHIFT
+                | u64::from(opcode);
             let _ = self.error.value.compare_exchange(0, v, Ordering::AcqRel, Ordering::Acquire);
         }
         e
@@ -954,7 +968,11 @@ fn widen(base: u64, c16: u16) -> u64 {
 }
 
 fn decode_error(v: u64) -> Option<QpError> {
-    (v != 0).then_some(QpError::Nic { wqe_counter: (v >> 16) as u16, syndrome: (v >> 8) as u8, opcode: v as u8 })
+    (v != 0).then_some(QpError::Nic {
+        wqe_counter: (v >> latch::COUNTER_SHIFT) as u16,
+        syndrome: (v >> latch::SYNDROME_SHIFT) as u8,
+        opcode: v as u8,
+    })
 }
 
 #[cfg(all(test, not(loom)))]
