@@ -325,6 +325,10 @@ const READS: usize = 1;
 /// ([`SERIAL_DEFAULT`]), which the program's own ordering of its calls keeps exact. Every block
 /// is a [`CachePadded`] one (cache lines of its own, two on x86-64 and aarch64, whose
 /// prefetchers pull lines in pairs), so that one thread's counting never moves another's line.
+///
+/// A thread's blocks live as long as the thread: its [`Owned`] list, a thread-local, folds them
+/// into [`Registry::ended`] and frees them when the thread ends, so a program that churns
+/// threads holds one block per live (thread, context) pair, not one per thread it ever ran.
 #[derive(Debug)]
 struct Counts {
     ctx: usize,
@@ -339,9 +343,41 @@ impl Counts {
     }
 }
 
-/// Every thread's counts, for the queries (blocks are never freed: the counts of a thread that
-/// ended still count).
-static ALL: Mutex<Vec<&'static Counts>> = Mutex::new(Vec::new());
+/// Every block the queries sum, under one lock: a block moves from `live` to its context's
+/// `ended` block (its counts added there) and is freed only under it, so a query sees each
+/// count exactly once.
+#[derive(Debug)]
+struct Registry {
+    /// The blocks of live threads, each owned by its thread's [`Owned`].
+    live: Vec<*const Counts>,
+    /// Per context, the counts of threads that ended (and of operations a thread made after its
+    /// blocks were reclaimed, from another thread-local's destructor): one block per context the
+    /// program counted on, never freed — bounded by the contexts, not by the threads.
+    ended: Vec<&'static Counts>,
+}
+
+// SAFETY: the pointers in `live` are to heap blocks of atomics, which any thread may read; they
+// are freed only after being removed under the lock.
+unsafe impl Send for Registry {}
+
+impl Registry {
+    /// The block of counts ended on `ctx`, made on first use.
+    fn ended(&mut self, ctx: usize) -> &'static Counts {
+        if let Some(c) = self.ended.iter().find(|c| c.ctx == ctx) {
+            return c;
+        }
+        let c: &'static Counts = Box::leak(Box::new(CachePadded::new(Counts { ctx, v: Default::default() })));
+        self.ended.push(c);
+        c
+    }
+}
+
+/// Every thread's counts, for the queries.
+static ALL: Mutex<Registry> = Mutex::new(Registry { live: Vec::new(), ended: Vec::new() });
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    ALL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The counts on the default context while the program runs below `SHMEM_THREAD_MULTIPLE`:
 /// then no two threads call the library at once (the program orders its calls), so plain
@@ -394,10 +430,17 @@ fn thread_pointer() -> usize {
 /// Which block each (thread, context) pair counts in: an open-addressing table keyed by the
 /// thread pointer and the context handle. An entry is claimed by a thread with one
 /// compare-exchange of its key and then written and read by that thread alone; other threads
-/// only compare its key with theirs. A thread that ends leaves its entries; one that reuses
-/// its thread pointer later (the C library reuses thread control blocks after a thread ended)
-/// goes on counting in them, which is still one writer at a time.
+/// only compare its key with theirs. A thread that ends releases its entries (the key becomes
+/// [`GONE`], which later claims reuse) before freeing their blocks, so no key can lead to a
+/// freed block: only the thread itself compares equal to its key, and a thread that reuses its
+/// thread pointer (the C library reuses thread control blocks) starts after the release.
 const SLOTS: usize = 1 << 12;
+
+/// The key of an entry never claimed: a probe for a missing pair stops here.
+const FREE: usize = 0;
+/// The key of an entry released by a thread that ended: probes go on past it; claims reuse it.
+/// No thread pointer is 1 (it points at an aligned thread control block).
+const GONE: usize = 1;
 
 #[derive(Debug)]
 struct Slot {
@@ -407,73 +450,167 @@ struct Slot {
 }
 
 static TABLE: [Slot; SLOTS] =
-    [const { Slot { tp: AtomicUsize::new(0), ctx: AtomicUsize::new(0), counts: AtomicPtr::new(null_mut()) } }; SLOTS];
+    [const { Slot { tp: AtomicUsize::new(FREE), ctx: AtomicUsize::new(0), counts: AtomicPtr::new(null_mut()) } };
+        SLOTS];
 
 #[inline(always)]
 fn slot_of(tp: usize, ctx: usize) -> usize {
     ((tp >> 6) ^ ctx.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (usize::BITS - 12)
 }
 
-/// A new block of counts for `ctx`, registered for the queries.
-#[cold]
-fn register(ctx: usize) -> &'static Counts {
-    let c: &'static Counts = Box::leak(Box::new(CachePadded::new(Counts { ctx, v: Default::default() })));
-    ALL.lock().unwrap_or_else(|e| e.into_inner()).push(c);
-    c
+/// One block a thread made: where it is, and its table entry (`None`: the table was full).
+#[derive(Debug)]
+struct Own {
+    block: *mut CachePadded<Counts>,
+    slot: Option<usize>,
+}
+
+/// This thread's blocks. When the thread ends, its destructor releases their table entries,
+/// adds their counts to their contexts' ended blocks and frees them.
+#[derive(Debug, Default)]
+struct Owned(Vec<Own>);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        // First the entries: from here on this thread's operations (from another thread-local's
+        // destructor) miss the table and count in the ended blocks.
+        for o in &self.0 {
+            if let Some(i) = o.slot {
+                TABLE[i].counts.store(null_mut(), Ordering::Relaxed);
+                TABLE[i].tp.store(GONE, Ordering::Release);
+            }
+        }
+        let mut all = registry();
+        for o in &self.0 {
+            let p = o.block.cast_const().cast::<Counts>();
+            // SAFETY: a block of this thread, allocated by `register` and not freed yet.
+            let c = unsafe { &*p };
+            let e = all.ended(c.ctx);
+            for (d, v) in e.v.iter().zip(&c.v) {
+                d.fetch_add(v.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+            all.live.retain(|&q| q != p);
+        }
+        drop(all);
+        for o in self.0.drain(..) {
+            // SAFETY: made by Box::into_raw in `register`; no longer in the table (released
+            // above, and only this thread could follow its entry) nor in the registry, so no
+            // reference to it remains.
+            drop(unsafe { Box::from_raw(o.block) });
+        }
+    }
 }
 
 thread_local! {
-    /// This thread's blocks when the table is full (a program that made thousands of contexts).
-    static OVERFLOW: RefCell<Vec<&'static Counts>> = const { RefCell::new(Vec::new()) };
+    /// The blocks this thread made, freed when it ends. Only the cold path touches it: the
+    /// operation's path finds the block through [`TABLE`], with no thread-local access.
+    static OWNED: RefCell<Owned> = const { RefCell::new(Owned(Vec::new())) };
 }
 
-/// The rest of the probe from `i`, claiming an entry when the pair has none.
+/// A new block of counts for `ctx`, registered for the queries, owned by the caller's
+/// [`Owned`].
+#[cold]
+fn register(ctx: usize) -> *mut CachePadded<Counts> {
+    let c = Box::into_raw(Box::new(CachePadded::new(Counts { ctx, v: Default::default() })));
+    registry().live.push(c.cast_const().cast());
+    c
+}
+
+/// Counts one operation of `kind` on `ctx` after its thread's blocks were reclaimed (an
+/// operation from a thread-local's destructor that runs after [`OWNED`]'s): straight into the
+/// context's ended block, under the lock (a read-modify-write, as several such threads may).
+#[cold]
+fn count_late(ctx: usize, kind: usize) {
+    registry().ended(ctx).v[kind].fetch_add(1, Ordering::Relaxed);
+}
+
+/// The rest of the probe from `i`, claiming an entry when the pair has none; `None` when this
+/// thread is ending and can no longer own a block.
 #[cold]
 #[inline(never)]
-fn counts_probe(tp: usize, ctx: usize, mut i: usize) -> &'static Counts {
+fn counts_probe(tp: usize, ctx: usize, i: usize) -> Option<&'static Counts> {
     if ctx == handles::default_ctx() as usize && SERIAL.load(Ordering::Relaxed) == 0 && learn_serial() {
-        return &SERIAL_DEFAULT;
+        return Some(&SERIAL_DEFAULT);
     }
-    for _ in 0..SLOTS {
-        let s = &TABLE[i];
-        let owner = s.tp.load(Ordering::Relaxed);
-        if owner == tp && s.ctx.load(Ordering::Relaxed) == ctx {
-            // SAFETY: a claimed entry's block is a leaked, never-freed allocation.
-            return unsafe { &*s.counts.load(Ordering::Relaxed) };
-        }
-        if owner == 0 && s.tp.compare_exchange(0, tp, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
-            let c = register(ctx);
-            s.ctx.store(ctx, Ordering::Relaxed);
-            s.counts.store((c as *const Counts).cast_mut(), Ordering::Relaxed);
-            return c;
-        }
-        i = (i + 1) % SLOTS;
-    }
-    OVERFLOW
-        .try_with(|v| {
-            if let Some(c) = v.borrow().iter().find(|c| c.ctx == ctx) {
-                return *c;
+    let found = OWNED.try_with(|owned| {
+        // The first entry a claim may take: the first released one, or the free one that ends
+        // the probe.
+        let mut claim = None;
+        let mut i = i;
+        for _ in 0..SLOTS {
+            let s = &TABLE[i];
+            let owner = s.tp.load(Ordering::Relaxed);
+            if owner == tp && s.ctx.load(Ordering::Relaxed) == ctx {
+                // SAFETY: this thread's own entry: its block lives until this thread ends.
+                return unsafe { &*s.counts.load(Ordering::Relaxed) };
             }
-            let c = register(ctx);
-            v.borrow_mut().push(c);
-            c
-        })
-        // This thread is ending: its operations still count, in a block of their own.
-        .unwrap_or_else(|_| register(ctx))
+            if owner == FREE || owner == GONE {
+                claim.get_or_insert(i);
+                if owner == FREE {
+                    break;
+                }
+            }
+            i = (i + 1) % SLOTS;
+        }
+        let mut owned = owned.borrow_mut();
+        if let Some(o) = owned.0.iter().filter(|o| o.slot.is_none()).find(|o| {
+            // SAFETY: a block of this thread, live until it ends.
+            unsafe { &*o.block }.ctx == ctx
+        }) {
+            // SAFETY: as above.
+            return unsafe { &**o.block };
+        }
+        let block = register(ctx);
+        let mut slot = None;
+        // Claim the first free or released entry from `claim` on; one another thread takes
+        // first is no longer free, so the probe sequence stays unbroken past it.
+        if let Some(mut j) = claim {
+            for _ in 0..SLOTS {
+                let s = &TABLE[j];
+                let owner = s.tp.load(Ordering::Relaxed);
+                if (owner == FREE || owner == GONE)
+                    && s.tp.compare_exchange(owner, tp, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+                {
+                    s.ctx.store(ctx, Ordering::Relaxed);
+                    s.counts.store(block.cast(), Ordering::Relaxed);
+                    slot = Some(j);
+                    break;
+                }
+                j = (j + 1) % SLOTS;
+            }
+        }
+        owned.0.push(Own { block, slot });
+        // SAFETY: just made; freed only when this thread ends.
+        unsafe { &**block }
+    });
+    found.ok()
 }
 
-/// This thread's counts on `ctx`: one read of the thread pointer and, in the common case, of
-/// one table entry.
+/// Counts one operation of `kind` on `ctx` in this thread's block: one read of the thread
+/// pointer and, in the common case, of one table entry, then the block's increment.
 #[inline(always)]
-fn counts(ctx: ShmemCtx) -> &'static Counts {
+fn count(ctx: ShmemCtx, kind: usize) {
     let (tp, ctx) = (thread_pointer(), ctx as usize);
     let i = slot_of(tp, ctx);
     let s = &TABLE[i];
     if s.tp.load(Ordering::Relaxed) == tp && s.ctx.load(Ordering::Relaxed) == ctx {
-        // SAFETY: a claimed entry's block is a leaked, never-freed allocation.
-        return unsafe { &*s.counts.load(Ordering::Relaxed) };
+        // SAFETY: this thread's own entry (no other live thread has its thread pointer): its
+        // block is freed only after the entry is released, when this thread ends.
+        return unsafe { &*s.counts.load(Ordering::Relaxed) }.bump(kind);
     }
-    counts_probe(tp, ctx, i)
+    count_slow(tp, ctx, i, kind)
+}
+
+#[cold]
+#[inline(never)]
+fn count_slow(tp: usize, ctx: usize, i: usize, kind: usize) {
+    match counts_probe(tp, ctx, i) {
+        Some(c) => c.bump(kind),
+        None => count_late(ctx, kind),
+    }
 }
 
 /// Runs `op`, a write (put, non-fetching AMO, signal) on `ctx`, and counts it once it
@@ -499,12 +636,11 @@ pub(crate) fn counted_read<R>(ctx: ShmemCtx, op: impl FnOnce() -> R) -> R {
 #[inline(always)]
 fn counted<R>(ctx: ShmemCtx, kind: usize, op: impl FnOnce() -> R) -> R {
     let r = op();
-    let c = if ctx == handles::default_ctx() && SERIAL.load(Ordering::Relaxed) == 1 {
-        &*SERIAL_DEFAULT
+    if ctx == handles::default_ctx() && SERIAL.load(Ordering::Relaxed) == 1 {
+        SERIAL_DEFAULT.bump(kind);
     } else {
-        counts(ctx)
-    };
-    c.bump(kind);
+        count(ctx, kind);
+    }
     r
 }
 
@@ -513,15 +649,22 @@ fn counted<R>(ctx: ShmemCtx, kind: usize, op: impl FnOnce() -> R) -> R {
 fn totals(func: &'static str, ctx: ShmemCtx) -> Result<[u64; 2]> {
     oxshmem_rt::raw::my_pe()?;
     handles::ctx(func, ctx)?;
+    Ok(sums(ctx))
+}
+
+/// The sums over every thread, live or ended, of the counts on `ctx`.
+fn sums(ctx: ShmemCtx) -> [u64; 2] {
     let mut t = [0u64; 2];
     let serial = (ctx == handles::default_ctx()).then_some(&*SERIAL_DEFAULT);
-    let all = ALL.lock().unwrap_or_else(|e| e.into_inner());
-    for c in all.iter().copied().filter(|c| c.ctx == ctx as usize).chain(serial) {
+    let all = registry();
+    // SAFETY: a live block is freed only after leaving `live`, under the lock held here.
+    let live = all.live.iter().map(|&p| unsafe { &*p });
+    for c in live.chain(all.ended.iter().copied()).filter(|c| c.ctx == ctx as usize).chain(serial) {
         for (s, v) in t.iter_mut().zip(&c.v) {
             *s = s.wrapping_add(v.load(Ordering::Relaxed));
         }
     }
-    Ok(t)
+    t
 }
 
 /// Writes counter `i` of `ctx` to `out`.
@@ -711,4 +854,79 @@ pub(crate) fn gettid_owner(rec: &CtxRec) -> Option<bool> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The live (not yet reclaimed) blocks counting on `ctx`.
+    fn live_blocks(ctx: usize) -> usize {
+        // SAFETY: as in `sums`: live blocks are freed only after leaving `live`, under the lock.
+        registry().live.iter().filter(|&&p| unsafe { (*p).ctx } == ctx).count()
+    }
+
+    /// A context handle no real context has (and not the default one), so that the other tests
+    /// of this binary never count on it.
+    fn fake_ctx(k: usize) -> usize {
+        0x5eed_0000 + (k << 6)
+    }
+
+    /// Threads that count and end, round after round: every count stays in the sums, and no
+    /// block outlives its thread — the number of live blocks is that of the threads running.
+    #[test]
+    fn ended_threads_keep_their_counts_and_free_their_blocks() {
+        let (a, b) = (fake_ctx(1), fake_ctx(2));
+        const ROUNDS: u64 = 25;
+        const THREADS: u64 = 8;
+        counted_write(a as ShmemCtx, || ());
+        for _ in 0..ROUNDS {
+            let ts: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    std::thread::spawn(move || {
+                        for _ in 0..3 {
+                            counted_write(a as ShmemCtx, || ());
+                        }
+                        counted_read(a as ShmemCtx, || ());
+                        counted_read(b as ShmemCtx, || ());
+                        (live_blocks(a), live_blocks(b))
+                    })
+                })
+                .collect();
+            for t in ts {
+                let (la, lb) = t.join().unwrap();
+                // This thread's block, the main thread's and at most the other running threads'.
+                assert!(la >= 2 && la as u64 <= THREADS + 1 && lb >= 1 && lb as u64 <= THREADS, "{la} {lb}");
+            }
+            // Joined threads have run their destructors: only the main thread's block is left.
+            assert_eq!((live_blocks(a), live_blocks(b)), (1, 0));
+        }
+        assert_eq!(sums(a as ShmemCtx), [1 + ROUNDS * THREADS * 3, ROUNDS * THREADS]);
+        assert_eq!(sums(b as ShmemCtx), [0, ROUNDS * THREADS]);
+    }
+
+    /// An operation from a thread-local destructor that runs after the thread's blocks were
+    /// reclaimed still counts (in the context's ended block), and makes no block.
+    #[test]
+    fn operations_after_reclaim_count_in_the_ended_block() {
+        let c = fake_ctx(3);
+        struct Late(usize);
+        impl Drop for Late {
+            fn drop(&mut self) {
+                counted_write(self.0 as ShmemCtx, || ());
+            }
+        }
+        thread_local! {
+            static LATE: RefCell<Option<Late>> = const { RefCell::new(None) };
+        }
+        std::thread::spawn(move || {
+            // Registered before OWNED, so destroyed after it.
+            LATE.with(|l| *l.borrow_mut() = Some(Late(c)));
+            counted_read(c as ShmemCtx, || ());
+        })
+        .join()
+        .unwrap();
+        assert_eq!(sums(c as ShmemCtx), [1, 1]);
+        assert_eq!(live_blocks(c), 0);
+    }
 }
