@@ -9,7 +9,9 @@
 //! Remote PEs may write into a symmetric object at any time; that is the point of it. The safe
 //! local accessors ([`SymSlice::read`], [`SymSlice::write`], [`SymSlice::to_vec`], ...) copy
 //! elements in and out instead of handing out references, so no Rust reference ever aliases
-//! memory another process is writing. [`SymSlice::as_slice`] gives a reference, and is
+//! memory another process is writing, and copy them with relaxed atomics, so that another
+//! thread of this process writing the same elements is no data race (see the memory model of
+//! [`crate::transport::relaxed`]). [`SymSlice::as_slice`] gives a reference, and is
 //! `unsafe` for exactly that reason.
 //!
 //! # The symmetric memory access rule
@@ -20,23 +22,30 @@
 //! **memory another agent may access at the same time is never behind a `&` or `&mut`**, not
 //! even for the length of one copy. Instead, by kind of access:
 //!
-//! 1. **Elements** are read and written one at a time, by value, with volatile loads and
-//!    stores ([`SymSlice::read`], [`SymSlice::write`], [`SymSlice::fill`], the fill at
-//!    allocation): one access each, which the compiler may neither cache nor drop.
+//! 1. **Elements** are read and written by value with relaxed atomic loads and stores
+//!    ([`SymSlice::read`], [`SymSlice::write`], [`SymSlice::fill`], [`SymSlice::to_vec`],
+//!    [`SymSlice::copy_from_slice`], the fill at allocation; `crate::transport::relaxed`): one
+//!    access per atomic word, of the widest width dividing the element's size and address (one
+//!    per element for the 1, 2, 4 and 8-byte types, the width `p` and the AMOs use), which the
+//!    compiler may neither cache nor drop, and which are no data race when another thread
+//!    writes the same elements.
 //! 2. **Flags and signals** — words whose value tells another agent that other data is ready —
 //!    are atomics: acquire loads to wait on them ([`SymSlice::wait_until`], [`SymSlice::test`],
 //!    `crate::wait`, the signal words), and single atomic stores to set them ([`SymSlice::p`]
 //!    of a 1, 2, 4 or 8-byte element, the AMOs) after the fence or quiet that orders the data
 //!    before them. Volatile alone orders nothing.
-//! 3. **Bulk copies** go between raw pointers: `ptr::copy` (or `copy_nonoverlapping` where the
-//!    two sides cannot overlap) from or to the symmetric address ([`SymSlice::to_vec`],
-//!    [`SymSlice::copy_from_slice`], puts and gets on a mapped peer) — never through a `&[T]`
-//!    or `&mut [T]` formed over the symmetric side. This is sound because the elements are
-//!    `Pod` (any bytes are a valid value) and because the program's own synchronisation (the
-//!    writer's quiet, then a barrier, or a signal the reader waits for) orders the copy after
-//!    the writes it must see and before the next ones. A copy that races a peer's write is a
+//! 3. **Bulk copies** inside the runtime go between raw pointers: `ptr::copy` (or
+//!    `copy_nonoverlapping` where the two sides cannot overlap) from or to the symmetric
+//!    address (puts and gets on a mapped peer, the collectives' chunks, the `unsafe`
+//!    [`SymSlice::to_vec_unsync`]) — never through a `&[T]` or `&mut [T]` formed over the
+//!    symmetric side. This is sound because the elements are `Pod` (any bytes are a valid
+//!    value) and because the program's own synchronisation (the writer's quiet, then a
+//!    barrier, or a signal the reader waits for) orders the copy after the writes it must see
+//!    and before the next ones. A copy that races a peer's write is a
 //!    synchronisation bug of the program; as no reference asserts the memory unchanged, what it
-//!    gets is stale or torn values, as in C OpenSHMEM.
+//!    gets is stale or torn values, as in C OpenSHMEM. A plain copy racing another *thread* of
+//!    this process is a data race, undefined behaviour: hence the safe accessors are atomic (1),
+//!    and a plain copy is internal or `unsafe`.
 //! 4. **Slices** over symmetric memory exist only while their holder owns it exclusively:
 //!    after a synchronisation point that guarantees no other agent writes it (for `&mut`: nor
 //!    reads it) until the slice is gone. [`SymSlice::as_slice`] and
