@@ -80,9 +80,9 @@ mod throughput;
 
 use oxshmem::{Shmem, SymSlice};
 
-use oxshmem_device::{DevPtr, Device, DeviceError, Grid, Thread};
 use access::{Kernel, Kernels, Outbox};
 use engine::Engine;
+use oxshmem_device::{DevPtr, Device, DeviceError, Grid, Thread};
 
 /// How tokens travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -39,8 +39,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use oxshmem::Shmem;
-use oxshmem_moe::{Buffer, Mode, MoeConfig, reference};
 use oxshmem_device::{Device, Grid};
+use oxshmem_moe::{Buffer, Mode, MoeConfig, reference};
 
 /// The channels measured unless `--channels` says otherwise.
 const CHANNELS: &[&str] = &["p2p", "proxy", "ibgda"];
