@@ -72,6 +72,8 @@
 mod api;
 pub mod channel;
 pub mod cheader;
+/// The device layer's variables, their rules, and the channel choice; registered into the runtime's one table.
+pub mod config;
 mod cpu;
 /// The CUDA driver layer (feature `cuda`): the GPU, its symmetric heap, fd passing on a node.
 #[cfg(feature = "cuda")]
@@ -236,9 +238,9 @@ pub(crate) fn env_timeout() -> u64 {
 
 /// `OXSHMEM_DEVICE_BLOCKS`: blocks of a kernel that run at once (a whole number, at least 1).
 fn env_blocks(pe: usize) -> Result<usize, DeviceError> {
-    let (v, name) = oxshmem::config::value_of("OXSHMEM_DEVICE_BLOCKS");
+    let (v, name) = config::value_of("OXSHMEM_DEVICE_BLOCKS");
     let text = match v.trim() {
-        "" => oxshmem::config::var_named("OXSHMEM_DEVICE_BLOCKS").default,
+        "" => config::var("OXSHMEM_DEVICE_BLOCKS").default,
         t => t,
     };
     match text.parse::<usize>() {
@@ -262,11 +264,11 @@ impl Device {
     /// last); a malformed value is an error naming the variable and the value. Where
     /// `OXSHMEM_DEVICE_CHANNEL` and `OXSHMEM_DEVICE_REMOTE` are unset, NVSHMEM's
     /// `NVSHMEM_DISABLE_P2P`, `NVSHMEM_IB_ENABLE_IBGDA` and `NVSHMEM_REMOTE_TRANSPORT` decide
-    /// (`oxshmem::config::device_channel`, `oxshmem::config::device_remote`).
+    /// ([`config::device_channel`], [`config::device_remote`]).
     pub fn init(shmem: &oxshmem::Shmem) -> Result<Device, DeviceError> {
         // OXSHMEM_DEVICE_CHANNEL, or NVSHMEM_DISABLE_P2P's "the remote channel for every peer".
         let (channel, _) =
-            oxshmem::config::device_channel().map_err(|reason| DeviceError::Init { pe: shmem.my_pe(), reason })?;
+            config::device_channel().map_err(|reason| DeviceError::Init { pe: shmem.my_pe(), reason })?;
         Self::init_with(shmem, Some(&channel))
     }
 
@@ -285,6 +287,9 @@ impl Device {
         proxy_spin: Option<bool>,
     ) -> Result<Device, DeviceError> {
         let (me, n) = (shmem.my_pe(), shmem.n_pes());
+        // The layer's variables join the runtime's table (SHMEM_INFO, oxshmem-info) and are
+        // checked here, where the runtime's init did not know them yet.
+        config::register().map_err(|reason| DeviceError::Init { pe: me, reason })?;
         let force = match force.map(str::trim) {
             None | Some("") | Some("auto") => None,
             Some("p2p") => Some(ChannelKind::P2p),
@@ -299,8 +304,7 @@ impl Device {
         };
         // In automatic mode, what reaches a peer whose heap is not mapped here.
         // OXSHMEM_DEVICE_REMOTE, or what NVSHMEM_IB_ENABLE_IBGDA / NVSHMEM_REMOTE_TRANSPORT ask for.
-        let (remote, remote_var) =
-            oxshmem::config::device_remote().map_err(|reason| DeviceError::Init { pe: me, reason })?;
+        let (remote, remote_var) = config::device_remote().map_err(|reason| DeviceError::Init { pe: me, reason })?;
         let remote = match remote.trim() {
             "" | "proxy" => ChannelKind::Proxy,
             "ibgda" => ChannelKind::Ibgda,
@@ -312,14 +316,13 @@ impl Device {
             }
         };
         let concurrent_blocks = env_blocks(me)?;
-        let proxy_spin = match proxy_spin
-            .or(oxshmem::config::proxy_spin().map_err(|reason| DeviceError::Init { pe: me, reason })?)
-        {
-            Some(s) => s,
-            // A spinning proxy holds a core: only where every PE of this host and its proxy
-            // have one each.
-            None => oxshmem::config::job_cpus() >= 2 * shmem.team_shared().n_pes().unwrap_or(n),
-        };
+        let proxy_spin =
+            match proxy_spin.or(config::proxy_spin().map_err(|reason| DeviceError::Init { pe: me, reason })?) {
+                Some(s) => s,
+                // A spinning proxy holds a core: only where every PE of this host and its proxy
+                // have one each.
+                None => oxshmem::config::job_cpus() >= 2 * shmem.team_shared().n_pes().unwrap_or(n),
+            };
         let (base, size) = oxshmem::raw::heap_range()?;
         let mut peer_base = vec![0u64; n].into_boxed_slice();
         let mut channel = vec![0u8; n].into_boxed_slice();

@@ -332,7 +332,7 @@ impl Job {
         };
         // Nothing of the test runner's own environment may change how the runtime behaves:
         // each test states the configuration it needs.
-        for var in oxshmem::config::VARS {
+        for var in oxshmem::config::VARS.iter().chain(oxshmem_device::config::VARS) {
             cmd.env_remove(var.name);
             for a in var.aliases {
                 cmd.env_remove(a);

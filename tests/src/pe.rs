@@ -119,8 +119,12 @@ pub fn expect_err<T: Debug>(label: &str, r: oxshmem::Result<T>, needles: &[&str]
 pub type Case = fn(&[String]);
 
 /// Runs the case named by the first argument; the rest of the arguments go to the case.
-/// An unknown or missing case ends the process with status 2 and the list of cases.
+/// An unknown or missing case ends the process with status 2 and the list of cases. First it
+/// registers the device layer's variables into the runtime's table.
 pub fn dispatch(program: &str, cases: &[(&str, Case)]) {
+    // These programs link the device layer: its variables join the runtime's table before
+    // init, which so checks them and lists them in SHMEM_INFO (as the C library's init does).
+    oxshmem::config::register(&oxshmem_device::config::LAYER);
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let names: Vec<&str> = cases.iter().map(|c| c.0).collect();
     let Some(name) = argv.first() else {

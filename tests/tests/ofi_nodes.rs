@@ -36,7 +36,7 @@ fn networked() -> bool {
 fn hydra(hosts: &str, env: &[(&str, &str)], program: &str, args: &[&str]) -> Option<Command> {
     let hydra = oxshmem_test_require::tool("mpiexec.hydra", "apt-get install mpich")?;
     let mut c = Command::new(&hydra);
-    for var in oxshmem::config::VARS {
+    for var in oxshmem::config::VARS.iter().chain(oxshmem_device::config::VARS) {
         c.env_remove(var.name);
     }
     c.env_remove(oxshmem_tests::TEST_TRANSPORT_VAR);

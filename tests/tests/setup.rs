@@ -78,7 +78,7 @@ fn shmem_version_prints_one_line() {
 fn shmem_info_prints_the_whole_table_aligned() {
     let r = Job::new(2, PE_MISC).args(&["hello", "2"]).env("SHMEM_INFO", "1").env("OXSHMEM_DEVICE_BLOCKS", "3").run();
     assert_job_ok(&r);
-    for v in oxshmem::config::VARS {
+    for v in oxshmem::config::VARS.iter().chain(oxshmem_device::config::VARS) {
         let shown = r.stderr.lines().any(|l| l.trim_start().starts_with(&format!("{} ", v.name)));
         assert_eq!(shown, v.shown(), "{} shown: {shown}\n{}", v.name, r.stderr);
     }

@@ -35,6 +35,10 @@ pub(crate) fn init_with(
 ) -> Result<ThreadLevel> {
     install_logging();
     crate::longdouble::install_hooks();
+    // The device layer's variables join the runtime's table before its init, which so checks
+    // them and lists them in SHMEM_INFO (the CUDA back end reads them after init).
+    #[cfg(feature = "cuda")]
+    oxshmem_rt::config::register(&oxshmem_device::config::LAYER);
     let provided = match boot {
         Some(b) => raw::init_with_bootstrap(level, b),
         None => raw::init_with_static_data(level),

@@ -1,7 +1,8 @@
 //! What `oxshmem-info` prints: the version, how this build was made, what it finds on this
 //! machine (transports, RDMA devices, launchers, compilers) and every configuration variable
-//! of [`oxshmem::config::VARS`] with its value and where the value came from — the table the
-//! runtime itself reads, so the two cannot disagree. Like `ompi_info`, it has a human form and
+//! of the runtime's table ([`oxshmem::config::vars`], the device layer's registered into it)
+//! with its value and where the value came from — the table the runtime itself reads, so the
+//! two cannot disagree. Like `ompi_info`, it has a human form and
 //! a `--parsable` one (`section:key:value`, one a line); and `--json`, the same facts as one
 //! JSON document ([`json`]).
 //!
@@ -236,8 +237,14 @@ pub fn nic_facts() -> Vec<Fact> {
     vec![fact("nic", "verbs", "not in this build (the tools' `verbs` feature lists RDMA devices through libibverbs)")]
 }
 
+/// The whole table: the device layer's variables join the runtime's.
+fn register_layers() {
+    config::register(&oxshmem_device::config::LAYER);
+}
+
 /// Every fact, in print order.
 pub fn facts() -> Vec<Fact> {
+    register_layers();
     let mut f = Vec::new();
     let (major, minor) = oxshmem::SPEC_VERSION;
     f.push(fact("package", "name", "oxshmem"));
@@ -367,6 +374,7 @@ pub fn header_nvshmem_version(include_dir: &Path) -> Option<(u32, u32, u32)> {
 /// each NVSHMEM variable read (`"value" -> effect`, or `unset -> effect`), and those known to
 /// have no effect.
 pub fn nvshmem_facts() -> Vec<Fact> {
+    register_layers();
     let mut f = Vec::new();
     let layout = Layout::locate().ok();
     let (major, minor, patch) = config::NVSHMEM_API_VERSION;
@@ -502,6 +510,7 @@ pub fn json(facts: &[Fact]) -> String {
 /// The human form: aligned `key: value` lines under section titles, and the configuration
 /// variables with their source, other spellings and help.
 pub fn pretty(facts: &[Fact]) -> String {
+    register_layers();
     use std::fmt::Write;
     let mut s = String::new();
     let mut section = "";

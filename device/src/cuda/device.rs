@@ -72,8 +72,7 @@ impl GpuDevice {
     /// proxy or IBGDA.
     pub fn init(shmem: &oxshmem::Shmem) -> Result<GpuDevice, DeviceError> {
         let me = shmem.my_pe();
-        let (channel, var) =
-            oxshmem::config::device_channel().map_err(|reason| DeviceError::Init { pe: me, reason })?;
+        let (channel, var) = crate::config::device_channel().map_err(|reason| DeviceError::Init { pe: me, reason })?;
         match channel.trim() {
             "" | "auto" | "p2p" => {}
             other => {

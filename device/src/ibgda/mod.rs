@@ -180,12 +180,12 @@ impl Default for IbgdaConfig {
 
 impl IbgdaConfig {
     /// From `OXSHMEM_IBGDA_*` and `OXSHMEM_SOFTNIC_NAP_MS` (declared, with their defaults, in
-    /// `oxshmem::config::VARS`); a malformed value is an error naming the variable.
+    /// `crate::config::VARS`); a malformed value is an error naming the variable.
     pub fn from_env() -> Result<IbgdaConfig, String> {
         let mut c = IbgdaConfig::default();
         // An empty value (OXSHMEM_IBGDA_NCQES's default: "the same as NWQES") means `d`.
         let num = |k: &str, d: usize| -> Result<usize, String> {
-            let (v, name) = oxshmem::config::value_of(k);
+            let (v, name) = crate::config::value_of(k);
             match v.trim() {
                 "" => Ok(d),
                 t => t.parse::<usize>().map_err(|_| format!("{name}={v:?}: expected a number")),
@@ -193,33 +193,33 @@ impl IbgdaConfig {
         };
         c.nwqes = num("OXSHMEM_IBGDA_NWQES", c.nwqes)?;
         if !c.nwqes.is_power_of_two() || !(8..=32768).contains(&c.nwqes) {
-            let name = oxshmem::config::value_of("OXSHMEM_IBGDA_NWQES").1;
+            let name = crate::config::value_of("OXSHMEM_IBGDA_NWQES").1;
             return Err(format!("{name}={}: expected a power of two from 8 to 32768", c.nwqes));
         }
         c.ncqes = num("OXSHMEM_IBGDA_NCQES", c.nwqes)?.max(1);
         c.num_rc = num("OXSHMEM_IBGDA_NUM_RC_PER_PE", c.num_rc)?.clamp(1, 64);
         c.batch = num("OXSHMEM_IBGDA_BATCH", c.batch)?.max(1);
         c.nic_nap_ms = num("OXSHMEM_SOFTNIC_NAP_MS", c.nic_nap_ms as usize)?.max(1) as u64;
-        let (mode, name) = oxshmem::config::value_of("OXSHMEM_IBGDA_CQ_MODE");
+        let (mode, name) = crate::config::value_of("OXSHMEM_IBGDA_CQ_MODE");
         c.cq_mode = match mode.trim() {
             "" | "collapsed" => CqMode::Collapsed,
             "normal" => CqMode::Normal,
             o => return Err(format!("{name}={o:?}: expected collapsed or normal")),
         };
-        let (v, name) = oxshmem::config::value_of("OXSHMEM_SOFTNIC_DOORBELL");
+        let (v, name) = crate::config::value_of("OXSHMEM_SOFTNIC_DOORBELL");
         c.soft_registers = match v.trim() {
             "" | "record" => false,
             "register" => true,
             o => return Err(format!("{name}={o:?}: expected record or register")),
         };
-        let (v, name) = oxshmem::config::value_of("OXSHMEM_IBGDA_NIC_HANDLER");
+        let (v, name) = crate::config::value_of("OXSHMEM_IBGDA_NIC_HANDLER");
         c.nic_handler = match v.trim() {
             "" | "auto" => NicHandler::Auto,
             "gpu" => NicHandler::Gpu,
             "cpu" => NicHandler::Cpu,
             o => return Err(format!("{name}={o:?}: expected auto, gpu or cpu")),
         };
-        let (v, name) = oxshmem::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM");
+        let (v, name) = crate::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM");
         c.queue_mem = match v.trim() {
             // NVSHMEM's `auto` chooses by what the system can do; here the queues stay in host
             // memory unless asked (nothing has placed them in GPU memory on hardware yet).
@@ -227,7 +227,7 @@ impl IbgdaConfig {
             "gpu" | "gpumem" => QueueMem::Gpu,
             o => return Err(format!("{name}={o:?}: expected host (hostmem, auto) or gpu (gpumem)")),
         };
-        let (layout, name) = oxshmem::config::value_of("OXSHMEM_SOFTNIC_LAYOUT");
+        let (layout, name) = crate::config::value_of("OXSHMEM_SOFTNIC_LAYOUT");
         c.soft_layout =
             match layout.trim() {
                 "" => None,
@@ -421,7 +421,7 @@ fn exchange<T: oxshmem::Pod + Default>(
 
 /// `OXSHMEM_IBGDA_QUEUE_MEM` as set (`NAME=value`, in the spelling the user chose), for messages.
 pub(crate) fn queue_mem_setting() -> String {
-    let (v, name) = oxshmem::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM");
+    let (v, name) = crate::config::value_of("OXSHMEM_IBGDA_QUEUE_MEM");
     format!("{name}={}", v.trim())
 }
 

@@ -115,7 +115,7 @@ fn devx_err(e: super::devx::DevxError) -> NicError {
 /// The GID index this port's queue pairs use: `OXSHMEM_NIC_GID_INDEX` when set, else 0 on
 /// InfiniBand and, on Ethernet, the first RoCE v2 GID (from the kernel's GID attributes).
 fn gid_index(dev: &str, port: u8, link: LinkLayer) -> Result<u8, NicError> {
-    let (v, name) = oxshmem::config::value_of("OXSHMEM_NIC_GID_INDEX");
+    let (v, name) = crate::config::value_of("OXSHMEM_NIC_GID_INDEX");
     if !v.trim().is_empty() {
         return v.trim().parse::<u8>().map_err(|_| NicError::refused(name, format!("{v:?}: expected a GID index")));
     }

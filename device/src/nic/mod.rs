@@ -54,8 +54,8 @@ pub fn open(
     gpu: bool,
     agree: Agree<'_>,
 ) -> Result<Arc<dyn NicProvider>, NicError> {
-    let (v, name) = oxshmem::config::value_of("OXSHMEM_NIC");
-    let lname = oxshmem::config::value_of("OXSHMEM_SOFTNIC_LAYOUT").1;
+    let (v, name) = crate::config::value_of("OXSHMEM_NIC");
+    let lname = crate::config::value_of("OXSHMEM_SOFTNIC_LAYOUT").1;
     let soft =
         || -> Arc<dyn NicProvider> { Arc::new(soft::SoftProvider::with(pe, layout.unwrap_or_default(), registers)) };
     match v.trim() {

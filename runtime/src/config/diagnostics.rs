@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 use super::nvshmem::{
     NVSHMEM_API_VERSION, NVSHMEM_NO_EFFECT, NvDebug, no_effect_reason, nv_debug_in, nvshmem_info_text, nvshmem_style,
 };
+use super::table::{DEVICE_NAMES, shown_vars, vars};
 use super::table::{Source, Var, lookup};
-use super::table::{VARS, shown_vars};
 use crate::{SPEC_VERSION, VENDOR_STRING};
 
 /// Variables of the `OXSHMEM_` family that other parts of the project read (the bootstrap, the
-/// tests, build scripts and tools): not configuration of a running PE, so not in [`VARS`], but
+/// tests, build scripts and tools): not configuration of a running PE, so not in the table ([`vars`]), but
 /// known, so that setting them draws no warning. A name ending in `*` is a prefix. The third
 /// field: whether a warning may suggest it for a misspelt name.
 pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
@@ -47,7 +47,8 @@ pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
 pub const FAMILIES: [&str; 3] = ["OXSHMEM_", "SHMEM_", "NVSHMEM_"];
 
 /// Whether `name` is a variable that oxshmem or the project reads: a name or alias of
-/// [`VARS`], one of [`READ_ELSEWHERE`] or of [`NVSHMEM_NO_EFFECT`].
+/// the table ([`vars`]) or of the device layer's ([`DEVICE_NAMES`], registered or not), one of
+/// [`READ_ELSEWHERE`] or of [`NVSHMEM_NO_EFFECT`].
 ///
 /// ```
 /// use oxshmem::config::is_known;
@@ -55,7 +56,8 @@ pub const FAMILIES: [&str; 3] = ["OXSHMEM_", "SHMEM_", "NVSHMEM_"];
 /// assert!(!is_known("NVSHMEM_SYMETRIC_SIZE"));
 /// ```
 pub fn is_known(name: &str) -> bool {
-    VARS.iter().any(|v| v.name == name || v.aliases.contains(&name))
+    vars().any(|v| v.name == name || v.aliases.contains(&name))
+        || DEVICE_NAMES.contains(&name)
         || READ_ELSEWHERE.iter().any(|(n, _, _)| match n.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),
             None => *n == name,
@@ -87,6 +89,8 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 /// ```
 pub fn nearest_known(name: &str) -> (&'static str, usize) {
     let vars = shown_vars().flat_map(|v| std::iter::once(v.name).chain(v.aliases.iter().copied()));
+    // The device layer's names, whether or not it is registered (a duplicate changes nothing).
+    let vars = vars.chain(DEVICE_NAMES.iter().copied());
     let elsewhere = READ_ELSEWHERE.iter().filter(|(_, _, suggest)| *suggest).map(|(n, _, _)| *n);
     let no_effect = NVSHMEM_NO_EFFECT.iter().flat_map(|(_, names)| names.iter().copied());
     vars.chain(elsewhere)
@@ -258,18 +262,24 @@ pub(super) fn config_groups<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::markdown_table;
 
-    /// Issue 32, item 11: `OXSHMEM_CUDA_HEAP` is in the table, and a misspelling of it (or of
-    /// any `OXSHMEM_CUDA_` variable) draws a warning; the toolchain script's variables do not.
+    /// Issue 32, item 11: `OXSHMEM_CUDA_HEAP` is known (by name here, without the device layer
+    /// registered), and a misspelling of it (or of any `OXSHMEM_CUDA_` variable) draws a
+    /// warning; the toolchain script's variables do not. Likewise a device variable's.
     #[test]
-    fn cuda_heap_is_declared_and_its_misspellings_warned() {
-        assert!(shown_vars().any(|v| v.name == "OXSHMEM_CUDA_HEAP"));
-        assert!(markdown_table().contains("| `OXSHMEM_CUDA_HEAP` | `auto` |"));
+    fn cuda_heap_is_known_and_its_misspellings_warned() {
         assert!(!is_known("OXSHMEM_CUDA_HAEP"));
         assert!(is_known("OXSHMEM_CUDA_HOME") && is_known("OXSHMEM_CUDA_HEAP"));
         let w = env_warnings(&[("OXSHMEM_CUDA_HAEP".into(), "on".into())]);
         assert!(w.iter().any(|l| l.contains("OXSHMEM_CUDA_HAEP") && l.contains("OXSHMEM_CUDA_HEAP")), "{w:?}");
+        let w = env_warnings(&[("OXSHMEM_DEVICE_CHANEL".into(), "p2p".into())]);
+        assert_eq!(
+            w,
+            [
+                "oxshmem: warning: OXSHMEM_DEVICE_CHANEL is not a variable oxshmem reads (did you mean OXSHMEM_DEVICE_CHANNEL?)"
+            ]
+        );
+        assert!(env_warnings(&[("OXSHMEM_DEVICE_CHANNEL".into(), "p2p".into())]).is_empty());
     }
 
     #[test]

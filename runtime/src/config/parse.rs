@@ -2,10 +2,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
-use super::device::device_remote_in;
 use super::host::page_size;
 use super::nvshmem::{NvDebug, nv_debug_in};
-use super::table::{Env, Source, VARS, lookup_in, process_env, set_in, var};
+use super::table::{Env, Source, VARS, layers, lookup_in, process_env, set_in, var};
 
 /// Parses a size, the one rule for every spelling of `SHMEM_SYMMETRIC_SIZE`
 /// (`NVSHMEM_SYMMETRIC_SIZE`, `SMA_SYMMETRIC_SIZE`): a number that may have a decimal fraction
@@ -62,7 +61,8 @@ pub fn parse_size(text: &str) -> std::result::Result<usize, String> {
     usize::try_from(bytes).map_err(|_| overflows())
 }
 
-pub(super) fn parse_bool(s: &str) -> Option<bool> {
+/// A boolean value: `0`/`1`, `no`/`yes`, `false`/`true`, `off`/`on` (any case; empty is false).
+pub fn parse_bool(s: &str) -> Option<bool> {
     match s.trim().to_ascii_lowercase().as_str() {
         "" | "0" | "no" | "n" | "false" | "off" => Some(false),
         "1" | "yes" | "y" | "true" | "on" => Some(true),
@@ -71,18 +71,13 @@ pub(super) fn parse_bool(s: &str) -> Option<bool> {
 }
 
 /// A refused value: the variable (the spelling set), the value and why.
-pub(super) type Bad = (&'static str, String, String);
+pub type Refused = (&'static str, String, String);
+pub(super) type Bad = Refused;
 
-pub(super) fn bad_text((var, value, reason): Bad) -> String {
+/// The message of a [`Refused`] value, as init and the device layer word it:
+/// `environment variable NAME="value": why`.
+pub fn refused_text((var, value, reason): Refused) -> String {
     format!("environment variable {var}={value:?}: {reason}")
-}
-
-/// A boolean variable; unset is its default.
-pub(super) fn flag_in(env: Env, name: &str) -> std::result::Result<bool, Bad> {
-    let v = var(name);
-    let (value, src) = lookup_in(env, v);
-    let shown = if let Source::Env(n) = src { n } else { v.name };
-    parse_bool(&value).ok_or_else(|| (shown, value, "expected 0 or 1 (also no/yes, false/true, off/on)".to_string()))
 }
 
 /// The resolved configuration of one PE.
@@ -183,12 +178,6 @@ impl Config {
         let info = flag("SHMEM_INFO")?;
         let print_version =
             if is_set("SHMEM_VERSION") { flag("SHMEM_VERSION")? } else { nvshmem_debug >= NvDebug::Version };
-        // The NVSHMEM variables the device layer applies: checked here too, so that a
-        // malformed one fails init in programs that never start the device layer.
-        if set_in(env, "OXSHMEM_DEVICE_CHANNEL").is_none() {
-            flag_in(env, "NVSHMEM_DISABLE_P2P").map_err(refused)?;
-        }
-        device_remote_in(env).map_err(refused)?;
         let (v, n) = get("OXSHMEM_TRANSPORT");
         let transport = match v.trim() {
             "" | "auto" => TransportChoice::Auto,
@@ -234,15 +223,13 @@ impl Config {
     }
 }
 
-/// What a set value of variable `name` must look like, for the variables whose layer reads
-/// them later or elsewhere (the device layer, the ofi transport, the C library's CUDA back
-/// end): checked at every init ([`check_all_in`]), so that a malformed value fails the job
-/// whether or not that layer starts. `Err` says what is expected.
+/// What a set value of variable `name` must look like, for the runtime's variables that are
+/// read later or elsewhere (the ofi transport, the device layer's waits): checked at every init
+/// ([`check_all_in`]), so that a malformed value fails the job whether or not their reader
+/// starts. `Err` says what is expected. The device layer's variables have their rules in that
+/// layer (`oxshmem_device::config`), checked at init once it is registered.
 pub(super) fn check_value(name: &str, value: &str) -> std::result::Result<(), String> {
     let t = value.trim();
-    let one_of = |choices: &[&str]| {
-        if choices.contains(&t) { Ok(()) } else { Err(format!("expected {}", choices.join(", "))) }
-    };
     let whole = |min: u64, max: u64, what: &str| match t.parse::<u64>() {
         Ok(n) if (min..=max).contains(&n) => Ok(()),
         _ => Err(format!("expected {what}")),
@@ -258,41 +245,20 @@ pub(super) fn check_value(name: &str, value: &str) -> std::result::Result<(), St
         },
         "OXSHMEM_SPIN" => whole(0, u64::from(u32::MAX), "a count of polls"),
         "OXSHMEM_OFI_TEST_BAD_PEER" => whole(0, u64::MAX, "a PE number"),
-        "OXSHMEM_DEVICE_CHANNEL" => one_of(&["auto", "p2p", "proxy", "ibgda"]),
-        "OXSHMEM_PROXY_SPIN" => match t.to_ascii_lowercase().as_str() {
-            "auto" | "1" | "y" | "yes" | "true" | "on" | "0" | "n" | "no" | "false" | "off" => Ok(()),
-            _ => Err("expected 1, 0 or auto".into()),
-        },
-        "OXSHMEM_DEVICE_REMOTE" => one_of(&["proxy", "ibgda"]),
-        "OXSHMEM_DEVICE_BLOCKS" => whole(1, 1 << 20, "a whole number of blocks, at least 1"),
-        "OXSHMEM_IBGDA_NWQES" => match t.parse::<u64>() {
-            Ok(n) if n.is_power_of_two() && (8..=32768).contains(&n) => Ok(()),
-            _ => Err("expected a power of two from 8 to 32768".into()),
-        },
-        "OXSHMEM_IBGDA_NUM_RC_PER_PE" => whole(0, 64, "a number of queues from 1 to 64 (0: 1)"),
-        "OXSHMEM_NIC" => one_of(&["auto", "soft", "devx"]),
-        "OXSHMEM_NIC_GID_INDEX" => whole(0, 255, "a GID index (0 to 255)"),
-        "OXSHMEM_SOFTNIC_LAYOUT" => one_of(&["mlx5", "hns"]),
-        "OXSHMEM_SOFTNIC_DOORBELL" => one_of(&["record", "register"]),
-        "OXSHMEM_IBGDA_QUEUE_MEM" => one_of(&["host", "hostmem", "auto", "gpu", "gpumem"]),
-        "OXSHMEM_IBGDA_NIC_HANDLER" => one_of(&["auto", "gpu", "cpu"]),
-        "OXSHMEM_IBGDA_CQ_MODE" => one_of(&["collapsed", "normal"]),
-        "OXSHMEM_IBGDA_NCQES" => whole(1, 1 << 24, "a number of CQEs, at least 1"),
-        "OXSHMEM_IBGDA_BATCH" => whole(1, 1 << 24, "a number of slots, at least 1"),
-        "OXSHMEM_SOFTNIC_NAP_MS" => whole(0, 3_600_000, "milliseconds"),
-        "OXSHMEM_CUDA_DEVICE" => whole(0, 1 << 20, "a device ordinal (0, 1, ...)"),
-        "OXSHMEM_CUDA_HEAP" => one_of(&["auto", "on", "1", "yes", "off", "0", "no"]),
         _ => Ok(()),
     }
 }
 
 /// Checks every variable of [`VARS`] set in `env` with [`check_value`] (the ones init reads
-/// itself are checked where it reads them).
+/// itself are checked where it reads them), then each registered layer's with its own check.
 pub(super) fn check_all_in(env: Env) -> std::result::Result<(), Bad> {
     for v in VARS {
         if let (value, Source::Env(n)) = lookup_in(env, v) {
             check_value(v.name, &value).map_err(|why| (n, value.clone(), why))?;
         }
+    }
+    for layer in layers() {
+        (layer.check)(env)?;
     }
     Ok(())
 }
@@ -300,7 +266,6 @@ pub(super) fn check_all_in(env: Env) -> std::result::Result<(), Bad> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Group;
     use crate::config::test_env::env_of;
 
     #[test]
@@ -383,19 +348,7 @@ mod tests {
             ("OXSHMEM_TIMEOUT", "-5"),
             ("OXSHMEM_TIMEOUT", "abc"),
             ("OXSHMEM_TIMEOUT", ""),
-            ("OXSHMEM_IBGDA_NWQES", "3"),
-            ("OXSHMEM_IBGDA_NWQES", "65536"),
-            ("OXSHMEM_CUDA_DEVICE", "-3"),
-            ("OXSHMEM_CUDA_HEAP", "maybe"),
-            ("OXSHMEM_DEVICE_CHANNEL", "carrier-pigeon"),
-            ("OXSHMEM_DEVICE_BLOCKS", "0"),
-            ("OXSHMEM_IBGDA_NUM_RC_PER_PE", "65"),
-            ("NVSHMEM_IBGDA_NUM_RC_PER_PE", "x"),
-            ("OXSHMEM_NIC", "hardware"),
-            ("OXSHMEM_IBGDA_CQ_MODE", "fast"),
-            ("OXSHMEM_SOFTNIC_NAP_MS", "-1"),
-            ("OXSHMEM_PROXY_SPIN", "sometimes"),
-            ("OXSHMEM_NIC_GID_INDEX", "300"),
+            ("OXSHMEM_OFI_TEST_BAD_PEER", "x"),
         ] {
             let e = Config::from_lookup(2, &env_of(&[(name, bad)]))
                 .expect_err(&format!("{name}={bad:?} must fail init"))
@@ -404,25 +357,11 @@ mod tests {
         }
         for (name, good) in [
             ("OXSHMEM_TIMEOUT", "0.5"),
-            ("OXSHMEM_IBGDA_NWQES", "8"),
-            ("OXSHMEM_CUDA_DEVICE", "1"),
-            ("OXSHMEM_CUDA_HEAP", "off"),
-            ("OXSHMEM_DEVICE_CHANNEL", "proxy"),
-            ("OXSHMEM_IBGDA_NCQES", ""),
-            ("OXSHMEM_PROXY_SPIN", "Auto"),
             // The bootstrap reads its own variable, any case (pmi, single too).
             ("OXSHMEM_BOOTSTRAP", "PMI"),
-            ("OXSHMEM_NIC_GID_INDEX", "3"),
         ] {
             assert!(Config::from_lookup(0, &env_of(&[(name, good)])).is_ok(), "{name}={good:?}");
         }
-        // Every Device variable has a check (a new one must get its rule here).
-        let unchecked: Vec<&str> = VARS
-            .iter()
-            .filter(|v| v.group == Group::Device && check_value(v.name, "\u{1}not a value").is_ok())
-            .map(|v| v.name)
-            .collect();
-        assert!(unchecked.is_empty(), "device variables without a check: {unchecked:?}");
     }
 
     #[test]

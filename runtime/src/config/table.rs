@@ -98,12 +98,92 @@ impl Var {
     }
 }
 
-/// The variables users see, in declaration order.
+/// The variables users see, in declaration order: the runtime's, then each registered
+/// layer's ([`register`]).
 pub fn shown_vars() -> impl Iterator<Item = &'static Var> {
-    VARS.iter().filter(|v| v.shown())
+    vars().filter(|v| v.shown())
 }
 
-/// Every variable the runtime reads.
+/// Every variable of the table: the runtime's own ([`VARS`]), then those of each layer
+/// registered so far ([`register`]), in registration order.
+pub fn vars() -> impl Iterator<Item = &'static Var> {
+    VARS.iter().chain(layers().into_iter().flat_map(|l| l.vars.iter()))
+}
+
+/// The settings of a layer above the runtime (the device layer, `oxshmem-device`, which the
+/// runtime cannot depend on): its variables, registered into the one table so that
+/// `SHMEM_INFO`, `oxshmem-info` and `docs/configuration.md` show them with the runtime's, and
+/// init checks them.
+#[derive(Debug)]
+pub struct Layer {
+    /// The crate that reads them.
+    pub name: &'static str,
+    /// Its variables (of [`Group::Device`], or [`Group::Nvshmem`] for NVSHMEM variables it
+    /// translates).
+    pub vars: &'static [Var],
+    /// Checks the layer's variables set in `env`, as init checks the runtime's: a malformed
+    /// value is refused, naming the spelling set.
+    pub check: fn(Env) -> std::result::Result<(), super::parse::Refused>,
+    /// What the layer's NVSHMEM variable `name` does given `env` (the NVSHMEM view of
+    /// `oxshmem-info`); `None` for a name that is not the layer's.
+    pub nvshmem_effect: fn(&str, Env) -> Option<String>,
+}
+
+static LAYERS: std::sync::RwLock<Vec<&'static Layer>> = std::sync::RwLock::new(Vec::new());
+
+/// Adds `layer`'s variables to the table (once; registering again does nothing). From then on
+/// [`vars`], [`shown_vars`], [`lookup`] by name, the `SHMEM_INFO` text, the NVSHMEM listing,
+/// [`markdown_table`] and every init's checks include them. The device layer registers at
+/// `Device::init`, the C library before its init; a Rust program that wants the device
+/// layer's variables checked and listed by `oxshmem::init` itself calls
+/// `oxshmem_device::config::register()` first.
+pub fn register(layer: &'static Layer) {
+    let mut all = LAYERS.write().unwrap_or_else(|e| e.into_inner());
+    if !all.iter().any(|l| std::ptr::eq(*l, layer) || l.name == layer.name) {
+        all.push(layer);
+    }
+}
+
+/// The layers registered so far.
+pub fn layers() -> Vec<&'static Layer> {
+    LAYERS.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Every spelling of the device layer's variables (`oxshmem_device::config::VARS`), by name
+/// only: known, so that setting one draws no "unknown variable" warning and a misspelling gets
+/// the right suggestion (`OXSHMEM_DEVICE_CHANEL`), even in a program that never links or
+/// registers the device layer. The device crate's tests hold the two lists equal.
+pub const DEVICE_NAMES: &[&str] = &[
+    "OXSHMEM_DEVICE_CHANNEL",
+    "OXSHMEM_PROXY_SPIN",
+    "OXSHMEM_DEVICE_REMOTE",
+    "OXSHMEM_DEVICE_BLOCKS",
+    "OXSHMEM_IBGDA_NWQES",
+    "OXSHMEM_IBGDA_NUM_RC_PER_PE",
+    "NVSHMEM_IBGDA_NUM_RC_PER_PE",
+    "OXSHMEM_NIC",
+    "OXSHMEM_NIC_GID_INDEX",
+    "NVSHMEM_IB_GID_INDEX",
+    "OXSHMEM_SOFTNIC_LAYOUT",
+    "OXSHMEM_SOFTNIC_DOORBELL",
+    "OXSHMEM_IBGDA_QUEUE_MEM",
+    "NVSHMEM_IBGDA_FORCE_NIC_BUF_MEMTYPE",
+    "OXSHMEM_IBGDA_NIC_HANDLER",
+    "NVSHMEM_IBGDA_NIC_HANDLER",
+    "OXSHMEM_IBGDA_CQ_MODE",
+    "OXSHMEM_IBGDA_NCQES",
+    "OXSHMEM_IBGDA_BATCH",
+    "NVSHMEM_IBGDA_NUM_REQUESTS_IN_BATCH",
+    "OXSHMEM_SOFTNIC_NAP_MS",
+    "OXSHMEM_CUDA_DEVICE",
+    "OXSHMEM_CUDA_HEAP",
+    "NVSHMEM_DISABLE_P2P",
+    "NVSHMEM_REMOTE_TRANSPORT",
+    "NVSHMEM_IB_ENABLE_IBGDA",
+];
+
+/// Every variable the runtime reads (the device layer's are `oxshmem_device::config::VARS`, added to the
+/// table by [`register`]).
 pub const VARS: &[Var] = &[
     Var {
         name: "SHMEM_SYMMETRIC_SIZE",
@@ -232,170 +312,6 @@ pub const VARS: &[Var] = &[
         section: Section::Additional,
     },
     Var {
-        name: "OXSHMEM_DEVICE_CHANNEL",
-        aliases: &[],
-        default: "auto",
-        help: "device-initiated operations: `p2p` (mapped peers, direct loads/stores/atomics), `proxy` (request ring drained by a host proxy thread), `ibgda` (mlx5 work queues the device thread writes and rings itself, consumed by the software NIC); `auto` picks P2P for mapped peers and `OXSHMEM_DEVICE_REMOTE` for the rest",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_PROXY_SPIN",
-        aliases: &[],
-        default: "auto",
-        help: "whether the device layer's host proxy thread spins for requests (NVSHMEM's dedicated proxy; \
-               lowest latency, holds a core) or sleeps when idle: `1`, `0`, or `auto` (spin when this host has a \
-               CPU for every PE and every proxy)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_DEVICE_REMOTE",
-        aliases: &[],
-        default: "proxy",
-        help: "with `OXSHMEM_DEVICE_CHANNEL=auto`: the channel of peers whose heap is not mapped here, `proxy` or `ibgda`",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_DEVICE_BLOCKS",
-        aliases: &[],
-        default: "4",
-        help: "blocks of a CPU-back-end kernel that run at once",
-        group: Group::Device,
-        ty: VarType::Int,
-        section: Section::Additional,
-    },
-    Var {
-        name: "OXSHMEM_IBGDA_NWQES",
-        aliases: &[],
-        default: "2048",
-        help: "slots (64 B) per IBGDA send queue, a power of two from 8 to 32768",
-        group: Group::Device,
-        ty: VarType::Int,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_IBGDA_NUM_RC_PER_PE",
-        aliases: &["NVSHMEM_IBGDA_NUM_RC_PER_PE"],
-        default: "8",
-        help: "IBGDA queues per peer (1 to 64; NVSHMEM's `0`, DCI only, means 1 here); a device thread uses queue `warp % N`",
-        group: Group::Device,
-        ty: VarType::Int,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_NIC",
-        aliases: &[],
-        default: "auto",
-        help: "the NIC that executes the IBGDA queues: `soft` (the software NIC, in every build), `devx` (an mlx5 NIC through DEVX, feature `verbs`; fails with the reason where none can serve), `auto` (the hardware NIC when every PE has a DEVX-capable one, else the software NIC; one info line says which and why)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_NIC_GID_INDEX",
-        aliases: &["NVSHMEM_IB_GID_INDEX"],
-        default: "",
-        help: "with `OXSHMEM_NIC=devx`: the GID index the queue pairs use (unset: 0 on InfiniBand, the first RoCE v2 GID on Ethernet)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_SOFTNIC_LAYOUT",
-        aliases: &[],
-        default: "mlx5",
-        help: "the queue format the software NIC reads and the IBGDA producers write: `mlx5` (ConnectX) or `hns` (HiSilicon RoCE; CPU device threads only, the CUDA device library writes mlx5 WQEs)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_SOFTNIC_DOORBELL",
-        aliases: &[],
-        default: "record",
-        help: "how the software NIC learns of new IBGDA work: `record` (it watches each queue's doorbell record) or `register` (as a hardware NIC: from a doorbell register per queue pair that producers, or the CPU ringer, write after the record)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_IBGDA_QUEUE_MEM",
-        aliases: &["NVSHMEM_IBGDA_FORCE_NIC_BUF_MEMTYPE"],
-        default: "host",
-        help: "where the CUDA back end's IBGDA queues (send queues, completion queues, doorbell records) live: `host` (pinned host memory, which GPU threads reach over PCIe; also `hostmem`, `auto`) or `gpu` (GPU memory, registered with the NIC through a dma-buf; also `gpumem`). The software NIC and the CPU ringer read the queues with the CPU, so with them `gpu` needs a CPU that reaches GPU memory (a coherent system)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_IBGDA_NIC_HANDLER",
-        aliases: &["NVSHMEM_IBGDA_NIC_HANDLER"],
-        default: "auto",
-        help: "who writes a NIC's doorbell register: `gpu` (the producers, GPU threads through the register page mapped for the GPU; init fails where it cannot be mapped), `cpu` (a CPU thread of the PE watches the queues' doorbells and rings for every producer), `auto` (the producers, and the CPU thread for GPU producers whose GPU cannot map the page)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_IBGDA_CQ_MODE",
-        aliases: &[],
-        default: "collapsed",
-        help: "`collapsed` (one CQE, always overwritten, as NVSHMEM creates it) or `normal` (a ring with owner bits and a consumer index)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_IBGDA_NCQES",
-        aliases: &[],
-        default: "",
-        help: "CQEs of a `normal` completion queue; unset: the same as `OXSHMEM_IBGDA_NWQES`",
-        group: Group::Device,
-        ty: VarType::Int,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_IBGDA_BATCH",
-        aliases: &["NVSHMEM_IBGDA_NUM_REQUESTS_IN_BATCH"],
-        default: "32",
-        help: "a producer rings the doorbell at least every this many slots",
-        group: Group::Device,
-        ty: VarType::Int,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_SOFTNIC_NAP_MS",
-        aliases: &[],
-        default: "50",
-        help: "how long the idle software NIC thread sleeps before it looks at the doorbells again; doorbells rung meanwhile are served by the ringing threads, so this is a safety net",
-        group: Group::Device,
-        ty: VarType::Int,
-        section: Section::Transport,
-    },
-    Var {
-        name: "OXSHMEM_CUDA_DEVICE",
-        aliases: &[],
-        default: "",
-        help: "with the CUDA back end (feature `cuda`): the ordinal of the GPU the PE uses (after `CUDA_VISIBLE_DEVICES`); unset: as NVSHMEM does, the PE's rank on its node modulo the GPUs it sees, so PEs share GPUs when a node runs more PEs than it has",
-        group: Group::Device,
-        ty: VarType::Int,
-        section: Section::Additional,
-    },
-    Var {
-        name: "OXSHMEM_CUDA_HEAP",
-        aliases: &[],
-        default: "auto",
-        help: "the C library's GPU symmetric heap: `on` (`1`, `yes`): `nvshmem_malloc`, `_calloc`, `_align` and `_free` work on GPU memory, and init fails where there is no CUDA driver or GPU; `off` (`0`, `no`): they give host memory, as `shmem_malloc` does (refused when the program links `libnvshmem_device.a`, whose kernels need the GPU heap); `auto`: on when the program links `libnvshmem_device.a` (see `docs/cuda.md`)",
-        group: Group::Device,
-        ty: VarType::Text,
-        section: Section::Additional,
-    },
-    Var {
         name: "NVSHMEM_DEBUG",
         aliases: &[],
         default: "",
@@ -421,33 +337,6 @@ pub const VARS: &[Var] = &[
         group: Group::Nvshmem,
         ty: VarType::Text,
         section: Section::Bootstrap,
-    },
-    Var {
-        name: "NVSHMEM_DISABLE_P2P",
-        aliases: &[],
-        default: "0",
-        help: "`1`: the device layer uses no P2P channel: every peer, mapped here or not, gets the remote channel (`OXSHMEM_DEVICE_REMOTE`'s, as NVSHMEM sends everything through its remote transport). An explicit `OXSHMEM_DEVICE_CHANNEL` wins. Host-side operations still use shared memory",
-        group: Group::Nvshmem,
-        ty: VarType::Bool,
-        section: Section::Additional,
-    },
-    Var {
-        name: "NVSHMEM_REMOTE_TRANSPORT",
-        aliases: &[],
-        default: "ibrc",
-        help: "NVSHMEM's transport to peers without P2P. `ibrc`, `ucx`, `libfabric`, `ibdevx`: the device layer's `proxy` channel, whose host thread uses oxshmem's own transport (shared memory within a host, `ofi` between hosts); `ibgda`: `OXSHMEM_DEVICE_REMOTE=ibgda`; `none`: the proxy too (oxshmem keeps its host transport, which the host API and the IBGDA software NIC need). An explicit `OXSHMEM_DEVICE_REMOTE` and `NVSHMEM_IB_ENABLE_IBGDA=1` win",
-        group: Group::Nvshmem,
-        ty: VarType::Text,
-        section: Section::Transport,
-    },
-    Var {
-        name: "NVSHMEM_IB_ENABLE_IBGDA",
-        aliases: &[],
-        default: "0",
-        help: "`1`: `OXSHMEM_DEVICE_REMOTE=ibgda`: device threads reach the peers not mapped here through IBGDA queues (the software NIC). An explicit `OXSHMEM_DEVICE_REMOTE` wins",
-        group: Group::Nvshmem,
-        ty: VarType::Bool,
-        section: Section::Transport,
     },
 ];
 
@@ -485,7 +374,7 @@ pub fn lookup_in(env: Env, var: &Var) -> (String, Source) {
 /// The declaration of variable `name`.
 ///
 /// # Panics
-/// If `name` is not declared in [`VARS`] (a bug in the caller).
+/// If `name` is not declared in [`VARS`] or a registered [`Layer`] (a bug in the caller).
 pub fn var_named(name: &str) -> &'static Var {
     var(name)
 }
@@ -495,12 +384,12 @@ pub fn var_named(name: &str) -> &'static Var {
 /// above the runtime (the device layer), which read their variables through this table.
 ///
 /// ```
-/// let (value, _) = oxshmem::config::value_of("OXSHMEM_DEVICE_BLOCKS");
+/// let (value, _) = oxshmem::config::value_of("OXSHMEM_TIMEOUT");
 /// assert!(!value.is_empty());
 /// ```
 ///
 /// # Panics
-/// If `name` is not declared in [`VARS`].
+/// If `name` is not declared in [`VARS`] or a registered [`Layer`].
 pub fn value_of(name: &str) -> (String, &'static str) {
     let v = var(name);
     let (value, src) = lookup(v);
@@ -527,7 +416,7 @@ pub fn markdown_table() -> String {
 }
 
 pub(super) fn var(name: &str) -> &'static Var {
-    VARS.iter().find(|v| v.name == name).expect("config variable declared in VARS")
+    vars().find(|v| v.name == name).expect("config variable declared in VARS or a registered layer")
 }
 
 /// The value of `name` when it is set in `env` (under any of its spellings).
@@ -543,28 +432,6 @@ mod tests {
     use super::*;
     use crate::config::{NVSHMEM_NO_EFFECT, READ_ELSEWHERE};
 
-    /// `docs/configuration.md` shows exactly the generated table, between its markers.
-    #[test]
-    fn the_documented_table_is_the_generated_one() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/configuration.md");
-        let doc = std::fs::read_to_string(path).expect("reading docs/configuration.md");
-        let (begin, end) =
-            ("<!-- vars:begin (generated by oxshmem::config::markdown_table) -->\n", "<!-- vars:end -->");
-        let start = doc.find(begin).expect("docs/configuration.md has the vars:begin marker") + begin.len();
-        let stop = doc[start..].find(end).expect("docs/configuration.md has the vars:end marker") + start;
-        let want = markdown_table();
-        if doc[start..stop] != want {
-            if std::env::var_os("OXSHMEM_BLESS").is_some() {
-                std::fs::write(path, format!("{}{want}{}", &doc[..start], &doc[stop..])).expect("writing the doc");
-            } else {
-                panic!(
-                    "docs/configuration.md's table is stale; regenerate it with \
-                     OXSHMEM_BLESS=1 cargo test -p oxshmem --lib config\n--- expected\n{want}"
-                );
-            }
-        }
-    }
-
     #[test]
     fn test_only_variables_are_hidden_and_names_unique() {
         assert!(shown_vars().all(|v| !v.name.contains("_TEST_")));
@@ -573,10 +440,11 @@ mod tests {
             VARS.iter().flat_map(|v| std::iter::once(&v.name).chain(v.aliases)).copied().collect();
         names.extend(NVSHMEM_NO_EFFECT.iter().flat_map(|(_, n)| n.iter().copied()));
         names.extend(READ_ELSEWHERE.iter().map(|(n, _, _)| *n));
+        names.extend(DEVICE_NAMES);
         names.sort_unstable();
         let n = names.len();
         names.dedup();
-        assert_eq!(n, names.len(), "a name is declared twice (VARS, NVSHMEM_NO_EFFECT, READ_ELSEWHERE)");
+        assert_eq!(n, names.len(), "a name is declared twice (VARS, DEVICE_NAMES, NVSHMEM_NO_EFFECT, READ_ELSEWHERE)");
         // Every variable of the NVSHMEM group is spelt NVSHMEM's way, and has one spelling.
         for v in VARS.iter().filter(|v| v.group == Group::Nvshmem) {
             assert!(v.name.starts_with("NVSHMEM_") && v.aliases.is_empty(), "{}", v.name);

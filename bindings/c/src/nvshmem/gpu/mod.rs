@@ -150,7 +150,7 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     if !wanted(func, registered.is_some())? {
         return Ok(());
     }
-    let (channel, var) = oxshmem_rt::config::device_channel().map_err(|m| invalid(func, m))?;
+    let (channel, var) = oxshmem_device::config::device_channel().map_err(|m| invalid(func, m))?;
     let kind = match channel.trim() {
         "" | "auto" | "p2p" => ChannelKind::P2p,
         "proxy" => ChannelKind::Proxy,
@@ -211,7 +211,7 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
 /// Whether the proxy thread spins (`OXSHMEM_PROXY_SPIN`; by default where this host has a CPU
 /// for every PE and its proxy, as on the CPU back end).
 fn proxy_spin(func: &'static str) -> Result<bool> {
-    Ok(match oxshmem_rt::config::proxy_spin().map_err(|m| invalid(func, m))? {
+    Ok(match oxshmem_device::config::proxy_spin().map_err(|m| invalid(func, m))? {
         Some(s) => s,
         None => {
             let node = oxshmem_rt::current()?.team_shared().n_pes()?;
