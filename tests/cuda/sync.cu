@@ -102,7 +102,7 @@ __global__ void k_team(nvshmem_team_t even, DevErr *err) {
     int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
     DCHECK(err, nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD), me);
     DCHECK(err, nvshmem_team_n_pes(NVSHMEM_TEAM_WORLD), npes);
-    DCHECK(err, nvshmem_team_n_pes(even), (npes + 1) / 2);
+    DCHECK(err, nvshmem_team_n_pes(even), me % 2 ? -1 : (npes + 1) / 2);  // odd PEs hold NVSHMEM_TEAM_INVALID
     DCHECK(err, nvshmem_team_my_pe(even), me % 2 ? -1 : me / 2);
     DCHECK(err, nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, me, even), me % 2 ? -1 : me / 2);
     if (me % 2 == 0)

@@ -851,7 +851,7 @@ fn nvshmem_h(funcs: &[Func], version: &str) -> String {
  * its perftests use without including them; the header also stands alone. */
 #include "non_abi/nvshmemx_error.h"
 
-#if defined(__CUDACC__) || defined(__HIP__)
+#if defined(__CUDACC__) || defined(__HIP__) || defined(OXSHMEMI_TARGET_CPU)
 #include "nvshmem_device.h"
 #endif
 

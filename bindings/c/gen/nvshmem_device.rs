@@ -71,7 +71,7 @@ pub(crate) fn header(host_declared: &HashSet<&str>) -> String {
          /* Included by nvshmem.h under __CUDACC__ (nvcc) or __HIP__ (hipcc). The routines callable\n \
          * from both sides are declared in nvshmem.h with NVSHMEMI_HOSTDEVICE_PREFIX; these are\n \
          * device-only. They are defined in libnvshmem_device.a (link with nvcc -rdc=true). */\n\
-         #if defined(__CUDACC__) || defined(__HIP__)\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+         #if defined(__CUDACC__) || defined(__HIP__) || defined(OXSHMEMI_TARGET_CPU)\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
     );
     for f in table() {
         if f.both && host_declared.contains(f.name.as_str()) {
@@ -80,7 +80,7 @@ pub(crate) fn header(host_declared: &HashSet<&str>) -> String {
         let prefix = if f.both { "NVSHMEMI_HOSTDEVICE_PREFIX" } else { "__device__" };
         let _ = writeln!(s, "{prefix} {} {}({});", f.ret, f.name, f.params);
     }
-    s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n#endif /* __CUDACC__ || __HIP__ */\n#endif /* OXSHMEM_NVSHMEM_DEVICE_H */\n");
+    s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n#endif /* __CUDACC__ || __HIP__ || OXSHMEMI_TARGET_CPU */\n#endif /* OXSHMEM_NVSHMEM_DEVICE_H */\n");
     s
 }
 
@@ -123,12 +123,30 @@ pub(crate) fn cuda_files() -> Vec<(String, String)> {
         let prefix = if f.both { "__host__ __device__" } else { "__device__" };
         let call = call(&f, &types);
         let ret = if f.ret == "void" { "" } else { "return " };
-        let _ = writeln!(files[area].1, "{prefix} {} {}({}) {{ {ret}{call}; }}", f.ret, f.name, f.params);
+        let entry = if f.both {
+            let args = param_names(&f.params);
+            if args.is_empty() {
+                format!("OXSHMEMI_ENTRY_BOTH({})", f.name)
+            } else {
+                format!("OXSHMEMI_ENTRY_BOTH({}, {})", f.name, args.join(", "))
+            }
+        } else {
+            format!("OXSHMEMI_ENTRY_DEVICE({})", f.name)
+        };
+        let _ = writeln!(files[area].1, "{prefix} {} {}({}) {{ {entry} {ret}{call}; }}", f.ret, f.name, f.params);
     }
     for (_, s) in &mut files {
         s.push_str("\n} /* extern \"C\" */\n#endif /* OXSHMEMI_DEVICE_PASS */\n");
     }
     files
+}
+
+/// The names of a C parameter list's parameters (none for `void`).
+fn param_names(params: &str) -> Vec<String> {
+    if params == "void" {
+        return Vec::new();
+    }
+    params.split(", ").map(|p| p.rsplit([' ', '*']).next().unwrap_or(p).to_string()).collect()
 }
 
 /// The template call a wrapper makes.

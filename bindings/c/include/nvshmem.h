@@ -1772,7 +1772,7 @@ NVSHMEMI_HOST_API int nvshmemx_bfloat16_prod_reducescatter_on_stream(nvshmem_tea
  * its perftests use without including them; the header also stands alone. */
 #include "non_abi/nvshmemx_error.h"
 
-#if defined(__CUDACC__) || defined(__HIP__)
+#if defined(__CUDACC__) || defined(__HIP__) || defined(OXSHMEMI_TARGET_CPU)
 #include "nvshmem_device.h"
 #endif
 

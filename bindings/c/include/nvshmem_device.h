@@ -11,7 +11,7 @@
 /* Included by nvshmem.h under __CUDACC__ (nvcc) or __HIP__ (hipcc). The routines callable
  * from both sides are declared in nvshmem.h with NVSHMEMI_HOSTDEVICE_PREFIX; these are
  * device-only. They are defined in libnvshmem_device.a (link with nvcc -rdc=true). */
-#if defined(__CUDACC__) || defined(__HIP__)
+#if defined(__CUDACC__) || defined(__HIP__) || defined(OXSHMEMI_TARGET_CPU)
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -2016,5 +2016,5 @@ __device__ void nvshmemx_release_smem(void);
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
-#endif /* __CUDACC__ || __HIP__ */
+#endif /* __CUDACC__ || __HIP__ || OXSHMEMI_TARGET_CPU */
 #endif /* OXSHMEM_NVSHMEM_DEVICE_H */

@@ -21,6 +21,14 @@ __attribute__((weak)) int oxshmemi_register_device_library(int abi_version,
 /// host atomics and the proxy use on GPU heap addresses. Weak, as above.
 __attribute__((weak)) int oxshmemi_register_device_amo(int (*amo)(uint64_t addr, uint32_t flags, uint64_t value,
                                                                   uint64_t cond, uint64_t *old));
+#if defined(OXSHMEMI_TARGET_CPU)
+/// Exported by the host library: remembers the CPU target's question "is this a device thread's
+/// local or shared memory?" (cpu_runtime.cpp), which its proxy and software NIC ask before they
+/// touch memory on a device thread's behalf. Weak, as above.
+__attribute__((weak)) int oxshmemi_register_cpu_target(int (*local_memory)(uint64_t addr, uint64_t len, char *what,
+                                                                           size_t what_len));
+int oxshmemi_cpu_local_memory(uint64_t addr, uint64_t len, char *what, size_t what_len);
+#endif
 
 }  // extern "C"
 
@@ -64,6 +72,9 @@ __global__ void oxshmemi_amo_kernel(uint64_t addr, uint32_t flags, uint64_t valu
         *old = amo_word<uint32_t>((uint32_t *)addr, op, (uint32_t)value, (uint32_t)cond);
     oxshmemi::fence_system();
 }
+#if defined(OXSHMEMI_TARGET_CPU)
+OXSHMEMI_CPU_REGISTER_KERNEL(oxshmemi_amo_kernel);
+#endif
 
 /// What the host-callable atomic uses, set up once by attach (with the PE's device current), so
 /// that a call never loads a module or creates anything while a kernel may be spinning on its
@@ -110,6 +121,18 @@ int oxshmemi_amo(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, u
 }
 
 __attribute__((constructor)) void oxshmemi_register() {
+#if defined(OXSHMEMI_TARGET_CPU)
+    // The emulated CUDA driver that the host library's GPU back end loads by name (libcuda.so):
+    // loaded here by path first, so that the name finds it (OXSHMEM_CPU_DRIVER, else the one
+    // build-cpu.sh built beside this archive).
+    const char *driver = getenv("OXSHMEM_CPU_DRIVER");
+#if defined(OXSHMEMI_CPU_DRIVER_PATH)
+    if (!driver || !*driver) driver = OXSHMEMI_CPU_DRIVER_PATH;
+#endif
+    if (driver && *driver && !dlopen(driver, RTLD_NOW | RTLD_GLOBAL))
+        fprintf(stderr, "oxshmem CPU target: cannot load the emulated CUDA driver %s: %s\n", driver, dlerror());
+    if (oxshmemi_register_cpu_target) oxshmemi_register_cpu_target(oxshmemi_cpu_local_memory);
+#endif
     if (oxshmemi_register_device_library) oxshmemi_register_device_library(oxshmemi::ABI_VERSION, oxshmemi_attach);
     if (oxshmemi_register_device_amo) oxshmemi_register_device_amo(oxshmemi_amo);
 }

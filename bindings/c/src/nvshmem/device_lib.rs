@@ -68,6 +68,43 @@ pub unsafe extern "C" fn oxshmemi_register_device_amo(amo: Option<AmoFn>) -> c_i
     0
 }
 
+/// The CPU target's question (`oxshmemi_cpu_local_memory` in `bindings/cuda/src/cpu_runtime.cpp`):
+/// is `[addr, addr + len)` a device thread's local memory or a block's shared memory? 1 and a
+/// description in `what`, else 0.
+pub type LocalMemoryFn =
+    unsafe extern "C" fn(addr: u64, len: u64, what: *mut std::ffi::c_char, what_len: usize) -> c_int;
+
+static CPU_TARGET: Mutex<Option<LocalMemoryFn>> = Mutex::new(None);
+
+/// `oxshmemi_register_cpu_target`: called by the CPU target's `libnvshmem_device.a` at load time
+/// with its question about device-local memory, which the proxy and the software NIC ask before
+/// they touch memory on a device thread's behalf (a GPU's host cannot reach a thread's local or
+/// shared memory; the CPU target refuses what a GPU could not do). Returns 0, or -1 for NULL.
+///
+/// # Safety
+/// `f` must be NULL or a function of the [`LocalMemoryFn`] signature that stays valid for the
+/// life of the process.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn oxshmemi_register_cpu_target(f: Option<LocalMemoryFn>) -> c_int {
+    let Some(f) = f else { return -1 };
+    *CPU_TARGET.lock() = Some(f);
+    0
+}
+
+/// With the CPU target: the description of the device-local memory that `[addr, addr + len)`
+/// overlaps (`the local memory (stack) of block (0,0,0) thread (3,0,0)`), if it does.
+pub(crate) fn device_local(addr: u64, len: u64) -> Option<String> {
+    let f = (*CPU_TARGET.lock())?;
+    let mut what = [0 as std::ffi::c_char; 160];
+    // SAFETY: `f` was registered as a LocalMemoryFn; `what` is writable for its length.
+    let hit = unsafe { f(addr, len, what.as_mut_ptr(), what.len()) };
+    if hit == 0 {
+        return None;
+    }
+    // SAFETY: the callee wrote a NUL-terminated string into `what` (snprintf).
+    Some(unsafe { std::ffi::CStr::from_ptr(what.as_ptr()) }.to_string_lossy().into_owned())
+}
+
 /// The registered GPU atomic, if any.
 #[cfg(feature = "cuda")]
 pub(crate) fn amo() -> Option<AmoFn> {

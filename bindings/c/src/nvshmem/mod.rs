@@ -37,7 +37,8 @@ mod sync;
 mod teams;
 
 pub use device_lib::{
-    AmoFn, AttachFn, DEVICE_ABI_VERSION, oxshmemi_register_device_amo, oxshmemi_register_device_library,
+    AmoFn, AttachFn, DEVICE_ABI_VERSION, LocalMemoryFn, oxshmemi_register_cpu_target, oxshmemi_register_device_amo,
+    oxshmemi_register_device_library,
 };
 pub use memory::*;
 pub use setup::*;

@@ -33,11 +33,27 @@
 #include <type_traits>
 #include <vector>
 
+#include <dlfcn.h>
+#include <pthread.h>
+
 #define OXSHMEMI_DEVICE_PASS 1
 #define OXSHMEMI_NOINLINE __attribute__((noinline))
+// The entry of each generated wrapper: a routine callable from both sides forwards a host call
+// (no device thread context) to the host library; a device-only one refuses it.
+#define OXSHMEMI_ENTRY_BOTH(name, ...)                                                            \
+    if (!::oxshmemi::arch::cpu::self) {                                                           \
+        static void *const oxshmemi_host_fn = ::oxshmemi::arch::cpu::host_symbol(#name);          \
+        return reinterpret_cast<decltype(&name)>(oxshmemi_host_fn)(__VA_ARGS__);                  \
+    }
+#define OXSHMEMI_ENTRY_DEVICE(name) \
+    if (!::oxshmemi::arch::cpu::self) ::oxshmemi::arch::cpu::device_only(#name);
 #define __host__
 #define __device__
+// oshnvcc --target cpu preprocesses with OXSHMEMI_CPU_KEEP_QUALIFIERS, so that its rewrite
+// (bindings/tools/src/cudarewrite.rs) finds the kernels and the __shared__ declarations.
+#ifndef OXSHMEMI_CPU_KEEP_QUALIFIERS
 #define __global__
+#endif
 
 // ---- CUDA's types the library names -----------------------------------------------------------
 
@@ -111,14 +127,76 @@ public:
     }
 };
 
+// ---- device threads' local memory ---------------------------------------------------------------
+//
+// What a GPU keeps to itself: a thread's local memory (its stack here) and a block's shared
+// memory. The runtime records each range while it lives, so that the host side (the proxy, the
+// software NIC, host routines) can refuse an address in one, as a GPU's host could not reach it
+// (local_memory_owner).
+
+/// Records [lo, hi) as device-local memory described by `what` (`the stack of block (1,0,0)
+/// thread (5,0,0)`), until unregister_local.
+struct LocalRange {
+    uintptr_t lo, hi;
+    char what[96];
+};
+struct LocalRegistry {
+    std::mutex lock;
+    std::vector<LocalRange> ranges;
+};
+inline LocalRegistry &local_registry() {
+    static LocalRegistry *r = new LocalRegistry;  // never destroyed: threads may outlive main's statics
+    return *r;
+}
+inline void register_local(uintptr_t lo, uintptr_t hi, const char *what) {
+    LocalRange r;
+    r.lo = lo;
+    r.hi = hi;
+    snprintf(r.what, sizeof r.what, "%s", what);
+    LocalRegistry &reg = local_registry();
+    std::lock_guard<std::mutex> g(reg.lock);
+    reg.ranges.push_back(r);
+}
+inline void unregister_local(uintptr_t lo) {
+    LocalRegistry &reg = local_registry();
+    std::lock_guard<std::mutex> g(reg.lock);
+    for (size_t i = 0; i < reg.ranges.size(); i++)
+        if (reg.ranges[i].lo == lo) {
+            reg.ranges[i] = reg.ranges.back();
+            reg.ranges.pop_back();
+            return;
+        }
+}
+/// Whether [addr, addr + len) overlaps device-local memory; if so its description goes to `what`.
+inline bool local_memory_owner(uintptr_t addr, size_t len, char *what, size_t what_len) {
+    LocalRegistry &reg = local_registry();
+    std::lock_guard<std::mutex> g(reg.lock);
+    uintptr_t end = addr + (len ? len : 1);
+    for (auto &r : reg.ranges)
+        if (addr < r.hi && end > r.lo) {
+            if (what && what_len) snprintf(what, what_len, "%s", r.what);
+            return true;
+        }
+    return false;
+}
+
+struct Grid;
+
 /// What the threads of one block share.
 struct Block {
     idx3 grid, dim, idx;
     uint32_t threads;
+    Grid *launch = nullptr;  ///< the launch (null for launch_block/launch_grid of the tests)
     std::unique_ptr<Barrier[]> warps, warpgroups;
     Barrier block;
     std::unique_ptr<uint64_t[]> lanes;  ///< one exchange word per thread (shuffles)
     uint64_t bcast = 0;
+    /// The block's static __shared__ variables (by the address of their tag) and dynamic
+    /// shared memory, allocated when first used, freed with the block.
+    std::mutex shared_lock;
+    std::vector<std::pair<const void *, unsigned char *>> shared;
+    unsigned char *dynamic_shared = nullptr;
+    size_t dynamic_bytes = 0;
     Block(idx3 grid_, idx3 dim_, idx3 idx_) : grid(grid_), dim(dim_), idx(idx_), threads(dim_.count()) {
         uint32_t nw = (threads + WARP_SIZE - 1) / WARP_SIZE, ng = (threads + 127) / 128;
         warps.reset(new Barrier[nw]);
@@ -128,6 +206,57 @@ struct Block {
         block.init(threads);
         lanes.reset(new uint64_t[threads]());
     }
+    ~Block() {
+        for (auto &s : shared) {
+            unregister_local((uintptr_t)s.second);
+            free(s.second);
+        }
+        if (dynamic_shared) {
+            unregister_local((uintptr_t)dynamic_shared);
+            free(dynamic_shared);
+        }
+    }
+    Block(const Block &) = delete;
+    Block &operator=(const Block &) = delete;
+    /// `bytes` of shared memory for the variable tagged `tag` (the same for every thread of
+    /// the block). Filled with 0xA5, as a GPU leaves shared memory undefined: a kernel that
+    /// reads it before writing reads garbage here too.
+    unsigned char *shared_var(const void *tag, size_t bytes) {
+        std::lock_guard<std::mutex> g(shared_lock);
+        for (auto &s : shared)
+            if (s.first == tag) return s.second;
+        unsigned char *p = alloc_shared(bytes ? bytes : 1, "a __shared__ variable");
+        shared.emplace_back(tag, p);
+        return p;
+    }
+    unsigned char *dynamic() {
+        std::lock_guard<std::mutex> g(shared_lock);
+        if (!dynamic_shared) dynamic_shared = alloc_shared(dynamic_bytes ? dynamic_bytes : 16, "dynamic shared memory");
+        return dynamic_shared;
+    }
+
+private:
+    unsigned char *alloc_shared(size_t bytes, const char *kind) {
+        size_t n = (bytes + 63) / 64 * 64;
+        unsigned char *p = (unsigned char *)aligned_alloc(64, n);
+        if (!p) {
+            fprintf(stderr, "oxshmem CPU target: out of memory for %zu bytes of shared memory\n", bytes);
+            abort();
+        }
+        memset(p, 0xA5, n);
+        char what[96];
+        snprintf(what, sizeof what, "%s of block (%u,%u,%u)", kind, idx.x, idx.y, idx.z);
+        register_local((uintptr_t)p, (uintptr_t)p + n, what);
+        return p;
+    }
+};
+
+/// One kernel launch: its shape and, for a cooperative launch, the grid-wide barrier.
+struct Grid {
+    idx3 grid, dim;
+    size_t dynamic_bytes = 0;
+    bool cooperative = false;
+    Barrier all;  ///< every thread of the grid (cooperative launches: grid.sync())
 };
 
 /// The calling host thread as a device thread.
@@ -146,42 +275,133 @@ inline Thread &me() {
     return *self;
 }
 
-/// Starts one host thread per thread of block `b`, running `fn` with its indices.
-inline void start_block(Block &b, const std::function<void()> &fn, std::vector<std::thread> &threads) {
+/// Bytes of each device thread's stack (its local memory).
+constexpr size_t STACK_BYTES = 512 << 10;
+
+/// Starts one host thread per thread of block `b`, running `fn` with its indices; their
+/// handles go to `threads`.
+struct ThreadStart {
+    Block *b;
+    const std::function<void()> *fn;
+    idx3 idx;
+};
+inline void *thread_main(void *arg) {
+    ThreadStart st = *(ThreadStart *)arg;
+    delete (ThreadStart *)arg;
+    Block &b = *st.b;
+    Thread t{&b, st.idx, st.idx.x + b.dim.x * (st.idx.y + b.dim.y * st.idx.z)};
+    // This thread's stack is its local memory.
+    pthread_attr_t a;
+    void *lo = nullptr;
+    size_t n = 0;
+    bool known = pthread_getattr_np(pthread_self(), &a) == 0;
+    if (known) {
+        known = pthread_attr_getstack(&a, &lo, &n) == 0;
+        pthread_attr_destroy(&a);
+    }
+    if (known) {
+        char what[96];
+        snprintf(what, sizeof what, "the local memory (stack) of block (%u,%u,%u) thread (%u,%u,%u)", b.idx.x, b.idx.y,
+                 b.idx.z, st.idx.x, st.idx.y, st.idx.z);
+        register_local((uintptr_t)lo, (uintptr_t)lo + n, what);
+    }
+    self = &t;
+    (*st.fn)();
+    self = nullptr;
+    if (known) unregister_local((uintptr_t)lo);
+    return nullptr;
+}
+inline void start_block(Block &b, const std::function<void()> &fn, std::vector<pthread_t> &threads) {
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, STACK_BYTES);
     for (uint32_t z = 0; z < b.dim.z; z++)
         for (uint32_t y = 0; y < b.dim.y; y++)
-            for (uint32_t x = 0; x < b.dim.x; x++)
-                threads.emplace_back([&b, &fn, x, y, z] {
-                    Thread t{&b, {x, y, z}, x + b.dim.x * (y + b.dim.y * z)};
-                    self = &t;
-                    fn();
-                    self = nullptr;
-                });
+            for (uint32_t x = 0; x < b.dim.x; x++) {
+                pthread_t t;
+                int rc = pthread_create(&t, &a, thread_main, new ThreadStart{&b, &fn, {x, y, z}});
+                if (rc != 0) {
+                    fprintf(stderr, "oxshmem CPU target: cannot start a device thread (%s); %zu are running\n",
+                            strerror(rc), threads.size());
+                    abort();
+                }
+                threads.push_back(t);
+            }
+    pthread_attr_destroy(&a);
+}
+/// Waits for the threads start_block started.
+inline void join_all(std::vector<pthread_t> &threads) {
+    for (pthread_t t : threads) pthread_join(t, nullptr);
+    threads.clear();
 }
 
 /// Runs `fn` on every thread of block `idx` of a `grid` of `dim`-sized blocks, one host thread
 /// each, and waits for them all.
 inline void launch_block(idx3 grid, idx3 dim, idx3 idx, const std::function<void()> &fn) {
     Block b(grid, dim, idx);
-    std::vector<std::thread> threads;
+    std::vector<pthread_t> threads;
     threads.reserve(b.threads);
     start_block(b, fn, threads);
-    for (auto &t : threads) t.join();
+    join_all(threads);
+}
+
+/// Runs the kernel body `fn` over launch `g`: every block at once when the launch is
+/// cooperative (every block resident, as cudaLaunchCooperativeKernel promises), else in waves
+/// of at most `resident` blocks (a GPU runs as many as fit; a kernel whose blocks wait for a
+/// later block deadlocks there, and here).
+inline void run_grid(Grid &g, const std::function<void()> &fn, uint32_t resident) {
+    uint32_t blocks = g.grid.count();
+    if (blocks == 0 || g.dim.count() == 0) return;
+    if (g.cooperative) resident = blocks;
+    if (resident == 0) resident = 1;
+    g.all.init(blocks * g.dim.count());
+    std::vector<std::unique_ptr<Block>> live;
+    std::vector<pthread_t> threads;
+    uint32_t next = 0;
+    while (next < blocks) {
+        for (; next < blocks && live.size() < resident; next++) {
+            idx3 bi{next % g.grid.x, next / g.grid.x % g.grid.y, next / (g.grid.x * g.grid.y)};
+            live.emplace_back(new Block(g.grid, g.dim, bi));
+            live.back()->launch = &g;
+            live.back()->dynamic_bytes = g.dynamic_bytes;
+            start_block(*live.back(), fn, threads);
+        }
+        join_all(threads);
+        live.clear();
+    }
 }
 
 /// Runs `fn` on every thread of every block of `grid`, all at once (as a cooperative launch
 /// keeps every block resident), and waits for them all.
 inline void launch_grid(idx3 grid, idx3 dim, const std::function<void()> &fn) {
-    std::vector<std::unique_ptr<Block>> blocks;
-    std::vector<std::thread> threads;
-    threads.reserve((size_t)grid.count() * dim.count());
-    for (uint32_t z = 0; z < grid.z; z++)
-        for (uint32_t y = 0; y < grid.y; y++)
-            for (uint32_t x = 0; x < grid.x; x++) {
-                blocks.emplace_back(new Block(grid, dim, {x, y, z}));
-                start_block(*blocks.back(), fn, threads);
-            }
-    for (auto &t : threads) t.join();
+    Grid g;
+    g.grid = grid;
+    g.dim = dim;
+    g.cooperative = true;
+    run_grid(g, fn, grid.count());
+}
+
+/// The host library's definition of `name` (the next one after the program's): a routine that
+/// is callable from host and device code is one symbol here, which forwards host calls to it.
+inline void *host_symbol(const char *name) {
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        fprintf(stderr,
+                "oxshmem CPU target: %s was called from host code, but no host library after the program defines it "
+                "(link the host library: -loxshmem or -lnvshmem_host)\n",
+                name);
+        abort();
+    }
+    return f;
+}
+
+/// A device-only routine called from host code: nvcc would have refused the program.
+[[noreturn]] inline void device_only(const char *name) {
+    fprintf(stderr,
+            "oxshmem CPU target: %s is a device routine (__device__) and was called from host code: nvcc would "
+            "refuse this program\n",
+            name);
+    abort();
 }
 
 }  // namespace cpu

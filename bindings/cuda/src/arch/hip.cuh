@@ -30,6 +30,9 @@
 #define OXSHMEMI_DEVICE_PASS 0
 #endif
 #define OXSHMEMI_NOINLINE __attribute__((noinline))
+// The generated wrappers' entries: nothing on a GPU (see cpu.cuh).
+#define OXSHMEMI_ENTRY_BOTH(name, ...)
+#define OXSHMEMI_ENTRY_DEVICE(name)
 
 namespace oxshmemi {
 namespace arch {

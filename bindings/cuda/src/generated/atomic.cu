@@ -11,156 +11,156 @@
 extern "C" {
 using namespace oxshmemi;
 
-__host__ __device__ void nvshmem_uint_atomic_inc(unsigned int *dest, int pe) { api::atomic_inc<Thread, unsigned int>(dest, pe); }
-__host__ __device__ void nvshmem_ulong_atomic_inc(unsigned long *dest, int pe) { api::atomic_inc<Thread, unsigned long>(dest, pe); }
-__host__ __device__ void nvshmem_ulonglong_atomic_inc(unsigned long long *dest, int pe) { api::atomic_inc<Thread, unsigned long long>(dest, pe); }
-__host__ __device__ void nvshmem_int32_atomic_inc(int32_t *dest, int pe) { api::atomic_inc<Thread, int32_t>(dest, pe); }
-__host__ __device__ void nvshmem_uint32_atomic_inc(uint32_t *dest, int pe) { api::atomic_inc<Thread, uint32_t>(dest, pe); }
-__host__ __device__ void nvshmem_int64_atomic_inc(int64_t *dest, int pe) { api::atomic_inc<Thread, int64_t>(dest, pe); }
-__host__ __device__ void nvshmem_uint64_atomic_inc(uint64_t *dest, int pe) { api::atomic_inc<Thread, uint64_t>(dest, pe); }
-__host__ __device__ void nvshmem_int_atomic_inc(int *dest, int pe) { api::atomic_inc<Thread, int>(dest, pe); }
-__host__ __device__ void nvshmem_long_atomic_inc(long *dest, int pe) { api::atomic_inc<Thread, long>(dest, pe); }
-__host__ __device__ void nvshmem_longlong_atomic_inc(long long *dest, int pe) { api::atomic_inc<Thread, long long>(dest, pe); }
-__host__ __device__ void nvshmem_size_atomic_inc(size_t *dest, int pe) { api::atomic_inc<Thread, size_t>(dest, pe); }
-__host__ __device__ void nvshmem_ptrdiff_atomic_inc(ptrdiff_t *dest, int pe) { api::atomic_inc<Thread, ptrdiff_t>(dest, pe); }
-__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_inc(unsigned int *dest, int pe) { return api::atomic_fetch_inc<Thread, unsigned int>(dest, pe); }
-__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_inc(unsigned long *dest, int pe) { return api::atomic_fetch_inc<Thread, unsigned long>(dest, pe); }
-__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_inc(unsigned long long *dest, int pe) { return api::atomic_fetch_inc<Thread, unsigned long long>(dest, pe); }
-__host__ __device__ int32_t nvshmem_int32_atomic_fetch_inc(int32_t *dest, int pe) { return api::atomic_fetch_inc<Thread, int32_t>(dest, pe); }
-__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_inc(uint32_t *dest, int pe) { return api::atomic_fetch_inc<Thread, uint32_t>(dest, pe); }
-__host__ __device__ int64_t nvshmem_int64_atomic_fetch_inc(int64_t *dest, int pe) { return api::atomic_fetch_inc<Thread, int64_t>(dest, pe); }
-__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_inc(uint64_t *dest, int pe) { return api::atomic_fetch_inc<Thread, uint64_t>(dest, pe); }
-__host__ __device__ int nvshmem_int_atomic_fetch_inc(int *dest, int pe) { return api::atomic_fetch_inc<Thread, int>(dest, pe); }
-__host__ __device__ long nvshmem_long_atomic_fetch_inc(long *dest, int pe) { return api::atomic_fetch_inc<Thread, long>(dest, pe); }
-__host__ __device__ long long nvshmem_longlong_atomic_fetch_inc(long long *dest, int pe) { return api::atomic_fetch_inc<Thread, long long>(dest, pe); }
-__host__ __device__ size_t nvshmem_size_atomic_fetch_inc(size_t *dest, int pe) { return api::atomic_fetch_inc<Thread, size_t>(dest, pe); }
-__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_fetch_inc(ptrdiff_t *dest, int pe) { return api::atomic_fetch_inc<Thread, ptrdiff_t>(dest, pe); }
-__host__ __device__ unsigned int nvshmem_uint_atomic_fetch(const unsigned int *dest, int pe) { return api::atomic_fetch<Thread, unsigned int>(dest, pe); }
-__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch(const unsigned long *dest, int pe) { return api::atomic_fetch<Thread, unsigned long>(dest, pe); }
-__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch(const unsigned long long *dest, int pe) { return api::atomic_fetch<Thread, unsigned long long>(dest, pe); }
-__host__ __device__ int32_t nvshmem_int32_atomic_fetch(const int32_t *dest, int pe) { return api::atomic_fetch<Thread, int32_t>(dest, pe); }
-__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch(const uint32_t *dest, int pe) { return api::atomic_fetch<Thread, uint32_t>(dest, pe); }
-__host__ __device__ int64_t nvshmem_int64_atomic_fetch(const int64_t *dest, int pe) { return api::atomic_fetch<Thread, int64_t>(dest, pe); }
-__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch(const uint64_t *dest, int pe) { return api::atomic_fetch<Thread, uint64_t>(dest, pe); }
-__host__ __device__ int nvshmem_int_atomic_fetch(const int *dest, int pe) { return api::atomic_fetch<Thread, int>(dest, pe); }
-__host__ __device__ long nvshmem_long_atomic_fetch(const long *dest, int pe) { return api::atomic_fetch<Thread, long>(dest, pe); }
-__host__ __device__ long long nvshmem_longlong_atomic_fetch(const long long *dest, int pe) { return api::atomic_fetch<Thread, long long>(dest, pe); }
-__host__ __device__ size_t nvshmem_size_atomic_fetch(const size_t *dest, int pe) { return api::atomic_fetch<Thread, size_t>(dest, pe); }
-__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_fetch(const ptrdiff_t *dest, int pe) { return api::atomic_fetch<Thread, ptrdiff_t>(dest, pe); }
-__host__ __device__ float nvshmem_float_atomic_fetch(const float *dest, int pe) { return api::atomic_fetch<Thread, float>(dest, pe); }
-__host__ __device__ double nvshmem_double_atomic_fetch(const double *dest, int pe) { return api::atomic_fetch<Thread, double>(dest, pe); }
-__host__ __device__ void nvshmem_uint_atomic_add(unsigned int *dest, unsigned int value, int pe) { api::atomic_add<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulong_atomic_add(unsigned long *dest, unsigned long value, int pe) { api::atomic_add<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulonglong_atomic_add(unsigned long long *dest, unsigned long long value, int pe) { api::atomic_add<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ void nvshmem_int32_atomic_add(int32_t *dest, int32_t value, int pe) { api::atomic_add<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint32_atomic_add(uint32_t *dest, uint32_t value, int pe) { api::atomic_add<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_int64_atomic_add(int64_t *dest, int64_t value, int pe) { api::atomic_add<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint64_atomic_add(uint64_t *dest, uint64_t value, int pe) { api::atomic_add<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_int_atomic_add(int *dest, int value, int pe) { api::atomic_add<Thread, int>(dest, value, pe); }
-__host__ __device__ void nvshmem_long_atomic_add(long *dest, long value, int pe) { api::atomic_add<Thread, long>(dest, value, pe); }
-__host__ __device__ void nvshmem_longlong_atomic_add(long long *dest, long long value, int pe) { api::atomic_add<Thread, long long>(dest, value, pe); }
-__host__ __device__ void nvshmem_size_atomic_add(size_t *dest, size_t value, int pe) { api::atomic_add<Thread, size_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_ptrdiff_atomic_add(ptrdiff_t *dest, ptrdiff_t value, int pe) { api::atomic_add<Thread, ptrdiff_t>(dest, value, pe); }
-__device__ void nvshmemx_half_atomic_add(half *dest, half value, int pe) { api::atomic_add<Thread, half>(dest, value, pe); }
-__device__ void nvshmemx_float_atomic_add(float *dest, float value, int pe) { api::atomic_add<Thread, float>(dest, value, pe); }
-__device__ void nvshmemx_double_atomic_add(double *dest, double value, int pe) { api::atomic_add<Thread, double>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint_atomic_set(unsigned int *dest, unsigned int value, int pe) { api::atomic_set<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulong_atomic_set(unsigned long *dest, unsigned long value, int pe) { api::atomic_set<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulonglong_atomic_set(unsigned long long *dest, unsigned long long value, int pe) { api::atomic_set<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ void nvshmem_int32_atomic_set(int32_t *dest, int32_t value, int pe) { api::atomic_set<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint32_atomic_set(uint32_t *dest, uint32_t value, int pe) { api::atomic_set<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_int64_atomic_set(int64_t *dest, int64_t value, int pe) { api::atomic_set<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint64_atomic_set(uint64_t *dest, uint64_t value, int pe) { api::atomic_set<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_int_atomic_set(int *dest, int value, int pe) { api::atomic_set<Thread, int>(dest, value, pe); }
-__host__ __device__ void nvshmem_long_atomic_set(long *dest, long value, int pe) { api::atomic_set<Thread, long>(dest, value, pe); }
-__host__ __device__ void nvshmem_longlong_atomic_set(long long *dest, long long value, int pe) { api::atomic_set<Thread, long long>(dest, value, pe); }
-__host__ __device__ void nvshmem_size_atomic_set(size_t *dest, size_t value, int pe) { api::atomic_set<Thread, size_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_ptrdiff_atomic_set(ptrdiff_t *dest, ptrdiff_t value, int pe) { api::atomic_set<Thread, ptrdiff_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_float_atomic_set(float *dest, float value, int pe) { api::atomic_set<Thread, float>(dest, value, pe); }
-__host__ __device__ void nvshmem_double_atomic_set(double *dest, double value, int pe) { api::atomic_set<Thread, double>(dest, value, pe); }
-__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_add(unsigned int *dest, unsigned int value, int pe) { return api::atomic_fetch_add<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_add(unsigned long *dest, unsigned long value, int pe) { return api::atomic_fetch_add<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_add(unsigned long long *dest, unsigned long long value, int pe) { return api::atomic_fetch_add<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ int32_t nvshmem_int32_atomic_fetch_add(int32_t *dest, int32_t value, int pe) { return api::atomic_fetch_add<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_add(uint32_t *dest, uint32_t value, int pe) { return api::atomic_fetch_add<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ int64_t nvshmem_int64_atomic_fetch_add(int64_t *dest, int64_t value, int pe) { return api::atomic_fetch_add<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_add(uint64_t *dest, uint64_t value, int pe) { return api::atomic_fetch_add<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ int nvshmem_int_atomic_fetch_add(int *dest, int value, int pe) { return api::atomic_fetch_add<Thread, int>(dest, value, pe); }
-__host__ __device__ long nvshmem_long_atomic_fetch_add(long *dest, long value, int pe) { return api::atomic_fetch_add<Thread, long>(dest, value, pe); }
-__host__ __device__ long long nvshmem_longlong_atomic_fetch_add(long long *dest, long long value, int pe) { return api::atomic_fetch_add<Thread, long long>(dest, value, pe); }
-__host__ __device__ size_t nvshmem_size_atomic_fetch_add(size_t *dest, size_t value, int pe) { return api::atomic_fetch_add<Thread, size_t>(dest, value, pe); }
-__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_fetch_add(ptrdiff_t *dest, ptrdiff_t value, int pe) { return api::atomic_fetch_add<Thread, ptrdiff_t>(dest, value, pe); }
-__device__ half nvshmemx_half_atomic_fetch_add(half *dest, half value, int pe) { return api::atomic_fetch_add<Thread, half>(dest, value, pe); }
-__device__ float nvshmemx_float_atomic_fetch_add(float *dest, float value, int pe) { return api::atomic_fetch_add<Thread, float>(dest, value, pe); }
-__device__ double nvshmemx_double_atomic_fetch_add(double *dest, double value, int pe) { return api::atomic_fetch_add<Thread, double>(dest, value, pe); }
-__host__ __device__ unsigned int nvshmem_uint_atomic_swap(unsigned int *dest, unsigned int value, int pe) { return api::atomic_swap<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ unsigned long nvshmem_ulong_atomic_swap(unsigned long *dest, unsigned long value, int pe) { return api::atomic_swap<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_swap(unsigned long long *dest, unsigned long long value, int pe) { return api::atomic_swap<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ int32_t nvshmem_int32_atomic_swap(int32_t *dest, int32_t value, int pe) { return api::atomic_swap<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ uint32_t nvshmem_uint32_atomic_swap(uint32_t *dest, uint32_t value, int pe) { return api::atomic_swap<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ int64_t nvshmem_int64_atomic_swap(int64_t *dest, int64_t value, int pe) { return api::atomic_swap<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ uint64_t nvshmem_uint64_atomic_swap(uint64_t *dest, uint64_t value, int pe) { return api::atomic_swap<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ int nvshmem_int_atomic_swap(int *dest, int value, int pe) { return api::atomic_swap<Thread, int>(dest, value, pe); }
-__host__ __device__ long nvshmem_long_atomic_swap(long *dest, long value, int pe) { return api::atomic_swap<Thread, long>(dest, value, pe); }
-__host__ __device__ long long nvshmem_longlong_atomic_swap(long long *dest, long long value, int pe) { return api::atomic_swap<Thread, long long>(dest, value, pe); }
-__host__ __device__ size_t nvshmem_size_atomic_swap(size_t *dest, size_t value, int pe) { return api::atomic_swap<Thread, size_t>(dest, value, pe); }
-__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_swap(ptrdiff_t *dest, ptrdiff_t value, int pe) { return api::atomic_swap<Thread, ptrdiff_t>(dest, value, pe); }
-__host__ __device__ float nvshmem_float_atomic_swap(float *dest, float value, int pe) { return api::atomic_swap<Thread, float>(dest, value, pe); }
-__host__ __device__ double nvshmem_double_atomic_swap(double *dest, double value, int pe) { return api::atomic_swap<Thread, double>(dest, value, pe); }
-__host__ __device__ unsigned int nvshmem_uint_atomic_compare_swap(unsigned int *dest, unsigned int cond, unsigned int value, int pe) { return api::atomic_compare_swap<Thread, unsigned int>(dest, cond, value, pe); }
-__host__ __device__ unsigned long nvshmem_ulong_atomic_compare_swap(unsigned long *dest, unsigned long cond, unsigned long value, int pe) { return api::atomic_compare_swap<Thread, unsigned long>(dest, cond, value, pe); }
-__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_compare_swap(unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { return api::atomic_compare_swap<Thread, unsigned long long>(dest, cond, value, pe); }
-__host__ __device__ int32_t nvshmem_int32_atomic_compare_swap(int32_t *dest, int32_t cond, int32_t value, int pe) { return api::atomic_compare_swap<Thread, int32_t>(dest, cond, value, pe); }
-__host__ __device__ uint32_t nvshmem_uint32_atomic_compare_swap(uint32_t *dest, uint32_t cond, uint32_t value, int pe) { return api::atomic_compare_swap<Thread, uint32_t>(dest, cond, value, pe); }
-__host__ __device__ int64_t nvshmem_int64_atomic_compare_swap(int64_t *dest, int64_t cond, int64_t value, int pe) { return api::atomic_compare_swap<Thread, int64_t>(dest, cond, value, pe); }
-__host__ __device__ uint64_t nvshmem_uint64_atomic_compare_swap(uint64_t *dest, uint64_t cond, uint64_t value, int pe) { return api::atomic_compare_swap<Thread, uint64_t>(dest, cond, value, pe); }
-__host__ __device__ int nvshmem_int_atomic_compare_swap(int *dest, int cond, int value, int pe) { return api::atomic_compare_swap<Thread, int>(dest, cond, value, pe); }
-__host__ __device__ long nvshmem_long_atomic_compare_swap(long *dest, long cond, long value, int pe) { return api::atomic_compare_swap<Thread, long>(dest, cond, value, pe); }
-__host__ __device__ long long nvshmem_longlong_atomic_compare_swap(long long *dest, long long cond, long long value, int pe) { return api::atomic_compare_swap<Thread, long long>(dest, cond, value, pe); }
-__host__ __device__ size_t nvshmem_size_atomic_compare_swap(size_t *dest, size_t cond, size_t value, int pe) { return api::atomic_compare_swap<Thread, size_t>(dest, cond, value, pe); }
-__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_compare_swap(ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe) { return api::atomic_compare_swap<Thread, ptrdiff_t>(dest, cond, value, pe); }
-__host__ __device__ void nvshmem_uint_atomic_and(unsigned int *dest, unsigned int value, int pe) { api::atomic_and<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulong_atomic_and(unsigned long *dest, unsigned long value, int pe) { api::atomic_and<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulonglong_atomic_and(unsigned long long *dest, unsigned long long value, int pe) { api::atomic_and<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ void nvshmem_int32_atomic_and(int32_t *dest, int32_t value, int pe) { api::atomic_and<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint32_atomic_and(uint32_t *dest, uint32_t value, int pe) { api::atomic_and<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_int64_atomic_and(int64_t *dest, int64_t value, int pe) { api::atomic_and<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint64_atomic_and(uint64_t *dest, uint64_t value, int pe) { api::atomic_and<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint_atomic_or(unsigned int *dest, unsigned int value, int pe) { api::atomic_or<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulong_atomic_or(unsigned long *dest, unsigned long value, int pe) { api::atomic_or<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulonglong_atomic_or(unsigned long long *dest, unsigned long long value, int pe) { api::atomic_or<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ void nvshmem_int32_atomic_or(int32_t *dest, int32_t value, int pe) { api::atomic_or<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint32_atomic_or(uint32_t *dest, uint32_t value, int pe) { api::atomic_or<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_int64_atomic_or(int64_t *dest, int64_t value, int pe) { api::atomic_or<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint64_atomic_or(uint64_t *dest, uint64_t value, int pe) { api::atomic_or<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint_atomic_xor(unsigned int *dest, unsigned int value, int pe) { api::atomic_xor<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulong_atomic_xor(unsigned long *dest, unsigned long value, int pe) { api::atomic_xor<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ void nvshmem_ulonglong_atomic_xor(unsigned long long *dest, unsigned long long value, int pe) { api::atomic_xor<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ void nvshmem_int32_atomic_xor(int32_t *dest, int32_t value, int pe) { api::atomic_xor<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint32_atomic_xor(uint32_t *dest, uint32_t value, int pe) { api::atomic_xor<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_int64_atomic_xor(int64_t *dest, int64_t value, int pe) { api::atomic_xor<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ void nvshmem_uint64_atomic_xor(uint64_t *dest, uint64_t value, int pe) { api::atomic_xor<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe) { return api::atomic_fetch_and<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe) { return api::atomic_fetch_and<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_and(unsigned long long *dest, unsigned long long value, int pe) { return api::atomic_fetch_and<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ int32_t nvshmem_int32_atomic_fetch_and(int32_t *dest, int32_t value, int pe) { return api::atomic_fetch_and<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_and(uint32_t *dest, uint32_t value, int pe) { return api::atomic_fetch_and<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ int64_t nvshmem_int64_atomic_fetch_and(int64_t *dest, int64_t value, int pe) { return api::atomic_fetch_and<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_and(uint64_t *dest, uint64_t value, int pe) { return api::atomic_fetch_and<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe) { return api::atomic_fetch_or<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe) { return api::atomic_fetch_or<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_or(unsigned long long *dest, unsigned long long value, int pe) { return api::atomic_fetch_or<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ int32_t nvshmem_int32_atomic_fetch_or(int32_t *dest, int32_t value, int pe) { return api::atomic_fetch_or<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_or(uint32_t *dest, uint32_t value, int pe) { return api::atomic_fetch_or<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ int64_t nvshmem_int64_atomic_fetch_or(int64_t *dest, int64_t value, int pe) { return api::atomic_fetch_or<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_or(uint64_t *dest, uint64_t value, int pe) { return api::atomic_fetch_or<Thread, uint64_t>(dest, value, pe); }
-__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe) { return api::atomic_fetch_xor<Thread, unsigned int>(dest, value, pe); }
-__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe) { return api::atomic_fetch_xor<Thread, unsigned long>(dest, value, pe); }
-__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_xor(unsigned long long *dest, unsigned long long value, int pe) { return api::atomic_fetch_xor<Thread, unsigned long long>(dest, value, pe); }
-__host__ __device__ int32_t nvshmem_int32_atomic_fetch_xor(int32_t *dest, int32_t value, int pe) { return api::atomic_fetch_xor<Thread, int32_t>(dest, value, pe); }
-__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_xor(uint32_t *dest, uint32_t value, int pe) { return api::atomic_fetch_xor<Thread, uint32_t>(dest, value, pe); }
-__host__ __device__ int64_t nvshmem_int64_atomic_fetch_xor(int64_t *dest, int64_t value, int pe) { return api::atomic_fetch_xor<Thread, int64_t>(dest, value, pe); }
-__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_xor(uint64_t *dest, uint64_t value, int pe) { return api::atomic_fetch_xor<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint_atomic_inc(unsigned int *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_inc, dest, pe) api::atomic_inc<Thread, unsigned int>(dest, pe); }
+__host__ __device__ void nvshmem_ulong_atomic_inc(unsigned long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_inc, dest, pe) api::atomic_inc<Thread, unsigned long>(dest, pe); }
+__host__ __device__ void nvshmem_ulonglong_atomic_inc(unsigned long long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_inc, dest, pe) api::atomic_inc<Thread, unsigned long long>(dest, pe); }
+__host__ __device__ void nvshmem_int32_atomic_inc(int32_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_inc, dest, pe) api::atomic_inc<Thread, int32_t>(dest, pe); }
+__host__ __device__ void nvshmem_uint32_atomic_inc(uint32_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_inc, dest, pe) api::atomic_inc<Thread, uint32_t>(dest, pe); }
+__host__ __device__ void nvshmem_int64_atomic_inc(int64_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_inc, dest, pe) api::atomic_inc<Thread, int64_t>(dest, pe); }
+__host__ __device__ void nvshmem_uint64_atomic_inc(uint64_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_inc, dest, pe) api::atomic_inc<Thread, uint64_t>(dest, pe); }
+__host__ __device__ void nvshmem_int_atomic_inc(int *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int_atomic_inc, dest, pe) api::atomic_inc<Thread, int>(dest, pe); }
+__host__ __device__ void nvshmem_long_atomic_inc(long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_long_atomic_inc, dest, pe) api::atomic_inc<Thread, long>(dest, pe); }
+__host__ __device__ void nvshmem_longlong_atomic_inc(long long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_longlong_atomic_inc, dest, pe) api::atomic_inc<Thread, long long>(dest, pe); }
+__host__ __device__ void nvshmem_size_atomic_inc(size_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_size_atomic_inc, dest, pe) api::atomic_inc<Thread, size_t>(dest, pe); }
+__host__ __device__ void nvshmem_ptrdiff_atomic_inc(ptrdiff_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptrdiff_atomic_inc, dest, pe) api::atomic_inc<Thread, ptrdiff_t>(dest, pe); }
+__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_inc(unsigned int *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, unsigned int>(dest, pe); }
+__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_inc(unsigned long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, unsigned long>(dest, pe); }
+__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_inc(unsigned long long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, unsigned long long>(dest, pe); }
+__host__ __device__ int32_t nvshmem_int32_atomic_fetch_inc(int32_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, int32_t>(dest, pe); }
+__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_inc(uint32_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, uint32_t>(dest, pe); }
+__host__ __device__ int64_t nvshmem_int64_atomic_fetch_inc(int64_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, int64_t>(dest, pe); }
+__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_inc(uint64_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, uint64_t>(dest, pe); }
+__host__ __device__ int nvshmem_int_atomic_fetch_inc(int *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, int>(dest, pe); }
+__host__ __device__ long nvshmem_long_atomic_fetch_inc(long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_long_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, long>(dest, pe); }
+__host__ __device__ long long nvshmem_longlong_atomic_fetch_inc(long long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_longlong_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, long long>(dest, pe); }
+__host__ __device__ size_t nvshmem_size_atomic_fetch_inc(size_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_size_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, size_t>(dest, pe); }
+__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_fetch_inc(ptrdiff_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptrdiff_atomic_fetch_inc, dest, pe) return api::atomic_fetch_inc<Thread, ptrdiff_t>(dest, pe); }
+__host__ __device__ unsigned int nvshmem_uint_atomic_fetch(const unsigned int *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, unsigned int>(dest, pe); }
+__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch(const unsigned long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, unsigned long>(dest, pe); }
+__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch(const unsigned long long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, unsigned long long>(dest, pe); }
+__host__ __device__ int32_t nvshmem_int32_atomic_fetch(const int32_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, int32_t>(dest, pe); }
+__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch(const uint32_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, uint32_t>(dest, pe); }
+__host__ __device__ int64_t nvshmem_int64_atomic_fetch(const int64_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, int64_t>(dest, pe); }
+__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch(const uint64_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, uint64_t>(dest, pe); }
+__host__ __device__ int nvshmem_int_atomic_fetch(const int *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, int>(dest, pe); }
+__host__ __device__ long nvshmem_long_atomic_fetch(const long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_long_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, long>(dest, pe); }
+__host__ __device__ long long nvshmem_longlong_atomic_fetch(const long long *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_longlong_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, long long>(dest, pe); }
+__host__ __device__ size_t nvshmem_size_atomic_fetch(const size_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_size_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, size_t>(dest, pe); }
+__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_fetch(const ptrdiff_t *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptrdiff_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, ptrdiff_t>(dest, pe); }
+__host__ __device__ float nvshmem_float_atomic_fetch(const float *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_float_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, float>(dest, pe); }
+__host__ __device__ double nvshmem_double_atomic_fetch(const double *dest, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_double_atomic_fetch, dest, pe) return api::atomic_fetch<Thread, double>(dest, pe); }
+__host__ __device__ void nvshmem_uint_atomic_add(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_add, dest, value, pe) api::atomic_add<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulong_atomic_add(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_add, dest, value, pe) api::atomic_add<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulonglong_atomic_add(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_add, dest, value, pe) api::atomic_add<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ void nvshmem_int32_atomic_add(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_add, dest, value, pe) api::atomic_add<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint32_atomic_add(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_add, dest, value, pe) api::atomic_add<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_int64_atomic_add(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_add, dest, value, pe) api::atomic_add<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint64_atomic_add(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_add, dest, value, pe) api::atomic_add<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_int_atomic_add(int *dest, int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int_atomic_add, dest, value, pe) api::atomic_add<Thread, int>(dest, value, pe); }
+__host__ __device__ void nvshmem_long_atomic_add(long *dest, long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_long_atomic_add, dest, value, pe) api::atomic_add<Thread, long>(dest, value, pe); }
+__host__ __device__ void nvshmem_longlong_atomic_add(long long *dest, long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_longlong_atomic_add, dest, value, pe) api::atomic_add<Thread, long long>(dest, value, pe); }
+__host__ __device__ void nvshmem_size_atomic_add(size_t *dest, size_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_size_atomic_add, dest, value, pe) api::atomic_add<Thread, size_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_ptrdiff_atomic_add(ptrdiff_t *dest, ptrdiff_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptrdiff_atomic_add, dest, value, pe) api::atomic_add<Thread, ptrdiff_t>(dest, value, pe); }
+__device__ void nvshmemx_half_atomic_add(half *dest, half value, int pe) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_half_atomic_add) api::atomic_add<Thread, half>(dest, value, pe); }
+__device__ void nvshmemx_float_atomic_add(float *dest, float value, int pe) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_float_atomic_add) api::atomic_add<Thread, float>(dest, value, pe); }
+__device__ void nvshmemx_double_atomic_add(double *dest, double value, int pe) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_double_atomic_add) api::atomic_add<Thread, double>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint_atomic_set(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_set, dest, value, pe) api::atomic_set<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulong_atomic_set(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_set, dest, value, pe) api::atomic_set<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulonglong_atomic_set(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_set, dest, value, pe) api::atomic_set<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ void nvshmem_int32_atomic_set(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_set, dest, value, pe) api::atomic_set<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint32_atomic_set(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_set, dest, value, pe) api::atomic_set<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_int64_atomic_set(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_set, dest, value, pe) api::atomic_set<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint64_atomic_set(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_set, dest, value, pe) api::atomic_set<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_int_atomic_set(int *dest, int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int_atomic_set, dest, value, pe) api::atomic_set<Thread, int>(dest, value, pe); }
+__host__ __device__ void nvshmem_long_atomic_set(long *dest, long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_long_atomic_set, dest, value, pe) api::atomic_set<Thread, long>(dest, value, pe); }
+__host__ __device__ void nvshmem_longlong_atomic_set(long long *dest, long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_longlong_atomic_set, dest, value, pe) api::atomic_set<Thread, long long>(dest, value, pe); }
+__host__ __device__ void nvshmem_size_atomic_set(size_t *dest, size_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_size_atomic_set, dest, value, pe) api::atomic_set<Thread, size_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_ptrdiff_atomic_set(ptrdiff_t *dest, ptrdiff_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptrdiff_atomic_set, dest, value, pe) api::atomic_set<Thread, ptrdiff_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_float_atomic_set(float *dest, float value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_float_atomic_set, dest, value, pe) api::atomic_set<Thread, float>(dest, value, pe); }
+__host__ __device__ void nvshmem_double_atomic_set(double *dest, double value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_double_atomic_set, dest, value, pe) api::atomic_set<Thread, double>(dest, value, pe); }
+__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_add(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_add(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_add(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ int32_t nvshmem_int32_atomic_fetch_add(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_add(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ int64_t nvshmem_int64_atomic_fetch_add(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_add(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ int nvshmem_int_atomic_fetch_add(int *dest, int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, int>(dest, value, pe); }
+__host__ __device__ long nvshmem_long_atomic_fetch_add(long *dest, long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_long_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, long>(dest, value, pe); }
+__host__ __device__ long long nvshmem_longlong_atomic_fetch_add(long long *dest, long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_longlong_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, long long>(dest, value, pe); }
+__host__ __device__ size_t nvshmem_size_atomic_fetch_add(size_t *dest, size_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_size_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, size_t>(dest, value, pe); }
+__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_fetch_add(ptrdiff_t *dest, ptrdiff_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptrdiff_atomic_fetch_add, dest, value, pe) return api::atomic_fetch_add<Thread, ptrdiff_t>(dest, value, pe); }
+__device__ half nvshmemx_half_atomic_fetch_add(half *dest, half value, int pe) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_half_atomic_fetch_add) return api::atomic_fetch_add<Thread, half>(dest, value, pe); }
+__device__ float nvshmemx_float_atomic_fetch_add(float *dest, float value, int pe) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_float_atomic_fetch_add) return api::atomic_fetch_add<Thread, float>(dest, value, pe); }
+__device__ double nvshmemx_double_atomic_fetch_add(double *dest, double value, int pe) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_double_atomic_fetch_add) return api::atomic_fetch_add<Thread, double>(dest, value, pe); }
+__host__ __device__ unsigned int nvshmem_uint_atomic_swap(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ unsigned long nvshmem_ulong_atomic_swap(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_swap(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ int32_t nvshmem_int32_atomic_swap(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ uint32_t nvshmem_uint32_atomic_swap(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ int64_t nvshmem_int64_atomic_swap(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ uint64_t nvshmem_uint64_atomic_swap(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ int nvshmem_int_atomic_swap(int *dest, int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, int>(dest, value, pe); }
+__host__ __device__ long nvshmem_long_atomic_swap(long *dest, long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_long_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, long>(dest, value, pe); }
+__host__ __device__ long long nvshmem_longlong_atomic_swap(long long *dest, long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_longlong_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, long long>(dest, value, pe); }
+__host__ __device__ size_t nvshmem_size_atomic_swap(size_t *dest, size_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_size_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, size_t>(dest, value, pe); }
+__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_swap(ptrdiff_t *dest, ptrdiff_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptrdiff_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, ptrdiff_t>(dest, value, pe); }
+__host__ __device__ float nvshmem_float_atomic_swap(float *dest, float value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_float_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, float>(dest, value, pe); }
+__host__ __device__ double nvshmem_double_atomic_swap(double *dest, double value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_double_atomic_swap, dest, value, pe) return api::atomic_swap<Thread, double>(dest, value, pe); }
+__host__ __device__ unsigned int nvshmem_uint_atomic_compare_swap(unsigned int *dest, unsigned int cond, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, unsigned int>(dest, cond, value, pe); }
+__host__ __device__ unsigned long nvshmem_ulong_atomic_compare_swap(unsigned long *dest, unsigned long cond, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, unsigned long>(dest, cond, value, pe); }
+__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_compare_swap(unsigned long long *dest, unsigned long long cond, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, unsigned long long>(dest, cond, value, pe); }
+__host__ __device__ int32_t nvshmem_int32_atomic_compare_swap(int32_t *dest, int32_t cond, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, int32_t>(dest, cond, value, pe); }
+__host__ __device__ uint32_t nvshmem_uint32_atomic_compare_swap(uint32_t *dest, uint32_t cond, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, uint32_t>(dest, cond, value, pe); }
+__host__ __device__ int64_t nvshmem_int64_atomic_compare_swap(int64_t *dest, int64_t cond, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, int64_t>(dest, cond, value, pe); }
+__host__ __device__ uint64_t nvshmem_uint64_atomic_compare_swap(uint64_t *dest, uint64_t cond, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, uint64_t>(dest, cond, value, pe); }
+__host__ __device__ int nvshmem_int_atomic_compare_swap(int *dest, int cond, int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, int>(dest, cond, value, pe); }
+__host__ __device__ long nvshmem_long_atomic_compare_swap(long *dest, long cond, long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_long_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, long>(dest, cond, value, pe); }
+__host__ __device__ long long nvshmem_longlong_atomic_compare_swap(long long *dest, long long cond, long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_longlong_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, long long>(dest, cond, value, pe); }
+__host__ __device__ size_t nvshmem_size_atomic_compare_swap(size_t *dest, size_t cond, size_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_size_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, size_t>(dest, cond, value, pe); }
+__host__ __device__ ptrdiff_t nvshmem_ptrdiff_atomic_compare_swap(ptrdiff_t *dest, ptrdiff_t cond, ptrdiff_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptrdiff_atomic_compare_swap, dest, cond, value, pe) return api::atomic_compare_swap<Thread, ptrdiff_t>(dest, cond, value, pe); }
+__host__ __device__ void nvshmem_uint_atomic_and(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_and, dest, value, pe) api::atomic_and<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulong_atomic_and(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_and, dest, value, pe) api::atomic_and<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulonglong_atomic_and(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_and, dest, value, pe) api::atomic_and<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ void nvshmem_int32_atomic_and(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_and, dest, value, pe) api::atomic_and<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint32_atomic_and(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_and, dest, value, pe) api::atomic_and<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_int64_atomic_and(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_and, dest, value, pe) api::atomic_and<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint64_atomic_and(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_and, dest, value, pe) api::atomic_and<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint_atomic_or(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_or, dest, value, pe) api::atomic_or<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulong_atomic_or(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_or, dest, value, pe) api::atomic_or<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulonglong_atomic_or(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_or, dest, value, pe) api::atomic_or<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ void nvshmem_int32_atomic_or(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_or, dest, value, pe) api::atomic_or<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint32_atomic_or(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_or, dest, value, pe) api::atomic_or<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_int64_atomic_or(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_or, dest, value, pe) api::atomic_or<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint64_atomic_or(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_or, dest, value, pe) api::atomic_or<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint_atomic_xor(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_xor, dest, value, pe) api::atomic_xor<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulong_atomic_xor(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_xor, dest, value, pe) api::atomic_xor<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ void nvshmem_ulonglong_atomic_xor(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_xor, dest, value, pe) api::atomic_xor<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ void nvshmem_int32_atomic_xor(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_xor, dest, value, pe) api::atomic_xor<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint32_atomic_xor(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_xor, dest, value, pe) api::atomic_xor<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_int64_atomic_xor(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_xor, dest, value, pe) api::atomic_xor<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ void nvshmem_uint64_atomic_xor(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_xor, dest, value, pe) api::atomic_xor<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_and(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_fetch_and, dest, value, pe) return api::atomic_fetch_and<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_and(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_fetch_and, dest, value, pe) return api::atomic_fetch_and<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_and(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_fetch_and, dest, value, pe) return api::atomic_fetch_and<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ int32_t nvshmem_int32_atomic_fetch_and(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_fetch_and, dest, value, pe) return api::atomic_fetch_and<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_and(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_fetch_and, dest, value, pe) return api::atomic_fetch_and<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ int64_t nvshmem_int64_atomic_fetch_and(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_fetch_and, dest, value, pe) return api::atomic_fetch_and<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_and(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_fetch_and, dest, value, pe) return api::atomic_fetch_and<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_or(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_fetch_or, dest, value, pe) return api::atomic_fetch_or<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_or(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_fetch_or, dest, value, pe) return api::atomic_fetch_or<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_or(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_fetch_or, dest, value, pe) return api::atomic_fetch_or<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ int32_t nvshmem_int32_atomic_fetch_or(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_fetch_or, dest, value, pe) return api::atomic_fetch_or<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_or(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_fetch_or, dest, value, pe) return api::atomic_fetch_or<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ int64_t nvshmem_int64_atomic_fetch_or(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_fetch_or, dest, value, pe) return api::atomic_fetch_or<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_or(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_fetch_or, dest, value, pe) return api::atomic_fetch_or<Thread, uint64_t>(dest, value, pe); }
+__host__ __device__ unsigned int nvshmem_uint_atomic_fetch_xor(unsigned int *dest, unsigned int value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint_atomic_fetch_xor, dest, value, pe) return api::atomic_fetch_xor<Thread, unsigned int>(dest, value, pe); }
+__host__ __device__ unsigned long nvshmem_ulong_atomic_fetch_xor(unsigned long *dest, unsigned long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulong_atomic_fetch_xor, dest, value, pe) return api::atomic_fetch_xor<Thread, unsigned long>(dest, value, pe); }
+__host__ __device__ unsigned long long nvshmem_ulonglong_atomic_fetch_xor(unsigned long long *dest, unsigned long long value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ulonglong_atomic_fetch_xor, dest, value, pe) return api::atomic_fetch_xor<Thread, unsigned long long>(dest, value, pe); }
+__host__ __device__ int32_t nvshmem_int32_atomic_fetch_xor(int32_t *dest, int32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int32_atomic_fetch_xor, dest, value, pe) return api::atomic_fetch_xor<Thread, int32_t>(dest, value, pe); }
+__host__ __device__ uint32_t nvshmem_uint32_atomic_fetch_xor(uint32_t *dest, uint32_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint32_atomic_fetch_xor, dest, value, pe) return api::atomic_fetch_xor<Thread, uint32_t>(dest, value, pe); }
+__host__ __device__ int64_t nvshmem_int64_atomic_fetch_xor(int64_t *dest, int64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_int64_atomic_fetch_xor, dest, value, pe) return api::atomic_fetch_xor<Thread, int64_t>(dest, value, pe); }
+__host__ __device__ uint64_t nvshmem_uint64_atomic_fetch_xor(uint64_t *dest, uint64_t value, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_uint64_atomic_fetch_xor, dest, value, pe) return api::atomic_fetch_xor<Thread, uint64_t>(dest, value, pe); }
 
 } /* extern "C" */
 #endif /* OXSHMEMI_DEVICE_PASS */

@@ -11,23 +11,23 @@
 extern "C" {
 using namespace oxshmemi;
 
-__host__ __device__ void nvshmem_global_exit(int status) { api::global_exit<Thread>(status); }
-__host__ __device__ int nvshmem_my_pe(void) { return api::my_pe<Thread>(); }
-__host__ __device__ int nvshmem_n_pes(void) { return api::n_pes<Thread>(); }
-__host__ __device__ void nvshmem_info_get_version(int *major, int *minor) { api::info_get_version<Thread>(major, minor); }
-__host__ __device__ void nvshmem_info_get_name(char *name) { api::info_get_name<Thread>(name); }
-__host__ __device__ void nvshmemx_vendor_get_version_info(int *major, int *minor, int *patch) { api::vendor_get_version_info<Thread>(major, minor, patch); }
-__host__ __device__ int nvshmem_team_my_pe(nvshmem_team_t team) { return api::team_my_pe<Thread>(team); }
-__host__ __device__ int nvshmem_team_n_pes(nvshmem_team_t team) { return api::team_n_pes<Thread>(team); }
-__host__ __device__ int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team) { return api::team_translate_pe<Thread>(src_team, src_pe, dest_team); }
-__host__ __device__ void * nvshmem_ptr(const void *ptr, int pe) { return api::ptr<Thread>(ptr, pe); }
-__host__ __device__ void * nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr) { return api::mc_ptr<Thread>(team, ptr); }
-__device__ int nvshmemx_region_start_block(nvshmemx_region_handle_t *handle, const nvshmemx_region_attrs_t *attrs) { return api::region_start<Block>(handle, attrs); }
-__device__ int nvshmemx_region_stop_block(nvshmemx_region_handle_t handle) { return api::region_stop<Block>(handle); }
-__device__ int nvshmemx_region_is_active(uint32_t hints, int *active) { return api::region_is_active<Thread>(hints, active); }
-__device__ int nvshmemx_ask_smem(nvshmemx_smem_amount_t flag) { return api::ask_smem<Thread>(flag); }
-__device__ void nvshmemx_give_smem(void *smem, size_t size) { api::give_smem<Thread>(smem, size); }
-__device__ void nvshmemx_release_smem(void) { api::release_smem<Thread>(); }
+__host__ __device__ void nvshmem_global_exit(int status) { OXSHMEMI_ENTRY_BOTH(nvshmem_global_exit, status) api::global_exit<Thread>(status); }
+__host__ __device__ int nvshmem_my_pe(void) { OXSHMEMI_ENTRY_BOTH(nvshmem_my_pe) return api::my_pe<Thread>(); }
+__host__ __device__ int nvshmem_n_pes(void) { OXSHMEMI_ENTRY_BOTH(nvshmem_n_pes) return api::n_pes<Thread>(); }
+__host__ __device__ void nvshmem_info_get_version(int *major, int *minor) { OXSHMEMI_ENTRY_BOTH(nvshmem_info_get_version, major, minor) api::info_get_version<Thread>(major, minor); }
+__host__ __device__ void nvshmem_info_get_name(char *name) { OXSHMEMI_ENTRY_BOTH(nvshmem_info_get_name, name) api::info_get_name<Thread>(name); }
+__host__ __device__ void nvshmemx_vendor_get_version_info(int *major, int *minor, int *patch) { OXSHMEMI_ENTRY_BOTH(nvshmemx_vendor_get_version_info, major, minor, patch) api::vendor_get_version_info<Thread>(major, minor, patch); }
+__host__ __device__ int nvshmem_team_my_pe(nvshmem_team_t team) { OXSHMEMI_ENTRY_BOTH(nvshmem_team_my_pe, team) return api::team_my_pe<Thread>(team); }
+__host__ __device__ int nvshmem_team_n_pes(nvshmem_team_t team) { OXSHMEMI_ENTRY_BOTH(nvshmem_team_n_pes, team) return api::team_n_pes<Thread>(team); }
+__host__ __device__ int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team) { OXSHMEMI_ENTRY_BOTH(nvshmem_team_translate_pe, src_team, src_pe, dest_team) return api::team_translate_pe<Thread>(src_team, src_pe, dest_team); }
+__host__ __device__ void * nvshmem_ptr(const void *ptr, int pe) { OXSHMEMI_ENTRY_BOTH(nvshmem_ptr, ptr, pe) return api::ptr<Thread>(ptr, pe); }
+__host__ __device__ void * nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr) { OXSHMEMI_ENTRY_BOTH(nvshmemx_mc_ptr, team, ptr) return api::mc_ptr<Thread>(team, ptr); }
+__device__ int nvshmemx_region_start_block(nvshmemx_region_handle_t *handle, const nvshmemx_region_attrs_t *attrs) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_region_start_block) return api::region_start<Block>(handle, attrs); }
+__device__ int nvshmemx_region_stop_block(nvshmemx_region_handle_t handle) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_region_stop_block) return api::region_stop<Block>(handle); }
+__device__ int nvshmemx_region_is_active(uint32_t hints, int *active) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_region_is_active) return api::region_is_active<Thread>(hints, active); }
+__device__ int nvshmemx_ask_smem(nvshmemx_smem_amount_t flag) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_ask_smem) return api::ask_smem<Thread>(flag); }
+__device__ void nvshmemx_give_smem(void *smem, size_t size) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_give_smem) api::give_smem<Thread>(smem, size); }
+__device__ void nvshmemx_release_smem(void) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_release_smem) api::release_smem<Thread>(); }
 
 } /* extern "C" */
 #endif /* OXSHMEMI_DEVICE_PASS */

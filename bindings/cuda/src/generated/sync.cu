@@ -11,30 +11,30 @@
 extern "C" {
 using namespace oxshmemi;
 
-__host__ __device__ int nvshmem_barrier(nvshmem_team_t team) { return api::barrier<Thread>(team); }
-__host__ __device__ void nvshmem_barrier_all(void) { api::barrier_all<Thread>(); }
-__host__ __device__ int nvshmem_team_sync(nvshmem_team_t team) { return api::team_sync<Thread>(team); }
-__host__ __device__ void nvshmem_sync_all(void) { api::sync_all<Thread>(); }
-__host__ __device__ void nvshmem_quiet(void) { api::quiet<Thread>(); }
-__host__ __device__ void nvshmem_fence(void) { api::fence<Thread>(); }
-__device__ int nvshmemx_barrier_warp(nvshmem_team_t team) { return api::barrier<Warp>(team); }
-__device__ void nvshmemx_barrier_all_warp(void) { api::barrier_all<Warp>(); }
-__device__ int nvshmemx_barrier_warpgroup(nvshmem_team_t team) { return api::barrier<Warpgroup>(team); }
-__device__ int nvshmemx_barrier_block(nvshmem_team_t team) { return api::barrier<Block>(team); }
-__device__ void nvshmemx_barrier_all_block(void) { api::barrier_all<Block>(); }
-__device__ int nvshmemx_team_sync_warp(nvshmem_team_t team) { return api::team_sync<Warp>(team); }
-__device__ void nvshmemx_sync_all_warp(void) { api::sync_all<Warp>(); }
-__device__ int nvshmemx_team_sync_block(nvshmem_team_t team) { return api::team_sync<Block>(team); }
-__device__ void nvshmemx_sync_all_block(void) { api::sync_all<Block>(); }
-__device__ void nvshmemx_qp_quiet(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_quiet<Thread>(pe, qp_handle, num_qps); }
-__device__ void nvshmemx_qp_quiet_warp(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_quiet<Warp>(pe, qp_handle, num_qps); }
-__device__ void nvshmemx_qp_quiet_block(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_quiet<Block>(pe, qp_handle, num_qps); }
-__device__ void nvshmemx_qp_fence(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_fence<Thread>(pe, qp_handle, num_qps); }
-__device__ void nvshmemx_qp_fence_warp(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_fence<Warp>(pe, qp_handle, num_qps); }
-__device__ void nvshmemx_qp_fence_block(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { api::qp_fence<Block>(pe, qp_handle, num_qps); }
-__device__ void nvshmemx_flush(void) { api::flush<Thread>(); }
-__device__ void nvshmemx_flush_warp(void) { api::flush<Warp>(); }
-__device__ void nvshmemx_flush_block(void) { api::flush<Block>(); }
+__host__ __device__ int nvshmem_barrier(nvshmem_team_t team) { OXSHMEMI_ENTRY_BOTH(nvshmem_barrier, team) return api::barrier<Thread>(team); }
+__host__ __device__ void nvshmem_barrier_all(void) { OXSHMEMI_ENTRY_BOTH(nvshmem_barrier_all) api::barrier_all<Thread>(); }
+__host__ __device__ int nvshmem_team_sync(nvshmem_team_t team) { OXSHMEMI_ENTRY_BOTH(nvshmem_team_sync, team) return api::team_sync<Thread>(team); }
+__host__ __device__ void nvshmem_sync_all(void) { OXSHMEMI_ENTRY_BOTH(nvshmem_sync_all) api::sync_all<Thread>(); }
+__host__ __device__ void nvshmem_quiet(void) { OXSHMEMI_ENTRY_BOTH(nvshmem_quiet) api::quiet<Thread>(); }
+__host__ __device__ void nvshmem_fence(void) { OXSHMEMI_ENTRY_BOTH(nvshmem_fence) api::fence<Thread>(); }
+__device__ int nvshmemx_barrier_warp(nvshmem_team_t team) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_barrier_warp) return api::barrier<Warp>(team); }
+__device__ void nvshmemx_barrier_all_warp(void) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_barrier_all_warp) api::barrier_all<Warp>(); }
+__device__ int nvshmemx_barrier_warpgroup(nvshmem_team_t team) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_barrier_warpgroup) return api::barrier<Warpgroup>(team); }
+__device__ int nvshmemx_barrier_block(nvshmem_team_t team) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_barrier_block) return api::barrier<Block>(team); }
+__device__ void nvshmemx_barrier_all_block(void) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_barrier_all_block) api::barrier_all<Block>(); }
+__device__ int nvshmemx_team_sync_warp(nvshmem_team_t team) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_team_sync_warp) return api::team_sync<Warp>(team); }
+__device__ void nvshmemx_sync_all_warp(void) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_sync_all_warp) api::sync_all<Warp>(); }
+__device__ int nvshmemx_team_sync_block(nvshmem_team_t team) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_team_sync_block) return api::team_sync<Block>(team); }
+__device__ void nvshmemx_sync_all_block(void) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_sync_all_block) api::sync_all<Block>(); }
+__device__ void nvshmemx_qp_quiet(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_qp_quiet) api::qp_quiet<Thread>(pe, qp_handle, num_qps); }
+__device__ void nvshmemx_qp_quiet_warp(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_qp_quiet_warp) api::qp_quiet<Warp>(pe, qp_handle, num_qps); }
+__device__ void nvshmemx_qp_quiet_block(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_qp_quiet_block) api::qp_quiet<Block>(pe, qp_handle, num_qps); }
+__device__ void nvshmemx_qp_fence(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_qp_fence) api::qp_fence<Thread>(pe, qp_handle, num_qps); }
+__device__ void nvshmemx_qp_fence_warp(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_qp_fence_warp) api::qp_fence<Warp>(pe, qp_handle, num_qps); }
+__device__ void nvshmemx_qp_fence_block(int pe, nvshmemx_qp_handle_t *qp_handle, int num_qps) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_qp_fence_block) api::qp_fence<Block>(pe, qp_handle, num_qps); }
+__device__ void nvshmemx_flush(void) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_flush) api::flush<Thread>(); }
+__device__ void nvshmemx_flush_warp(void) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_flush_warp) api::flush<Warp>(); }
+__device__ void nvshmemx_flush_block(void) { OXSHMEMI_ENTRY_DEVICE(nvshmemx_flush_block) api::flush<Block>(); }
 
 } /* extern "C" */
 #endif /* OXSHMEMI_DEVICE_PASS */

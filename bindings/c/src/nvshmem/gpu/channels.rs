@@ -72,6 +72,7 @@ impl ProxyTarget for GpuTarget {
     fn execute(&self, r: &Request) -> std::result::Result<(), String> {
         const F: &str = "nvshmem proxy";
         let pe = r.pe as usize;
+        refuse_device_local(r);
         let signal = |sig: u64, op: AmoOp| amo(F, sig as usize, 8, op, pe).unwrap_or_else(|| not_gpu(sig)).map(drop);
         let r2 = match r.kind {
             // SAFETY: the device thread that submitted the request keeps `local` valid for `len`
@@ -105,6 +106,34 @@ impl ProxyTarget for GpuTarget {
             k => Err(invalid(F, format!("unknown request kind {k}"))),
         };
         r2.map_err(|e| e.to_string())
+    }
+}
+
+/// The CPU target's rule: a host proxy cannot reach a GPU thread's local memory or a block's
+/// shared memory, so a request whose local buffer (a put's source, a get's destination, a
+/// fetching atomic's result) lies there ends the PE, naming the memory, instead of quietly
+/// working on CPUs and corrupting memory on a GPU.
+fn refuse_device_local(r: &Request) {
+    let len = match r.kind {
+        kind::PUT | kind::GET | kind::PUT_SIGNAL => r.len,
+        kind::AMO if r.local != 0 => 8,
+        _ => return,
+    };
+    if let Some(what) = crate::nvshmem::device_lib::device_local(r.local, len) {
+        let op = match r.kind {
+            kind::PUT => "put source",
+            kind::GET if r.len <= 8 => "get (nvshmem_g) result",
+            kind::GET => "get destination",
+            kind::PUT_SIGNAL => "put-signal source",
+            _ => "fetching atomic's result",
+        };
+        eprintln!(
+            "PE {}: nvshmem proxy: a request's {op} at {:#x} is {what}, which a host proxy cannot reach on a GPU \
+             (the CPU target refuses what a GPU could not do); use symmetric or registered memory",
+            crate::error::me(),
+            r.local
+        );
+        std::process::abort();
     }
 }
 

@@ -1,0 +1,3 @@
+// The CPU target's runtime API: see cuda_runtime.h.
+#pragma once
+#include "cuda_runtime.h"
