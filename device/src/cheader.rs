@@ -334,6 +334,12 @@ pub fn protocol_constants() -> Vec<CConst> {
         "Proxy ring: bytes of a request and of a slot (seq = ticket + 1 once published).",
     );
     c("RING_SLOT_BYTES", size_of::<Slot<Request>>() as u64, "");
+    c(
+        "PROXY_HOLD",
+        u64::from(crate::channel::proxy::flag::HOLD),
+        "A request flag: the result lands in the request's own slot, held (seq = OXSHMEM_RING_HELD) until released.",
+    );
+    c("RING_HELD", crate::channel::ring::HELD, "");
     c("CQ_MODE_COLLAPSED", CqMode::Collapsed as u64, "CQ modes (oxshmem_qp_t::mode, oxshmem_ibgda_t::cq_mode).");
     c("CQ_MODE_NORMAL", CqMode::Normal as u64, "");
     c("IBUF_SLOTS", IBUF_SLOTS as u64, "A queue's scratch buffer: slots, bytes per slot, words.");

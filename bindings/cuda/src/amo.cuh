@@ -66,18 +66,14 @@ __device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value
         return ib_amo(OXSHMEM_OP_AMO, pe, (uint64_t)dest, (uint32_t)es, a, value, cond, fetch);
     }
     if (r.via == Via::None) return 0;
-    // Through the proxy the fetched value lands in `out`, this thread's local word.
-    // TODO: a host-visible bounce slot (see rma.cuh g_bits).
-    uint64_t out = 0;
+    // Through the proxy a fetched value lands in the request's ring slot (proxy_fetch).
     oxshmem_proxy_request_t q =
-        req(PROXY_AMO, (uint16_t)((uint16_t)k | (es == 8 ? OXSHMEM_AMO_W64 : 0)), pe, es, dest, fetch ? &out : nullptr);
+        req(PROXY_AMO, (uint16_t)((uint16_t)k | (es == 8 ? OXSHMEM_AMO_W64 : 0)), pe, es, dest, nullptr);
     q.value = value;
     q.cond = cond;
-    uint64_t t = proxy_submit(q, OXSHMEM_OP_AMO);
-    if (!fetch) return 0;
-    proxy_wait(t, OXSHMEM_OP_AMO);
-    fence_system();
-    return volatile_load(&out);
+    if (fetch) return proxy_fetch(q, OXSHMEM_OP_AMO);
+    proxy_submit(q, OXSHMEM_OP_AMO);
+    return 0;
 }
 #else
 __device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value, uint64_t cond, size_t es, int pe,

@@ -12,8 +12,6 @@
 // |                                        |       | the next WQE; that needs per-thread state)      |
 // | IBGDA soft-NIC kick                    | -     | the device cannot wake a sleeping software NIC: |
 // |                                        |       | the host's NIC must poll the doorbells          |
-// | proxy g / fetching AMO result          | -     | lands in the thread's local word: needs a       |
-// |                                        |       | host-visible bounce slot from the runtime       |
 // | nvshmemx_mc_ptr                        | 1     | returns NULL (no multicast objects)             |
 #pragma once
 

@@ -202,8 +202,7 @@ __device__ OXSHMEMI_NOINLINE void p_bits(void *dest, uint64_t v, size_t es, int 
 #endif
 
 /// nvshmem_g: the bits of one element of `es` <= 8 bytes. Through the proxy the result lands
-/// in this thread's local word. TODO: a host-visible bounce slot (the proxy cannot write a GPU
-/// thread's stack unless the runtime maps device memory for it).
+/// in the request's ring slot (proxy_fetch), never in this thread's local memory.
 #ifdef OXSHMEMI_CORE_IMPL
 __device__ OXSHMEMI_NOINLINE uint64_t g_bits(const void *src, size_t es, int pe) {
     Route r = route(OXSHMEM_OP_G, src, es, pe);
@@ -216,9 +215,7 @@ __device__ OXSHMEMI_NOINLINE uint64_t g_bits(const void *src, size_t es, int pe)
             default: out = volatile_load((const uint64_t *)r.p2p); break;
         }
     } else if (r.via == Via::Proxy) {
-        proxy_do(req(PROXY_GET, 0, pe, es, src, &out), OXSHMEM_OP_G);
-        fence_system();
-        out = volatile_load(&out);
+        out = proxy_fetch(req(PROXY_GET, 0, pe, es, src, nullptr), OXSHMEM_OP_G);
     } else if (r.via == Via::Ibgda) {
         ib_get(OXSHMEM_OP_G, pe, &out, (uint64_t)src, es, false);
     }

@@ -203,7 +203,17 @@ __host__ __device__ inline uint64_t ring_submit(oxshmem_device_state_t *s, oxshm
     }
     static_assert(sizeof(oxshmem_ring_slot_t) == OXSHMEM_RING_SLOT_BYTES, "a ring slot is one line");
     oxshmem_ring_slot_t *slot = &ring->slots[t % cap];
+    // The ticket before ours on this slot may still hold its result there (OXSHMEM_RING_HELD).
+    while (sys_ref<uint64_t>(slot->seq).load(mo_acquire) == OXSHMEM_RING_HELD) {
+        if (!w.ok(s)) {
+            record_in(s, OXSHMEM_ERR_RING_STALLED, op, r.pe, t,
+                      sys_ref<uint64_t>(ring->completed).load(mo_acquire), 0, 0, block, thread);
+            return UINT64_MAX;
+        }
+    }
     slot->body = r;
+    // A held request's result lands in its own slot (ring memory, which the host reaches).
+    if (r.flags & OXSHMEM_PROXY_HOLD) slot->body.local = (uint64_t)(uintptr_t)&slot->body.value;
 #if OXSHMEMI_DEVICE_PASS
     fence_system();
 #endif
@@ -258,6 +268,28 @@ __device__ OXSHMEMI_NOINLINE void proxy_wait(uint64_t t, uint32_t op);
 
 /// Submits and waits (blocking operations).
 __device__ inline void proxy_do(const oxshmem_proxy_request_t &r, uint32_t op) { proxy_wait(proxy_submit(r, op), op); }
+
+/// Submits a request that returns a value (a get of at most 8 bytes, a fetching AMO) with
+/// OXSHMEM_PROXY_HOLD: the proxy writes the value into the request's own ring slot, in memory
+/// the host reaches (a GPU thread's local memory it cannot), and holds the slot until this
+/// thread has read it. The value (0 when the request failed, which is recorded).
+#ifdef OXSHMEMI_CORE_IMPL
+__device__ OXSHMEMI_NOINLINE uint64_t proxy_fetch(oxshmem_proxy_request_t r, uint32_t op) {
+    r.flags |= OXSHMEM_PROXY_HOLD;
+    r.local = 0;
+    uint64_t t = proxy_submit(r, op);
+    if (t == UINT64_MAX) return 0;
+    oxshmem_ring_t *rg = ring();
+    oxshmem_ring_slot_t *slot = &rg->slots[t % rg->capacity];
+    if (!ring_wait(st(), rg, t, op, block_id(), thread_id())) return 0;
+    fence_system();
+    uint64_t v = volatile_load(&slot->body.value);
+    sys_ref<uint64_t>(slot->seq).store(0, mo_release);  // releases the slot
+    return v;
+}
+#else
+__device__ OXSHMEMI_NOINLINE uint64_t proxy_fetch(oxshmem_proxy_request_t r, uint32_t op);
+#endif
 
 __device__ inline oxshmem_proxy_request_t req(uint16_t kind, uint16_t flags, int pe, uint64_t len, const void *dest,
                                               const void *local) {

@@ -381,6 +381,30 @@ int main() {
     CHECK(st.error.state, 0);
     ok("route + put<Block>, put_signal<Warp> (add), p, g, fetch_add, compare_swap, signal_op over P2P");
 
+    // Signal after data, across agents: block 0 puts a payload to PE 1 with put_signal (set),
+    // block 1 (standing for PE 1) waits for the signal and reads the payload. The signal is a
+    // release after the data and the wait an acquire, so ThreadSanitizer sees the payload read
+    // ordered after its write; a signal written with a plain store (or before the data) is a
+    // race it reports (tests/cpu_breaks.rs breaks it on purpose).
+    {
+        // PE 0 to itself through its P2P mapping, so that the waiter's word is its own heap's.
+        int *payload = (int *)(heap0 + 16384), *dest = (int *)(heap0 + 24576);
+        uint64_t *flag = (uint64_t *)(heap0 + 20480);
+        for (int i = 0; i < 256; i++) payload[i] = 1000 + i;
+        static int got[256];
+        arch::cpu::launch_grid({2, 1, 1}, {1, 1, 1}, [&] {
+            if (block_id() == 0) {
+                api::put_signal<Thread, int>(dest, payload, 256, flag, 1, NVSHMEM_SIGNAL_SET, 0);
+            } else {
+                api::signal_wait_until<Thread>(flag, NVSHMEM_CMP_EQ, 1);
+                for (int i = 0; i < 256; i++) got[i] = dest[i];
+            }
+        });
+        CHECK(st.error.state, 0);
+        for (int i = 0; i < 256; i++) CHECK(got[i], 1000 + i);
+        ok("put_signal's signal is seen after its data by a waiter on another agent");
+    }
+
     // A bad PE and an address outside the heap are recorded with the thread that hit them.
     arch::cpu::launch_block({4, 1, 1}, {8, 1, 1}, {2, 0, 0}, [&] {
         if (thread_id() == 5) api::p<Thread, int>(dst, 1, 7);

@@ -18,6 +18,8 @@
 //! - `hip`: `hipcc -x hip --offload-arch=gfx90a -fgpu-rdc` with `cuda-on-hip` on the include
 //!   path, then the HIP archive (`$OXSHMEM_DEVICE_LIB`).
 //!
+//! `OXSHMEM_CPU_TARGET` names another build of the CPU target's archive (build-cpu.sh's output).
+//!
 //! `-show` prints the commands instead of running them. nvcc's own options that mean nothing on
 //! the CPU (`-arch`, `-gencode`, `-rdc=true`, `-lineinfo`, `--expt-*`, `-lcudart`, `-lcuda`,
 //! `-lnvshmem*`) are dropped there; `-Xcompiler A` becomes `A`, `-Xlinker A` `-Wl,A`.
@@ -157,6 +159,19 @@ fn newest(dir: &Path) -> std::time::SystemTime {
 }
 
 fn cpu_target(layout: &Layout, show: bool) -> Result<CpuTarget, String> {
+    // Another build of the CPU target's archive (the tests build broken ones on purpose).
+    if let Some(a) = std::env::var_os("OXSHMEM_CPU_TARGET").filter(|a| !a.is_empty())
+        && let Kind::BuildTree { source_root } = &layout.kind
+    {
+        return Ok(CpuTarget {
+            includes: vec![
+                source_root.join("bindings/cuda/src/arch/cuda-on-cpu"),
+                layout.include_dir.clone(),
+                source_root.join("device/include"),
+            ],
+            archive: PathBuf::from(a),
+        });
+    }
     match &layout.kind {
         Kind::BuildTree { source_root } => {
             let out = layout.lib_dir.join("cuda-cpu");

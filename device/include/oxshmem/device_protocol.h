@@ -37,6 +37,10 @@
 #define OXSHMEM_PROXY_REQUEST_BYTES 56u
 #define OXSHMEM_RING_SLOT_BYTES 64u
 
+/* A request flag: the result lands in the request's own slot, held (seq = OXSHMEM_RING_HELD) until released. */
+#define OXSHMEM_PROXY_HOLD 32768u
+#define OXSHMEM_RING_HELD 18446744073709551615ull
+
 /* CQ modes (oxshmem_qp_t::mode, oxshmem_ibgda_t::cq_mode). */
 #define OXSHMEM_CQ_MODE_COLLAPSED 0u
 #define OXSHMEM_CQ_MODE_NORMAL 1u

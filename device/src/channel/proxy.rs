@@ -31,6 +31,17 @@ pub mod kind {
     pub const SIGNAL_OP: u16 = 6;
 }
 
+/// Request flags that any kind may carry beside its own.
+pub mod flag {
+    /// The result (a get of at most 8 bytes, a fetching AMO's old value) lands in the request's
+    /// own ring slot: the producer sets `local` to the slot's `body.value` when it publishes
+    /// (so the result lives in the ring's host-visible memory, never in a device thread's
+    /// local memory, which a host proxy cannot reach on a GPU), and the consumer completes the
+    /// ticket holding the slot ([`HELD`](super::super::ring::HELD)) until the producer has read
+    /// the value and released it.
+    pub const HOLD: u16 = 0x8000;
+}
+
 /// How an AMO request's `flags` encode the operation: the operation in the low 4 bits
 /// ([`OP_MASK`](amo::OP_MASK)), [`W64`](amo::W64) set for a 64-bit word (else 32-bit).
 pub mod amo {
@@ -331,7 +342,11 @@ impl Proxy {
                     match consumer.peek() {
                         Some(r) => {
                             execute(state, target, &r);
-                            consumer.complete();
+                            if r.flags & flag::HOLD != 0 {
+                                consumer.complete_held();
+                            } else {
+                                consumer.complete();
+                            }
                             since_nap += 1;
                             spins = 0;
                             idle_since = None;

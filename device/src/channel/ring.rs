@@ -33,11 +33,16 @@ use super::devmem::{Carve, DeviceAlloc, DeviceMem, host};
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::cell::UnsafeCell;
 
+/// A slot's `seq` while a completed request's result waits in it for its producer
+/// ([`Consumer::complete_held`]); no later producer takes the slot until it is released.
+pub const HELD: u64 = u64::MAX;
+
 /// One slot: the sequence word and the request (C: `oxshmem_ring_slot_t`).
 #[repr(C)]
 #[derive(Debug)]
 pub struct Slot<T> {
-    /// `t + 1` once ticket `t`'s request is published in this slot.
+    /// `t + 1` once ticket `t`'s request is published in this slot; [`HELD`] while a held
+    /// result waits in it; 0 once released.
     pub seq: AtomicU64,
     /// The request.
     pub(crate) body: UnsafeCell<T>,
@@ -189,10 +194,16 @@ impl<T: Copy> Ring<T> {
                 break;
             }
         }
+        let slot = self.slot(t);
+        // The ticket before ours on this slot may still hold its result there (HELD).
+        while !gave_up && slot.seq.load(Ordering::Acquire) == HELD {
+            if !wait() {
+                gave_up = true;
+            }
+        }
         if gave_up {
             return Err(Stalled { ticket: t, completed: self.completed.load(Ordering::Acquire) });
         }
-        let slot = self.slot(t);
         // SAFETY: ticket t owns the slot: the consumer completed t - cap, and no other
         // producer holds t.
         slot.body.with_mut(|p| unsafe { p.write(body) });
@@ -213,6 +224,11 @@ impl<T: Copy> Ring<T> {
     /// Tickets completed (a prefix count).
     pub fn completed(&self) -> u64 {
         self.completed.load(Ordering::Acquire)
+    }
+
+    /// Releases the slot of held ticket `t` once its producer has read the result from it.
+    pub fn release(&self, t: u64) {
+        self.slot(t).seq.store(0, Ordering::Release);
     }
 
     /// Tickets handed out.
@@ -265,6 +281,17 @@ impl<T: Copy> Consumer<'_, T> {
         self.ring.completed.store(self.next + 1, Ordering::Release);
         self.next += 1;
         true
+    }
+
+    /// As [`complete`](Self::complete), for a request whose result lies in its slot
+    /// (`proxy::flag::HOLD`): the slot stays [`HELD`] until the producer has read the result
+    /// and released it ([`Ring::release`]), so that no later ticket overwrites it first.
+    pub fn complete_held(&mut self) -> bool {
+        if !self.read {
+            return false;
+        }
+        self.ring.slot(self.next).seq.store(HELD, Ordering::Release);
+        self.complete()
     }
 
     /// The ring, for the counters producers read too.

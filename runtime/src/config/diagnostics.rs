@@ -41,6 +41,13 @@ pub const READ_ELSEWHERE: &[(&str, &str, bool)] = &[
         false,
     ),
     ("OXSHMEM_BUILD_*", "oxshmem-tools' build script", false),
+    ("OXSHMEM_DEVICE_LIB", "oshnvcc --target cuda|hip: the libnvshmem_device.a to link", false),
+    ("OXSHMEM_CPU_TARGET", "oshnvcc --target cpu: another build of the CPU target's libnvshmem_device.a", false),
+    (
+        "OXSHMEM_CPU_DRIVER",
+        "the CPU target (bindings/cuda/src/host.cu): the emulated CUDA driver to load instead of build-cpu.sh's",
+        false,
+    ),
 ];
 
 /// The prefixes of the variable families oxshmem answers for.
