@@ -3,8 +3,11 @@
 //! A context belongs to a team, and the PE numbers given to its operations are numbers in
 //! that team. Every RMA, AMO and signal operation has a context form here. On the shared-memory
 //! path an operation is complete when it returns, so a context's `quiet` and `fence` are
-//! processor fences that never wait on another context's traffic; a network transport keeps
-//! per-context completion state behind the same API.
+//! processor fences that never wait on another context's traffic. The network transport gives
+//! each context a handle of its own ([`CtxId`]): the context's operations run in its scope and
+//! are counted against it, so a context's `quiet` waits for its own operations only, and its
+//! `fence` orders only them. `shmem_quiet` (and barriers, and finalize) still complete every
+//! context's operations.
 //!
 //! A whole program (PE 0 of 1 without a launcher; under `oshrun -n N` each PE writes to its
 //! right neighbour):
@@ -48,6 +51,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::signal::SignalOp;
 use crate::sym::SymSlice;
 use crate::team::Team;
+use crate::transport::CtxId;
 use crate::world::running;
 
 /// Context option: the context is used by one thread at a time (`SHMEM_CTX_SERIALIZED`).
@@ -63,6 +67,23 @@ struct CtxInner {
     options: i64,
     owner: Option<ThreadId>,
     destroyed: AtomicBool,
+    /// The network transport's handle of this context ([`CtxId::DEFAULT`] without one).
+    net: CtxId,
+}
+
+impl Drop for CtxInner {
+    /// A context dropped without [`Ctx::destroy`] gives its transport handle back too (its
+    /// operations then count against the next context of that handle, whose quiet waits for
+    /// them as well: more than it must, never less).
+    fn drop(&mut self) {
+        if self.net != CtxId::DEFAULT
+            && !self.destroyed.load(Ordering::Acquire)
+            && let Ok(rt) = running("shmem_ctx_destroy")
+            && let Some(net) = &rt.net
+        {
+            net.ctx_destroy(self.net);
+        }
+    }
 }
 
 /// A communication context. Clones are handles to the same context.
@@ -149,7 +170,8 @@ impl Team {
             ));
         }
         let owner = (options & SHMEM_CTX_PRIVATE != 0).then(|| std::thread::current().id());
-        Ok(Ctx(Arc::new(CtxInner { team: self.clone(), options, owner, destroyed: AtomicBool::new(false) })))
+        let net = rt.net.as_ref().map_or(CtxId::DEFAULT, |n| n.ctx_create());
+        Ok(Ctx(Arc::new(CtxInner { team: self.clone(), options, owner, destroyed: AtomicBool::new(false), net })))
     }
 }
 
@@ -231,7 +253,12 @@ impl Ctx {
     /// ```
     pub fn destroy(self) -> Result<()> {
         self.quiet()?;
-        self.0.destroyed.store(true, Ordering::Release);
+        if !self.0.destroyed.swap(true, Ordering::AcqRel)
+            && self.0.net != CtxId::DEFAULT
+            && let Some(net) = &running("shmem_ctx_destroy")?.net
+        {
+            net.ctx_destroy(self.0.net);
+        }
         Ok(())
     }
 
@@ -255,8 +282,30 @@ impl Ctx {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn quiet(&self) -> Result<()> {
-        self.check("shmem_ctx_quiet")?;
-        crate::order::quiet()
+        const F: &str = "shmem_ctx_quiet";
+        self.check(F)?;
+        running(F)?.ctx_quiet_internal(self.0.net)
+    }
+
+    /// How many of this context's operations the network transport has in flight: issued,
+    /// not yet known to be complete (0 on the shared-memory path, where an operation is
+    /// complete when it returns, and after [`quiet`](Ctx::quiet)). For diagnostics and tests:
+    /// another thread's context can have operations in flight while this one has none.
+    ///
+    /// ```
+    /// let shmem = oxshmem::init()?;
+    /// let x = shmem.alloc_slice(1, 0u64)?;
+    /// let ctx = shmem.ctx_create(0)?;
+    /// ctx.put_nbi(&x, 0, &[1], shmem.my_pe())?;
+    /// ctx.quiet()?;
+    /// assert_eq!(ctx.in_flight(), 0);
+    /// # Ok::<(), oxshmem::Error>(())
+    /// ```
+    pub fn in_flight(&self) -> u64 {
+        match running("shmem_ctx_quiet") {
+            Ok(rt) => rt.net.as_ref().map_or(0, |n| n.ctx_in_flight(self.0.net)),
+            Err(_) => 0,
+        }
     }
 
     /// `shmem_ctx_fence`: orders this context's operations to each PE: puts and atomics to a
@@ -283,8 +332,9 @@ impl Ctx {
     /// # Ok::<(), oxshmem::Error>(())
     /// ```
     pub fn fence(&self) -> Result<()> {
-        self.check("shmem_ctx_fence")?;
-        crate::order::fence_all()
+        const F: &str = "shmem_ctx_fence";
+        self.check(F)?;
+        running(F)?.ctx_fence_internal(self.0.net)
     }
 }
 
@@ -296,6 +346,8 @@ macro_rules! ctx_ops {
             #[allow(clippy::too_many_arguments)]
             pub fn $name<T: $($bound)+>(&self, obj: &SymSlice<T>, $($arg: $ty,)* pe: usize) -> Result<$ret> {
                 let w = self.world_pe(pe, concat!("shmem_ctx_", stringify!($name)))?;
+                // The transport counts what the operation leaves in flight against this context.
+                let _scope = self.0.net.enter();
                 obj.$name($($arg,)* w)
             }
         )* }

@@ -3,11 +3,14 @@
 //! On the shared-memory path a put is complete when its stores are; what remains is the
 //! processor's own ordering. `fence` orders earlier stores before later ones (a release
 //! fence); `quiet` also orders them before later loads (a full fence), so that a PE that quiets
-//! and then reads a flag cannot read it ahead of its own puts becoming visible.
+//! and then reads a flag cannot read it ahead of its own puts becoming visible. On the network
+//! the transport completes or orders what is in flight: every context's for `shmem_quiet`, one
+//! context's for `shmem_ctx_quiet` and `shmem_ctx_fence` (`crate::ctx`).
 
 use std::sync::atomic::{Ordering, fence};
 
 use crate::error::Result;
+use crate::transport::CtxId;
 use crate::world::{Runtime, running};
 
 impl Runtime {
@@ -28,6 +31,28 @@ impl Runtime {
         fence(Ordering::Release);
         match &self.net {
             Some(net) => net.fence(),
+            None => Ok(()),
+        }
+    }
+
+    /// Completes the operations of context `ctx` (`shmem_ctx_quiet`): a full fence, and the
+    /// network transport's quiet of that context only. The default context's is
+    /// [`quiet_internal`](Runtime::quiet_internal).
+    #[inline]
+    pub(crate) fn ctx_quiet_internal(&self, ctx: CtxId) -> Result<()> {
+        fence(Ordering::SeqCst);
+        match &self.net {
+            Some(net) => net.ctx_quiet(ctx),
+            None => Ok(()),
+        }
+    }
+
+    /// Orders the operations of context `ctx` to each peer (`shmem_ctx_fence`).
+    #[inline]
+    pub(crate) fn ctx_fence_internal(&self, ctx: CtxId) -> Result<()> {
+        fence(Ordering::Release);
+        match &self.net {
+            Some(net) => net.ctx_fence(ctx),
             None => Ok(()),
         }
     }

@@ -77,3 +77,16 @@ fn private_context_is_refused_on_another_thread() {
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: private contexts stay private"));
     }
 }
+
+/// Contexts complete independently: on PE 0, thread A's puts to PE 1 on its context are in
+/// flight (over the network PE 1 is stopped meanwhile) while thread B's context quiets and
+/// returns; after A's own quiet its data is at PE 1. Over shared memory every put is complete
+/// on return, so only the data is checked; `ofi.rs` runs it over the network.
+#[test]
+fn contexts_complete_independently() {
+    for n in [3, 4] {
+        let r = job_ok(n, PE_SYNC, &["ctx-independent", "16", "1024"]);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: contexts completed independently"));
+        assert_stdout_has(&r, "PE 1: context A's 16 blocks arrived");
+    }
+}

@@ -149,6 +149,25 @@ fn signals_locks_contexts_teams() {
     }
 }
 
+/// A context's quiet waits for its own operations only: on PE 0, thread A's puts to PE 1 (which
+/// PE 0 stops meanwhile) stay in flight on A's context while thread B's context quiets and
+/// returns; B's count is 0 and A's is not. Then PE 1 continues, A quiets, and A's data (1 KiB
+/// blocks through bounce slots, and 8-byte ones injected) is at PE 1.
+#[test]
+fn context_quiet_waits_for_its_own_operations_only() {
+    for (count, size) in [("16", "1024"), ("32", "8")] {
+        let r = ok(3, PE_SYNC, &["ctx-independent", count, size]);
+        assert_each_pe_says(&r, 3, |pe| format!("PE {pe}: contexts completed independently"));
+        let out = &r.stdout;
+        assert!(
+            out.contains("of context A's operations in flight (PE 1 stopped)")
+                && !out.contains("with 0 of context A's"),
+            "context B's quiet should have returned with A's puts in flight\n{}",
+            r.report()
+        );
+    }
+}
+
 /// The same transport over other providers: `sockets` (automatic progress, no progress
 /// thread) and `shm` (`FI_MR_VIRT_ADDR`; manual progress by the polling thread). Not
 /// `udp;ofi_rxd`: libfabric 1.17's rxd segfaults inside `fi_cq_read` in the ordering cases.

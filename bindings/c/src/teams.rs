@@ -289,6 +289,8 @@ pub extern "C" fn shmem_ctx_destroy(ctx: ShmemCtx) {
         fatal(F, invalid(F, "SHMEM_CTX_DEFAULT cannot be destroyed"));
     }
     let slot = ok(F, handles::ctx_slot(F, ctx));
+    // The context's operations are the default context's to the transport (see shmem_ctx_quiet).
+    ok(F, raw::quiet());
     ok(F, slot.get().ctx.clone().destroy());
     slot.destroy();
 }
@@ -329,22 +331,26 @@ pub extern "C" fn shmem_ctx_fence(ctx: ShmemCtx) {
     if ctx.is_null() {
         return;
     }
-    match ok(F, handles::ctx(F, ctx)) {
-        None => ok(F, raw::fence()),
-        Some(rec) => ok(F, rec.ctx.fence()),
-    }
+    // Not the runtime's Ctx::fence: see shmem_ctx_quiet.
+    ok(F, handles::ctx(F, ctx));
+    ok(F, raw::fence());
 }
 
 /// `shmem_ctx_quiet`; nothing for `SHMEM_CTX_INVALID`, which has no operations to complete
 /// (see [`shmem_ctx_fence`]).
+///
+/// It is the PE's quiet, not the runtime's `Ctx::quiet`, which waits only for what the
+/// network transport counted against the context: this library's operations reach the
+/// runtime without their context (`ops.rs` resolves it to a world PE number and calls the
+/// runtime's pointer routines), so the transport counts them in the default context. Entering
+/// the context's transport scope (`oxshmem::transport::CtxId::enter`) around them in `ops.rs`
+/// would make it per context, as it is in Rust.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_ctx_quiet(ctx: ShmemCtx) {
     const F: &str = "shmem_ctx_quiet";
     if ctx.is_null() {
         return;
     }
-    match ok(F, handles::ctx(F, ctx)) {
-        None => ok(F, raw::quiet()),
-        Some(rec) => ok(F, rec.ctx.quiet()),
-    }
+    ok(F, handles::ctx(F, ctx));
+    ok(F, raw::quiet());
 }

@@ -11,6 +11,7 @@ pub mod ofi;
 pub mod relaxed;
 pub mod shm;
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 
 use crate::error::Result;
@@ -185,6 +186,70 @@ pub enum AmoOp {
     FetchXor(u64),
 }
 
+/// A transport context: the completion and ordering domain an operation belongs to, as
+/// Sandia OpenSHMEM's transports get the `shmem_ctx_t` of each operation. [`CtxId::DEFAULT`]
+/// is the default context, whose [`quiet`](Transport::quiet) and [`fence`](Transport::fence)
+/// are the PE's: the quiet completes every context's operations. Others come from
+/// [`Transport::ctx_create`] (one per [`Ctx`](crate::Ctx)); [`Transport::ctx_quiet`] waits for
+/// that context's operations only, and [`Transport::ctx_fence`] orders only them.
+///
+/// The operation paths (`put`, `get`, `atomic`) take it from the calling thread's scope
+/// ([`CtxId::enter`], [`CtxId::current`]) rather than as an argument: `Ctx` enters its context
+/// around each operation, and the layers between (`SymSlice`, the runtime's routing) stay as
+/// they are. Everything else — collectives, the C library's default context, the device
+/// layer's proxy — runs in the default context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CtxId(u32);
+
+thread_local! {
+    /// The context the calling thread's transport operations belong to.
+    static CURRENT: Cell<CtxId> = const { Cell::new(CtxId::DEFAULT) };
+}
+
+impl CtxId {
+    /// The default context.
+    pub const DEFAULT: CtxId = CtxId(0);
+
+    /// Context number `index` of a transport (0 is the default context).
+    pub const fn new(index: u32) -> CtxId {
+        CtxId(index)
+    }
+
+    /// Its number.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The context of the calling thread's transport operations.
+    #[inline]
+    pub fn current() -> CtxId {
+        CURRENT.with(Cell::get)
+    }
+
+    /// Makes this the calling thread's context until the guard drops (which restores the
+    /// previous one).
+    #[inline]
+    pub fn enter(self) -> CtxScope {
+        CtxScope { prev: CURRENT.with(|c| c.replace(self)), _thread: PhantomData }
+    }
+}
+
+/// The scope of a [`CtxId::enter`]; it restores the thread's previous context when dropped.
+/// It is not `Send`: it belongs to the thread that entered.
+#[derive(Debug)]
+#[must_use = "the context is the thread's only while the scope lives"]
+pub struct CtxScope {
+    prev: CtxId,
+    _thread: PhantomData<*const ()>,
+}
+
+impl Drop for CtxScope {
+    #[inline]
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.prev));
+    }
+}
+
 /// Moves bytes to and from peers' symmetric segments and performs atomics there.
 ///
 /// Operations may complete after they return (non-blocking semantics): a put's source buffer
@@ -219,6 +284,36 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     /// Completes every put and atomic this PE issued through the transport (errors are
     /// labelled `shmem_quiet`).
     fn quiet(&self) -> Result<()>;
+    /// A new context ([`CtxId`]), or [`CtxId::DEFAULT`] when the transport keeps no
+    /// per-context state (shared memory, whose operations complete on return) or has no room
+    /// for another: the default context's quiet and fence are then the context's, which waits
+    /// for more than it must but never for less.
+    fn ctx_create(&self) -> CtxId {
+        CtxId::DEFAULT
+    }
+    /// Ends `ctx` (its operations were completed by a [`ctx_quiet`](Transport::ctx_quiet));
+    /// its number may be given out again.
+    fn ctx_destroy(&self, ctx: CtxId) {
+        let _ = ctx;
+    }
+    /// Completes the puts and atomics issued in `ctx` (errors are labelled
+    /// `shmem_ctx_quiet`); [`quiet`](Transport::quiet) for the default context.
+    fn ctx_quiet(&self, ctx: CtxId) -> Result<()> {
+        let _ = ctx;
+        self.quiet()
+    }
+    /// Orders the puts and atomics issued in `ctx` to each peer before its later ones (errors
+    /// are labelled `shmem_ctx_fence`); [`fence`](Transport::fence) for the default context.
+    fn ctx_fence(&self, ctx: CtxId) -> Result<()> {
+        let _ = ctx;
+        self.fence()
+    }
+    /// How many operations of `ctx` are in flight (issued, not yet known complete); for the
+    /// default context, those of every context. For diagnostics and tests.
+    fn ctx_in_flight(&self, ctx: CtxId) -> u64 {
+        let _ = ctx;
+        0
+    }
     /// Makes progress once without blocking (reads a completion queue); the runtime's wait
     /// loops call it, so that a PE waiting for a peer also serves that peer's operations.
     fn progress(&self) {}

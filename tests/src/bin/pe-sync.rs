@@ -15,6 +15,12 @@
 //!   (`START:STRIDE:SIZE`), addressed by team PE numbers; `quiet` and `fence`.
 //! - `ctx-destroyed`: a destroyed context (and a context of a destroyed team) is refused.
 //! - `ctx-private`: a `SHMEM_CTX_PRIVATE` context used from another thread is refused.
+//! - `ctx-independent COUNT SIZE`: contexts complete independently (3 PEs or more). On PE 0,
+//!   thread A puts COUNT blocks of SIZE bytes to PE 1 on its context; when PE 1 is reached over
+//!   the network, PE 0 first stops PE 1 (SIGSTOP), so that they cannot complete. Thread B then
+//!   puts to PE 2 on its own context and quiets: the quiet returns while A's operations are in
+//!   flight (B's count is 0, A's is not). PE 1 continues (SIGCONT), A quiets, and PE 1 finds
+//!   A's data, PE 2 B's.
 //!
 //! Locks:
 //! - `lock-count ITERS`: every PE increments counters on PE 0 and the last PE with get + put
@@ -52,6 +58,7 @@ fn main() {
             ("ctx-ops", ctx_ops),
             ("ctx-destroyed", ctx_destroyed),
             ("ctx-private", ctx_private),
+            ("ctx-independent", ctx_independent),
             ("lock-count", lock_count),
             ("lock-fair", lock_fair),
             ("lock-test", lock_test),
@@ -523,6 +530,98 @@ fn ctx_private(_: &[String]) {
     private.destroy().or_die("destroy");
     shared.destroy().or_die("destroy");
     println!("PE {me}: private contexts stay private");
+    finish(shmem);
+}
+
+fn ctx_independent(args: &[String]) {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    let count: usize = arg(args, 0, 16);
+    let size: usize = arg(args, 1, 1024);
+    let shmem = init_multiple();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    check(n >= 3, "ctx-independent needs 3 PEs or more");
+    let data = shmem.alloc_slice(count * size, 0u8).or_die("alloc");
+    let word = shmem.alloc_slice(1, 0u64).or_die("alloc");
+    let pid = shmem.alloc_slice(1, u64::from(std::process::id())).or_die("alloc");
+    let block = |i: usize| vec![(i * 7 + 1) as u8; size];
+    shmem.barrier_all().or_die("barrier");
+    if me == 0 {
+        // Connections to both peers exist before PE 1 stops (a first operation needs the peer).
+        data.put(0, &[0], 1).or_die("warm-up put to PE 1");
+        word.put(0, &[0], 2).or_die("warm-up put to PE 2");
+        shmem.quiet().or_die("quiet");
+        let network = data.remote_ptr(1).is_none();
+        let victim = pid.g(0, 1).or_die("g of PE 1's pid") as libc::pid_t;
+        let signal = |sig: libc::c_int| {
+            if network {
+                // SAFETY: kill(2) has no memory effects; the pid is PE 1's, of this job.
+                check(unsafe { libc::kill(victim, sig) } == 0, format!("kill({victim}, {sig})"));
+            }
+        };
+        signal(libc::SIGSTOP);
+        let (a_done, a_issued) = channel::<oxshmem::Ctx>();
+        let (go_quiet, a_go) = channel::<()>();
+        let (a_in_flight, b_in_flight) = std::thread::scope(|s| {
+            let (shmem, data) = (&shmem, &data);
+            let a = s.spawn(move || {
+                let ctx = shmem.ctx_create(SHMEM_CTX_PRIVATE).or_die("ctx_create A");
+                for i in 0..count {
+                    ctx.put_nbi(data, i * size, &block(i), 1).or_die("put_nbi on context A");
+                }
+                a_done.send(ctx.clone()).unwrap_or_else(|_| fail("send"));
+                a_go.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| fail("waiting for PE 1 to continue"));
+                ctx.quiet().or_die("quiet of context A");
+                check_eq("context A's operations in flight after its quiet", 0, ctx.in_flight());
+                ctx.destroy().or_die("destroy A");
+            });
+            let a_ctx = match a_issued.recv_timeout(Duration::from_secs(20)) {
+                Ok(c) => c,
+                Err(_) => {
+                    signal(libc::SIGCONT);
+                    fail("thread A did not issue its puts while PE 1 was stopped");
+                }
+            };
+            let word = &word;
+            let b = s.spawn(move || {
+                let ctx = shmem.ctx_create(SHMEM_CTX_PRIVATE).or_die("ctx_create B");
+                ctx.p(word, 0, 42, 2).or_die("p on context B");
+                ctx.quiet().or_die("quiet of context B");
+                let r = (a_ctx.in_flight(), ctx.in_flight());
+                ctx.destroy().or_die("destroy B");
+                r
+            });
+            let r = b.join().unwrap_or_else(|_| fail("thread B panicked"));
+            signal(libc::SIGCONT);
+            go_quiet.send(()).unwrap_or_else(|_| fail("send"));
+            a.join().unwrap_or_else(|_| fail("thread A panicked"));
+            r
+        });
+        check_eq("context B's operations in flight after its quiet", 0, b_in_flight);
+        if network {
+            check(
+                a_in_flight > 0,
+                "context B's quiet returned, but context A's puts to the stopped PE 1 were not in flight: \
+                 nothing was tested",
+            );
+        }
+        println!(
+            "PE 0: context B's quiet returned with {a_in_flight} of context A's operations in flight{}",
+            if network { " (PE 1 stopped)" } else { "" }
+        );
+    }
+    shmem.barrier_all().or_die("barrier");
+    if me == 1 {
+        let got = data.to_vec();
+        for i in 0..count {
+            check_slice(&format!("context A's block {i}"), &block(i), &got[i * size..(i + 1) * size]);
+        }
+        println!("PE 1: context A's {count} blocks arrived");
+    }
+    if me == 2 {
+        check_eq("context B's word", 42, word.read(0));
+    }
+    println!("PE {me}: contexts completed independently");
     finish(shmem);
 }
 

@@ -6,7 +6,7 @@
 use super::progress::{Call, OpLabel};
 use super::{Inner, ffi};
 use crate::error::Result;
-use crate::transport::{AmoOp, SymAddr, Width};
+use crate::transport::{AmoOp, CtxId, SymAddr, Width};
 
 /// The fetching atomic operations, in the order of [`AmoTable::fetch`].
 const FETCH_OPS: [(ffi::fi_op, &str); 6] = [
@@ -69,14 +69,22 @@ struct Target {
 }
 
 impl Inner {
-    pub(super) fn atomic(&self, func: &'static str, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
+    pub(super) fn atomic(
+        &self,
+        func: &'static str,
+        ctx: CtxId,
+        pe: usize,
+        dst: SymAddr,
+        width: Width,
+        op: AmoOp,
+    ) -> Result<u64> {
         let bytes = width.bytes();
         let (w, dt, mask) = match width {
             Width::W32 => (0, ffi::FI_UINT32, u64::from(u32::MAX)),
             Width::W64 => (1, ffi::FI_UINT64, u64::MAX),
         };
         let (fa, ra, key) = self.remote(func, pe, dst, bytes)?;
-        self.fence_point(func, pe)?;
+        self.fence_point(func, ctx, pe)?;
         let what = || format!("a {}-bit atomic {op:?} at offset {:#x} of segment {}", bytes * 8, dst.offset, dst.seg);
 
         if let AmoOp::Set(v) = op
@@ -90,7 +98,7 @@ impl Inner {
             unsafe { std::ptr::copy_nonoverlapping(operand.as_ptr(), self.slot_ptr(s), bytes) };
             let label = OpLabel { call: Call::Atomic, pe, what: &what };
             // SAFETY: the slot holds the operand until the completion; it is registered.
-            self.post_counted(func, &label, Some(s), |c| unsafe {
+            self.post_counted(func, ctx, &label, Some(s), |c| unsafe {
                 ffi::oxs_atomic(
                     self.ep,
                     self.slot_ptr(s).cast(),
@@ -108,7 +116,7 @@ impl Inner {
         }
 
         // A fetching operation reads this PE's own earlier writes to the peer.
-        self.settle(func, pe)?;
+        self.settle(func, ctx, pe)?;
         let target = Target { func, pe, fa, ra, key, w, dt };
         let (i, operand) = match op {
             AmoOp::CompareSwap { cond, value } => return self.cswap(&target, cond & mask, value & mask, &what),

@@ -13,6 +13,7 @@ use super::atomics::{AmoTable, probe_atomics};
 use super::card::{Card, SegCard};
 use super::fabric::{self, Fids};
 use super::settings::Options;
+use super::track::{CtxTable, Track};
 use super::{Bounce, Inner, Local, OfiTransport, Peer, SLOT_SIZE, SLOTS, ffi, progress};
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::MAX_SEGMENTS;
@@ -170,14 +171,9 @@ impl OfiTransport {
             slot_done: std::array::from_fn(|_| AtomicU32::new(0)),
             slot_err: std::array::from_fn(|_| AtomicI32::new(0)),
             slot_msg: std::array::from_fn(|_| Mutex::new(String::new())),
-            pending: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            total: AtomicU64::new(0),
-            dirty: (0..n).map(|_| AtomicBool::new(false)).collect(),
-            any_dirty: AtomicBool::new(false),
+            all: Track::new(n),
+            ctxs: CtxTable::new(n),
             read_after_write: prov.msg_order & ffi::FI_ORDER_RMA_RAW != 0,
-            fence_epoch: AtomicU64::new(0),
-            fence_seen: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            failure: Mutex::new(None),
             timeout: opts.timeout,
             serial: (!prov.thread_safe).then(|| Mutex::new(())),
             caller_polls: AtomicU64::new(0),

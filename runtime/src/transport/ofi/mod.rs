@@ -65,6 +65,7 @@ mod init;
 mod ops;
 mod progress;
 mod settings;
+mod track;
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -77,6 +78,7 @@ use parking_lot::{Mutex, MutexGuard};
 use atomics::AmoTable;
 use card::SegCard;
 use fabric::{Fids, ProviderInfo};
+use track::{CtxTable, Track};
 
 use super::MAX_SEGMENTS;
 use crate::error::{Error, ErrorKind};
@@ -154,20 +156,13 @@ struct Inner {
     slot_done: [AtomicU32; SLOTS],
     slot_err: [AtomicI32; SLOTS],
     slot_msg: [Mutex<String>; SLOTS],
-    /// Counted (non-blocking) operations in flight, per peer and in all.
-    pending: Box<[AtomicU64]>,
-    total: AtomicU64,
-    /// Peers with writes whose delivery only a read-back proves (long puts, and every write on
-    /// providers without delivery-complete), and whether there is any.
-    dirty: Box<[AtomicBool]>,
-    any_dirty: AtomicBool,
+    /// The default context's completion state, which counts every context's operations.
+    all: Track,
+    /// The created contexts' own.
+    ctxs: CtxTable,
     /// The provider orders RMA reads after writes (`FI_ORDER_RMA_RAW`): a read-back proves
     /// delivery.
     read_after_write: bool,
-    fence_epoch: AtomicU64,
-    fence_seen: Box<[AtomicU64]>,
-    /// The first counted operation that failed; reported by the next fence or quiet.
-    failure: Mutex<Option<String>>,
     timeout: Duration,
     /// Serializes libfabric calls when the domain is not `FI_THREAD_SAFE`.
     serial: Option<Mutex<()>>,

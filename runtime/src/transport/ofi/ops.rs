@@ -1,6 +1,9 @@
 //! The operations: put (injected, copied through a bounce slot, or straight from the caller's
 //! buffer), get, the deferred per-peer fence, quiet with its read-backs, and the
-//! [`Transport`] impl of [`OfiTransport`] over them (atomics are in `atomics.rs`).
+//! [`Transport`] impl of [`OfiTransport`] over them (atomics are in `atomics.rs`). Each takes
+//! the transport context ([`CtxId`]) the operation belongs to, whose completion state
+//! (`track.rs`) its fence and quiet use; the `Transport` impl reads it from the calling
+//! thread's scope.
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -8,23 +11,32 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::progress::{Call, OpLabel};
+use super::track::Track;
 use super::{Inner, OfiTransport, SLOT_SIZE, ffi};
 use crate::error::Result;
-use crate::transport::{AmoOp, LocalBytes, LocalBytesMut, SymAddr, Transport, Width};
+use crate::transport::{AmoOp, CtxId, LocalBytes, LocalBytesMut, SymAddr, Transport, Width};
 
 impl Inner {
-    /// Completes every operation in flight to `pe` (remotely).
-    pub(super) fn settle(&self, func: &'static str, pe: usize) -> Result<()> {
-        if self.pending[pe].load(Ordering::Acquire) != 0 {
+    /// The completion state of context `ctx`: its own, or the default context's.
+    #[inline]
+    pub(super) fn track(&self, ctx: CtxId) -> &Track {
+        self.ctxs.get(ctx).unwrap_or(&self.all)
+    }
+
+    /// Completes every operation of context `ctx` in flight to `pe` (remotely); for the
+    /// default context, every context's.
+    pub(super) fn settle(&self, func: &'static str, ctx: CtxId, pe: usize) -> Result<()> {
+        let t = self.track(ctx);
+        if t.pending[pe].load(Ordering::Acquire) != 0 {
             let what = || {
                 format!(
                     "the {} earlier fi_write/fi_atomic to PE {pe} still in flight (waiting for their remote completion)",
-                    self.pending[pe].load(Ordering::Relaxed)
+                    t.pending[pe].load(Ordering::Relaxed)
                 )
             };
-            self.wait_until(func, pe, &what, || self.pending[pe].load(Ordering::Acquire) == 0)?;
+            self.wait_until(func, pe, &what, || t.pending[pe].load(Ordering::Acquire) == 0)?;
         }
-        if self.dirty[pe].swap(false, Ordering::AcqRel) {
+        if t.dirty[pe].swap(false, Ordering::AcqRel) {
             self.read_back(func, pe)?;
         }
         Ok(())
@@ -44,13 +56,14 @@ impl Inner {
         )
     }
 
-    /// The deferred fence: the first operation to `pe` after a fence waits for the
-    /// operations to `pe` still in flight from before it.
-    pub(super) fn fence_point(&self, func: &'static str, pe: usize) -> Result<()> {
-        let e = self.fence_epoch.load(Ordering::Acquire);
-        if self.fence_seen[pe].load(Ordering::Relaxed) != e {
-            self.settle(func, pe)?;
-            self.fence_seen[pe].store(e, Ordering::Relaxed);
+    /// The deferred fence: the first operation of context `ctx` to `pe` after a fence of
+    /// `ctx` waits for the operations of `ctx` to `pe` still in flight from before it.
+    pub(super) fn fence_point(&self, func: &'static str, ctx: CtxId, pe: usize) -> Result<()> {
+        let t = self.track(ctx);
+        let e = t.fence_epoch.load(Ordering::Acquire);
+        if t.fence_seen[pe].load(Ordering::Relaxed) != e {
+            self.settle(func, ctx, pe)?;
+            t.fence_seen[pe].store(e, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -84,13 +97,13 @@ impl Inner {
         self.local.iter().find(|l| p >= l.base && p - l.base <= l.len && len <= l.len - (p - l.base)).map(|l| l.desc)
     }
 
-    fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: LocalBytes<'_>) -> Result<()> {
+    fn put(&self, func: &'static str, ctx: CtxId, pe: usize, dst: SymAddr, src: LocalBytes<'_>) -> Result<()> {
         let len = src.len();
         if len == 0 {
             return Ok(());
         }
         let (fa, ra, key) = self.remote(func, pe, dst, len)?;
-        self.fence_point(func, pe)?;
+        self.fence_point(func, ctx, pe)?;
         let what = || format!("a put of {len} bytes to offset {:#x} of segment {}", dst.offset, dst.seg);
         let label = OpLabel { call: Call::Write, pe, what: &what };
         let mut off = 0;
@@ -103,7 +116,7 @@ impl Inner {
                 let flags = self.wflags | u64::from(ffi::FI_INJECT);
                 // SAFETY: p is valid for rest bytes; injected data is copied before the call
                 // returns, so the source may be reused at once and needs no descriptor.
-                self.post_counted(func, &label, None, |c| unsafe {
+                self.post_counted(func, ctx, &label, None, |c| unsafe {
                     ffi::oxs_write(self.ep, p.cast(), rest, null_mut(), fa, at, key, c, flags)
                 })?;
                 off += rest;
@@ -114,7 +127,7 @@ impl Inner {
                 // chunk bytes and does not overlap the bounce buffer.
                 unsafe { std::ptr::copy_nonoverlapping(p, self.slot_ptr(s), chunk) };
                 // SAFETY: the slot holds the data until the completion; bounce_desc covers it.
-                self.post_counted(func, &label, Some(s), |c| unsafe {
+                self.post_counted(func, ctx, &label, Some(s), |c| unsafe {
                     ffi::oxs_write(
                         self.ep,
                         self.slot_ptr(s).cast(),
@@ -148,7 +161,7 @@ impl Inner {
                     |_| (),
                 )?;
                 if self.read_after_write || !self.prov.delivery_complete {
-                    self.mark_dirty(pe);
+                    self.mark_dirty(ctx, pe);
                 }
                 off += chunk;
             }
@@ -156,13 +169,13 @@ impl Inner {
         Ok(())
     }
 
-    fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: LocalBytesMut<'_>) -> Result<()> {
+    fn get(&self, func: &'static str, ctx: CtxId, pe: usize, src: SymAddr, dst: LocalBytesMut<'_>) -> Result<()> {
         let len = dst.len();
         if len == 0 {
             return Ok(());
         }
         let (fa, ra, key) = self.remote(func, pe, src, len)?;
-        self.settle(func, pe)?;
+        self.settle(func, ctx, pe)?;
         let what = || format!("a get of {len} bytes from offset {:#x} of segment {}", src.offset, src.seg);
         let label = OpLabel { call: Call::Read, pe, what: &what };
         let mut off = 0;
@@ -206,29 +219,31 @@ impl Inner {
         Ok(())
     }
 
-    fn take_failure(&self, func: &'static str) -> Result<()> {
-        match self.failure.lock().take() {
+    fn take_failure(&self, func: &'static str, t: &Track) -> Result<()> {
+        match t.take_failure() {
             Some(m) => Err(self.error(func, m)),
             None => Ok(()),
         }
     }
 
-    fn quiet(&self) -> Result<()> {
-        const F: &str = "shmem_quiet";
-        if self.total.load(Ordering::Acquire) != 0 {
-            let what = || format!("the {} fi_write/fi_atomic in flight (quiet)", self.total.load(Ordering::Relaxed));
+    /// Completes the operations of context `ctx` (every context's for the default one):
+    /// waits for its count, then reads back from the peers its writes dirtied.
+    fn quiet(&self, func: &'static str, ctx: CtxId) -> Result<()> {
+        let t = self.track(ctx);
+        if t.total.load(Ordering::Acquire) != 0 {
+            let what = || format!("the {} fi_write/fi_atomic in flight (quiet)", t.total.load(Ordering::Relaxed));
             let start = Instant::now();
-            let cond = || self.total.load(Ordering::Acquire) == 0;
+            let cond = || t.total.load(Ordering::Acquire) == 0;
             // Name the first peer still owing completions when the wait times out.
-            if let Err(e) = self.wait_until(F, self.me, &what, cond) {
-                let stuck = self.pending.iter().position(|p| p.load(Ordering::Relaxed) != 0);
+            if let Err(e) = self.wait_until(func, self.me, &what, cond) {
+                let stuck = t.pending.iter().position(|p| p.load(Ordering::Relaxed) != 0);
                 return Err(match stuck {
                     Some(pe) => self.timed_out(
-                        F,
+                        func,
                         pe,
                         &format!(
                             "the {} fi_write/fi_atomic to PE {pe} in flight (quiet, after {:?})",
-                            self.pending[pe].load(Ordering::Relaxed),
+                            t.pending[pe].load(Ordering::Relaxed),
                             start.elapsed()
                         ),
                     ),
@@ -236,14 +251,21 @@ impl Inner {
                 });
             }
         }
-        if self.any_dirty.swap(false, Ordering::AcqRel) {
-            for pe in 0..self.dirty.len() {
-                if self.dirty[pe].swap(false, Ordering::AcqRel) {
-                    self.read_back(F, pe)?;
+        if t.any_dirty.swap(false, Ordering::AcqRel) {
+            for pe in 0..t.dirty.len() {
+                if t.dirty[pe].swap(false, Ordering::AcqRel) {
+                    self.read_back(func, pe)?;
                 }
             }
         }
-        self.take_failure(F)
+        self.take_failure(func, t)
+    }
+
+    /// Opens a new fence epoch of context `ctx`.
+    fn fence(&self, func: &'static str, ctx: CtxId) -> Result<()> {
+        let t = self.track(ctx);
+        t.fence_epoch.fetch_add(1, Ordering::AcqRel);
+        self.take_failure(func, t)
     }
 }
 
@@ -262,24 +284,49 @@ impl Transport for OfiTransport {
     }
 
     fn put(&self, func: &'static str, pe: usize, dst: SymAddr, src: LocalBytes<'_>) -> Result<()> {
-        self.inner.put(func, pe, dst, src)
+        self.inner.put(func, CtxId::current(), pe, dst, src)
     }
 
     fn get(&self, func: &'static str, pe: usize, src: SymAddr, dst: LocalBytesMut<'_>) -> Result<()> {
-        self.inner.get(func, pe, src, dst)
+        self.inner.get(func, CtxId::current(), pe, src, dst)
     }
 
     fn atomic(&self, func: &'static str, pe: usize, dst: SymAddr, width: Width, op: AmoOp) -> Result<u64> {
-        self.inner.atomic(func, pe, dst, width, op)
+        self.inner.atomic(func, CtxId::current(), pe, dst, width, op)
     }
 
     fn fence(&self) -> Result<()> {
-        self.inner.fence_epoch.fetch_add(1, Ordering::AcqRel);
-        self.inner.take_failure("shmem_fence")
+        self.inner.fence("shmem_fence", CtxId::DEFAULT)
     }
 
     fn quiet(&self) -> Result<()> {
-        self.inner.quiet()
+        self.inner.quiet("shmem_quiet", CtxId::DEFAULT)
+    }
+
+    fn ctx_create(&self) -> CtxId {
+        self.inner.ctxs.create()
+    }
+
+    fn ctx_destroy(&self, ctx: CtxId) {
+        self.inner.ctxs.destroy(ctx);
+    }
+
+    fn ctx_quiet(&self, ctx: CtxId) -> Result<()> {
+        match ctx {
+            CtxId::DEFAULT => self.quiet(),
+            _ => self.inner.quiet("shmem_ctx_quiet", ctx),
+        }
+    }
+
+    fn ctx_fence(&self, ctx: CtxId) -> Result<()> {
+        match ctx {
+            CtxId::DEFAULT => self.fence(),
+            _ => self.inner.fence("shmem_ctx_fence", ctx),
+        }
+    }
+
+    fn ctx_in_flight(&self, ctx: CtxId) -> u64 {
+        self.inner.track(ctx).total.load(Ordering::Acquire)
     }
 
     fn progress(&self) {

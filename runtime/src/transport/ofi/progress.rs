@@ -12,17 +12,20 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use super::track::MAX_CTXS;
 use super::{Inner, SLOT_SIZE, SLOTS, ffi};
 use crate::error::Result;
 use crate::spin::SpinPolicy;
+use crate::transport::CtxId;
 
 /// Completion context kinds: who owns an operation's completion (bits 0..4 of the context
-/// value; the libfabric call in bits 4..8, slot + 1 in bits 8..24, the peer from bit 24).
+/// value; the libfabric call in bits 4..8, slot + 1 in bits 8..16, the transport context's
+/// number (`CtxId`) in bits 16..32, the peer from bit 32).
 /// Contexts are plain values: we ask for `mode = 0`, so providers never write through them.
 ///
 /// The in-flight counters own it ([`Inner::post_counted`]): its completion decrements the
-/// peer's and the total count that fence and quiet wait on, records a failure for them to
-/// report, and frees the bounce slot, if any.
+/// peer's and the total count that fence and quiet wait on (the default context's, and its own
+/// context's), records a failure for them to report, and frees the bounce slot, if any.
 const CTX_OWNED_BY_COUNTERS: u64 = 1;
 /// A caller blocked on it owns it ([`Inner::blocking`]): its completion marks the caller's
 /// bounce slot done (with the error, if any), and the caller frees the slot.
@@ -89,10 +92,15 @@ impl Drop for BusyCallerGuard<'_> {
     }
 }
 
-/// The completion context of an operation of `kind` (`CTX_OWNED_BY_*`), as [`Inner::complete`]
-/// decodes it.
-fn context(kind: u64, call: Call, pe: usize, slot: Option<usize>) -> *mut c_void {
-    (kind | ((call as u64) << 4) | (slot.map_or(0, |s| s as u64 + 1) << 8) | ((pe as u64) << 24)) as *mut c_void
+/// The completion context of an operation of `kind` (`CTX_OWNED_BY_*`) in transport context
+/// `ctx`, as [`Inner::complete`] decodes it.
+fn context(kind: u64, call: Call, ctx: CtxId, pe: usize, slot: Option<usize>) -> *mut c_void {
+    const _: () = assert!(SLOTS < 0xff && MAX_CTXS <= 0x1_0000);
+    (kind
+        | ((call as u64) << 4)
+        | (slot.map_or(0, |s| s as u64 + 1) << 8)
+        | ((ctx.index() as u64) << 16)
+        | ((pe as u64) << 32)) as *mut c_void
 }
 
 /// Progress threads to stop before the process exits, so that none is inside libfabric when
@@ -174,20 +182,27 @@ impl Inner {
     fn complete(&self, c: u64, err: Option<(i32, String)>) {
         let kind = c & 0xf;
         let call = Call::from_bits((c >> 4) & 0xf).map_or("an operation", Call::name);
-        let slot = ((c >> 8) & 0xffff) as usize;
-        let pe = (c >> 24) as usize;
+        let slot = ((c >> 8) & 0xff) as usize;
+        let own = self.ctxs.by_slot(((c >> 16) & 0xffff) as usize);
+        let pe = (c >> 32) as usize;
         match kind {
             CTX_OWNED_BY_COUNTERS => {
                 if let Some((_, m)) = &err {
-                    self.failure.lock().get_or_insert_with(|| format!("an earlier {call} to PE {pe} failed: {m}"));
+                    let msg = || format!("an earlier {call} to PE {pe} failed: {m}");
+                    self.all.fail(msg);
+                    if let Some(t) = own {
+                        t.fail(msg);
+                    }
                 }
                 if (1..=SLOTS).contains(&slot) {
                     self.release(slot - 1);
                 }
-                if let Some(p) = self.pending.get(pe) {
-                    p.fetch_sub(1, Ordering::Release);
+                // The context's count first: the default context's count reaching zero then
+                // also means every context's did.
+                if let Some(t) = own {
+                    t.retire(pe);
                 }
-                self.total.fetch_sub(1, Ordering::Release);
+                self.all.retire(pe);
             }
             CTX_OWNED_BY_WAITER if (1..=SLOTS).contains(&slot) => {
                 let s = slot - 1;
@@ -350,38 +365,46 @@ impl Inner {
         unsafe { self.bounce.ptr.add(s * SLOT_SIZE) }
     }
 
-    /// Posts one counted operation to `pe` (completed by quiet); `slot` is released when it
-    /// completes.
+    /// Posts one counted operation of context `ctx` to `pe` (completed by quiet, and by
+    /// `ctx`'s quiet); `slot` is released when it completes.
     pub(super) fn post_counted(
         &self,
         func: &'static str,
+        ctx: CtxId,
         label: &OpLabel<'_>,
         slot: Option<usize>,
         mut f: impl FnMut(*mut c_void) -> isize,
     ) -> Result<()> {
         let pe = label.pe;
+        let own = self.ctxs.get(ctx);
         // Counted before posting: the completion may be read by another thread at once.
-        self.pending[pe].fetch_add(1, Ordering::Relaxed);
-        self.total.fetch_add(1, Ordering::Relaxed);
-        let c = context(CTX_OWNED_BY_COUNTERS, label.call, pe, slot);
+        self.all.issue(pe);
+        if let Some(t) = own {
+            t.issue(pe);
+        }
+        let c = context(CTX_OWNED_BY_COUNTERS, label.call, ctx, pe, slot);
         if let Err(e) = self.post(func, label, || f(c)) {
-            self.pending[pe].fetch_sub(1, Ordering::Relaxed);
-            self.total.fetch_sub(1, Ordering::Relaxed);
+            if let Some(t) = own {
+                t.retire(pe);
+            }
+            self.all.retire(pe);
             if let Some(s) = slot {
                 self.release(s);
             }
             return Err(e);
         }
         if !self.prov.delivery_complete {
-            self.mark_dirty(pe);
+            self.mark_dirty(ctx, pe);
         }
         Ok(())
     }
 
-    /// `pe` has writes whose delivery only a read-back proves.
-    pub(super) fn mark_dirty(&self, pe: usize) {
-        self.dirty[pe].store(true, Ordering::Relaxed);
-        self.any_dirty.store(true, Ordering::Release);
+    /// `pe` has writes of context `ctx` whose delivery only a read-back proves.
+    pub(super) fn mark_dirty(&self, ctx: CtxId, pe: usize) {
+        self.all.mark_dirty(pe);
+        if let Some(t) = self.ctxs.get(ctx) {
+            t.mark_dirty(pe);
+        }
     }
 
     /// Posts one operation to `pe` and waits for its completion; `post` gets the context and
@@ -397,7 +420,7 @@ impl Inner {
         let s = self.acquire(func, pe)?;
         self.slot_done[s].store(0, Ordering::Relaxed);
         self.slot_err[s].store(0, Ordering::Relaxed);
-        let c = context(CTX_OWNED_BY_WAITER, label.call, pe, Some(s));
+        let c = context(CTX_OWNED_BY_WAITER, label.call, CtxId::DEFAULT, pe, Some(s));
         if let Err(e) = self.post(func, label, || post(c, s)) {
             self.release(s);
             return Err(e);
