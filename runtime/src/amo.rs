@@ -5,6 +5,7 @@
 //! uses the same instructions). The target must be naturally aligned; that is always checked.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::segment::{ForeignSegment, Route};
 use crate::transport::shm::atomic_at;
 use crate::transport::{AmoOp, SymAddr, Width};
 use crate::world::{Runtime, running};
@@ -105,6 +106,23 @@ impl Runtime {
     }
 }
 
+/// An atomic on a registered segment: the word's alignment checked as on the heap.
+#[cold]
+pub(crate) fn foreign_atomic(
+    rt: &Runtime,
+    seg: &dyn ForeignSegment,
+    pe: usize,
+    dest: usize,
+    width: Width,
+    op: AmoOp,
+    func: &'static str,
+) -> Result<u64> {
+    if !dest.is_multiple_of(width.bytes()) {
+        return Err(Error::new(rt.me, func, ErrorKind::Misaligned { addr: dest, width: width.bytes() }));
+    }
+    seg.atomic(func, pe, dest, width, op)
+}
+
 /// Raw form of every AMO: performs `op` on the `T` at symmetric `dest` on `pe` and returns the
 /// previous value (the C ABI's `shmem_TYPE_atomic_*` routines are thin wrappers of this).
 ///
@@ -116,8 +134,10 @@ pub unsafe fn atomic<T: AmoType>(dest: *mut T, op: AmoOp, pe: i32, func: &'stati
     if pe < 0 || pe as usize >= rt.n {
         return Err(rt.pe_error(i128::from(pe), func));
     }
-    let d = rt.translate(dest as usize, size_of::<T>(), "destination", func)?;
-    rt.atomic_sym(pe as usize, d, T::WIDTH, op, func).map(T::from_bits)
+    match rt.route(dest as usize, size_of::<T>(), "destination", func)? {
+        Route::Sym(d) => rt.atomic_sym(pe as usize, d, T::WIDTH, op, func).map(T::from_bits),
+        Route::Foreign(s) => foreign_atomic(rt, &*s, pe as usize, dest as usize, T::WIDTH, op, func).map(T::from_bits),
+    }
 }
 
 /// Raw non-blocking fetching AMO (`shmem_TYPE_atomic_fetch_*_nbi`): the previous value is

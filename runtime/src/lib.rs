@@ -81,6 +81,7 @@ mod ibrma;
 pub mod lock;
 mod order;
 mod rma;
+pub mod segment;
 pub mod signal;
 mod spin;
 mod sym;

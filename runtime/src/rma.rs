@@ -6,6 +6,7 @@
 //! code on the shared-memory path, and differ only on a network transport.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::segment::Route;
 use crate::transport::{LocalBytes, LocalBytesMut, SymAddr};
 use crate::world::{Runtime, running};
 
@@ -185,9 +186,12 @@ pub unsafe fn putmem(dest: *mut u8, src: *const u8, len: usize, pe: i32) -> Resu
     if len == 0 {
         return Ok(());
     }
-    let d = rt.translate(dest as usize, len, "destination", F)?;
-    // SAFETY: forwarded from the caller.
-    unsafe { rt.put_raw(pe, d, src, len, F) }
+    match rt.route(dest as usize, len, "destination", F)? {
+        // SAFETY: forwarded from the caller.
+        Route::Sym(d) => unsafe { rt.put_raw(pe, d, src, len, F) },
+        // SAFETY: src is valid for reads of len bytes per the caller.
+        Route::Foreign(s) => unsafe { s.put(F, pe, dest as usize, LocalBytes::new(src, len)) },
+    }
 }
 
 /// Raw `shmem_putmem_nbi`: as [`putmem`]; the data is delivered by the next quiet.
@@ -212,9 +216,12 @@ pub unsafe fn getmem(dest: *mut u8, src: *const u8, len: usize, pe: i32) -> Resu
     if len == 0 {
         return Ok(());
     }
-    let s = rt.translate(src as usize, len, "source", F)?;
-    // SAFETY: forwarded from the caller.
-    unsafe { rt.get_raw(pe, s, dest, len, F) }
+    match rt.route(src as usize, len, "source", F)? {
+        // SAFETY: forwarded from the caller.
+        Route::Sym(s) => unsafe { rt.get_raw(pe, s, dest, len, F) },
+        // SAFETY: dest is valid for writes of len bytes per the caller.
+        Route::Foreign(seg) => unsafe { seg.get(F, pe, src as usize, LocalBytesMut::new(dest, len)) },
+    }
 }
 
 /// Raw `shmem_getmem_nbi`: as [`getmem`]; `dest` is valid after the next quiet.
@@ -236,9 +243,13 @@ pub unsafe fn p<T: bytemuck::Pod>(dest: *mut T, value: T, pe: i32) -> Result<()>
     const F: &str = "shmem_p";
     let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
-    let d = rt.translate(dest as usize, size_of::<T>(), "destination", F)?;
-    // SAFETY: value is a live local.
-    unsafe { rt.p_raw(pe, d, (&raw const value).cast(), size_of::<T>(), F) }
+    let src = (&raw const value).cast::<u8>();
+    match rt.route(dest as usize, size_of::<T>(), "destination", F)? {
+        // SAFETY: value is a live local.
+        Route::Sym(d) => unsafe { rt.p_raw(pe, d, src, size_of::<T>(), F) },
+        // SAFETY: as above.
+        Route::Foreign(s) => unsafe { s.put(F, pe, dest as usize, LocalBytes::new(src, size_of::<T>())) },
+    }
 }
 
 /// Raw `shmem_TYPE_g`: loads one element at symmetric `src` on `pe`.
@@ -250,10 +261,14 @@ pub unsafe fn g<T: bytemuck::Pod>(src: *const T, pe: i32) -> Result<T> {
     const F: &str = "shmem_g";
     let rt = running(F)?;
     let pe = pe_of(rt, pe, F)?;
-    let s = rt.translate(src as usize, size_of::<T>(), "source", F)?;
     let mut v = T::zeroed();
-    // SAFETY: v is a live local of the right size.
-    unsafe { rt.get_raw(pe, s, (&raw mut v).cast(), size_of::<T>(), F)? };
+    let dst = (&raw mut v).cast::<u8>();
+    match rt.route(src as usize, size_of::<T>(), "source", F)? {
+        // SAFETY: v is a live local of the right size.
+        Route::Sym(s) => unsafe { rt.get_raw(pe, s, dst, size_of::<T>(), F)? },
+        // SAFETY: as above.
+        Route::Foreign(seg) => unsafe { seg.get(F, pe, src as usize, LocalBytesMut::new(dst, size_of::<T>()))? },
+    }
     Ok(v)
 }
 
@@ -294,7 +309,16 @@ pub unsafe fn iput(
     }
     let dext = strided_extent(rt, F, dst, elem, n)?;
     strided_extent(rt, F, sst, elem, n)?;
-    let d = rt.translate(dest as usize, dext, "destination", F)?;
+    let d = match rt.route(dest as usize, dext, "destination", F)? {
+        Route::Sym(d) => d,
+        Route::Foreign(s) => {
+            // SAFETY: the caller guarantees the strided source is readable; strided_extent
+            // checked that neither side's extent overflows.
+            return unsafe {
+                s.put_strided(F, pe, dest as usize, dst as usize * elem, src, sst as usize * elem, elem, n)
+            };
+        }
+    };
     for i in 0..n {
         let mut a = d;
         a.offset += i * dst as usize * elem;
@@ -327,7 +351,15 @@ pub unsafe fn iget(
     }
     strided_extent(rt, F, dst, elem, n)?;
     let sext = strided_extent(rt, F, sst, elem, n)?;
-    let s = rt.translate(src as usize, sext, "source", F)?;
+    let s = match rt.route(src as usize, sext, "source", F)? {
+        Route::Sym(s) => s,
+        Route::Foreign(seg) => {
+            // SAFETY: as in iput, mirrored.
+            return unsafe {
+                seg.get_strided(F, pe, dest, dst as usize * elem, src as usize, sst as usize * elem, elem, n)
+            };
+        }
+    };
     for i in 0..n {
         let mut a = s;
         a.offset += i * sst as usize * elem;
@@ -346,8 +378,9 @@ pub fn ptr(dest: *const u8, pe: i32) -> *mut u8 {
     if pe < 0 || pe as usize >= rt.n {
         return std::ptr::null_mut();
     }
-    match rt.translate(dest as usize, 1, "destination", "shmem_ptr") {
-        Ok(a) => rt.shm.ptr(pe as usize, a, 1).unwrap_or(std::ptr::null_mut()),
+    match rt.route(dest as usize, 1, "destination", "shmem_ptr") {
+        Ok(Route::Sym(a)) => rt.shm.ptr(pe as usize, a, 1).unwrap_or(std::ptr::null_mut()),
+        Ok(Route::Foreign(s)) => s.ptr(dest as usize, pe as usize).unwrap_or(std::ptr::null_mut()),
         Err(_) => std::ptr::null_mut(),
     }
 }
@@ -359,7 +392,7 @@ pub fn addr_accessible(addr: *const u8, pe: i32) -> bool {
     };
     pe >= 0
         && (pe as usize) < rt.n
-        && rt.translate(addr as usize, 1, "address", "shmem_addr_accessible").is_ok()
+        && rt.route(addr as usize, 1, "address", "shmem_addr_accessible").is_ok()
         && pe_accessible(pe)
 }
 

@@ -7,9 +7,11 @@
 
 use bytemuck::Pod;
 
+use crate::amo::foreign_atomic;
 use crate::error::{Error, ErrorKind, Result};
+use crate::segment::Route;
 use crate::sym::SymSlice;
-use crate::transport::{AmoOp, SymAddr, Width};
+use crate::transport::{AmoOp, LocalBytes, SymAddr, Width};
 use crate::wait::{Cmp, SyncType};
 use crate::world::{Runtime, running};
 
@@ -189,6 +191,43 @@ unsafe fn wait_signal(rt: &Runtime, p: *const u64, cmp: Cmp, value: u64) -> Resu
     }
 }
 
+/// A put with signal whose data or signal word is in a registered segment: the data, then the
+/// signal, each through the segment it is in. Data put through the runtime is completed (a
+/// quiet) before a signal in a registered segment is updated.
+///
+/// # Safety
+/// `src` must be valid for reads of `len` bytes.
+#[cold]
+unsafe fn put_signal_foreign(
+    rt: &Runtime,
+    pe: usize,
+    d: Route,
+    dest: *mut u8,
+    src: *const u8,
+    len: usize,
+    s: Route,
+    sig: *mut u64,
+    signal: u64,
+    op: SignalOp,
+    func: &'static str,
+) -> Result<()> {
+    if len > 0 {
+        match d {
+            // SAFETY: forwarded from the caller.
+            Route::Sym(d) => unsafe { rt.put_raw(pe, d, src, len, func)? },
+            // SAFETY: as above.
+            Route::Foreign(seg) => unsafe { seg.put(func, pe, dest as usize, LocalBytes::new(src, len))? },
+        }
+    }
+    match s {
+        Route::Sym(s) => rt.atomic_sym(pe, s, Width::W64, op.amo(signal), func).map(drop),
+        Route::Foreign(seg) => {
+            rt.quiet_internal()?;
+            foreign_atomic(rt, &*seg, pe, sig as usize, Width::W64, op.amo(signal), func).map(drop)
+        }
+    }
+}
+
 /// Pointer forms, for the C ABI.
 pub mod raw {
     use super::*;
@@ -218,13 +257,18 @@ pub mod raw {
         if pe < 0 || pe as usize >= rt.n {
             return Err(rt.pe_error(i128::from(pe), func));
         }
-        let d = rt.translate(dest as usize, len.max(1), "destination", func)?;
-        let s = rt.translate(sig as usize, 8, "signal", func)?;
+        let d = rt.route(dest as usize, len.max(1), "destination", func)?;
+        let s = rt.route(sig as usize, 8, "signal", func)?;
         if !(sig as usize).is_multiple_of(8) {
             return Err(Error::new(rt.me, func, ErrorKind::Misaligned { addr: sig as usize, width: 8 }));
         }
-        // SAFETY: forwarded from the caller.
-        unsafe { rt.put_signal_sym(pe as usize, d, src, len, s, signal, op, func) }
+        let pe = pe as usize;
+        match (d, s) {
+            // SAFETY: forwarded from the caller.
+            (Route::Sym(d), Route::Sym(s)) => unsafe { rt.put_signal_sym(pe, d, src, len, s, signal, op, func) },
+            // SAFETY: forwarded from the caller.
+            (d, s) => unsafe { put_signal_foreign(rt, pe, d, dest, src, len, s, sig, signal, op, func) },
+        }
     }
 
     /// `shmem_signal_fetch`.
@@ -234,8 +278,10 @@ pub mod raw {
     pub unsafe fn signal_fetch(sig: *const u64) -> Result<u64> {
         const F: &str = "shmem_signal_fetch";
         let rt = running(F)?;
-        let s = rt.translate(sig as usize, 8, "signal", F)?;
-        rt.atomic_sym(rt.me, s, Width::W64, AmoOp::Fetch, F)
+        match rt.route(sig as usize, 8, "signal", F)? {
+            Route::Sym(s) => rt.atomic_sym(rt.me, s, Width::W64, AmoOp::Fetch, F),
+            Route::Foreign(seg) => foreign_atomic(rt, &*seg, rt.me, sig as usize, Width::W64, AmoOp::Fetch, F),
+        }
     }
 
     /// `shmem_signal_wait_until`.
@@ -245,11 +291,19 @@ pub mod raw {
     pub unsafe fn signal_wait_until(sig: *const u64, cmp: Cmp, value: u64) -> Result<u64> {
         const F: &str = "shmem_signal_wait_until";
         let rt = running(F)?;
-        rt.translate(sig as usize, 8, "signal", F)?;
+        let r = rt.route(sig as usize, 8, "signal", F)?;
         if !(sig as usize).is_multiple_of(8) {
             return Err(Error::new(rt.me, F, ErrorKind::Misaligned { addr: sig as usize, width: 8 }));
         }
-        // SAFETY: checked symmetric and aligned.
-        unsafe { wait_signal(rt, sig, cmp, value) }
+        match r {
+            // SAFETY: checked symmetric and aligned.
+            Route::Sym(_) => unsafe { wait_signal(rt, sig, cmp, value) },
+            Route::Foreign(seg) => {
+                let hit = |w: &[u64]| cmp.holds(w[0], value).then_some(w[0]);
+                let code = oxshmem_bootstrap::status::code::SIGNAL_WAIT_UNTIL;
+                crate::segment::poll_words(rt, &*seg, F, code, sig as usize, 1, true, hit)
+                    .map(|v| v.expect("a blocking poll returns a value"))
+            }
+        }
     }
 }

@@ -12,6 +12,7 @@
 //! waits for whom. Waits that end while spinning write nothing.
 
 use std::panic::Location;
+use std::sync::Arc;
 use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
@@ -19,6 +20,7 @@ use std::sync::atomic::{
 use oxshmem_bootstrap::status::{self, Arg, Routine, code};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::segment::{ForeignSegment, Route, poll_words};
 pub use crate::spin::{Nap, Spin, SpinPolicy};
 use crate::transport::Transport;
 use crate::world::Runtime;
@@ -239,17 +241,29 @@ macro_rules! sync_type {
 sync_type!(i16 => AtomicI16, u16 => AtomicU16, i32 => AtomicI32, u32 => AtomicU32,
            i64 => AtomicI64, u64 => AtomicU64, isize => AtomicIsize, usize => AtomicUsize);
 
-/// Checks that `n` elements from `ivars` are symmetric and aligned; returns the runtime.
-fn check_ivars<T>(func: &'static str, ivars: *const T, n: usize) -> Result<&'static Runtime> {
+/// Checks that `n` elements from `ivars` are symmetric and aligned; returns the runtime, and
+/// the registered segment they are in when they are not in the runtime's own (the waits then
+/// poll it: [`crate::segment::poll_words`]).
+fn check_ivars<T>(
+    func: &'static str,
+    ivars: *const T,
+    n: usize,
+) -> Result<(&'static Runtime, Option<Arc<dyn ForeignSegment>>)> {
     let rt = crate::world::running(func)?;
     let len = n
         .checked_mul(size_of::<T>())
         .ok_or_else(|| Error::new(rt.me, func, ErrorKind::InvalidSize { what: format!("{n} elements overflows") }))?;
-    rt.translate(ivars as usize, len.max(1), "ivars", func)?;
+    let r = rt.route(ivars as usize, len.max(1), "ivars", func)?;
     if !(ivars as usize).is_multiple_of(align_of::<T>()) {
         return Err(Error::new(rt.me, func, ErrorKind::Misaligned { addr: ivars as usize, width: size_of::<T>() }));
     }
-    Ok(rt)
+    Ok((
+        rt,
+        match r {
+            Route::Sym(_) => None,
+            Route::Foreign(s) => Some(s),
+        },
+    ))
 }
 
 /// Raw `shmem_TYPE_test`: whether `*ivar cmp value` holds now.
@@ -257,7 +271,11 @@ fn check_ivars<T>(func: &'static str, ivars: *const T, n: usize) -> Result<&'sta
 /// # Safety
 /// `ivar` must point to a live `T` (checked to be symmetric).
 pub unsafe fn test<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<bool> {
-    check_ivars("shmem_test", ivar, 1)?;
+    const F: &str = "shmem_test";
+    if let (rt, Some(seg)) = check_ivars(F, ivar, 1)? {
+        let hit = |w: &[T]| Some(cmp.holds(w[0], value));
+        return poll_words(rt, &*seg, F, code::WAIT_UNTIL, ivar as usize, 1, false, hit).map(|r| r == Some(true));
+    }
     // SAFETY: checked symmetric and aligned above.
     Ok(cmp.holds(unsafe { T::load_acquire(ivar) }, value))
 }
@@ -267,7 +285,12 @@ pub unsafe fn test<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<bo
 /// # Safety
 /// `ivar` must point to a live `T` (checked to be symmetric).
 pub unsafe fn wait_until<T: SyncType>(ivar: *const T, cmp: Cmp, value: T) -> Result<()> {
-    let rt = check_ivars("shmem_wait_until", ivar, 1)?;
+    const F: &str = "shmem_wait_until";
+    let (rt, seg) = check_ivars(F, ivar, 1)?;
+    if let Some(seg) = seg {
+        let hit = |w: &[T]| cmp.holds(w[0], value).then_some(());
+        return poll_words(rt, &*seg, F, code::WAIT_UNTIL, ivar as usize, 1, true, hit).map(drop);
+    }
     let mut b = rt.backoff().routine(Routine::of(code::WAIT_UNTIL), Arg::Addr(ivar as u64));
     // SAFETY: checked symmetric and aligned above.
     while !cmp.holds(unsafe { T::load_acquire(ivar) }, value) {
@@ -347,8 +370,12 @@ pub unsafe fn test_all<T: SyncType>(
     v: CmpValues<'_, T>,
 ) -> Result<bool> {
     const F: &str = "shmem_test_all";
-    check_ivars(F, ivars, n)?;
+    let (rt, seg) = check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
+    if let Some(seg) = seg {
+        let all = |w: &[T]| Some((0..n).all(|i| !active(status, i) || cmp.holds(w[i], v.at(i))));
+        return poll_words(rt, &*seg, F, code::WAIT_UNTIL_ALL, ivars as usize, n, false, all).map(|r| r == Some(true));
+    }
     // SAFETY: checked above.
     Ok((0..n).all(|i| !active(status, i) || unsafe { holds_at(ivars, i, cmp, &v) }))
 }
@@ -365,8 +392,12 @@ pub unsafe fn wait_until_all<T: SyncType>(
     v: CmpValues<'_, T>,
 ) -> Result<()> {
     const F: &str = "shmem_wait_until_all";
-    let rt = check_ivars(F, ivars, n)?;
+    let (rt, seg) = check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
+    if let Some(seg) = seg {
+        let all = |w: &[T]| (0..n).all(|i| !active(status, i) || cmp.holds(w[i], v.at(i))).then_some(());
+        return poll_words(rt, &*seg, F, code::WAIT_UNTIL_ALL, ivars as usize, n, true, all).map(drop);
+    }
     let mut b = rt.backoff().routine(Routine::of(code::WAIT_UNTIL_ALL), Arg::Addr(ivars as u64));
     for i in 0..n {
         if !active(status, i) {
@@ -394,8 +425,12 @@ pub unsafe fn test_any<T: SyncType>(
     v: CmpValues<'_, T>,
 ) -> Result<Option<usize>> {
     const F: &str = "shmem_test_any";
-    check_ivars(F, ivars, n)?;
+    let (rt, seg) = check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
+    if let Some(seg) = seg {
+        let any = |w: &[T]| Some(scan_any_by(n, status, |i| cmp.holds(w[i], v.at(i))));
+        return poll_words(rt, &*seg, F, code::WAIT_UNTIL_ANY, ivars as usize, n, false, any).map(Option::flatten);
+    }
     // SAFETY: checked above.
     Ok(unsafe { scan_any(ivars, n, status, cmp, &v) })
 }
@@ -413,14 +448,21 @@ unsafe fn scan_any<T: SyncType>(
     cmp: Cmp,
     v: &CmpValues<'_, T>,
 ) -> Option<usize> {
+    // SAFETY: scan_any_by asks for indices below n only.
+    scan_any_by(n, status, |i| unsafe { holds_at(ivars, i, cmp, v) })
+}
+
+/// The index of an active element of `n` for which `holds` is true, starting after the one
+/// this thread's last scan returned.
+#[inline(always)]
+fn scan_any_by(n: usize, status: Option<&[i32]>, mut holds: impl FnMut(usize) -> bool) -> Option<usize> {
     if n == 0 {
         return None;
     }
     let start = ANY_START.with(|s| s.get()) % n;
     for k in 0..n {
         let i = (start + k) % n;
-        // SAFETY: i < n.
-        if active(status, i) && unsafe { holds_at(ivars, i, cmp, v) } {
+        if active(status, i) && holds(i) {
             ANY_START.with(|s| s.set(i + 1));
             return Some(i);
         }
@@ -441,10 +483,14 @@ pub unsafe fn wait_until_any<T: SyncType>(
     v: CmpValues<'_, T>,
 ) -> Result<Option<usize>> {
     const F: &str = "shmem_wait_until_any";
-    let rt = check_ivars(F, ivars, n)?;
+    let (rt, seg) = check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
     if !(0..n).any(|i| active(status, i)) {
         return Ok(None);
+    }
+    if let Some(seg) = seg {
+        let any = |w: &[T]| scan_any_by(n, status, |i| cmp.holds(w[i], v.at(i)));
+        return poll_words(rt, &*seg, F, code::WAIT_UNTIL_ANY, ivars as usize, n, true, any);
     }
     let mut b = rt.backoff().routine(Routine::of(code::WAIT_UNTIL_ANY), Arg::Addr(ivars as u64));
     loop {
@@ -470,7 +516,7 @@ pub unsafe fn test_some<T: SyncType>(
     v: CmpValues<'_, T>,
 ) -> Result<usize> {
     const F: &str = "shmem_test_some";
-    let rt = check_ivars(F, ivars, n)?;
+    let (rt, seg) = check_ivars(F, ivars, n)?;
     check_status(F, n, status, v.len())?;
     if out.len() < n {
         return Err(Error::new(
@@ -478,6 +524,18 @@ pub unsafe fn test_some<T: SyncType>(
             F,
             ErrorKind::SizeMismatch { what: format!("indices has {} entries for {n} ivars", out.len()) },
         ));
+    }
+    if let Some(seg) = seg {
+        let some = |w: &[T]| {
+            let mut k = 0;
+            for i in (0..n).filter(|&i| active(status, i) && cmp.holds(w[i], v.at(i))) {
+                out[k] = i;
+                k += 1;
+            }
+            Some(k)
+        };
+        return poll_words(rt, &*seg, F, code::WAIT_UNTIL_SOME, ivars as usize, n, false, some)
+            .map(Option::unwrap_or_default);
     }
     let mut k = 0;
     for i in 0..n {

@@ -69,6 +69,18 @@ fn device_errors_and_bad_launches_are_reported() {
     );
 }
 
+/// The GPU heap is a segment of the runtime: its ordinary pointer-based routines (put, get, p,
+/// g, strided, atomics, put with signal and the signal wait, waits and tests, `shmem_ptr`) reach
+/// `GpuBuf` memory on every PE, and a routine that does not (a lock) says so.
+#[test]
+fn the_runtime_routes_host_routines_to_gpu_memory() {
+    for n in [2, 3] {
+        let r = job(n, "host-ops", &[]);
+        assert_job_ok(&r);
+        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: host routines on GPU memory agree"));
+    }
+}
+
 /// The proxy and IBGDA channels are refused with a message that says where they are.
 #[test]
 fn the_rust_gpu_device_refuses_channels_it_does_not_drive() {

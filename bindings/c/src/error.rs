@@ -31,11 +31,13 @@ pub(crate) fn report(func: &'static str, e: Error) {
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
-/// A "not symmetric" error about an address of the GPU heap says that the routine does not
-/// reach GPU memory from the host yet, rather than that the memory is not symmetric.
+/// A "not symmetric" error about an address of a segment registered with the runtime (the GPU
+/// heap) says what that segment says of a routine that does not reach it, rather than that the
+/// memory is not symmetric. (The runtime's own translation already does; this covers the
+/// errors other checks build.)
 fn on_gpu_memory(e: Error) -> Error {
     match e.kind {
-        ErrorKind::NotSymmetric { what, addr, len } => match crate::nvshmem::gpu_rma::explain(addr) {
+        ErrorKind::NotSymmetric { what, addr, len } => match oxshmem_rt::segment::explain(addr) {
             Some(why) => {
                 Error::new(e.pe, e.func, ErrorKind::InvalidArgument(format!("{what} {addr:#x} (+{len} bytes) {why}")))
             }

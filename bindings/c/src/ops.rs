@@ -19,23 +19,6 @@ use crate::nvshmem::gpu_rma;
 /// `SHMEM_CMP_NE`: what the deprecated `shmem_TYPE_wait` waits for.
 pub(crate) const CMP_NE: c_int = Cmp::Ne as c_int;
 
-/// Whether `e` is the runtime's "not symmetric": an address outside its segments, which may be
-/// the CUDA back end's GPU heap.
-#[inline(always)]
-fn not_symmetric(e: &oxshmem_rt::Error) -> bool {
-    matches!(e.kind, oxshmem_rt::ErrorKind::NotSymmetric { .. })
-}
-
-/// `r`, or, when the runtime found the address outside its segments, what the GPU heap's
-/// routine gives (`gpu`; `None`: not GPU memory either, and the runtime's error stands).
-#[inline(always)]
-fn or_gpu<R>(r: Result<R>, gpu: impl FnOnce() -> Option<Result<R>>) -> Result<R> {
-    match r {
-        Err(e) if not_symmetric(&e) => gpu().unwrap_or(Err(e)),
-        r => r,
-    }
-}
-
 /// Contiguous put.
 ///
 /// # Safety
@@ -55,9 +38,7 @@ pub(crate) unsafe fn put(
         // SAFETY: the caller guarantees `source` holds nelems elements; the runtime checks dest.
         let len = bytes(func, nelems, esize)?;
         // SAFETY: as above.
-        or_gpu(unsafe { raw::putmem(dest.cast(), source.cast(), len, pe) }, || unsafe {
-            gpu_rma::put(func, dest.cast(), source.cast(), len, pe as usize)
-        })
+        unsafe { raw::putmem(dest.cast(), source.cast(), len, pe) }
     });
     ok(func, r)
 }
@@ -80,9 +61,7 @@ pub(crate) unsafe fn put_nbi(
         // SAFETY: as in `put`.
         let len = bytes(func, nelems, esize)?;
         // SAFETY: as above.
-        or_gpu(unsafe { raw::putmem_nbi(dest.cast(), source.cast(), len, pe) }, || unsafe {
-            gpu_rma::put(func, dest.cast(), source.cast(), len, pe as usize)
-        })
+        unsafe { raw::putmem_nbi(dest.cast(), source.cast(), len, pe) }
     });
     ok(func, r)
 }
@@ -106,9 +85,7 @@ pub(crate) unsafe fn get(
         // SAFETY: the caller guarantees `dest` holds nelems elements; the runtime checks source.
         let len = bytes(func, nelems, esize)?;
         // SAFETY: as above.
-        or_gpu(unsafe { raw::getmem(dest.cast(), source.cast(), len, pe) }, || unsafe {
-            gpu_rma::get(func, dest.cast(), source.cast(), len, pe as usize)
-        })
+        unsafe { raw::getmem(dest.cast(), source.cast(), len, pe) }
     });
     ok(func, r)
 }
@@ -131,9 +108,7 @@ pub(crate) unsafe fn get_nbi(
         // SAFETY: as in `get`.
         let len = bytes(func, nelems, esize)?;
         // SAFETY: as above.
-        or_gpu(unsafe { raw::getmem_nbi(dest.cast(), source.cast(), len, pe) }, || unsafe {
-            gpu_rma::get(func, dest.cast(), source.cast(), len, pe as usize)
-        })
+        unsafe { raw::getmem_nbi(dest.cast(), source.cast(), len, pe) }
     });
     ok(func, r)
 }
@@ -146,9 +121,7 @@ pub(crate) unsafe fn get_nbi(
 pub(crate) unsafe fn p<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, dest: *mut T, value: T, pe: c_int) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the runtime checks dest; value is a local.
-        or_gpu(unsafe { raw::p(dest, value, pe) }, || unsafe {
-            gpu_rma::put(func, dest.cast(), (&raw const value).cast(), size_of::<T>(), pe as usize)
-        })
+        unsafe { raw::p(dest, value, pe) }
     });
     ok(func, r)
 }
@@ -161,17 +134,7 @@ pub(crate) unsafe fn p<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, dest
 pub(crate) unsafe fn g<T: bytemuck::Pod>(func: &'static str, ctx: ShmemCtx, source: *const T, pe: c_int) -> T {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the runtime checks source.
-        match unsafe { raw::g(source, pe) } {
-            Err(e) if not_symmetric(&e) => {
-                let mut v = T::zeroed();
-                // SAFETY: v is a live local of the element's size.
-                match unsafe { gpu_rma::get(func, (&raw mut v).cast(), source.cast(), size_of::<T>(), pe as usize) } {
-                    Some(r) => r.map(|()| v),
-                    None => Err(e),
-                }
-            }
-            r => r,
-        }
+        unsafe { raw::g(source, pe) }
     });
     ok(func, r)
 }
@@ -195,9 +158,7 @@ pub(crate) unsafe fn iput(
 ) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the caller guarantees the strided source is readable; the runtime checks dest.
-        or_gpu(unsafe { raw::iput(dest.cast(), source.cast(), dst, sst, esize, nelems, pe) }, || unsafe {
-            gpu_rma::iput(func, dest.cast(), source.cast(), dst, sst, esize, nelems, pe as usize)
-        })
+        unsafe { raw::iput(dest.cast(), source.cast(), dst, sst, esize, nelems, pe) }
     });
     ok(func, r)
 }
@@ -220,9 +181,7 @@ pub(crate) unsafe fn iget(
 ) {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the caller guarantees the strided dest is writable; the runtime checks source.
-        or_gpu(unsafe { raw::iget(dest.cast(), source.cast(), dst, sst, esize, nelems, pe) }, || unsafe {
-            gpu_rma::iget(func, dest.cast(), source.cast(), dst, sst, esize, nelems, pe as usize)
-        })
+        unsafe { raw::iget(dest.cast(), source.cast(), dst, sst, esize, nelems, pe) }
     });
     ok(func, r)
 }
@@ -248,13 +207,9 @@ pub(crate) unsafe fn put_signal(
         let len = bytes(func, nelems, esize)?;
         // SAFETY: the caller guarantees `source` holds len bytes; the runtime checks dest and
         // sig_addr.
-        let r = unsafe {
+        unsafe {
             oxshmem_rt::signal::raw::put_signal(dest.cast(), source.cast(), len, sig_addr, signal, sig_op, pe, func)
-        };
-        // SAFETY: as above.
-        or_gpu(r, || unsafe {
-            gpu_rma::put_signal(func, dest.cast(), source.cast(), len, sig_addr, signal, sig_op, pe as usize)
-        })
+        }
     });
     ok(func, r)
 }
@@ -299,11 +254,7 @@ impl<T: AmoType> Amo<T> {
 pub(crate) unsafe fn amo<T: AmoType>(func: &'static str, ctx: ShmemCtx, dest: *mut T, op: Amo<T>, pe: c_int) -> T {
     let r = handles::ctx_pe(func, ctx, pe).and_then(|pe| {
         // SAFETY: the runtime checks dest (symmetric and aligned).
-        match unsafe { raw::atomic(dest, op.op(), pe, func) } {
-            Err(e) if not_symmetric(&e) => gpu_rma::amo(func, dest.cast(), size_of::<T>(), op.op(), pe as usize)
-                .map_or(Err(e), |r| r.map(T::from_bits)),
-            r => r,
-        }
+        unsafe { raw::atomic(dest, op.op(), pe, func) }
     });
     ok(func, r)
 }
@@ -327,12 +278,7 @@ pub(crate) unsafe fn amo_nbi<T: AmoType>(
             return Err(invalid(func, "fetch is NULL"));
         }
         // SAFETY: the caller guarantees fetch is writable; the runtime checks dest.
-        or_gpu(unsafe { raw::atomic_nbi(fetch, dest, op.op(), pe, func) }, || {
-            gpu_rma::amo(func, dest.cast(), size_of::<T>(), op.op(), pe as usize).map(|r| {
-                // SAFETY: as above.
-                r.map(|old| unsafe { fetch.write_unaligned(T::from_bits(old)) })
-            })
-        })
+        unsafe { raw::atomic_nbi(fetch, dest, op.op(), pe, func) }
     });
     ok(func, r)
 }
@@ -392,9 +338,7 @@ pub(crate) unsafe fn wait_until<T: SyncType>(func: &'static str, ivar: *mut T, c
     let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = cmp(func, c).and_then(|c| {
         // SAFETY: the runtime checks ivar.
-        or_gpu(unsafe { raw::wait_until(ivar, c, value) }, || {
-            gpu_rma::wait_until(func, ivar, c, value).map(|r| r.map(drop))
-        })
+        unsafe { raw::wait_until(ivar, c, value) }
     });
     ok(func, r)
 }
@@ -403,30 +347,21 @@ pub(crate) unsafe fn wait_until<T: SyncType>(func: &'static str, ivar: *mut T, c
 /// cmp_value` holds.
 ///
 /// # Safety
-/// `sig_addr` is checked to be symmetric (in the runtime's segments or the GPU heap).
+/// `sig_addr` is checked to be symmetric (in the runtime's segments or one registered with it, such as the GPU heap).
 pub(crate) unsafe fn signal_wait_until(func: &'static str, sig_addr: *mut u64, c: Cmp, cmp_value: u64) -> Result<u64> {
     // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
     let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     // SAFETY: the runtime checks sig_addr.
-    match unsafe { oxshmem_rt::signal::raw::signal_wait_until(sig_addr, c, cmp_value) } {
-        Err(e) if not_symmetric(&e) => gpu_rma::wait_until(func, sig_addr, c, cmp_value).unwrap_or(Err(e)),
-        r => r,
-    }
+    unsafe { oxshmem_rt::signal::raw::signal_wait_until(sig_addr, c, cmp_value) }
 }
 
 /// `shmem_signal_fetch` and `nvshmem_signal_fetch`.
 ///
 /// # Safety
-/// `sig_addr` is checked to be symmetric (in the runtime's segments or the GPU heap).
+/// `sig_addr` is checked to be symmetric (in the runtime's segments or one registered with it, such as the GPU heap).
 pub(crate) unsafe fn signal_fetch(func: &'static str, sig_addr: *const u64) -> Result<u64> {
     // SAFETY: the runtime checks sig_addr.
-    match unsafe { oxshmem_rt::signal::raw::signal_fetch(sig_addr) } {
-        Err(e) if not_symmetric(&e) => {
-            let me = oxshmem_rt::raw::my_pe()?;
-            gpu_rma::amo(func, sig_addr.cast_mut().cast(), 8, AmoOp::Fetch, me).unwrap_or(Err(e))
-        }
-        r => r,
-    }
+    unsafe { oxshmem_rt::signal::raw::signal_fetch(sig_addr) }.map_err(|e| oxshmem_rt::Error { func, ..e })
 }
 
 /// `shmem_TYPE_test`.
@@ -436,10 +371,7 @@ pub(crate) unsafe fn signal_fetch(func: &'static str, sig_addr: *const u64) -> R
 pub(crate) unsafe fn test<T: SyncType>(func: &'static str, ivar: *mut T, c: c_int, value: T) -> c_int {
     let r = cmp(func, c).and_then(|c| {
         // SAFETY: the runtime checks ivar.
-        match unsafe { raw::test(ivar, c, value) } {
-            Err(e) if not_symmetric(&e) => gpu_rma::test(func, ivar, c, value).unwrap_or(Err(e)),
-            r => r,
-        }
+        unsafe { raw::test(ivar, c, value) }
     });
     ok(func, r).into()
 }
@@ -463,9 +395,7 @@ pub(crate) unsafe fn wait_until_all<T: SyncType>(
         // SAFETY: the caller guarantees the arrays hold n elements; the runtime checks ivars.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            or_gpu(raw::wait_until_all(ivars, n, status, c, v), || {
-                gpu_rma::wait_all(func, ivars, n, status, c, v, true).map(|r| r.map(drop))
-            })
+            raw::wait_until_all(ivars, n, status, c, v)
         }
     });
     ok(func, r)
@@ -487,7 +417,7 @@ pub(crate) unsafe fn test_all<T: SyncType>(
         // SAFETY: as in wait_until_all.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            or_gpu(raw::test_all(ivars, n, status, c, v), || gpu_rma::wait_all(func, ivars, n, status, c, v, false))
+            raw::test_all(ivars, n, status, c, v)
         }
     });
     ok(func, r).into()
@@ -511,9 +441,7 @@ pub(crate) unsafe fn wait_until_any<T: SyncType>(
         // SAFETY: as in wait_until_all.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            or_gpu(raw::wait_until_any(ivars, n, status, c, v), || {
-                gpu_rma::wait_any(func, ivars, n, status, c, v, true)
-            })
+            raw::wait_until_any(ivars, n, status, c, v)
         }
     });
     ok(func, r).unwrap_or(usize::MAX)
@@ -535,7 +463,7 @@ pub(crate) unsafe fn test_any<T: SyncType>(
         // SAFETY: as in wait_until_all.
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
-            or_gpu(raw::test_any(ivars, n, status, c, v), || gpu_rma::wait_any(func, ivars, n, status, c, v, false))
+            raw::test_any(ivars, n, status, c, v)
         }
     });
     ok(func, r).unwrap_or(usize::MAX)
@@ -561,9 +489,7 @@ pub(crate) unsafe fn wait_until_some<T: SyncType>(
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
             let out = indices(func, n, idx)?;
-            or_gpu(raw::wait_until_some(ivars, n, &mut *out, status, c, v), || {
-                gpu_rma::wait_some(func, ivars, n, out, status, c, v, true)
-            })
+            raw::wait_until_some(ivars, n, out, status, c, v)
         }
     });
     ok(func, r)
@@ -587,9 +513,7 @@ pub(crate) unsafe fn test_some<T: SyncType>(
         unsafe {
             let (status, v) = arrays(func, n, status, v)?;
             let out = indices(func, n, idx)?;
-            or_gpu(raw::test_some(ivars, n, &mut *out, status, c, v), || {
-                gpu_rma::wait_some(func, ivars, n, out, status, c, v, false)
-            })
+            raw::test_some(ivars, n, out, status, c, v)
         }
     });
     ok(func, r)

@@ -88,7 +88,10 @@ impl GpuDevice {
         let predefined = [Some(shmem.team_world()), Some(shmem.team_shared()), None, None];
         let pe = GpuPe::new(shmem, ChannelKind::P2p, None, &predefined).map_err(|e| init_err(me, e))?;
         tracing::info!(target: "cuda", gpu = ?pe.gpu, heap = pe.heap().size(), "Rust GPU device up");
-        Ok(GpuDevice(Arc::new(pe)))
+        let pe = Arc::new(pe);
+        // The runtime's host routines reach the GPU heap from now on (`segment.rs`).
+        super::segment::register(pe.clone());
+        Ok(GpuDevice(pe))
     }
 
     /// The GPU.
@@ -219,6 +222,7 @@ impl GpuDevice {
     pub fn finalize(self, shmem: &oxshmem::Shmem) -> Result<(), DeviceError> {
         let r = self.synchronize();
         shmem.barrier_all()?;
+        super::segment::unregister(&self.0);
         drop(self);
         r
     }
@@ -258,6 +262,14 @@ impl<T: bytemuck::Pod> GpuBuf<T> {
     /// Its device address on this PE (what `nvshmem_malloc` would have returned).
     pub fn addr(&self) -> DevAddr {
         self.addr
+    }
+
+    /// Its address as the runtime's pointer-based routines take it: `oxshmem::raw::putmem`,
+    /// `getmem`, `p`, `g`, `iput`, `iget`, `atomic`, `wait_until`, `test` and the signal
+    /// routines reach every PE's copy (the GPU heap is a segment of the runtime: `segment.rs`).
+    /// The host must not dereference it.
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.addr as usize as *mut T
     }
 
     /// Its address as a kernel argument (a `T *` parameter).

@@ -31,6 +31,7 @@
 //!
 //! `docs/cuda.md` describes the heap's life: reserved, created, exported, passed, imported.
 
+pub mod channels;
 mod device;
 mod error;
 mod exchange;
@@ -38,6 +39,7 @@ pub mod fdpass;
 mod gpu;
 mod heap;
 pub mod node;
+pub mod segment;
 
 use std::ffi::{CStr, c_char, c_int};
 use std::fmt;

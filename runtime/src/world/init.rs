@@ -87,6 +87,8 @@ pub(crate) fn finalize_runtime() -> Result<()> {
         rt.boot.barrier().map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))?;
         net.shutdown();
     }
+    // The registered segments go with the runtime (their layers should have removed them).
+    crate::segment::clear();
     // Mappings stay: a thread racing with finalize must not fault; the process is ending.
     rt.boot.finalize().map_err(|e| Error::new(rt.me, F, ErrorKind::Bootstrap(e.to_string())))
 }

@@ -123,12 +123,8 @@ impl Runtime {
                 return Ok(SymAddr { seg, offset: off });
             }
         }
+        // Not symmetric (said so in `segment.rs`, which knows the registered segments).
         Err(self.not_symmetric(addr, len, what, func))
-    }
-
-    #[cold]
-    fn not_symmetric(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Error {
-        Error::new(self.me, func, ErrorKind::NotSymmetric { what, addr, len })
     }
 
     /// The local address of a symmetric location.

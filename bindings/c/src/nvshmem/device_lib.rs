@@ -52,8 +52,6 @@ pub unsafe extern "C" fn oxshmemi_register_device_library(abi_version: c_int, at
 /// &old)` with `flags` an `OXSHMEM_AMO_*` operation (`| OXSHMEM_AMO_W64`); 0 or a CUDA error.
 pub type AmoFn = unsafe extern "C" fn(addr: u64, flags: u32, value: u64, cond: u64, old: *mut u64) -> c_int;
 
-static AMO: Mutex<Option<AmoFn>> = Mutex::new(None);
-
 /// `oxshmemi_register_device_amo`: called by `libnvshmem_device.a`'s load-time constructor
 /// (after `oxshmemi_register_device_library`) with the function that performs an atomic on GPU
 /// memory with a one-thread kernel. Returns 0, or -1 when `amo` is NULL.
@@ -64,7 +62,15 @@ static AMO: Mutex<Option<AmoFn>> = Mutex::new(None);
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn oxshmemi_register_device_amo(amo: Option<AmoFn>) -> c_int {
     let Some(amo) = amo else { return -1 };
-    *AMO.lock() = Some(amo);
+    // The GPU heap's segment (in the device crate) carries host atomics out with it; without
+    // the CUDA back end there is no GPU memory to use it on.
+    #[cfg(feature = "cuda")]
+    // SAFETY: the caller's contract is the device crate's.
+    unsafe {
+        oxshmem_device::cuda::segment::set_amo_kernel(amo)
+    };
+    #[cfg(not(feature = "cuda"))]
+    let _ = amo;
     0
 }
 
@@ -73,8 +79,6 @@ pub unsafe extern "C" fn oxshmemi_register_device_amo(amo: Option<AmoFn>) -> c_i
 /// description in `what`, else 0.
 pub type LocalMemoryFn =
     unsafe extern "C" fn(addr: u64, len: u64, what: *mut std::ffi::c_char, what_len: usize) -> c_int;
-
-static CPU_TARGET: Mutex<Option<LocalMemoryFn>> = Mutex::new(None);
 
 /// `oxshmemi_register_cpu_target`: called by the CPU target's `libnvshmem_device.a` at load time
 /// with its question about device-local memory, which the proxy and the software NIC ask before
@@ -87,28 +91,16 @@ static CPU_TARGET: Mutex<Option<LocalMemoryFn>> = Mutex::new(None);
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn oxshmemi_register_cpu_target(f: Option<LocalMemoryFn>) -> c_int {
     let Some(f) = f else { return -1 };
-    *CPU_TARGET.lock() = Some(f);
+    // Asked by the proxy's target on the GPU heap (in the device crate); without the CUDA back
+    // end there is no proxy on GPU memory to ask it.
+    #[cfg(feature = "cuda")]
+    // SAFETY: the caller's contract is the device crate's.
+    unsafe {
+        oxshmem_device::cuda::channels::set_local_memory_check(f)
+    };
+    #[cfg(not(feature = "cuda"))]
+    let _ = f;
     0
-}
-
-/// With the CPU target: the description of the device-local memory that `[addr, addr + len)`
-/// overlaps (`the local memory (stack) of block (0,0,0) thread (3,0,0)`), if it does.
-pub(crate) fn device_local(addr: u64, len: u64) -> Option<String> {
-    let f = (*CPU_TARGET.lock())?;
-    let mut what = [0 as std::ffi::c_char; 160];
-    // SAFETY: `f` was registered as a LocalMemoryFn; `what` is writable for its length.
-    let hit = unsafe { f(addr, len, what.as_mut_ptr(), what.len()) };
-    if hit == 0 {
-        return None;
-    }
-    // SAFETY: the callee wrote a NUL-terminated string into `what` (snprintf).
-    Some(unsafe { std::ffi::CStr::from_ptr(what.as_ptr()) }.to_string_lossy().into_owned())
-}
-
-/// The registered GPU atomic, if any.
-#[cfg(feature = "cuda")]
-pub(crate) fn amo() -> Option<AmoFn> {
-    *AMO.lock()
 }
 
 /// The registration, if the program links the device library.

@@ -90,10 +90,8 @@ pub unsafe extern "C" fn nvshmem_free(ptr: *mut c_void) {
 /// None: `ptr` is only translated.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvshmem_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void {
-    #[cfg(feature = "cuda")]
-    if let Some(p) = super::gpu::ptr(ptr as usize, pe) {
-        return p;
-    }
+    // An address of the GPU heap is routed by the runtime to its segment, which gives the
+    // peer's heap as mapped here.
     oxshmem_rt::raw::ptr(ptr.cast(), pe).cast()
 }
 

@@ -272,257 +272,25 @@ pub(crate) fn finalize_gpu() -> oxshmem_rt::Result<()> {
     Ok(())
 }
 
-/// Host routines whose symmetric side is in the GPU heap: what the routines of [`crate::ops`]
-/// fall back to when the runtime finds an address outside its own segments (RMA, atomics,
-/// waits and tests; `None`: not GPU memory, or no CUDA back end, so the runtime's error
-/// stands), and the collectives they hand a buffer in the GPU heap.
+/// The host collectives whose destination or source is in the GPU heap, which [`crate::ops`]
+/// hands to the CUDA back end. (Host RMA, atomics, signals, waits and tests on GPU memory need
+/// nothing here: the GPU heap is a segment of the runtime, which routes them to the device
+/// crate, `oxshmem_device::cuda::segment`.)
 pub(crate) mod gpu_rma {
     use oxshmem_rt::{ReduceOp, Result};
 
     use crate::handles::TeamRec;
     use crate::ops::CReduce;
 
-    /// A put of `len` bytes to `dest` on world PE `pe`.
-    ///
-    /// # Safety
-    /// `src` is valid for reads of `len` bytes.
-    #[cold]
-    pub(crate) unsafe fn put(
-        func: &'static str,
-        dest: *mut u8,
-        src: *const u8,
-        len: usize,
-        pe: usize,
-    ) -> Option<Result<()>> {
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe { super::gpu::put(func, dest, src, len, pe) };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, dest, src, len, pe);
-            None
-        }
-    }
-
-    /// A get of `len` bytes at `src` on world PE `pe` into `dest`.
-    ///
-    /// # Safety
-    /// `dest` is valid for writes of `len` bytes.
-    #[cold]
-    pub(crate) unsafe fn get(
-        func: &'static str,
-        dest: *mut u8,
-        src: *const u8,
-        len: usize,
-        pe: usize,
-    ) -> Option<Result<()>> {
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe { super::gpu::get(func, dest, src, len, pe) };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, dest, src, len, pe);
-            None
-        }
-    }
-
-    /// An atomic of `op` on the `width`-byte word at `dest` on world PE `pe`; the prior value.
-    #[cold]
-    pub(crate) fn amo(
-        func: &'static str,
-        dest: *mut u8,
-        width: usize,
-        op: oxshmem_rt::raw::AmoOp,
-        pe: usize,
-    ) -> Option<Result<u64>> {
-        #[cfg(feature = "cuda")]
-        return super::gpu::amo(func, dest as usize, width, op, pe);
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, dest, width, op, pe);
-            None
-        }
-    }
-
-    /// Waits until the `T` at `ivar` satisfies `cmp value`; its value.
-    #[cold]
-    pub(crate) fn wait_until<T: bytemuck::Pod + PartialOrd>(
-        func: &'static str,
-        ivar: *const T,
-        cmp: oxshmem_rt::Cmp,
-        value: T,
-    ) -> Option<Result<T>> {
-        #[cfg(feature = "cuda")]
-        return super::gpu::wait_until(func, ivar as usize, cmp, value);
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, ivar, cmp, value);
-            None
-        }
-    }
-
-    /// Whether the `T` at `ivar` satisfies `cmp value`.
-    #[cold]
-    pub(crate) fn test<T: bytemuck::Pod + PartialOrd>(
-        func: &'static str,
-        ivar: *const T,
-        cmp: oxshmem_rt::Cmp,
-        value: T,
-    ) -> Option<Result<bool>> {
-        #[cfg(feature = "cuda")]
-        return super::gpu::test(func, ivar as usize, cmp, value);
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, ivar, cmp, value);
-            None
-        }
-    }
-
-    /// A put with signal.
-    ///
-    /// # Safety
-    /// `src` is valid for reads of `len` bytes.
-    #[cold]
-    pub(crate) unsafe fn put_signal(
-        func: &'static str,
-        dest: *mut u8,
-        src: *const u8,
-        len: usize,
-        sig: *mut u64,
-        signal: u64,
-        op: i32,
-        pe: usize,
-    ) -> Option<Result<()>> {
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe { super::gpu::put_signal(func, dest, src, len, sig, signal, op, pe) };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, dest, src, len, sig, signal, op, pe);
-            None
-        }
-    }
-
     /// Whether `addr` is in the CUDA back end's GPU heap.
     #[inline]
     pub(crate) fn is_gpu(addr: usize) -> bool {
         #[cfg(feature = "cuda")]
-        return super::gpu::owns(addr);
+        return oxshmem_device::cuda::segment::owns(addr);
         #[cfg(not(feature = "cuda"))]
         {
             let _ = addr;
             false
-        }
-    }
-
-    /// A strided put of `n` elements of `es` bytes into `dest` on world PE `pe`.
-    ///
-    /// # Safety
-    /// `src` is valid for the strided reads.
-    #[cold]
-    pub(crate) unsafe fn iput(
-        func: &'static str,
-        dest: *mut u8,
-        src: *const u8,
-        dst: isize,
-        sst: isize,
-        es: usize,
-        n: usize,
-        pe: usize,
-    ) -> Option<Result<()>> {
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe { super::gpu::iput(func, dest, src, dst, sst, es, n, pe) };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, dest, src, dst, sst, es, n, pe);
-            None
-        }
-    }
-
-    /// A strided get of `n` elements of `es` bytes at `src` on world PE `pe` into `dest`.
-    ///
-    /// # Safety
-    /// `dest` is valid for the strided writes.
-    #[cold]
-    pub(crate) unsafe fn iget(
-        func: &'static str,
-        dest: *mut u8,
-        src: *const u8,
-        dst: isize,
-        sst: isize,
-        es: usize,
-        n: usize,
-        pe: usize,
-    ) -> Option<Result<()>> {
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe { super::gpu::iget(func, dest, src, dst, sst, es, n, pe) };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, dest, src, dst, sst, es, n, pe);
-            None
-        }
-    }
-
-    /// `wait_until_all` (`block`) or `test_all` on the `n` ivars at `ivars`.
-    #[cold]
-    pub(crate) fn wait_all<T: bytemuck::Pod + PartialOrd>(
-        func: &'static str,
-        ivars: *const T,
-        n: usize,
-        status: Option<&[i32]>,
-        cmp: oxshmem_rt::Cmp,
-        v: oxshmem_rt::CmpValues<'_, T>,
-        block: bool,
-    ) -> Option<Result<bool>> {
-        #[cfg(feature = "cuda")]
-        return super::gpu::wait_all(func, ivars as usize, n, status, cmp, v, block);
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, ivars, n, status, cmp, v, block);
-            None
-        }
-    }
-
-    /// `wait_until_any` (`block`) or `test_any` on the `n` ivars at `ivars`.
-    #[cold]
-    pub(crate) fn wait_any<T: bytemuck::Pod + PartialOrd>(
-        func: &'static str,
-        ivars: *const T,
-        n: usize,
-        status: Option<&[i32]>,
-        cmp: oxshmem_rt::Cmp,
-        v: oxshmem_rt::CmpValues<'_, T>,
-        block: bool,
-    ) -> Option<Result<Option<usize>>> {
-        #[cfg(feature = "cuda")]
-        return super::gpu::wait_any(func, ivars as usize, n, status, cmp, v, block);
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, ivars, n, status, cmp, v, block);
-            None
-        }
-    }
-
-    /// `wait_until_some` (`block`) or `test_some` on the `n` ivars at `ivars`.
-    #[cold]
-    pub(crate) fn wait_some<T: bytemuck::Pod + PartialOrd>(
-        func: &'static str,
-        ivars: *const T,
-        n: usize,
-        out: &mut [usize],
-        status: Option<&[i32]>,
-        cmp: oxshmem_rt::Cmp,
-        v: oxshmem_rt::CmpValues<'_, T>,
-        block: bool,
-    ) -> Option<Result<usize>> {
-        #[cfg(feature = "cuda")]
-        return super::gpu::wait_some(func, ivars as usize, n, out, status, cmp, v, block);
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (func, ivars, n, out, status, cmp, v, block);
-            None
         }
     }
 
@@ -651,18 +419,6 @@ pub(crate) mod gpu_rma {
         {
             let _ = (t, dest, source, nreduce);
             Err(no_backend(func))
-        }
-    }
-
-    /// What to add to a "not symmetric" error about `addr`, when it is GPU memory.
-    #[cold]
-    pub(crate) fn explain(addr: usize) -> Option<String> {
-        #[cfg(feature = "cuda")]
-        return super::gpu::explain(addr);
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = addr;
-            None
         }
     }
 }

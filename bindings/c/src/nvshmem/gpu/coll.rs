@@ -1,7 +1,7 @@
 //! Host collectives on GPU memory: broadcast, collect and fcollect, alltoall and alltoalls,
 //! reduce and reducescatter, when the destination or the source is in the GPU heap.
 //!
-//! Every PE's GPU heap is mapped in every other PE of the node ([`Backend::remote`]), so
+//! Every PE's GPU heap is mapped in every other PE of the node ((`GpuSegment::remote_for`)), so
 //! nothing is staged: when the destination is in the GPU heap each member *pushes* its part
 //! straight into every member's destination (the source read where it is, host or GPU memory);
 //! when only the source is, each member *pulls* its parts out of the members' sources into its
@@ -37,7 +37,9 @@ use std::sync::Arc;
 use oxshmem_device::cuda::DevAddr;
 use oxshmem_rt::{ReduceOp, Result, raw};
 
-use super::{Backend, backend, copy_any, owns, with_stage};
+use oxshmem_device::cuda::segment::GpuSegment;
+
+use super::{backend, copy_any, owns, with_stage};
 use crate::error::invalid;
 use crate::handles::TeamRec;
 
@@ -104,7 +106,7 @@ pub(crate) fn team_words(func: &'static str, team: &oxshmem_rt::Team, word: u64)
 /// One collective call on this PE.
 struct Coll<'a> {
     func: &'static str,
-    b: Arc<Backend>,
+    b: Arc<GpuSegment>,
     t: &'a TeamRec,
     /// This PE's index in the team.
     me: usize,
@@ -138,7 +140,7 @@ impl<'a> Coll<'a> {
     /// the error rather than some waiting in the collective for the others).
     fn fits<T>(&self, addr: *const T, len: usize) -> Result<()> {
         if owns(addr as usize) && len > 0 {
-            self.b.remote(self.func, addr as usize, len, self.b.me).map(drop)
+            self.b.remote_for(self.func, addr as usize, len, self.b.me).map(drop)
         } else {
             Ok(())
         }
@@ -178,7 +180,7 @@ impl<'a> Coll<'a> {
         if len == 0 {
             return Ok(());
         }
-        let d = self.b.remote(self.func, to, len, self.pe(k))?;
+        let d = self.b.remote_for(self.func, to, len, self.pe(k))?;
         // SAFETY: `d` is inside member k's mapped heap for len bytes; `from` per the caller.
         unsafe { self.b.copy(self.func, d, from as DevAddr, len) }
     }
@@ -191,7 +193,7 @@ impl<'a> Coll<'a> {
         if len == 0 {
             return Ok(());
         }
-        let s = self.b.remote(self.func, from, len, self.pe(k))?;
+        let s = self.b.remote_for(self.func, from, len, self.pe(k))?;
         // SAFETY: `s` is inside member k's mapped heap for len bytes; `into` per the caller.
         unsafe { self.b.copy(self.func, into as DevAddr, s, len) }
     }
@@ -400,13 +402,13 @@ pub(crate) unsafe fn alltoalls(
         let pe = c.pe(k);
         match way {
             Way::Push => {
-                let d = b.remote(func, dest as usize + me * dstep, dspan, pe)?;
+                let d = b.remote_for(func, dest as usize + me * dstep, dspan, pe)?;
                 // SAFETY: block me of member k's destination is in its mapped heap (checked);
                 // block k of our source holds the strided elements (the caller's).
                 unsafe { b.copy_2d(func, d, dpitch, source.wrapping_add(k * sstep) as DevAddr, spitch, esize, nelems) }
             }
             Way::Pull => {
-                let s = b.remote(func, source as usize + me * sstep, sspan, pe)?;
+                let s = b.remote_for(func, source as usize + me * sstep, sspan, pe)?;
                 // SAFETY: as above, mirrored.
                 unsafe { b.copy_2d(func, dest.wrapping_add(k * dstep) as DevAddr, dpitch, s, spitch, esize, nelems) }
             }

@@ -8,41 +8,39 @@
 //! the GPU heap, the peers' mappings, the device state and team table in pinned memory) and
 //! calls the device library's `attach` with their addresses.
 //!
-//! Host RMA on GPU memory (`nvshmem_putmem`, `_getmem`, `_p`, `_g`, strided forms, and their
-//! `shmem_` and typed twins) reaches it through synchronous CUDA copies into the peer's
-//! mapping, host atomics through the device library's AMO kernel ([`amo`]), waits by polling
-//! with copies, and the team collectives by copies through the mappings ([`coll`]). The few
-//! host routines that do not reach GPU memory end the job with an error saying so ([`explain`],
-//! `docs/cuda.md`). Only peers of this node are reachable (a job spanning nodes fails at init
-//! with a message): the device channel is P2P for each, or with `OXSHMEM_DEVICE_CHANNEL` the
-//! proxy (a ring in pinned memory drained by the CPU back end's proxy thread, with a target
-//! that copies into the peers' mappings) or IBGDA (the queues in pinned memory over the GPU
-//! heap, executed by the software NIC through [`GpuNicMemory`]).
+//! The GPU heap is a segment of the runtime (`oxshmem_device::cuda::segment`, registered here
+//! once the back end is up), so host RMA on GPU memory (`nvshmem_putmem`, `_getmem`, `_p`,
+//! `_g`, strided forms, and their `shmem_` and typed twins), host atomics, signals, waits and
+//! tests reach it through the runtime's own routines, which route its addresses to the device
+//! crate: nothing of that is in this library. What is still here is the set-up (the GPU side,
+//! the device library's attach, the proxy thread and software NIC, the stream executor), the
+//! team bookkeeping of the device, the GPU heap's allocation routines, and the team collectives
+//! on GPU memory ([`coll`]). The few host routines that do not reach GPU memory end the job
+//! with an error saying so (the segment's explanation, `docs/cuda.md`). Only peers of this node
+//! are reachable (a job spanning nodes fails at init with a message): the device channel is
+//! P2P for each, or with `OXSHMEM_DEVICE_CHANNEL` the proxy (a ring in pinned memory drained by
+//! the CPU back end's proxy thread, with the device crate's `GpuTarget`, which copies into the
+//! peers' mappings) or IBGDA (the queues in pinned memory over the GPU heap, executed by the
+//! software NIC through the device crate's `GpuNicMemory`).
 
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oxshmem_device::ChannelKind;
 use oxshmem_device::channel::proxy::Proxy;
+use oxshmem_device::cuda::channels::{GpuNicMemory, GpuTarget};
 use oxshmem_device::cuda::node::{DEVICE_ABI_VERSION, DEVICE_TEAMS, PREDEFINED};
-use oxshmem_device::cuda::{DevAddr, Gpu, GpuPe, SetupError};
+use oxshmem_device::cuda::segment::{self, GpuSegment, cuda_err, owns, setup_err};
+use oxshmem_device::cuda::{DevAddr, Gpu, GpuPe};
 use oxshmem_device::ibgda::softnic::SoftNic;
 use oxshmem_device::ibgda::{Ibgda, NicMemory};
 use oxshmem_device::state::DeviceState;
-use oxshmem_rt::{Error, ErrorKind, Result, SymSlice, Team};
+use oxshmem_rt::{Result, SymSlice, Team};
 use parking_lot::Mutex;
 
 use crate::error::invalid;
 
-mod channels;
 pub(crate) mod coll;
-mod host;
-
-use channels::{GpuNicMemory, GpuTarget};
-pub(crate) use host::{
-    amo, explain, get, iget, iput, put, put_signal, test, wait_all, wait_any, wait_some, wait_until,
-};
 
 const _: () = assert!(DEVICE_TEAMS == super::teams::MAX_TEAMS && DEVICE_ABI_VERSION == ABI_VERSION);
 /// The device library's ABI this library registers (`oxshmemi::ABI_VERSION`).
@@ -50,23 +48,6 @@ const ABI_VERSION: u32 = super::device_lib::DEVICE_ABI_VERSION as u32;
 /// The variable that switches the back end: `auto` (default), `on`, `off`.
 pub(crate) const MODE_VAR: &str = "OXSHMEM_CUDA_HEAP";
 
-/// The back end of one PE: its GPU side, with errors worded as the C library's.
-struct Backend(GpuPe);
-
-impl std::ops::Deref for Backend {
-    type Target = GpuPe;
-    fn deref(&self) -> &GpuPe {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-static BACKEND: Mutex<Option<Arc<Backend>>> = Mutex::new(None);
 /// The proxy thread (with the proxy channel); stopped before the back end goes.
 static PROXY: Mutex<Option<Proxy>> = Mutex::new(None);
 /// The software NIC's thread (with the IBGDA channel); stopped before the back end goes.
@@ -103,29 +84,15 @@ pub(crate) unsafe fn copy_any(func: &'static str, dst: *mut u8, src: *const u8, 
     // SAFETY: the caller's.
     unsafe { b.copy(func, dst as DevAddr, src as DevAddr, len) }
 }
-/// `[HEAP_LO, HEAP_HI)`: this PE's GPU heap (both 0 without the back end), for the cheap
-/// "is this GPU memory" test the RMA fallbacks make.
-static HEAP_LO: AtomicUsize = AtomicUsize::new(0);
-static HEAP_HI: AtomicUsize = AtomicUsize::new(0);
 
-fn backend() -> Option<Arc<Backend>> {
-    BACKEND.lock().clone()
-}
-
-/// Whether `addr` lies in this PE's GPU heap.
-#[inline]
-pub(crate) fn owns(addr: usize) -> bool {
-    addr >= HEAP_LO.load(Ordering::Relaxed) && addr < HEAP_HI.load(Ordering::Relaxed)
+/// The back end: the GPU heap's segment, registered with the runtime while the back end is up.
+fn backend() -> Option<Arc<GpuSegment>> {
+    segment::current()
 }
 
 /// Whether the back end is up.
 pub(crate) fn active() -> bool {
-    HEAP_HI.load(Ordering::Relaxed) != 0
-}
-
-/// A CUDA driver error of `func` (`PE 0: nvshmem_init: no CUDA driver: libcuda.so.1 not found`).
-fn cuda_err(func: &'static str, e: impl std::fmt::Display) -> Error {
-    Error::new(crate::error::me(), func, ErrorKind::Layer { layer: "cuda", reason: e.to_string() })
+    segment::current().is_some()
 }
 
 /// What `OXSHMEM_CUDA_HEAP` asks for, given whether the device library is linked.
@@ -157,7 +124,7 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
         "ibgda" => ChannelKind::Ibgda,
         other => return Err(invalid(func, format!("{var}={other:?}: expected p2p, proxy, ibgda or auto"))),
     };
-    let b = Arc::new(setup(func, kind)?);
+    let b = setup(func, kind)?;
     if let Some(r) = registered {
         let state = b.state_device_ptr() as *const c_void;
         let cuda_state = b.cuda_state_device_ptr() as *const c_void;
@@ -180,8 +147,6 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     let shmem = oxshmem_rt::current()?;
     *STAGE.lock() =
         Some(Stage { src: shmem.alloc_slice(STAGE_BYTES, 0u8)?, dst: shmem.alloc_slice(STAGE_BYTES, 0u8)? });
-    HEAP_LO.store(b.heap().base() as usize, Ordering::Relaxed);
-    HEAP_HI.store(b.heap().base() as usize + b.heap().size(), Ordering::Relaxed);
     tracing::info!(
         target: "cuda",
         gpu = ?b.gpu,
@@ -194,7 +159,8 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     let state = std::ptr::from_ref::<DeviceState>(b.state());
     let ib = b.ibgda().filter(|i| i.needs_software_nic()).map(|i| i as *const Ibgda);
     let timeout = b.timeout_ns();
-    *BACKEND.lock() = Some(b);
+    // From here on the runtime's host routines reach the GPU heap, and `backend()` is it.
+    segment::register(Arc::new(b));
     if let Some(ib) = ib {
         // SAFETY: the queues live in the back end until finalize, which stops the NIC first.
         *NIC.lock() = Some(unsafe { SoftNic::start_for(ib, timeout) });
@@ -220,16 +186,7 @@ fn proxy_spin(func: &'static str) -> Result<bool> {
     })
 }
 
-/// A set-up error worded as this library's (`PE 0: nvshmem_init: no CUDA driver: …`).
-fn setup_err(func: &'static str, e: SetupError) -> Error {
-    match e {
-        SetupError::Cuda(e) => cuda_err(func, e),
-        SetupError::Invalid(m) => invalid(func, m),
-        SetupError::Runtime(e) => e,
-    }
-}
-
-fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
+fn setup(func: &'static str, kind: ChannelKind) -> Result<GpuPe> {
     let shmem = oxshmem_rt::current()?;
     let mut predefined = Vec::with_capacity(PREDEFINED);
     for index in 0..PREDEFINED {
@@ -238,30 +195,8 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<Backend> {
             Err(_) => None,
         });
     }
-    let nic_memory = |gpu: &Gpu| -> Arc<dyn NicMemory> {
-        Arc::new(GpuNicMemory { gpu: gpu.clone(), doorbells: Default::default() })
-    };
-    GpuPe::new(&shmem, kind, Some(&nic_memory), &predefined).map(Backend).map_err(|e| setup_err(func, e))
-}
-
-impl Backend {
-    /// The device address of `pe`'s copy of the `len` bytes at `addr` (in this PE's GPU heap).
-    fn remote(&self, func: &'static str, addr: usize, len: usize, pe: usize) -> Result<DevAddr> {
-        self.0.remote(addr, len, pe).map_err(|e| setup_err(func, e))
-    }
-
-    /// A copy on unified addresses (either side host or GPU memory), complete (also for the
-    /// GPU) when it returns. It waits for its own copy only: never for the context (a
-    /// `cuCtxSynchronize` here would wait for a program stream that waits for this very copy,
-    /// when it runs as a stream operation).
-    ///
-    /// # Safety
-    /// Both ranges are valid for `len` bytes.
-    unsafe fn copy(&self, func: &'static str, dst: DevAddr, src: DevAddr, len: usize) -> Result<()> {
-        // SAFETY: the caller's; with unified addressing the copy reaches pageable host memory,
-        // pinned memory, this GPU's heap and peer mappings alike.
-        unsafe { self.gpu.copy_dtod(dst, src, len) }.map_err(|e| cuda_err(func, e))
-    }
+    let nic_memory = |gpu: &Gpu| -> Arc<dyn NicMemory> { Arc::new(GpuNicMemory::new(gpu.clone())) };
+    GpuPe::new(&shmem, kind, Some(&nic_memory), &predefined).map_err(|e| setup_err(func, e))
 }
 
 /// A team the program made got NVSHMEM index `index` (called on every member, collectively):
@@ -327,20 +262,6 @@ pub(crate) fn free(func: &'static str, ptr: *mut c_void) -> Option<Result<()>> {
     })())
 }
 
-/// `nvshmem_ptr` for an address in the GPU heap: `None` when it is not in it.
-pub(crate) fn ptr(addr: usize, pe: i32) -> Option<*mut c_void> {
-    if !owns(addr) {
-        return None;
-    }
-    let b = backend()?;
-    let base = b.peer_base(usize::try_from(pe).ok()?);
-    Some(if base == 0 {
-        std::ptr::null_mut()
-    } else {
-        (base as usize + (addr - b.heap().base() as usize)) as *mut c_void
-    })
-}
-
 /// Tears the back end down before the runtime finalizes: every PE stops using the peers'
 /// heaps, then unmaps them and frees its own (collective).
 pub(crate) fn finalize() -> Result<()> {
@@ -361,9 +282,8 @@ pub(crate) fn finalize() -> Result<()> {
         s.src.free()?;
         s.dst.free()?;
     }
-    HEAP_LO.store(0, Ordering::Relaxed);
-    HEAP_HI.store(0, Ordering::Relaxed);
-    BACKEND.lock().take();
+    // The runtime stops routing GPU addresses here.
+    segment::unregister(b.pe());
     // Every PE has stopped using its peers' heaps before any of them unmaps its own.
     oxshmem_rt::raw::barrier_all()?;
     drop(b);

@@ -1,0 +1,328 @@
+//! Segments: where a symmetric address lives, and what reaches it.
+//!
+//! The runtime's own segments are the symmetric heap (segment 0) and, for C programs, the
+//! executable's static data (segment 1): [`Runtime::translate`] finds an address in them with one
+//! range check each, and the operations reach them through the peer table (a mapping, or the
+//! network transport). A layer above the runtime may add segments of its own — the device
+//! layer's GPU heap is one — by registering a [`ForeignSegment`] ([`register`]). The runtime
+//! routes an address to such a segment in one place, the miss path of its translation
+//! (`Runtime::route`): an address outside its own segments is looked up among the registered
+//! ones before it is called "not symmetric". So every host operation that routes — put, get,
+//! p, g, strided put and get, atomics, put with signal, signal fetch and wait, and the waits
+//! and tests — reaches a registered segment through the same pointer-based entry points
+//! ([`crate::raw`]) that reach the heap, from Rust and from the C library alike, and the
+//! heap's fast path is unchanged (the registry is read only after the heap's check missed).
+//!
+//! A routine that does not route (locks, the deprecated active-set collectives, …) still
+//! fails on such an address; its error then says what the segment says of itself
+//! ([`ForeignSegment::explain`]) instead of "not symmetric".
+//!
+//! The waits and tests on a registered segment poll this PE's copy with [`ForeignSegment::get`]
+//! under the runtime's back-off, so a segment needs no wait of its own.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use oxshmem::segment::{self, ForeignSegment};
+//! use oxshmem::transport::{AmoOp, LocalBytes, LocalBytesMut, Width};
+//!
+//! /// A segment nothing reaches (a real one copies or calls a driver).
+//! #[derive(Debug)]
+//! struct Nowhere(usize, usize);
+//!
+//! impl ForeignSegment for Nowhere {
+//!     fn name(&self) -> &'static str { "nowhere" }
+//!     fn range(&self) -> (usize, usize) { (self.0, self.1) }
+//!     unsafe fn put(&self, func: &'static str, _: usize, _: usize, _: LocalBytes<'_>) -> oxshmem::Result<()> {
+//!         Err(oxshmem::Error::new(0, func, oxshmem::ErrorKind::InvalidArgument("nowhere".into())))
+//!     }
+//!     unsafe fn get(&self, func: &'static str, _: usize, _: usize, _: LocalBytesMut<'_>) -> oxshmem::Result<()> {
+//!         Err(oxshmem::Error::new(0, func, oxshmem::ErrorKind::InvalidArgument("nowhere".into())))
+//!     }
+//!     fn atomic(&self, func: &'static str, _: usize, _: usize, _: Width, _: AmoOp) -> oxshmem::Result<u64> {
+//!         Err(oxshmem::Error::new(0, func, oxshmem::ErrorKind::InvalidArgument("nowhere".into())))
+//!     }
+//! }
+//!
+//! let seg: Arc<dyn ForeignSegment> = Arc::new(Nowhere(0x7000_0000_0000, 4096));
+//! segment::register(seg.clone());
+//! assert_eq!(segment::find(0x7000_0000_0010, 8).map(|s| s.name()), Some("nowhere"));
+//! assert!(segment::find(0x7000_0000_0ffc, 8).is_none(), "the range must lie inside");
+//! assert!(segment::unregister(&seg));
+//! assert!(segment::find(0x7000_0000_0010, 8).is_none());
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::RwLock;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::transport::{AmoOp, LocalBytes, LocalBytesMut, SymAddr, Width};
+use crate::world::Runtime;
+
+/// Memory a layer above the runtime makes symmetric, and how the host reaches it.
+///
+/// `range` is this PE's part of the segment; the segment is symmetric as the heap is: an
+/// address at offset `k` of it names offset `k` of every PE's part. Every routine gets the
+/// address in this PE's part and the world PE whose part it acts on, and returns an error
+/// worded as the runtime's (`PE 0: shmem_putmem: …`) named by `func`. Operations are complete
+/// when they return.
+pub trait ForeignSegment: Send + Sync + std::fmt::Debug {
+    /// What the segment is, for messages (`GPU heap`).
+    fn name(&self) -> &'static str;
+
+    /// This PE's part: base address and length in bytes.
+    fn range(&self) -> (usize, usize);
+
+    /// Whether `len` bytes from `addr` lie in this PE's part (a zero-length range at an address
+    /// of it does).
+    #[inline]
+    fn contains(&self, addr: usize, len: usize) -> bool {
+        let (base, size) = self.range();
+        let off = addr.wrapping_sub(base);
+        off < size && len <= size - off
+    }
+
+    /// Writes `src` at `dest` (an address of this PE's part) on world PE `pe`.
+    ///
+    /// # Safety
+    /// `src`'s contract ([`LocalBytes::new`]); `src` may itself be memory of the segment.
+    unsafe fn put(&self, func: &'static str, pe: usize, dest: usize, src: LocalBytes<'_>) -> Result<()>;
+
+    /// Reads `dst.len()` bytes at `src` (an address of this PE's part) on world PE `pe`.
+    ///
+    /// # Safety
+    /// `dst`'s contract ([`LocalBytesMut::new`]).
+    unsafe fn get(&self, func: &'static str, pe: usize, src: usize, dst: LocalBytesMut<'_>) -> Result<()>;
+
+    /// A strided put: `n` elements of `elem` bytes, element `i` from `src + i * spitch` to
+    /// `dest + i * dpitch` on `pe` (both pitches at least `elem`; the destination's extent is
+    /// checked to lie in the segment). By default one [`put`](Self::put) per element.
+    ///
+    /// # Safety
+    /// `src` is valid for the strided reads.
+    unsafe fn put_strided(
+        &self,
+        func: &'static str,
+        pe: usize,
+        dest: usize,
+        dpitch: usize,
+        src: *const u8,
+        spitch: usize,
+        elem: usize,
+        n: usize,
+    ) -> Result<()> {
+        (0..n).try_for_each(|i| {
+            // SAFETY: element i of the strided source is readable per the caller.
+            unsafe { self.put(func, pe, dest + i * dpitch, LocalBytes::new(src.wrapping_add(i * spitch), elem)) }
+        })
+    }
+
+    /// A strided get: `n` elements of `elem` bytes, element `i` from `src + i * spitch` on `pe`
+    /// to `dst + i * dpitch` (the source's extent is checked to lie in the segment). By default
+    /// one [`get`](Self::get) per element.
+    ///
+    /// # Safety
+    /// `dst` is valid for the strided writes.
+    unsafe fn get_strided(
+        &self,
+        func: &'static str,
+        pe: usize,
+        dst: *mut u8,
+        dpitch: usize,
+        src: usize,
+        spitch: usize,
+        elem: usize,
+        n: usize,
+    ) -> Result<()> {
+        (0..n).try_for_each(|i| {
+            // SAFETY: element i of the strided destination is writable per the caller.
+            unsafe { self.get(func, pe, src + i * spitch, LocalBytesMut::new(dst.wrapping_add(i * dpitch), elem)) }
+        })
+    }
+
+    /// Performs `op` on the naturally aligned word of `width` at `dest` on `pe` (the runtime
+    /// checked the alignment); the prior value.
+    fn atomic(&self, func: &'static str, pe: usize, dest: usize, width: Width, op: AmoOp) -> Result<u64>;
+
+    /// A pointer this process may use for `pe`'s copy of `addr` (`shmem_ptr`), if there is one.
+    fn ptr(&self, addr: usize, pe: usize) -> Option<*mut u8> {
+        let _ = (addr, pe);
+        None
+    }
+
+    /// What a routine that does not reach the segment says of an address in it, in place of
+    /// "is not symmetric" (`is in the GPU symmetric heap, which this host routine does not
+    /// reach …`); `None`: just that.
+    fn explain(&self) -> Option<String> {
+        None
+    }
+}
+
+static SEGMENTS: RwLock<Vec<Arc<dyn ForeignSegment>>> = RwLock::new(Vec::new());
+/// Whether any segment is registered: the miss path of a program without any takes no lock.
+static ANY: AtomicBool = AtomicBool::new(false);
+
+/// Registers `seg`: from now on the runtime's routines route addresses in its range to it.
+/// Segments registered later are looked up first.
+pub fn register(seg: Arc<dyn ForeignSegment>) {
+    let mut all = SEGMENTS.write();
+    all.insert(0, seg);
+    ANY.store(true, Ordering::Release);
+}
+
+/// Removes `seg` (the same `Arc`): whether it was registered.
+pub fn unregister(seg: &Arc<dyn ForeignSegment>) -> bool {
+    let mut all = SEGMENTS.write();
+    let before = all.len();
+    all.retain(|s| !Arc::ptr_eq(s, seg));
+    ANY.store(!all.is_empty(), Ordering::Release);
+    all.len() != before
+}
+
+/// Removes every segment (at finalize: their addresses mean nothing to the next runtime).
+pub(crate) fn clear() {
+    SEGMENTS.write().clear();
+    ANY.store(false, Ordering::Release);
+}
+
+/// The registered segment whose part on this PE holds `len` bytes from `addr`.
+#[inline]
+pub fn find(addr: usize, len: usize) -> Option<Arc<dyn ForeignSegment>> {
+    if !ANY.load(Ordering::Acquire) {
+        return None;
+    }
+    SEGMENTS.read().iter().find(|s| s.contains(addr, len)).cloned()
+}
+
+/// What the registered segment holding `addr` says of itself ([`ForeignSegment::explain`]).
+pub fn explain(addr: usize) -> Option<String> {
+    find(addr, 0)?.explain()
+}
+
+/// Where an address of an operation lives: one of the runtime's segments, or a registered one.
+#[derive(Debug, Clone)]
+pub(crate) enum Route {
+    /// The heap or static data.
+    Sym(SymAddr),
+    /// A registered segment (the address stays the caller's).
+    Foreign(Arc<dyn ForeignSegment>),
+}
+
+impl Runtime {
+    /// Routes `len` bytes from `addr`: a symmetric location of the runtime's segments (one
+    /// range check per segment, as [`translate`](Runtime::translate)), else the registered
+    /// segment that holds them, else the error "not symmetric".
+    #[inline(always)]
+    pub(crate) fn route(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Result<Route> {
+        for (seg, &(base, slen)) in self.segs.iter().enumerate() {
+            let off = addr.wrapping_sub(base);
+            if off < slen && len <= slen - off {
+                return Ok(Route::Sym(SymAddr { seg, offset: off }));
+            }
+        }
+        self.route_foreign(addr, len, what, func)
+    }
+
+    /// The miss path of [`route`](Runtime::route): the one place where an address outside the
+    /// runtime's segments meets the registered ones.
+    #[cold]
+    #[inline(never)]
+    fn route_foreign(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Result<Route> {
+        match find(addr, len) {
+            Some(s) => Ok(Route::Foreign(s)),
+            None => Err(self.not_symmetric(addr, len, what, func)),
+        }
+    }
+
+    /// The error for `len` bytes at `addr` outside every segment the routine reaches: "not
+    /// symmetric", or, for an address of a registered segment, what that segment says of a
+    /// routine that does not reach it.
+    #[cold]
+    pub(crate) fn not_symmetric(&self, addr: usize, len: usize, what: &'static str, func: &'static str) -> Error {
+        if let Some(why) = find(addr, len).and_then(|s| s.explain()) {
+            return Error::new(
+                self.me,
+                func,
+                ErrorKind::InvalidArgument(format!("{what} {addr:#x} (+{len} bytes) {why}")),
+            );
+        }
+        Error::new(self.me, func, ErrorKind::NotSymmetric { what, addr, len })
+    }
+}
+
+/// The waits and tests on a registered segment: this PE's copy of the `n` words at `ivars`,
+/// read with [`ForeignSegment::get`] once per poll under the runtime's back-off, until `done`
+/// says what the call returns (`block`), or once (a test: `Ok(None)` when `done` has nothing yet).
+pub(crate) fn poll_words<T: bytemuck::Pod, R>(
+    rt: &Runtime,
+    seg: &dyn ForeignSegment,
+    func: &'static str,
+    routine: u16,
+    ivars: usize,
+    n: usize,
+    block: bool,
+    mut done: impl FnMut(&[T]) -> Option<R>,
+) -> Result<Option<R>> {
+    use oxshmem_bootstrap::status::{Arg, Routine};
+    let mut words = vec![T::zeroed(); n];
+    let mut b = rt.backoff().routine(Routine::of(routine), Arg::Addr(ivars as u64));
+    loop {
+        let dst = bytemuck::cast_slice_mut::<T, u8>(&mut words);
+        // SAFETY: `words` is a live local of exactly these bytes, borrowed for the call only.
+        unsafe { seg.get(func, rt.me, ivars, LocalBytesMut::from_mut_slice(dst)) }?;
+        if let Some(r) = done(&words) {
+            return Ok(Some(r));
+        }
+        if !block {
+            return Ok(None);
+        }
+        b.snooze();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Fake(usize, usize);
+
+    impl ForeignSegment for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn range(&self) -> (usize, usize) {
+            (self.0, self.1)
+        }
+        unsafe fn put(&self, _: &'static str, _: usize, _: usize, _: LocalBytes<'_>) -> Result<()> {
+            Ok(())
+        }
+        unsafe fn get(&self, _: &'static str, _: usize, _: usize, _: LocalBytesMut<'_>) -> Result<()> {
+            Ok(())
+        }
+        fn atomic(&self, _: &'static str, _: usize, _: usize, _: Width, _: AmoOp) -> Result<u64> {
+            Ok(0)
+        }
+        fn explain(&self) -> Option<String> {
+            Some("is fake".into())
+        }
+    }
+
+    #[test]
+    fn segments_are_found_by_range_latest_first() {
+        let a: Arc<dyn ForeignSegment> = Arc::new(Fake(0x10_0000_0000, 0x1000));
+        let b: Arc<dyn ForeignSegment> = Arc::new(Fake(0x10_0000_0800, 0x1000));
+        register(a.clone());
+        register(b.clone());
+        assert!(Arc::ptr_eq(&find(0x10_0000_0900, 8).unwrap(), &b), "the later one first");
+        assert!(Arc::ptr_eq(&find(0x10_0000_0100, 8).unwrap(), &a));
+        assert!(find(0x10_0000_0ffc, 8).is_some_and(|s| Arc::ptr_eq(&s, &b)));
+        assert!(find(0x10_0000_17fc, 8).is_none(), "past both ends");
+        assert_eq!(explain(0x10_0000_0000).as_deref(), Some("is fake"));
+        assert!(unregister(&b) && !unregister(&b));
+        assert!(find(0x10_0000_0900, 8).is_some_and(|s| Arc::ptr_eq(&s, &a)));
+        assert!(unregister(&a));
+        assert!(find(0x10_0000_0100, 8).is_none() && explain(0x10_0000_0100).is_none());
+    }
+}
