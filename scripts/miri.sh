@@ -18,10 +18,11 @@ cargo +nightly miri setup
 # round-trip helpers in device/src/ibgda/layout.rs).
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation -Zmiri-ignore-leaks}"
 # The runtime: shared-memory copies, heap segments and static data, reductions and collective
-# headers, teams, the world's shared layout, the wait table, the relaxed atomic element copies
-# and the safe local accessors of SymSlice racing another thread's writes.
+# headers, teams, the world's shared layout, the wait table, the relaxed atomic element copies,
+# and the safe local accessors of SymSlice and its puts and gets to this PE racing another
+# thread's accesses.
 cargo +nightly miri test -p oxshmem --lib -- transport::shm:: heap:: coll::reduce:: coll::header:: team:: \
-    world::layout:: wait::tests:: transport::relaxed:: sym::slice::
+    world::layout:: wait::tests:: transport::relaxed:: sym::slice:: sym::rma::
 # The device layer: device state and error slots, the IBGDA queue pair, software NIC, ringer and
 # WQE layouts, device-memory channels, the software NIC provider, the device API's local read
 # racing a device thread's stores; the IBGDA queue's counters and the mlx5 WQE layout from

@@ -24,11 +24,12 @@
 //!
 //! 1. **Elements** are read and written by value with relaxed atomic loads and stores
 //!    ([`SymSlice::read`], [`SymSlice::write`], [`SymSlice::fill`], [`SymSlice::to_vec`],
-//!    [`SymSlice::copy_from_slice`], the fill at allocation; `crate::transport::relaxed`): one
-//!    access per atomic word, of the widest width dividing the element's size and address (one
-//!    per element for the 1, 2, 4 and 8-byte types, the width `p` and the AMOs use), which the
-//!    compiler may neither cache nor drop, and which are no data race when another thread
-//!    writes the same elements.
+//!    [`SymSlice::copy_from_slice`], the fill at allocation, and [`SymSlice::put`],
+//!    [`SymSlice::get`], `p`, `g`, `iput` and `iget` when the target is this PE;
+//!    `crate::transport::relaxed`): one access per atomic word, of the widest width dividing
+//!    the element's size and address (one per element for the 1, 2, 4 and 8-byte types, the
+//!    width `p` and the AMOs use), which the compiler may neither cache nor drop, and which
+//!    are no data race when another thread writes the same elements.
 //! 2. **Flags and signals** — words whose value tells another agent that other data is ready —
 //!    are atomics: acquire loads to wait on them ([`SymSlice::wait_until`], [`SymSlice::test`],
 //!    `crate::wait`, the signal words), and single atomic stores to set them ([`SymSlice::p`]

@@ -1,10 +1,19 @@
 //! One-sided access to a symmetric object on any PE: put, get, p, g, their strided forms, and
 //! `shmem_ptr`.
+//!
+//! A transfer to or from this PE's own copy is a copy inside this process, which another
+//! thread may be accessing at the same time through the safe accessors (`read`, `write`,
+//! `to_vec`, ...) or a transfer of its own: with a plain `memcpy` that would be a data race,
+//! undefined behaviour reachable from safe code. So the local case goes element-wise relaxed
+//! atomic, exactly as the accessors do ([`relaxed`], the `*_local` helpers below), and
+//! completes before return as the `memcpy` did; only other PEs' copies, memory of another
+//! process, take the transport's bulk path.
 
 use bytemuck::Pod;
 
 use super::SymSlice;
 use crate::error::{Error, ErrorKind, Result};
+use crate::transport::relaxed;
 use crate::world::{Runtime, running};
 
 impl<T: Pod> SymSlice<T> {
@@ -24,6 +33,10 @@ impl<T: Pod> SymSlice<T> {
     pub fn put(&self, at: usize, src: &[T], pe: usize) -> Result<()> {
         const F: &str = "shmem_put";
         let (rt, pe, a) = self.target(pe, at, src.len(), F)?;
+        if pe == rt.me {
+            self.put_local(at, src);
+            return Ok(());
+        }
         // SAFETY: src is a valid slice of exactly the bytes written.
         unsafe { rt.put_raw(pe, a, src.as_ptr().cast(), size_of_val(src), F) }
     }
@@ -43,6 +56,10 @@ impl<T: Pod> SymSlice<T> {
     pub fn put_nbi(&self, at: usize, src: &[T], pe: usize) -> Result<()> {
         const F: &str = "shmem_put_nbi";
         let (rt, pe, a) = self.target(pe, at, src.len(), F)?;
+        if pe == rt.me {
+            self.put_local(at, src);
+            return Ok(());
+        }
         // SAFETY: src is a valid slice of exactly the bytes written.
         unsafe { rt.put_raw(pe, a, src.as_ptr().cast(), size_of_val(src), F) }
     }
@@ -61,6 +78,10 @@ impl<T: Pod> SymSlice<T> {
     pub fn get(&self, at: usize, dst: &mut [T], pe: usize) -> Result<()> {
         const F: &str = "shmem_get";
         let (rt, pe, a) = self.target(pe, at, dst.len(), F)?;
+        if pe == rt.me {
+            self.get_local(at, dst);
+            return Ok(());
+        }
         // SAFETY: dst is a valid mutable slice of exactly the bytes read.
         unsafe { rt.get_raw(pe, a, dst.as_mut_ptr().cast(), size_of_val(dst), F) }
     }
@@ -80,6 +101,10 @@ impl<T: Pod> SymSlice<T> {
     pub fn get_nbi(&self, at: usize, dst: &mut [T], pe: usize) -> Result<()> {
         const F: &str = "shmem_get_nbi";
         let (rt, pe, a) = self.target(pe, at, dst.len(), F)?;
+        if pe == rt.me {
+            self.get_local(at, dst);
+            return Ok(());
+        }
         // SAFETY: dst is a valid mutable slice of exactly the bytes read.
         unsafe { rt.get_raw(pe, a, dst.as_mut_ptr().cast(), size_of_val(dst), F) }
     }
@@ -98,6 +123,10 @@ impl<T: Pod> SymSlice<T> {
     pub fn p(&self, at: usize, value: T, pe: usize) -> Result<()> {
         const F: &str = "shmem_p";
         let (rt, pe, a) = self.target(pe, at, 1, F)?;
+        if pe == rt.me {
+            self.put_local(at, std::slice::from_ref(&value));
+            return Ok(());
+        }
         // SAFETY: value is a live local of size_of::<T>() bytes.
         unsafe { rt.p_raw(pe, a, (&raw const value).cast(), size_of::<T>(), F) }
     }
@@ -115,6 +144,10 @@ impl<T: Pod> SymSlice<T> {
         const F: &str = "shmem_g";
         let (rt, pe, a) = self.target(pe, at, 1, F)?;
         let mut v = T::zeroed();
+        if pe == rt.me {
+            self.get_local(at, std::slice::from_mut(&mut v));
+            return Ok(v);
+        }
         // SAFETY: v is a live local of size_of::<T>() bytes.
         unsafe { rt.get_raw(pe, a, (&raw mut v).cast(), size_of::<T>(), F)? };
         Ok(v)
@@ -142,6 +175,12 @@ impl<T: Pod> SymSlice<T> {
             return Err(Error::new(rt.me, F, ErrorKind::OutOfBounds { start: 0, end: sext, len: src.len() }));
         }
         let a = self.range(rt, at, dext, F)?;
+        if pe == rt.me {
+            for i in 0..n {
+                self.put_local(at + i * dst, std::slice::from_ref(&src[i * sst]));
+            }
+            return Ok(());
+        }
         for i in 0..n {
             let mut e = a;
             e.offset += i * dst * size_of::<T>();
@@ -175,6 +214,12 @@ impl<T: Pod> SymSlice<T> {
             return Err(Error::new(rt.me, F, ErrorKind::OutOfBounds { start: 0, end: dext, len: dst.len() }));
         }
         let a = self.range(rt, at, sext, F)?;
+        if pe == rt.me {
+            for i in 0..n {
+                self.get_local(at + i * sst, std::slice::from_mut(&mut dst[i * dst_stride]));
+            }
+            return Ok(());
+        }
         for i in 0..n {
             let mut e = a;
             e.offset += i * sst * size_of::<T>();
@@ -199,6 +244,42 @@ impl<T: Pod> SymSlice<T> {
         }
         rt.shm.ptr(pe, self.sym(), self.len() * size_of::<T>()).map(|p| p.cast())
     }
+
+    /// A put to this PE: copies `src` into the local elements `at..at+src.len()` (panics
+    /// outside the object), element-wise relaxed atomic as
+    /// [`copy_from_slice`](Self::copy_from_slice), so that it races no other thread's access.
+    /// Complete on return.
+    #[inline]
+    pub(crate) fn put_local(&self, at: usize, src: &[T]) {
+        let p = self.local_range(at, src.len());
+        // SAFETY: local_range bounds the range, aligned for T; every safe access that may race
+        // is atomic of the same width (relaxed::width: the object's address and T decide it).
+        // `src` is not this object's memory: a view of it (`as_slice`) forbids writes to it
+        // while it lives.
+        unsafe { relaxed::copy_in(src.as_ptr(), p, src.len()) }
+    }
+
+    /// A get from this PE: copies the local elements `at..at+dst.len()` into `dst` (panics
+    /// outside the object), element-wise relaxed atomic as [`to_vec`](Self::to_vec).
+    #[inline]
+    pub(crate) fn get_local(&self, at: usize, dst: &mut [T]) {
+        let p = self.local_range(at, dst.len());
+        // SAFETY: as in put_local; `dst` is a unique reference, so it is not this object's
+        // memory (no safe `&mut` to it exists while `self` is shared).
+        unsafe { relaxed::copy_out(p, dst.as_mut_ptr(), dst.len()) }
+    }
+
+    /// The local address of element `at`, asserting that `at..at+n` lies inside the object.
+    #[inline(always)]
+    fn local_range(&self, at: usize, n: usize) -> *mut T {
+        assert!(
+            at.checked_add(n).is_some_and(|end| end <= self.len()),
+            "elements {at}..{at}+{n} out of range for a symmetric object of {} elements",
+            self.len()
+        );
+        // SAFETY: at <= len, inside (or one past the end of) the allocation.
+        unsafe { self.as_ptr().add(at) }
+    }
 }
 
 fn strided(rt: &Runtime, func: &'static str, a: usize, b: usize, n: usize) -> Result<(usize, usize)> {
@@ -213,5 +294,100 @@ fn strided(rt: &Runtime, func: &'static str, a: usize, b: usize, n: usize) -> Re
             func,
             ErrorKind::InvalidSize { what: format!("{n} elements at strides {a}/{b} overflows") },
         )),
+    }
+}
+
+/// A put or get to this PE (`put_local` and `get_local`, what `put`, `get`, `p`, `g`, `iput`
+/// and `iget` do when `pe` is this PE) against a second thread's safe accessors and puts on the
+/// same elements, the case that was a data race while they went through the `memcpy` of
+/// `put_raw`; run under Miri (`scripts/miri.sh`), which reports any race (non-atomic, or
+/// atomic of mixed sizes) as undefined behaviour. The runtime itself cannot run under Miri, so
+/// the objects are local buffers (`slice::tests::local`).
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::super::slice::tests::local;
+
+    const ROUNDS: u64 = 24;
+
+    #[test]
+    fn put_to_self_races_accessors_and_another_put() {
+        let s = local(8, 0u64);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for r in 1..=ROUNDS {
+                    s.put_local(0, &[r; 8]); // put
+                    s.put_local((r % 8) as usize, &[r]); // p
+                }
+            });
+            let mut buf = [0u64; 8];
+            for r in 1..=ROUNDS {
+                assert!(s.to_vec().iter().all(|&x| x <= ROUNDS));
+                assert!(s.read(3) <= ROUNDS);
+                s.get_local(0, &mut buf); // get
+                assert!(buf.iter().all(|&x| x <= ROUNDS));
+                s.write(5, r);
+                s.put_local(6, &[r, r]);
+            }
+        });
+        s.put_local(0, &[ROUNDS; 8]);
+        let mut buf = [0u64; 8];
+        s.get_local(0, &mut buf);
+        assert_eq!(buf, [ROUNDS; 8]);
+    }
+
+    #[test]
+    fn get_from_self_races_writes_for_bytes_and_wide_elements() {
+        let b = local(13, 0u8);
+        let w = local(5, [0u32; 3]);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for r in 1..=ROUNDS as u8 {
+                    b.copy_from_slice(&[r; 13]);
+                    w.fill([u32::from(r); 3]);
+                    b.put_local(3, &[r; 7]);
+                    w.put_local(1, &[[u32::from(r); 3]; 3]);
+                }
+            });
+            let (mut bb, mut ww) = ([0u8; 13], [[0u32; 3]; 4]);
+            for _ in 0..ROUNDS {
+                b.get_local(0, &mut bb);
+                assert!(bb.iter().all(|&x| u64::from(x) <= ROUNDS));
+                // Each 4-byte word is atomic; a 12-byte element may mix rounds.
+                w.get_local(1, &mut ww);
+                assert!(ww.iter().flatten().all(|&x| u64::from(x) <= ROUNDS));
+            }
+        });
+        assert_eq!(b.to_vec(), [ROUNDS as u8; 13]);
+        assert_eq!(w.to_vec(), [[ROUNDS as u32; 3]; 5]);
+    }
+
+    /// An AMO on this PE is one atomic of the element's size; a put to self of a 1, 2, 4 or
+    /// 8-byte element uses that same size, so the two do not race.
+    #[test]
+    fn put_to_self_races_element_sized_atomics() {
+        let s = local(2, 0u64);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                for _ in 0..ROUNDS {
+                    // SAFETY: element 1 of the live buffer, 8-byte aligned.
+                    unsafe { AtomicU64::from_ptr(s.as_ptr().add(1)) }.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            let mut buf = [0u64; 2];
+            for r in 1..=ROUNDS {
+                s.put_local(0, &[r]);
+                s.get_local(0, &mut buf);
+                assert!(buf[0] == r && buf[1] <= ROUNDS);
+            }
+        });
+        assert_eq!(s.to_vec(), [ROUNDS, ROUNDS]);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn put_local_checks_its_range() {
+        local(4, 0u8).put_local(3, &[1, 2]);
     }
 }

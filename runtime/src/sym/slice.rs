@@ -463,7 +463,7 @@ impl<T: Pod> SymBox<T> {
 /// race while they were plain copies; run under Miri (`scripts/miri.sh`), which reports any race
 /// (non-atomic, or atomic of mixed sizes) as undefined behaviour.
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::mem::ManuallyDrop;
     use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -471,7 +471,7 @@ mod tests {
 
     /// A `SymSlice` over a leaked local buffer of `len` elements (64-byte aligned, as the heap's
     /// objects are), never freed: the accessors need no runtime.
-    fn local<T: Pod>(len: usize, fill: T) -> ManuallyDrop<SymSlice<T>> {
+    pub(in crate::sym) fn local<T: Pod>(len: usize, fill: T) -> ManuallyDrop<SymSlice<T>> {
         let layout = std::alloc::Layout::from_size_align((len * size_of::<T>()).max(1), 64).unwrap();
         // SAFETY: a layout of non-zero size; the block is leaked (Miri runs ignore leaks).
         let addr = unsafe { std::alloc::alloc_zeroed(layout) } as usize;
