@@ -3,15 +3,19 @@
 //!
 //! | where | what |
 //! | --- | --- |
-//! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oxshmem-info`, `oxshmem-api-coverage` |
+//! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oshnvcc`, `oxshmem-info`, `oxshmem-api-coverage` |
 //! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a`; `libnvshmem_host.so.3` (NVSHMEM's library name, the same code) and its link `libnvshmem_host.so`; `libnvshmem_device.a`, the CUDA device library, when nvcc is there to build it (see [`DeviceLib`]) |
 //! | `lib/pkgconfig/` | `oxshmem.pc` |
+//! | `lib/oxshmem/cpu/` | the CPU target of `oshnvcc --target cpu` (see [`cpu_target`]): `libnvshmem_device.a` built by `bindings/cuda/build-cpu.sh` with `c++` and `cc`, always, and the emulated CUDA driver `emucuda/libcuda.so`, whose path the archive holds |
 //! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h`, `nvshmem.h`, `nvshmemx.h`, `nvshmem_device.h`, and the NVSHMEM headers programs include besides those, `non_abi/nvshmemx_error.h` and `device_host/nvshmem_common.cuh` (the whole of `bindings/c/include`); `shmem.fh`, the include file of the deprecated Fortran API |
+//! | `include/oxshmem/` | the CPU target's CUDA headers in `cuda-on-cpu/` (`cuda_runtime.h`, `cuda.h`, `cooperative_groups.h`, ...: `bindings/cuda/src/arch/cuda-on-cpu`), their SIMT model `cpu.cuh` beside it, and the device library's state and protocol headers `device_state.h`, `device_protocol.h` (`device/include/oxshmem`) |
 //! | `share/oxshmem/fortran/` | `shmem.f90`, the Fortran module source |
 //! | `lib/oxshmem/fortran/<compiler>/` | `shmem.mod` compiled with the Fortran compiler found now, if any |
 //!
 //! Each file is written beside its destination and renamed over it, so reinstalling over a
-//! prefix whose programs are running is safe.
+//! prefix whose programs are running is safe (the CPU target's archive and driver are made anew
+//! by `ar` and the linker, which replace a file rather than write into it, and only when its
+//! sources or compilers changed).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -60,8 +64,9 @@ pub const USAGE: &str = "\
 Usage: oxshmem-install --prefix DIR [--profile NAME] [--no-build] [--features LIST] [--pmix]
                       [--device-lib | --no-device-lib] [--cuda-arch LIST]
 
-Builds oxshmem with cargo and installs the launcher, the compiler wrappers, oxshmem-info,
-liboxshmem (.so, .a), the headers, oxshmem.pc and the Fortran module under DIR.
+Builds oxshmem with cargo and installs the launcher, the compiler wrappers (oshnvcc too),
+oxshmem-info, liboxshmem (.so, .a), the headers, oxshmem.pc and the Fortran module under DIR,
+and builds the CPU target of `oshnvcc --target cpu` into DIR/lib/oxshmem/cpu (c++ and cc).
 
   --prefix DIR     where to install (bin/, lib/, include/, share/)
   --profile NAME   cargo profile to build and install (default: release)
@@ -136,7 +141,8 @@ fn profile_dir_name(profile: &str) -> &str {
 }
 
 /// The binaries installed into `bin/`, from `target/<profile>/`.
-pub const BINARIES: &[&str] = &["oshrun", "oshcc", "oshcxx", "oshfort", "oxshmem-info", "oxshmem-api-coverage"];
+pub const BINARIES: &[&str] =
+    &["oshrun", "oshcc", "oshcxx", "oshfort", "oshnvcc", "oxshmem-info", "oxshmem-api-coverage"];
 /// The links installed into `bin/`, to `oshcxx`.
 pub const CXX_ALIASES: &[&str] = &["oshc++", "oshCC"];
 /// The include file of the deprecated Fortran API (`include 'shmem.fh'`), beside the module
@@ -309,6 +315,107 @@ fn device_library(opts: &Options, source_root: &Path, built: &Path) -> Result<Op
 /// NVSHMEM's name for the device library, which its build lines name.
 pub const DEVICE_LIB: &str = "libnvshmem_device.a";
 
+/// Where the CPU target's archive and emulated driver go, under the prefix; `oshnvcc`'s
+/// `cpu_target` (`nvcc.rs`) looks for `libnvshmem_device.a` there.
+pub const CPU_TARGET_DIR: &str = "lib/oxshmem/cpu";
+/// Where the CPU target's CUDA headers go, under the prefix (`oshnvcc --target cpu` puts it
+/// first on the include path); `cuda_runtime.h` includes `../cpu.cuh`, installed beside it.
+pub const CPU_HEADERS_DIR: &str = "include/oxshmem/cuda-on-cpu";
+
+/// The file that runs as `cmd` (a path, or a name looked up on `PATH`), if any.
+fn find_program(cmd: &str) -> Option<PathBuf> {
+    if cmd.contains('/') {
+        return Some(PathBuf::from(cmd)).filter(|p| p.is_file());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(cmd)).find(|p| p.is_file())
+}
+
+/// The compilers `build-cpu.sh` uses (`$CXX`, default `c++`; `$CC`, default `cc`), checked
+/// before anything is installed: the CPU target is always built, and needs nothing else.
+fn cpu_compilers() -> Result<(String, String), String> {
+    let pick = |var: &str, default: &str| {
+        std::env::var(var).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| default.to_string())
+    };
+    let (cxx, cc) = (pick("CXX", "c++"), pick("CC", "cc"));
+    for (cmd, what, var) in [(&cxx, "C++", "CXX"), (&cc, "C", "CC")] {
+        let first = cmd.split_whitespace().next().unwrap_or_default();
+        if find_program(first).is_none() {
+            return Err(format!(
+                "the CPU target of oshnvcc ({CPU_TARGET_DIR}/{DEVICE_LIB}) needs a {what} compiler, and `{first}` is \
+                 not found (install g++ and gcc, or clang, or set {var})"
+            ));
+        }
+    }
+    Ok((cxx, cc))
+}
+
+/// The newest modification time of the files under `p` (recursively), or of `p`.
+fn newest(p: &Path) -> std::time::SystemTime {
+    let own = p.metadata().and_then(|m| m.modified()).unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+    match std::fs::read_dir(p) {
+        Ok(rd) => rd.flatten().map(|e| newest(&e.path())).fold(own, std::cmp::max),
+        Err(_) => own,
+    }
+}
+
+/// Builds the CPU target of `oshnvcc` into `<prefix>/lib/oxshmem/cpu/` with
+/// `bindings/cuda/build-cpu.sh` and installs its headers into `<prefix>/include/oxshmem/`.
+/// The archive holds the absolute path of the emulated driver built beside it, so it is built
+/// in place, not copied from the build tree. A reinstall from the same sources with the same
+/// compilers keeps what is there (`.built-from` records them). Returns the archive and whether
+/// this run built it.
+fn cpu_target(source_root: &Path, prefix: &Path, compilers: &(String, String)) -> Result<(PathBuf, bool), String> {
+    let out = prefix.join(CPU_TARGET_DIR);
+    let archive = out.join(DEVICE_LIB);
+    let stamp = out.join(".built-from");
+    let sources = [
+        source_root.join("bindings/cuda/src"),
+        source_root.join("bindings/cuda/build-cpu.sh"),
+        source_root.join("bindings/c/include"),
+        source_root.join("device/include"),
+        source_root.join("tests/emucuda/libcuda.c"),
+    ];
+    let recipe = format!(
+        "{}\nCXX={}\nCC={}\nCXXFLAGS={}\n",
+        source_root.display(),
+        compilers.0,
+        compilers.1,
+        std::env::var("CXXFLAGS").unwrap_or_default()
+    );
+    let fresh = archive.metadata().and_then(|m| m.modified()).is_ok_and(|built| {
+        out.join("emucuda/libcuda.so").is_file()
+            && std::fs::read_to_string(&stamp).is_ok_and(|s| s == recipe)
+            && sources.iter().all(|d| newest(d) <= built)
+    });
+    if !fresh {
+        mkdir(&out)?;
+        let _ = std::fs::remove_file(&stamp);
+        let script = source_root.join("bindings/cuda/build-cpu.sh");
+        let mut cmd = Command::new("bash");
+        cmd.arg(&script).arg(&out).env("CXX", &compilers.0).env("CC", &compilers.1);
+        // Its progress goes where the installer's messages go, not into the summary.
+        {
+            use std::os::fd::AsFd;
+            if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
+                cmd.stdout(fd);
+            }
+        }
+        eprintln!("oxshmem-install: building the CPU target (oshnvcc --target cpu): {cmd:?}");
+        let st = cmd.status().map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        if !st.success() {
+            return Err(format!("building the CPU target ({}) failed ({st})", archive.display()));
+        }
+        let _ = std::fs::remove_dir_all(out.join("obj"));
+        write_file(&stamp, &recipe)?;
+    }
+    let arch = source_root.join("bindings/cuda/src/arch");
+    install_tree(&arch.join("cuda-on-cpu"), &prefix.join(CPU_HEADERS_DIR))?;
+    install_file(&arch.join("cpu.cuh"), &prefix.join("include/oxshmem/cpu.cuh"))?;
+    install_tree(&source_root.join("device/include/oxshmem"), &prefix.join("include/oxshmem"))?;
+    Ok((archive, !fresh))
+}
+
 /// Runs the installer; messages go to stderr, the summary to stdout.
 pub fn run(opts: &Options) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
@@ -348,6 +455,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
         return Err(format!("not built: {} (run without --no-build)", missing.join(", ")));
     }
 
+    let compilers = cpu_compilers()?;
     let device_lib = device_library(opts, source_root, &built)?;
 
     mkdir(&opts.prefix)?;
@@ -373,6 +481,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
         install_file(lib, &dest.lib_dir.join(DEVICE_LIB))?;
     }
     install_tree(&tree.include_dir, &dest.include_dir)?;
+    let (cpu_archive, cpu_built) = cpu_target(source_root, &prefix, &compilers)?;
     let fdir = dest.fortran_source.parent().ok_or("no Fortran folder")?;
     mkdir(fdir)?;
     install_file(&tree.fortran_source, &dest.fortran_source)?;
@@ -418,6 +527,12 @@ pub fn run(opts: &Options) -> Result<(), String> {
             _ => println!("  device library:  not built ({NO_NVCC_HINT})"),
         },
     }
+    println!(
+        "  CPU target:      {} ({}; oshnvcc --target cpu, headers in {})",
+        cpu_archive.display(),
+        if cpu_built { format!("built with {}", compilers.0) } else { "up to date".to_string() },
+        prefix.join(CPU_HEADERS_DIR).display()
+    );
     println!("  headers:         {}", dest.include_dir.display());
     println!("  pkg-config:      {}/pkgconfig/oxshmem.pc", dest.lib_dir.display());
     println!("  Fortran source:  {}", dest.fortran_source.display());

@@ -1,8 +1,11 @@
 //! The installer: installs what this build made into a fresh prefix, then compiles and runs
 //! programs the way a user of the installation would — `<prefix>/bin/oshcc`, `oshc++`,
-//! `oshfort`, `<prefix>/bin/oshrun -n 2`, `pkg-config oxshmem`, and a static link with
-//! `liboxshmem.a` and the `.pc` file's `Libs.private`. (`bindings/tools/install.sh` also builds
-//! in release first; the tests use `--no-build` on the build they run in.)
+//! `oshfort`, `<prefix>/bin/oshrun -n 2`, `pkg-config oxshmem`, a static link with
+//! `liboxshmem.a` and the `.pc` file's `Libs.private`, and an NVSHMEM program built for the CPU
+//! target with `<prefix>/bin/oshnvcc --target cpu` (the installer always builds that target:
+//! it needs `c++` and `cc`, which this test therefore needs). (`bindings/tools/install.sh` also
+//! builds in release first; the tests use `--no-build` on the build they run in, which runs no
+//! nvcc.)
 
 mod common;
 
@@ -26,8 +29,12 @@ fn install(prefix: &Path) -> String {
 fn install_then_build_and_run_from_the_prefix() {
     ensure_built();
     // oshc++ and oshCC are made by the build script; make sure the rest of the tools are there.
-    for t in ["oshcc", "oshcxx", "oshfort", "oxshmem-info", "oshrun"] {
+    for t in ["oshcc", "oshcxx", "oshfort", "oshnvcc", "oxshmem-info", "oshrun"] {
         tool(t);
+    }
+    // The installer builds the CPU target with them, whatever else is there.
+    if !(have("c++") && have("cc")) {
+        return;
     }
     let t = TempDir::new("install");
     let prefix = t.join("prefix");
@@ -43,6 +50,7 @@ fn install_then_build_and_run_from_the_prefix() {
         "bin/oshc++",
         "bin/oshCC",
         "bin/oshfort",
+        "bin/oshnvcc",
         "bin/oxshmem-info",
         "lib/liboxshmem.so",
         "lib/liboxshmem.so.1",
@@ -55,6 +63,13 @@ fn install_then_build_and_run_from_the_prefix() {
         "include/non_abi/nvshmemx_error.h",
         "include/device_host/nvshmem_common.cuh",
         "share/oxshmem/fortran/shmem.f90",
+        "lib/oxshmem/cpu/libnvshmem_device.a",
+        "lib/oxshmem/cpu/emucuda/libcuda.so",
+        "include/oxshmem/cuda-on-cpu/cuda_runtime.h",
+        "include/oxshmem/cuda-on-cpu/cooperative_groups.h",
+        "include/oxshmem/cpu.cuh",
+        "include/oxshmem/device_state.h",
+        "include/oxshmem/device_protocol.h",
     ] {
         assert!(prefix.join(f).exists(), "{f} not installed");
     }
@@ -79,11 +94,35 @@ fn install_then_build_and_run_from_the_prefix() {
         "{facts}"
     );
 
-    if !have("cc") {
-        return;
-    }
     let src = crate_dir().join("tests/c/ring.c");
     let oshrun = bin.join("oshrun");
+
+    // oshnvcc --target cpu + oshrun from the prefix: an NVSHMEM program of tests/cuda, its
+    // kernels on host threads, with the prefix's CPU target and nothing of the source tree's.
+    assert!(!prefix.join("lib/oxshmem/cpu/obj").exists(), "the CPU target's objects are left in the prefix");
+    let rma = source_root().join("tests/cuda/rma.cu");
+    let shown =
+        run_ok(Command::new(bin.join("oshnvcc")).args(["--target", "cpu", "-show"]).arg(&rma).args(["-o", "rma"]));
+    for want in [
+        format!("-I {prefix_s}/include/oxshmem/cuda-on-cpu -I {prefix_s}/include "),
+        format!(" {prefix_s}/lib/oxshmem/cpu/libnvshmem_device.a -L{prefix_s}/lib "),
+    ] {
+        assert!(shown.contains(&want), "no {want:?} in:\n{shown}");
+    }
+    let root_s = source_root().display().to_string();
+    assert!(!shown.lines().any(|l| l.contains(&format!("-I {root_s}/"))), "source-tree headers in:\n{shown}");
+    run_ok(
+        Command::new(bin.join("oshnvcc"))
+            .args(["--target", "cpu"])
+            .arg(&rma)
+            .args(["-o", "rma"])
+            .current_dir(&t.0)
+            .env_remove("OSHNVCC_CXX"),
+    );
+    let out = run_ok(Command::new(&oshrun).args(["-n", "2", "--timeout", "120", "./rma"]).current_dir(&t.0));
+    for pe in 0..2 {
+        assert!(out.lines().any(|l| l.starts_with(&format!("PE {pe}: ok rma: "))), "no `PE {pe}: ok rma:` in:\n{out}");
+    }
 
     // oshcc + oshrun from the prefix.
     let exe = t.join("ring");
