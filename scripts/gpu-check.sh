@@ -4,6 +4,14 @@
 #
 #   scripts/gpu-check.sh --prepare OUTDIR [--arch sm_90]   # on the build machine (no GPU needed)
 #   scripts/gpu-check.sh [DIR]                             # on the GPU machine (DIR: an OUTDIR)
+#   scripts/gpu-check.sh --prepare-cpu OUTDIR              # the same bundle for the CPU target
+#
+# --prepare-cpu packs the test programs built for the CPU target (oshnvcc --target cpu: kernels
+# run as host threads over the emulated CUDA driver) with the debug build's oshrun and
+# liboxshmem.so, so that the check's own plumbing (unpacking, the driver search, every program
+# at every PE count over every channel, the tables, the cap) runs on any machine:
+#   GPU_CHECK_LIBCUDA=OUTDIR/libcuda.so GPU_CHECK_NVSHMEM=0 GPU_CHECK_BENCH=0 GPU_CHECK_RUST=0 \
+#     scripts/gpu-check.sh OUTDIR                          (tests/tests/cpu_programs.rs does)
 #
 # --prepare builds into OUTDIR/gpu-check.tar.xz (stripped binaries, xz; must stay <= 64 MiB):
 #   oxshmem/bin/oshrun, oxshmem/lib/*.so*     oxshmem (oxshmem-install --prefix, release) with
@@ -46,7 +54,7 @@
 #
 # Knobs: GPU_CHECK_SECONDS (360), GPU_CHECK_PES ("2 4"), GPU_CHECK_CHANNELS
 # ("p2p proxy ibgda"), GPU_CHECK_NVSHMEM=0 (skip NVIDIA's NVSHMEM), GPU_CHECK_TESTS /
-# GPU_CHECK_BENCH=0 (skip a part), GPU_CHECK_NVSHMEM_LIB (NVIDIA's lib folder), GPU_CHECK_LIBCUDA (a
+# GPU_CHECK_BENCH=0 / GPU_CHECK_RUST=0 (skip a part), GPU_CHECK_NVSHMEM_LIB (NVIDIA's lib folder), GPU_CHECK_LIBCUDA (a
 # libcuda.so.1 the search misses; any file there also lets the plumbing run on a machine
 # without a GPU, every program then failing). Logs go to
 # $TMPDIR/gpu-check.*/logs, and to $OUT/gpu-check-logs when $OUT is set.
@@ -57,7 +65,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-progs="rma signal amo sync coll stream"
+progs="rma signal amo sync coll stream examples"
 
 say() { echo "gpu-check: $*"; }
 
@@ -186,6 +194,46 @@ prepare() {
         exit 1
     fi
     say "prepared; on the GPU machine: scripts/gpu-check.sh $out"
+}
+
+
+# ------------------------------------------------------------------------------- prepare-cpu
+prepare_cpu() {
+    local out=${1:?usage: scripts/gpu-check.sh --prepare-cpu OUTDIR}
+    mkdir -p "$out" || exit 3
+    out=$(cd "$out" && pwd)
+    local tree="$out/tree" cargo=${CARGO:-cargo} target=${CARGO_TARGET_DIR:-$root/target}
+    rm -rf "$tree"
+    mkdir -p "$tree/oxshmem/bin" "$tree/oxshmem/lib" "$tree/oxshmem-bin"
+    say "building oshrun, liboxshmem.so and oshnvcc (debug)"
+    (cd "$root" && "$cargo" build -p oxshmem-c -p oxshmem-tools --bin oshnvcc -p oxshmem-bootstrap --bin oshrun) || exit 1
+    cp "$target/debug/oshrun" "$tree/oxshmem/bin/"
+    cp -P "$target"/debug/liboxshmem.so* "$tree/oxshmem/lib/"
+    {
+        echo "gpu-check bundle for the CPU target, prepared $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
+        echo "source: $root"
+    } >"$tree/MANIFEST"
+    local p failed=0
+    for p in $progs; do
+        # Programs built already (tests/cpu_programs.rs passes its folder), else built here.
+        if [ -n "${GPU_CHECK_CPU_PROGRAMS:-}" ] && [ -x "$GPU_CHECK_CPU_PROGRAMS/$p" ]; then
+            cp "$GPU_CHECK_CPU_PROGRAMS/$p" "$tree/oxshmem-bin/$p"
+            continue
+        fi
+        say "oshnvcc --target cpu tests/cuda/$p.cu"
+        if ! "$target/debug/oshnvcc" --target cpu "$root/tests/cuda/$p.cu" -o "$tree/oxshmem-bin/$p"; then
+            echo "oxshmem-bin/$p: FAILED to build" >>"$tree/MANIFEST"
+            failed=1
+        fi
+    done
+    # The emulated driver the programs load (its path is in them); the check's driver search
+    # is pointed at it with GPU_CHECK_LIBCUDA.
+    cp "$target/debug/cuda-cpu/emucuda/libcuda.so" "$out/libcuda.so"
+    rm -f "$out/gpu-check.tar.xz"
+    (cd "$tree" && tar -cf - . | xz -1 -T "${XZ_THREADS:-2}" >"$out/gpu-check.tar.xz") || exit 1
+    rm -rf "$tree"
+    say "prepared; run: GPU_CHECK_LIBCUDA=$out/libcuda.so GPU_CHECK_NVSHMEM=0 GPU_CHECK_BENCH=0 GPU_CHECK_RUST=0 scripts/gpu-check.sh $out"
+    exit $failed
 }
 
 # ------------------------------------------------------------------------------------ check
@@ -380,7 +428,8 @@ check() {
 
     # The Rust GPU device: pe-gpu loads gpu_ring.fatbin (P2P).
     local -A rust
-    for n in $pes; do
+    [ "${GPU_CHECK_RUST:-1}" != 0 ] || pes_rust=""
+    for n in ${pes_rust-$pes}; do
         for case in ring errors; do
             local log="$logdir/rust-n$n-$case.log" v
             if [ ! -x "$ox/bin/pe-gpu" ] || [ ! -f "$oxbin/gpu_ring.fatbin" ]; then
@@ -400,7 +449,7 @@ check() {
     # Tables.
     echo
     echo "== the Rust GPU device (pe-gpu with gpu_ring.fatbin, P2P) =="
-    for n in $pes; do echo "n=$n | ring ${rust[$n,ring]} | errors ${rust[$n,errors]}"; done
+    for n in ${pes_rust-$pes}; do echo "n=$n | ring ${rust[$n,ring]} | errors ${rust[$n,errors]}"; done
     echo
     echo "== test programs (oshrun -n N on one GPU) =="
     local hdr="program" cfg n prog
@@ -436,6 +485,7 @@ check() {
 main() {
     case "${1:-}" in
         --prepare) shift; prepare "$@" ;;
+        --prepare-cpu) shift; prepare_cpu "$@" ;;
         -h | --help) sed -n "2,$(($(grep -n "^set -uo" "$0" | cut -d: -f1) - 1))p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) check "$@" ;;
     esac

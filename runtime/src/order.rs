@@ -14,15 +14,18 @@ use crate::transport::CtxId;
 use crate::world::{Runtime, running};
 
 impl Runtime {
-    /// Completes every operation this PE issued: a full fence, and the network transport's
-    /// quiet (remote completion) when there is one.
+    /// Completes every operation this PE issued: a full fence, the network transport's quiet
+    /// (remote completion) when there is one, and each registered segment's
+    /// ([`ForeignSegment::quiet`](crate::segment::ForeignSegment::quiet): a GPU's device
+    /// operations still in the proxy ring or the NIC queues).
     #[inline(always)]
     pub(crate) fn quiet_internal(&self) -> Result<()> {
         fence(Ordering::SeqCst);
-        match &self.net {
-            Some(net) => net.quiet(),
-            None => Ok(()),
+        if let Some(net) = &self.net {
+            net.quiet()?;
         }
+        // Registered segments (a GPU heap) complete what their own agents still carry.
+        crate::segment::quiet_all("shmem_quiet")
     }
 
     /// Orders this PE's operations to each peer.

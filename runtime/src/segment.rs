@@ -151,6 +151,14 @@ pub trait ForeignSegment: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// Completes what other agents of this PE issued into the segment and have not completed:
+    /// a GPU's device threads whose operations a host proxy or a NIC's queues still carry.
+    /// The runtime's quiet calls it (and so every barrier), after its own. By default nothing.
+    fn quiet(&self, func: &'static str) -> Result<()> {
+        let _ = func;
+        Ok(())
+    }
+
     /// What a routine that does not reach the segment says of an address in it, in place of
     /// "is not symmetric" (`is in the GPU symmetric heap, which this host routine does not
     /// reach …`); `None`: just that.
@@ -193,6 +201,28 @@ pub fn find(addr: usize, len: usize) -> Option<Arc<dyn ForeignSegment>> {
         return None;
     }
     SEGMENTS.read().iter().find(|s| s.contains(addr, len)).cloned()
+}
+
+thread_local! {
+    /// Whether this thread is one of a segment's own agents (see [`agent_thread`]).
+    static AGENT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as one of a segment's agents (a proxy thread, a software NIC):
+/// the runtime's quiet on it does not wait for the segments, whose outstanding work that very
+/// thread carries (it would wait for itself).
+pub fn agent_thread() {
+    AGENT.with(|a| a.set(true));
+}
+
+/// Quiets every registered segment ([`ForeignSegment::quiet`]); one load when there is none.
+#[inline]
+pub(crate) fn quiet_all(func: &'static str) -> Result<()> {
+    if !ANY.load(Ordering::Acquire) || AGENT.with(std::cell::Cell::get) {
+        return Ok(());
+    }
+    let all: Vec<Arc<dyn ForeignSegment>> = SEGMENTS.read().clone();
+    all.iter().try_for_each(|s| s.quiet(func))
 }
 
 /// What the registered segment holding `addr` says of itself ([`ForeignSegment::explain`]).

@@ -982,7 +982,18 @@ enum { CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_NOT_FOUND = 500 };
 
 typedef struct { unsigned grid[3], block[3], block_idx[3], thread_idx[3]; } oxemu_launch_t;
 typedef void (*emu_kernel)(const oxemu_launch_t *, void **);
-struct emu_function { emu_kernel fn; const unsigned long long *params; char name[64]; };
+/* A module built for oxshmem's CPU target (oshnvcc --target cpu -shared) runs its own kernels:
+ * the driver asks it for a kernel's parameter sizes and hands it whole launches. */
+typedef long (*cpu_params_fn)(const char *name, unsigned long long *sizes, size_t max);
+typedef int (*cpu_run_fn)(const char *name, const unsigned grid[3], const unsigned block[3], unsigned shmem,
+                          void **params);
+struct emu_function {
+    emu_kernel fn;
+    const unsigned long long *params;
+    char name[64];
+    cpu_run_fn cpu_run;              /* a CPU-target module's kernel (fn is NULL) */
+    unsigned long long cpu_params[33];
+};
 struct emu_module { void *dl; int n; struct emu_function fns[MAX_KERNELS]; };
 typedef struct emu_module *CUmodule;
 typedef struct emu_function *CUfunction;
@@ -1018,13 +1029,30 @@ CUresult cuModuleGetFunction(CUfunction *out, CUmodule m, const char *name) {
         if (!strcmp(m->fns[i].name, name)) { *out = &m->fns[i]; return CUDA_SUCCESS; }
     char pname[96];
     snprintf(pname, sizeof pname, "oxemu_params_%s", name);
+    if (m->n == MAX_KERNELS) return CUDA_ERROR_OUT_OF_MEMORY;
+    cpu_params_fn cpu_params = (cpu_params_fn)dlsym(m->dl, "oxshmemi_cpu_kernel_params");
+    cpu_run_fn cpu_run = (cpu_run_fn)dlsym(m->dl, "oxshmemi_cpu_run_kernel");
+    if (cpu_params && cpu_run) {
+        struct emu_function *f = &m->fns[m->n];
+        long n = cpu_params(name, f->cpu_params + 1, 32);
+        if (n < 0) return CUDA_ERROR_NOT_FOUND;
+        if (n > 32) return CUDA_ERROR_NOT_SUPPORTED;
+        f->cpu_params[0] = (unsigned long long)n;
+        f->params = f->cpu_params;
+        f->fn = NULL;
+        f->cpu_run = cpu_run;
+        strcpy(f->name, name);
+        m->n++;
+        *out = f;
+        return CUDA_SUCCESS;
+    }
     emu_kernel fn = (emu_kernel)dlsym(m->dl, name);
     const unsigned long long *params = dlsym(m->dl, pname);
     if (!fn || !params) return CUDA_ERROR_NOT_FOUND;
-    if (m->n == MAX_KERNELS) return CUDA_ERROR_OUT_OF_MEMORY;
     struct emu_function *f = &m->fns[m->n++];
     f->fn = fn;
     f->params = params;
+    f->cpu_run = NULL;
     strcpy(f->name, name);
     *out = f;
     return CUDA_SUCCESS;
@@ -1063,6 +1091,7 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *
 struct emu_launch {
     struct emu_function *f;
     oxemu_launch_t at;
+    unsigned shared;
     void *args[32];
     unsigned char values[32][8];
 };
@@ -1070,6 +1099,12 @@ struct emu_launch {
 static void run_launch(void *user) {
     struct emu_launch *l = user;
     oxemu_launch_t at = l->at;
+    if (l->f->cpu_run) {
+        int rc = l->f->cpu_run(l->f->name, at.grid, at.block, l->shared, l->args);
+        if (rc) fprintf(stderr, "emucuda: the CPU-target kernel %s failed to launch (cudaError %d)\n", l->f->name, rc);
+        free(l);
+        return;
+    }
     for (at.block_idx[2] = 0; at.block_idx[2] < at.grid[2]; at.block_idx[2]++)
         for (at.block_idx[1] = 0; at.block_idx[1] < at.grid[1]; at.block_idx[1]++)
             for (at.block_idx[0] = 0; at.block_idx[0] < at.grid[0]; at.block_idx[0]++)
@@ -1083,7 +1118,6 @@ static void run_launch(void *user) {
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, CUstream s, void **params, void **extra) {
     REQUIRE_CTX();
-    (void)shared;
     if (!f || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
         return CUDA_ERROR_INVALID_VALUE;
     if (extra) return CUDA_ERROR_NOT_SUPPORTED;
@@ -1093,6 +1127,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
     l->f = f;
     l->at = (oxemu_launch_t){ .grid = { gx, gy, gz }, .block = { bx, by, bz } };
+    l->shared = shared;
     for (size_t i = 0; i < n; i++) {
         size_t sz = f->params[1 + i];
         if (sz > 8) { free(l); return CUDA_ERROR_NOT_SUPPORTED; }

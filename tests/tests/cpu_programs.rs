@@ -70,8 +70,10 @@ fn run(cmd: &mut Command, limit: Duration) -> (bool, String) {
     }
 }
 
-/// Builds the host library, `oshnvcc` (and through it the CPU target's archive) and the
-/// programs once; their directory.
+/// Builds the host library and `oshnvcc` (and through it the CPU target's archive) once per
+/// test process, and the programs into `target/<profile>/cpu-programs/` where they are older
+/// than their sources or the archive (tests run as separate processes: each program is built
+/// once for all of them; a build goes to a temporary name first, then is renamed).
 fn programs() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -89,18 +91,39 @@ fn programs() -> &'static Path {
             .arg(&target);
         let (ok, log) = run(&mut c, Duration::from_secs(1800));
         assert!(ok, "cargo build of the host library and oshnvcc failed:\n{log}");
-        let dir = std::env::temp_dir().join(format!("oxshmem-cpu-programs-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let dir = profile_dir().join("cpu-programs");
+        std::fs::create_dir_all(&dir).expect("the programs' directory");
+        let mtime = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
         for p in PROGRAMS {
             let exe = dir.join(p.name);
+            let src = root().join(format!("tests/cuda/{}.cu", p.name));
+            // The archive is rebuilt by oshnvcc when the library's sources change: build once
+            // first (the first program), then compare with it.
+            let archive = profile_dir().join("cuda-cpu/libnvshmem_device.a");
+            let newest = [src.clone(), root().join("tests/cuda/cutest.h"), archive.clone()]
+                .iter()
+                .filter_map(|f| mtime(f))
+                .max();
+            let fresh =
+                archive.exists() && mtime(&exe).zip(newest).is_some_and(|(e, n)| e > n) && oshnvcc_is_older_than(&exe);
+            if fresh {
+                continue;
+            }
+            let tmp = dir.join(format!("{}.tmp{}", p.name, std::process::id()));
             let mut c = Command::new(profile_dir().join("oshnvcc"));
-            c.args(["--target", "cpu"]).arg(root().join(format!("tests/cuda/{}.cu", p.name))).arg("-o").arg(&exe);
+            c.args(["--target", "cpu"]).arg(&src).arg("-o").arg(&tmp);
             let (ok, log) = run(&mut c, Duration::from_secs(900));
-            assert!(ok && exe.exists(), "oshnvcc --target cpu tests/cuda/{}.cu failed:\n{log}", p.name);
+            assert!(ok && tmp.exists(), "oshnvcc --target cpu tests/cuda/{}.cu failed:\n{log}", p.name);
+            std::fs::rename(&tmp, &exe).expect("renaming a built program");
         }
         dir
     })
+}
+
+/// Whether `exe` is newer than oshnvcc (whose rewrite made it).
+fn oshnvcc_is_older_than(exe: &Path) -> bool {
+    let m = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    m(&profile_dir().join("oshnvcc")).zip(m(exe)).is_some_and(|(o, e)| o < e)
 }
 
 /// A program and the number of `ok` lines each PE prints.
@@ -116,6 +139,7 @@ const PROGRAMS: &[Program] = &[
     Program { name: "sync", oks: 3 },
     Program { name: "coll", oks: 2 },
     Program { name: "stream", oks: 5 },
+    Program { name: "examples", oks: 7 },
 ];
 
 /// Runs every program at 2 and 4 PEs over `channel`.
@@ -162,4 +186,43 @@ fn nvshmem_programs_run_on_the_cpu_target_over_the_proxy() {
 #[test]
 fn nvshmem_programs_run_on_the_cpu_target_over_ibgda() {
     every_program_over("ibgda");
+}
+
+/// The GPU check's own plumbing (`scripts/gpu-check.sh`: unpacking a bundle, the driver search,
+/// every program at each PE count over every channel, the result table) runs here on the bundle
+/// `--prepare-cpu` makes of the CPU-target builds, so that the one run on a lent GPU is not the
+/// first run of the script.
+#[test]
+fn the_gpu_check_runs_its_cpu_target_bundle() {
+    if !have_cxx() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("oxshmem-gpu-check-cpu-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let target = profile_dir().parent().expect("target/<profile> has a parent").to_path_buf();
+    let mut prep = Command::new("bash");
+    prep.arg(root().join("scripts/gpu-check.sh"))
+        .arg("--prepare-cpu")
+        .arg(&dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .env("GPU_CHECK_CPU_PROGRAMS", programs());
+    let (ok, log) = run(&mut prep, Duration::from_secs(1800));
+    assert!(ok, "gpu-check.sh --prepare-cpu failed:\n{log}");
+    let mut check = Command::new("bash");
+    check
+        .arg(root().join("scripts/gpu-check.sh"))
+        .arg(&dir)
+        .env("GPU_CHECK_LIBCUDA", dir.join("libcuda.so"))
+        .env("GPU_CHECK_NVSHMEM", "0")
+        .env("GPU_CHECK_BENCH", "0")
+        .env("GPU_CHECK_RUST", "0")
+        .env("GPU_CHECK_PES", "2");
+    let (ok, out) = run(&mut check, Duration::from_secs(900));
+    assert!(ok, "gpu-check.sh on the CPU-target bundle failed:\n{out}");
+    assert!(out.contains("program | ox-p2p n=2 | ox-proxy n=2 | ox-ibgda n=2"), "no result table:\n{out}");
+    for p in PROGRAMS {
+        let row = format!("{} | ok | ok | ok", p.name);
+        assert!(out.lines().any(|l| l == row), "no row `{row}`:\n{out}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -105,6 +105,11 @@ NVSHMEMI_HOST_API int oxshmemi_register_device_library(int abi_version,
  * Returns 0 or a CUDA error. */
 NVSHMEMI_HOST_API int oxshmemi_register_device_amo(int (*amo)(uint64_t addr, uint32_t flags, uint64_t value,
                                                               uint64_t cond, uint64_t *old));
+/* oxshmem internal: the CPU target's libnvshmem_device.a registers its question "is this a device
+ * thread's local or shared memory?", which the proxy and the software NIC ask before touching
+ * memory on a device thread's behalf (1 and a description in `what`, else 0). */
+NVSHMEMI_HOST_API int oxshmemi_register_cpu_target(int (*local_memory)(uint64_t addr, uint64_t len, char *what,
+                                                                       size_t what_len));
 
 /* Thread levels (nvshmem_init_thread) */
 enum nvshmemx_thread_support_t {

@@ -238,6 +238,8 @@ void sync_all() {
 struct Kernel {
     oxshmemi::cpu_rt::Trampoline t;
     const char *name;
+    const unsigned long long *sizes;
+    size_t n_params;
     int max_dynamic_shared = (int)SHARED_DEFAULT;
 };
 std::mutex kernels_lock;
@@ -271,9 +273,9 @@ int blocks_per_sm(int threads) {
 namespace oxshmemi {
 namespace cpu_rt {
 
-void register_kernel(const void *f, Trampoline t, const char *name) {
+void register_kernel(const void *f, Trampoline t, const char *name, const unsigned long long *sizes, size_t n) {
     std::lock_guard<std::mutex> g(kernels_lock);
-    kernels()[f] = Kernel{t, name};
+    kernels()[f] = Kernel{t, name, sizes, n};
 }
 
 cudaError_t launch(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool cooperative, Body body) {
@@ -283,16 +285,21 @@ cudaError_t launch(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, boo
     if (shmem > SHARED_OPTIN) return fail(cudaErrorInvalidValue);
     uint64_t resident = (uint64_t)SMS * blocks_per_sm((int)threads);
     if (cooperative && blocks > resident) return fail(cudaErrorCooperativeLaunchTooLarge);
-    cudaStream_t s = resolve(stream);
-    if (!s) return fail(cudaErrorInvalidResourceHandle);
-    return enqueue(s, [=] {
+    auto run = [=] {
         Grid g;
         g.grid = idx3{grid.x, grid.y, grid.z};
         g.dim = idx3{block.x, block.y, block.z};
         g.dynamic_bytes = shmem;
         g.cooperative = cooperative;
         arch::cpu::run_grid(g, body, (uint32_t)resident);
-    });
+    };
+    if (stream == OXSHMEMI_CPU_RUN_NOW) {
+        run();
+        return cudaSuccess;
+    }
+    cudaStream_t s = resolve(stream);
+    if (!s) return fail(cudaErrorInvalidResourceHandle);
+    return enqueue(s, run);
 }
 
 void Launch::record_launch_error(cudaError_t e) {
@@ -708,6 +715,45 @@ cudaError_t cudaOccupancyMaxPotentialBlockSize(int *grid, int *block, const void
     *block = limit > 0 && limit < MAX_BLOCK ? limit : MAX_BLOCK;
     *grid = SMS * blocks_per_sm(*block);
     return cudaSuccess;
+}
+
+}  // extern "C"
+
+// ---- kernels of a module (the emulated driver's cuModuleGetFunction and cuLaunchKernel) ------
+
+extern "C" {
+
+/// The parameter sizes of the kernel registered as `name` in this object: their number (at
+/// most `max` written to `sizes`), or -1 when no kernel has that name. The emulated driver
+/// asks a module's shared object this (tests/emucuda/libcuda.c).
+long oxshmemi_cpu_kernel_params(const char *name, unsigned long long *sizes, size_t max) {
+    std::lock_guard<std::mutex> g(kernels_lock);
+    for (auto &k : kernels())
+        if (name && strcmp(k.second.name, name) == 0) {
+            for (size_t i = 0; i < k.second.n_params && i < max; i++) sizes[i] = k.second.sizes[i];
+            return (long)k.second.n_params;
+        }
+    return -1;
+}
+
+/// Runs the grid of kernel `name` with the parameters `params` points at, on the calling
+/// thread (the driver's stream worker), and returns when every thread has ended: 0, or a
+/// cudaError_t.
+int oxshmemi_cpu_run_kernel(const char *name, const unsigned grid[3], const unsigned block[3], unsigned shmem,
+                            void **params) {
+    const void *f = nullptr;
+    Kernel k{};
+    {
+        std::lock_guard<std::mutex> g(kernels_lock);
+        for (auto &x : kernels())
+            if (strcmp(x.second.name, name) == 0) {
+                f = x.first;
+                k = x.second;
+            }
+    }
+    if (!f) return (int)cudaErrorInvalidDeviceFunction;
+    return (int)k.t(f, params, dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]), shmem,
+                    OXSHMEMI_CPU_RUN_NOW, false);
 }
 
 }  // extern "C"

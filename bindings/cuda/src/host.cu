@@ -129,7 +129,10 @@ __attribute__((constructor)) void oxshmemi_register() {
 #if defined(OXSHMEMI_CPU_DRIVER_PATH)
     if (!driver || !*driver) driver = OXSHMEMI_CPU_DRIVER_PATH;
 #endif
-    if (driver && *driver && !dlopen(driver, RTLD_NOW | RTLD_GLOBAL))
+    // A module loaded by a program that already has a driver (tests/emucuda's module images)
+    // uses that one.
+    bool loaded = dlopen("libcuda.so", RTLD_NOW | RTLD_NOLOAD) || dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!loaded && driver && *driver && !dlopen(driver, RTLD_NOW | RTLD_GLOBAL))
         fprintf(stderr, "oxshmem CPU target: cannot load the emulated CUDA driver %s: %s\n", driver, dlerror());
     if (oxshmemi_register_cpu_target) oxshmemi_register_cpu_target(oxshmemi_cpu_local_memory);
 #endif

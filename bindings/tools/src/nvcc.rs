@@ -18,6 +18,11 @@
 //! - `hip`: `hipcc -x hip --offload-arch=gfx90a -fgpu-rdc` with `cuda-on-hip` on the include
 //!   path, then the HIP archive (`$OXSHMEM_DEVICE_LIB`).
 //!
+//! With `-shared -fPIC` the CPU target makes a module: a shared object that the emulated CUDA
+//! driver loads in the place of a cubin (`cuModuleLoadData` of `OXEMUCUDA-HOST-SO\n<path>`,
+//! `tests/emucuda/README.md`), whose kernels the driver launches through the object's own CPU
+//! runtime; it does not link the host library (the program that loads it has one).
+//!
 //! `OXSHMEM_CPU_TARGET` names another build of the CPU target's archive (build-cpu.sh's output).
 //!
 //! `-show` prints the commands instead of running them. nvcc's own options that mean nothing on
@@ -247,8 +252,13 @@ fn command(words: &[OsString]) -> Command {
 fn build_cpu(layout: &Layout, a: &Args) -> Result<(), String> {
     let t = cpu_target(layout, a.show)?;
     let flags = cpu_flags(&a.rest);
-    let (compile_flags, link_flags): (Vec<String>, Vec<String>) =
-        flags.iter().cloned().partition(|f| !(f.starts_with("-l") || f.starts_with("-L") || f.starts_with("-Wl,")));
+    let shared = flags.iter().any(|f| f == "-shared");
+    let (compile_flags, link_flags): (Vec<String>, Vec<String>) = flags.iter().cloned().partition(|f| {
+        !(f.starts_with("-l")
+            || f.starts_with("-L")
+            || f.starts_with("-Wl,")
+            || matches!(f.as_str(), "-shared" | "-rdynamic"))
+    });
     let objects: Vec<String> =
         compile_flags.iter().filter(|f| f.ends_with(".o") || f.ends_with(".a")).cloned().collect();
     let compile_flags: Vec<String> =
@@ -308,7 +318,12 @@ fn build_cpu(layout: &Layout, a: &Args) -> Result<(), String> {
         l.arg(format!("-L{}", layout.lib_dir.display()));
         l.arg(format!("-Wl,-rpath,{}", layout.lib_dir.display()));
         l.args(&link_flags);
-        l.args(["-loxshmem", "-lpthread", "-ldl"]);
+        // A shared object (a module the emulated driver loads into a program) takes the host
+        // library of the program that loads it.
+        if !shared {
+            l.arg("-loxshmem");
+        }
+        l.args(["-lpthread", "-ldl"]);
         run(&mut l, a.show)
     })();
     let _ = std::fs::remove_dir_all(&tmp);

@@ -324,6 +324,7 @@ impl Proxy {
         let handle = std::thread::Builder::new()
             .name("oxshmem-proxy".into())
             .spawn(move || {
+                oxshmem::segment::agent_thread();
                 crate::unbind_helper_thread();
                 let shared = shared;
                 // SAFETY: the owner keeps both alive until it has joined this thread.

@@ -232,6 +232,48 @@ impl ForeignSegment for GpuSegment {
         (self.pe.heap().base() as usize, self.pe.heap().size())
     }
 
+    /// Completes what this PE's kernels issued and the host side still carries: every proxy
+    /// request submitted so far, and every IBGDA queue's work requests (as the device's quiet
+    /// does). NVSHMEM's host quiet and barrier (and their stream forms) complete device-issued
+    /// operations too; without this, a kernel's `nvshmem_int_p` over the proxy could land after
+    /// the host's `nvshmemx_barrier_all_on_stream` that follows the kernel.
+    fn quiet(&self, func: &'static str) -> Result<()> {
+        let timeout = std::time::Duration::from_nanos(self.pe.timeout_ns().max(1));
+        let start = std::time::Instant::now();
+        let mut spins = 0u32;
+        let mut wait = || {
+            spins += 1;
+            if spins.is_multiple_of(64) {
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            } else {
+                std::thread::yield_now();
+            }
+            self.pe.timeout_ns() == 0 || start.elapsed() < timeout
+        };
+        if let Some(ring) = self.pe.ring() {
+            let issued = ring.issued();
+            while ring.completed() < issued {
+                if !wait() {
+                    return Err(cuda_err(
+                        func,
+                        format!(
+                            "the proxy did not complete the device's requests within {timeout:?} ({} of {issued} done)",
+                            ring.completed()
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(ib) = self.pe.ibgda().filter(|i| i.needs_software_nic()) {
+            crate::with_layout!(ib.layout(), L => {
+                for q in ib.queues::<L>() {
+                    q.quiet(&mut wait).map_err(|e| cuda_err(func, format!("an IBGDA queue: {e:?}")))?;
+                }
+            });
+        }
+        Ok(())
+    }
+
     /// # Safety
     /// As the trait's.
     unsafe fn put(&self, func: &'static str, pe: usize, dest: usize, src: LocalBytes<'_>) -> Result<()> {

@@ -161,6 +161,7 @@ impl SoftNic {
         let handle = std::thread::Builder::new()
             .name("oxshmem-softnic".into())
             .spawn(move || {
+                oxshmem::segment::agent_thread();
                 crate::unbind_helper_thread();
                 let p = p;
                 // SAFETY: see start().

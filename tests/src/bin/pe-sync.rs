@@ -614,7 +614,7 @@ fn ctx_independent(args: &[String]) {
     if me == 1 {
         let got = data.to_vec();
         for i in 0..count {
-            check_slice(&format!("context A's block {i}"), &block(i), &got[i * size..(i + 1) * size]);
+            check_slice(format!("context A's block {i}"), &block(i), &got[i * size..(i + 1) * size]);
         }
         println!("PE 1: context A's {count} blocks arrived");
     }

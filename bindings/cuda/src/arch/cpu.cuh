@@ -166,7 +166,9 @@ struct IgnoreSync {
     }
 };
 #else
-struct IgnoreSync {};
+struct IgnoreSync {
+    IgnoreSync() {}  // user-provided: no unused-variable warning where it does nothing
+};
 #endif
 
 struct LocalRange {

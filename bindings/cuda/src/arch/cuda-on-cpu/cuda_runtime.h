@@ -510,13 +510,19 @@ cudaError_t launch(dim3 grid, dim3 block, size_t shmem, cudaStream_t s, bool coo
 /// arguments that `args` points at, copied now (as a launch copies its parameters).
 using Trampoline = cudaError_t (*)(const void *f, void **args, dim3 grid, dim3 block, size_t shmem, cudaStream_t s,
                                    bool cooperative);
-void register_kernel(const void *f, Trampoline t, const char *name);
+/// Registers kernel `f` under `name` with the sizes of its `n` parameters.
+void register_kernel(const void *f, Trampoline t, const char *name, const unsigned long long *sizes, size_t n);
+
+/// The stream a trampoline takes to run the grid now, on the calling thread (a module's kernel
+/// launched by the emulated driver, from its stream's worker), rather than enqueue it.
+#define OXSHMEMI_CPU_RUN_NOW ((cudaStream_t)(uintptr_t)-1)
 
 /// Registers a kernel for launches by address.
 struct KernelReg {
     template <class... A>
     KernelReg(void (*f)(A...), const char *name) {
-        register_kernel(reinterpret_cast<const void *>(f), &trampoline_of<A...>, name);
+        static const unsigned long long sizes[sizeof...(A) + 1] = {sizeof(typename std::decay<A>::type)..., 0};
+        register_kernel(reinterpret_cast<const void *>(f), &trampoline_of<A...>, name, sizes, sizeof...(A));
     }
     template <class... A>
     static cudaError_t trampoline_of(const void *f, void **args, dim3 grid, dim3 block, size_t shmem, cudaStream_t s,
