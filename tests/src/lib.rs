@@ -612,3 +612,38 @@ pub fn build_emulated_driver(dir: &Path) -> Result<(), String> {
     build_shared_object("emucuda/libcuda.c", &lib, &[])?;
     std::fs::copy(&lib, dir.join("libcuda.so")).map(|_| ()).map_err(|e| e.to_string())
 }
+
+/// `oshnvcc` of this build (`target/<profile>/oshnvcc`) with `liboxshmem.so` beside it, built
+/// once per process with cargo (`cargo test -p oxshmem-tests` builds no other package's
+/// binaries). `oshnvcc --target cpu` builds the CPU target's device library on first use.
+///
+/// # Panics
+/// If cargo fails.
+pub fn oshnvcc() -> PathBuf {
+    static DONE: OnceLock<PathBuf> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let dir = profile_dir();
+        let profile = match dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev".to_string(),
+            Some(other) => other.to_string(),
+        };
+        let target_dir = dir.parent().expect("target/<profile> has a parent");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let out = Command::new(cargo)
+            .args(["build", "-p", "oxshmem-c", "-p", "oxshmem-tools", "--bin", "oshnvcc", "--profile", &profile])
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(target_dir)
+            .output()
+            .expect("running cargo");
+        assert!(
+            out.status.success(),
+            "cargo build of liboxshmem.so and oshnvcc failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir.join("oshnvcc")
+    })
+    .clone()
+}

@@ -18,11 +18,6 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("the workspace root")
 }
 
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps").to_path_buf()
-}
-
 fn cxx() -> String {
     std::env::var("CXX").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "c++".into())
 }
@@ -157,25 +152,9 @@ fn a_proxy_result_through_the_stack_is_refused() {
     let lib = tree.join("lib");
     let (ok, log) = output(Command::new("bash").arg(tree.join("bindings/cuda/build-cpu.sh")).arg(&lib));
     assert!(ok, "build-cpu.sh of the broken tree failed:\n{log}");
-    // The host library, oshnvcc and oshrun of this tree.
-    let profile = match profile_dir().file_name().and_then(|n| n.to_str()) {
-        Some("debug") | None => "dev".to_string(),
-        Some(p) => p.to_string(),
-    };
-    let target = profile_dir().parent().expect("target/<profile> has a parent").to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let (ok, log) = output(
-        Command::new(cargo)
-            .args(["build", "-p", "oxshmem-c", "-p", "oxshmem-tools", "--bin", "oshnvcc", "--profile", &profile])
-            .arg("--manifest-path")
-            .arg(root().join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(&target),
-    );
-    assert!(ok, "cargo build failed:\n{log}");
     let exe = tree.join("rma");
     let (ok, log) = output(
-        Command::new(profile_dir().join("oshnvcc"))
+        Command::new(oxshmem_tests::oshnvcc())
             .args(["--target", "cpu"])
             .arg(root().join("tests/cuda/rma.cu"))
             .arg("-o")

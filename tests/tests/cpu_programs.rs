@@ -71,26 +71,13 @@ fn run(cmd: &mut Command, limit: Duration) -> (bool, String) {
 }
 
 /// Builds the host library and `oshnvcc` (and through it the CPU target's archive) once per
-/// test process, and the programs into `target/<profile>/cpu-programs/` where they are older
+/// test process (`oxshmem_tests::oshnvcc`), and the programs into `target/<profile>/cpu-programs/` where they are older
 /// than their sources or the archive (tests run as separate processes: each program is built
 /// once for all of them; a build goes to a temporary name first, then is renamed).
 fn programs() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let profile = match profile_dir().file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev".to_string(),
-            Some(p) => p.to_string(),
-        };
-        let target = profile_dir().parent().expect("target/<profile> has a parent").to_path_buf();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut c = Command::new(cargo);
-        c.args(["build", "-p", "oxshmem-c", "-p", "oxshmem-tools", "--bin", "oshnvcc", "--profile", &profile])
-            .arg("--manifest-path")
-            .arg(root().join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(&target);
-        let (ok, log) = run(&mut c, Duration::from_secs(1800));
-        assert!(ok, "cargo build of the host library and oshnvcc failed:\n{log}");
+        let oshnvcc = oxshmem_tests::oshnvcc();
         let dir = profile_dir().join("cpu-programs");
         std::fs::create_dir_all(&dir).expect("the programs' directory");
         let mtime = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
@@ -110,7 +97,7 @@ fn programs() -> &'static Path {
                 continue;
             }
             let tmp = dir.join(format!("{}.tmp{}", p.name, std::process::id()));
-            let mut c = Command::new(profile_dir().join("oshnvcc"));
+            let mut c = Command::new(&oshnvcc);
             c.args(["--target", "cpu"]).arg(&src).arg("-o").arg(&tmp);
             let (ok, log) = run(&mut c, Duration::from_secs(900));
             assert!(ok && tmp.exists(), "oshnvcc --target cpu tests/cuda/{}.cu failed:\n{log}", p.name);

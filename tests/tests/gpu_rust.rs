@@ -2,9 +2,10 @@
 //! jobs, under the emulated CUDA driver (`tests/emucuda`): set-up (GPU heap, peer mappings,
 //! device state), symmetric GPU buffers, host put and get on every PE's copy, a module whose
 //! kernels use the device library's globals, launches with checked arguments, and device
-//! errors reported by `synchronize`. The emulator runs a module's kernels as host code
-//! (`tests/emucuda/ring_kernel.c`); on a GPU the same program loads
-//! `tests/cuda/modules/gpu_ring.cu` (`scripts/gpu-check.sh`).
+//! errors reported by `synchronize`. The module is `tests/cuda/modules/gpu_ring.cu` itself: here
+//! built for the CPU target (`oshnvcc --target cpu -shared`), so the emulated driver runs its
+//! kernels, which call the device library's own code, on host threads; on a GPU the same source
+//! is a fatbin (`scripts/gpu-check.sh`).
 //!
 //! `cargo test -p oxshmem-tests --features cuda --test gpu_rust`
 
@@ -12,19 +13,33 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok, build_emulated_driver, build_shared_object};
+use oxshmem_tests::{Job, JobResult, assert_each_pe_says, assert_job_ok, build_emulated_driver};
 
 const PE_GPU: &str = env!("CARGO_BIN_EXE_pe-gpu");
 
-/// The emulated driver's directory and the module image file naming the host kernels.
+/// The emulated driver's directory and the module image file naming the CPU-target module.
 fn setup() -> &'static (PathBuf, PathBuf) {
     static DIRS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     DIRS.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gpu_rust-{}", std::process::id()));
         build_emulated_driver(&dir).unwrap_or_else(|e| panic!("{e}"));
-        let so = dir.join("ring_kernel.so");
-        build_shared_object("emucuda/ring_kernel.c", &so, &["device/include"]).unwrap_or_else(|e| panic!("{e}"));
-        let image = dir.join("ring_kernel.image");
+        let so = dir.join("gpu_ring.so");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/modules/gpu_ring.cu");
+        let out = std::process::Command::new(oxshmem_tests::oshnvcc())
+            .args(["--target", "cpu", "-shared", "-fPIC"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&so)
+            .output()
+            .expect("running oshnvcc");
+        assert!(
+            out.status.success() && so.exists(),
+            "oshnvcc --target cpu -shared {} failed:\n{}{}",
+            src.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let image = dir.join("gpu_ring.image");
         std::fs::write(&image, format!("OXEMUCUDA-HOST-SO\n{}", so.display())).expect("writing the module image");
         (dir, image)
     })

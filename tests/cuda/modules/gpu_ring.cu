@@ -5,7 +5,8 @@
 //   nvcc -rdc=true -arch=ARCH -I PREFIX/include -c gpu_ring.cu -o gpu_ring.o
 //   nvcc -dlink -fatbin -arch=ARCH gpu_ring.o PREFIX/lib/libnvshmem_device.a -o gpu_ring.fatbin
 //
-// tests/emucuda/ring_kernel.c does the same as host code for the emulated driver.
+// Under the emulated driver the same source is built for the CPU target as a shared object
+// (oshnvcc --target cpu -shared -fPIC; tests/tests/gpu_rust.rs).
 #include <nvshmem.h>
 #include <stdint.h>
 

@@ -1,9 +1,9 @@
 //! PE program for the Rust GPU device (`oxshmem_device::cuda::GpuDevice`, feature `cuda`):
 //! `pe-gpu <case> MODULE`, where MODULE is the image `GpuDevice::load_module` loads: on a GPU,
 //! `tests/cuda/modules/gpu_ring.cu` built as `gpu_ring.fatbin`; under the emulated driver
-//! (`tests/emucuda`), a file holding `OXEMUCUDA-HOST-SO\n` and the path of
-//! `tests/emucuda/ring_kernel.c` built as a shared object. Both give kernels `ring_put` and
-//! `bad_pe`.
+//! (`tests/emucuda`), a file holding `OXEMUCUDA-HOST-SO\n` and the path of the same source
+//! built for the CPU target as a shared object (`oshnvcc --target cpu -shared`). Both give
+//! kernels `ring_put` and `bad_pe`, which run the device library's own code.
 //!
 //! Cases:
 //! - `ring MODULE [THREADS]`: a zeroed GPU buffer of `n * THREADS` u64 on every PE; kernel
