@@ -250,6 +250,39 @@ CUresult cuInit(unsigned flags) {
 }
 
 CUresult cuDriverGetVersion(int *v) { ANSWER(v, 13000); }
+
+/* The names and descriptions of the codes this driver returns (CUDA 13.0's words). */
+static const struct { CUresult code; const char *name, *text; } error_text[] = {
+    { 0, "CUDA_SUCCESS", "no error" },
+    { 1, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+    { 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+    { 3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+    { 100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+    { 101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+    { 200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
+    { 201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+    { 301, "CUDA_ERROR_FILE_NOT_FOUND", "file not found" },
+    { 400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+    { 500, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+    { 600, "CUDA_ERROR_NOT_READY", "device not ready" },
+    { 712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped" },
+    { 713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region" },
+    { 720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "too many blocks in cooperative launch" },
+    { 801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+};
+
+static CUresult error_lookup(CUresult e, const char **out, int name) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof error_text / sizeof error_text[0]; i++)
+        if (error_text[i].code == e) {
+            *out = name ? error_text[i].name : error_text[i].text;
+            return CUDA_SUCCESS;
+        }
+    *out = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuGetErrorString(CUresult e, const char **out) { return error_lookup(e, out, 0); }
+CUresult cuGetErrorName(CUresult e, const char **out) { return error_lookup(e, out, 1); }
 CUresult cuDeviceGetCount(int *n) { REQUIRE_INIT(); ANSWER(n, ndevices); }
 CUresult cuDeviceGet(CUdevice *d, int ordinal) { REQUIRE_INIT(); REQUIRE_DEV(ordinal); ANSWER(d, ordinal); }
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) { REQUIRE_INIT(); REQUIRE_DEV(d); ANSWER(bytes, device_mem); }
@@ -299,6 +332,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
 }
 
 CUresult cuCtxGetCurrent(CUcontext *ctx) { REQUIRE_INIT(); ANSWER(ctx, current); }
+CUresult cuCtxGetDevice(CUdevice *d) { REQUIRE_CTX(); ANSWER(d, (CUdevice)(current - ctxs)); }
 
 /* ---- Virtual memory management ------------------------------------------------------------ */
 
@@ -986,7 +1020,7 @@ typedef void (*emu_kernel)(const oxemu_launch_t *, void **);
  * the driver asks it for a kernel's parameter sizes and hands it whole launches. */
 typedef long (*cpu_params_fn)(const char *name, unsigned long long *sizes, size_t max);
 typedef int (*cpu_run_fn)(const char *name, const unsigned grid[3], const unsigned block[3], unsigned shmem,
-                          void **params);
+                          void **params, int cooperative);
 struct emu_function {
     emu_kernel fn;
     const unsigned long long *params;
@@ -998,19 +1032,41 @@ struct emu_module { void *dl; int n; struct emu_function fns[MAX_KERNELS]; };
 typedef struct emu_module *CUmodule;
 typedef struct emu_function *CUfunction;
 
-CUresult cuModuleLoadData(CUmodule *out, const void *image) {
-    REQUIRE_CTX();
+/* Loads an image for cuModuleLoadData and cuLibraryLoadData (`call`, for the log). */
+static CUresult load_image(struct emu_module **out, const void *image, const char *call) {
     if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
     if (strncmp(image, MODULE_MAGIC, strlen(MODULE_MAGIC)) != 0)
-        return logged(CUDA_ERROR_INVALID_IMAGE, "cuModuleLoadData(not a host shared object image)");
+        return logged(CUDA_ERROR_INVALID_IMAGE, "%s(not a host shared object image)", call);
     const char *path = (const char *)image + strlen(MODULE_MAGIC);
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) return logged(CUDA_ERROR_INVALID_IMAGE, "cuModuleLoadData(%s): %s", path, dlerror());
+    /* Deep binding: the object's code uses its own definitions first, as a cubin's device code
+     * does, rather than the process's (the host library exports host routines of the same names,
+     * nvshmem_uint64_p and the like, which would otherwise serve its device calls). */
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (!dl) return logged(CUDA_ERROR_INVALID_IMAGE, "%s(%s): %s", call, path, dlerror());
     struct emu_module *m = calloc(1, sizeof *m);
     if (!m) { dlclose(dl); return CUDA_ERROR_OUT_OF_MEMORY; }
     m->dl = dl;
     *out = m;
-    return logged(CUDA_SUCCESS, "cuModuleLoadData(%s)", path);
+    return logged(CUDA_SUCCESS, "%s(%s)", call, path);
+}
+
+CUresult cuModuleLoadData(CUmodule *out, const void *image) {
+    REQUIRE_CTX();
+    return load_image(out, image, "cuModuleLoadData");
+}
+
+/* A module image in a file (a host shared object's image, as cuModuleLoadData takes). */
+CUresult cuModuleLoad(CUmodule *out, const char *fname) {
+    REQUIRE_CTX();
+    if (!out || !fname) return CUDA_ERROR_INVALID_VALUE;
+    FILE *f = fopen(fname, "rb");
+    if (!f) return logged(301, "cuModuleLoad(%s): not found", fname);
+    char image[4096];
+    size_t n = fread(image, 1, sizeof image - 1, f);
+    fclose(f);
+    image[n] = 0;
+    while (n > 0 && (image[n - 1] == '\n' || image[n - 1] == '\r')) image[--n] = 0;
+    return cuModuleLoadData(out, image);
 }
 
 CUresult cuModuleUnload(CUmodule m) {
@@ -1071,6 +1127,32 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, cons
     return CUDA_SUCCESS;
 }
 
+/* Libraries (CUDA 12.0): the same host shared objects, loaded without a context (the driver
+ * loads a library into each context when first used there). A kernel handle is the module's
+ * function handle, which cuLaunchKernel takes (a CUkernel may be cast to a CUfunction). */
+typedef struct emu_module *CUlibrary;
+typedef struct emu_function *CUkernel;
+
+CUresult cuLibraryLoadData(CUlibrary *out, const void *code, void *jit_options, void **jit_values,
+                           unsigned n_jit, void *lib_options, void **lib_values, unsigned n_lib) {
+    REQUIRE_INIT();
+    (void)jit_options, (void)jit_values, (void)lib_options, (void)lib_values;
+    if ((n_jit && (!jit_options || !jit_values)) || (n_lib && (!lib_options || !lib_values)))
+        return CUDA_ERROR_INVALID_VALUE;
+    return load_image(out, code, "cuLibraryLoadData");
+}
+
+CUresult cuLibraryUnload(CUlibrary l) { return cuModuleUnload(l); }
+CUresult cuLibraryGetKernel(CUkernel *out, CUlibrary l, const char *name) { return cuModuleGetFunction(out, l, name); }
+CUresult cuLibraryGetModule(CUmodule *out, CUlibrary l) {
+    REQUIRE_CTX();
+    if (!l) return CUDA_ERROR_INVALID_HANDLE;
+    ANSWER(out, l);
+}
+CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary l, const char *name) {
+    return cuModuleGetGlobal_v2(dptr, bytes, l, name);
+}
+
 /* Offsets as nvcc lays parameters out: each at its natural alignment (sizes are 1, 2, 4, 8). */
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
     REQUIRE_INIT();
@@ -1092,6 +1174,7 @@ struct emu_launch {
     struct emu_function *f;
     oxemu_launch_t at;
     unsigned shared;
+    int cooperative; /* every block at once (a CPU-target module's kernel; others run in order) */
     void *args[32];
     unsigned char values[32][8];
 };
@@ -1100,7 +1183,7 @@ static void run_launch(void *user) {
     struct emu_launch *l = user;
     oxemu_launch_t at = l->at;
     if (l->f->cpu_run) {
-        int rc = l->f->cpu_run(l->f->name, at.grid, at.block, l->shared, l->args);
+        int rc = l->f->cpu_run(l->f->name, at.grid, at.block, l->shared, l->args, l->cooperative);
         if (rc) fprintf(stderr, "emucuda: the CPU-target kernel %s failed to launch (cudaError %d)\n", l->f->name, rc);
         free(l);
         return;
@@ -1115,8 +1198,21 @@ static void run_launch(void *user) {
     free(l);
 }
 
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned shared, CUstream s, void **params, void **extra, int cooperative);
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, CUstream s, void **params, void **extra) {
+    return launch(f, gx, gy, gz, bx, by, bz, shared, s, params, extra, 0);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shared, CUstream s, void **params) {
+    return launch(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL, 1);
+}
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned shared, CUstream s, void **params, void **extra, int cooperative) {
     REQUIRE_CTX();
     if (!f || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
         return CUDA_ERROR_INVALID_VALUE;
@@ -1128,6 +1224,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     l->f = f;
     l->at = (oxemu_launch_t){ .grid = { gx, gy, gz }, .block = { bx, by, bz } };
     l->shared = shared;
+    l->cooperative = cooperative;
     for (size_t i = 0; i < n; i++) {
         size_t sz = f->params[1 + i];
         if (sz > 8) { free(l); return CUDA_ERROR_NOT_SUPPORTED; }

@@ -273,6 +273,9 @@ int blocks_per_sm(int threads) {
 namespace oxshmemi {
 namespace cpu_rt {
 
+/// Every device thread sets its threadIdx, blockIdx, blockDim and gridDim when it starts.
+static const bool builtins_hooked = (arch::cpu::thread_start_hook = &set_builtins, true);
+
 void register_kernel(const void *f, Trampoline t, const char *name, const unsigned long long *sizes, size_t n) {
     std::lock_guard<std::mutex> g(kernels_lock);
     kernels()[f] = Kernel{t, name, sizes, n};
@@ -395,6 +398,7 @@ cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d) {
         case cudaDevAttrWarpSize: *v = 32; break;
         case cudaDevAttrClockRate: *v = 1000000; break;
         case cudaDevAttrMultiProcessorCount: *v = SMS; break;
+        case cudaDevAttrUnifiedAddressing: *v = 1; break;
         case cudaDevAttrPciBusId: *v = d + 1; break;
         case cudaDevAttrPciDeviceId: *v = 0; break;
         case cudaDevAttrMaxThreadsPerMultiProcessor: *v = THREADS_PER_SM; break;
@@ -491,7 +495,10 @@ cudaError_t cudaFree(void *p) {
 }
 cudaError_t cudaMallocHost(void **p, size_t n) { return alloc(p, n, cudaMemoryTypeHost); }
 cudaError_t cudaHostAlloc(void **p, size_t n, unsigned) { return alloc(p, n, cudaMemoryTypeHost); }
-cudaError_t cudaFreeHost(void *p) { return release(p, cudaMemoryTypeHost); }
+cudaError_t cudaFreeHost(void *p) {
+    sync_all();  // as CUDA's: what the streams still do may read or write it
+    return release(p, cudaMemoryTypeHost);
+}
 cudaError_t cudaHostGetDevicePointer(void **d, void *h, unsigned) {
     if (!d) return fail(cudaErrorInvalidValue);
     *d = h;  // one address space
@@ -572,6 +579,11 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
 }
 cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned flags, int) { return cudaStreamCreateWithFlags(s, flags); }
+cudaError_t cudaStreamGetPriority(cudaStream_t, int *priority) {
+    if (!priority) return fail(cudaErrorInvalidValue);
+    *priority = 0;
+    return cudaSuccess;
+}
 cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest) {
     if (least) *least = 0;
     if (greatest) *greatest = 0;
@@ -737,10 +749,10 @@ long oxshmemi_cpu_kernel_params(const char *name, unsigned long long *sizes, siz
 }
 
 /// Runs the grid of kernel `name` with the parameters `params` points at, on the calling
-/// thread (the driver's stream worker), and returns when every thread has ended: 0, or a
-/// cudaError_t.
+/// thread (the driver's stream worker), every block at once when `cooperative`
+/// (cuLaunchCooperativeKernel), and returns when every thread has ended: 0, or a cudaError_t.
 int oxshmemi_cpu_run_kernel(const char *name, const unsigned grid[3], const unsigned block[3], unsigned shmem,
-                            void **params) {
+                            void **params, int cooperative) {
     const void *f = nullptr;
     Kernel k{};
     {
@@ -753,7 +765,7 @@ int oxshmemi_cpu_run_kernel(const char *name, const unsigned grid[3], const unsi
     }
     if (!f) return (int)cudaErrorInvalidDeviceFunction;
     return (int)k.t(f, params, dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]), shmem,
-                    OXSHMEMI_CPU_RUN_NOW, false);
+                    OXSHMEMI_CPU_RUN_NOW, cooperative != 0);
 }
 
 }  // extern "C"

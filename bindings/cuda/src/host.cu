@@ -125,6 +125,9 @@ __attribute__((constructor)) void oxshmemi_register() {
     // The emulated CUDA driver that the host library's GPU back end loads by name (libcuda.so):
     // loaded here by path first, so that the name finds it (OXSHMEM_CPU_DRIVER, else the one
     // build-cpu.sh built beside this archive).
+    // NVSHMEM programs give each PE of a node its own GPU (cudaSetDevice(mype_node)): the CPU
+    // target offers 8 emulated devices unless told otherwise (they all share host memory).
+    setenv("OXSHMEM_EMUCUDA_DEVICES", "8", 0);
     const char *driver = getenv("OXSHMEM_CPU_DRIVER");
 #if defined(OXSHMEMI_CPU_DRIVER_PATH)
     if (!driver || !*driver) driver = OXSHMEMI_CPU_DRIVER_PATH;

@@ -26,8 +26,9 @@
 //! `OXSHMEM_CPU_TARGET` names another build of the CPU target's archive (build-cpu.sh's output).
 //!
 //! `-show` prints the commands instead of running them. nvcc's own options that mean nothing on
-//! the CPU (`-arch`, `-gencode`, `-rdc=true`, `-lineinfo`, `--expt-*`, `-lcudart`, `-lcuda`,
-//! `-lnvshmem*`) are dropped there; `-Xcompiler A` becomes `A`, `-Xlinker A` `-Wl,A`.
+//! the CPU (`-arch`, `-gencode`, `-rdc=true`, `-lineinfo`, `--expt-*`, `-lcudart`, `-lnvshmem*`)
+//! are dropped there; `-lcuda` links the emulated driver (the CPU target's driver API);
+//! `-Xcompiler A` becomes `A`, `-Xlinker A` `-Wl,A`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -128,7 +129,6 @@ fn cpu_flags(rest: &[String]) -> Vec<String> {
                     | "-G"
                     | "--extended-lambda"
                     | "-lcudart"
-                    | "-lcuda"
                     | "-lnvshmem"
                     | "-lnvshmem_host"
                     | "-lnvshmem_device"
@@ -317,7 +317,15 @@ fn build_cpu(layout: &Layout, a: &Args) -> Result<(), String> {
         l.arg(&t.archive);
         l.arg(format!("-L{}", layout.lib_dir.display()));
         l.arg(format!("-Wl,-rpath,{}", layout.lib_dir.display()));
-        l.args(&link_flags);
+        // `-lcuda`: the driver API of the CPU target is the emulated driver beside the archive.
+        let driver = t.archive.parent().map(|d| d.join("emucuda")).unwrap_or_default();
+        for f in &link_flags {
+            if f == "-lcuda" {
+                l.arg(driver.join("libcuda.so")).arg(format!("-Wl,-rpath,{}", driver.display()));
+            } else {
+                l.arg(f);
+            }
+        }
         // A shared object (a module the emulated driver loads into a program) takes the host
         // library of the program that loads it.
         if !shared {
@@ -424,6 +432,7 @@ mod tests {
             "-Xlinker",
             "-z,now",
             "-lcudart",
+            "-lcuda",
             "-lm",
             "-gencode",
             "arch=compute_90,code=sm_90",
@@ -431,7 +440,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        assert_eq!(cpu_flags(&rest), vec!["-O2", "-Wall", "-g", "-Wl,-z", "-Wl,now", "-lm"]);
+        assert_eq!(cpu_flags(&rest), vec!["-O2", "-Wall", "-g", "-Wl,-z", "-Wl,now", "-lcuda", "-lm"]);
     }
 
     #[test]

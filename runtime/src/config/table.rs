@@ -189,7 +189,7 @@ pub const VARS: &[Var] = &[
         name: "SHMEM_SYMMETRIC_SIZE",
         aliases: &["SMA_SYMMETRIC_SIZE", "NVSHMEM_SYMMETRIC_SIZE"],
         default: "1G",
-        help: "bytes of symmetric heap per PE: a number, decimals allowed (`3.1M`, rounded up to a byte), then an optional K/M/G/T (powers of 1024) and an optional `B`/`iB`, nothing else (`1G1` is refused); the same rule for every spelling; minimum 1M. Address space is reserved; memory is committed only as it is touched. The runtime's own symmetric objects (team slots, mailboxes) live beyond this size and never take space from it.",
+        help: "bytes of symmetric heap per PE: a number, decimals allowed (`3.1M`, rounded up to a byte), then an optional K/M/G/T (powers of 1024) and an optional `B`/`iB`, nothing else (`1G1` is refused); the same rule for every spelling; minimum 1M (below it, `NVSHMEM_SYMMETRIC_SIZE` gets 1M, as NVSHMEM programs ask for small heaps; `SHMEM_SYMMETRIC_SIZE` is refused). Address space is reserved; memory is committed only as it is touched. The runtime's own symmetric objects (team slots, mailboxes) live beyond this size and never take space from it.",
         group: Group::Runtime,
         ty: VarType::Size,
         section: Section::Standard,

@@ -304,6 +304,8 @@ struct Thread {
     uint32_t linear;
 };
 inline thread_local Thread *self = nullptr;
+/// Called in each device thread before its kernel body (the CPU runtime sets threadIdx & co.).
+inline void (*thread_start_hook)(const Thread &) = nullptr;
 
 inline Thread &me() {
     if (!self) {
@@ -344,6 +346,7 @@ inline void *thread_main(void *arg) {
         register_local((uintptr_t)lo, (uintptr_t)lo + n, what);
     }
     self = &t;
+    if (thread_start_hook) thread_start_hook(t);
     (*st.fn)();
     self = nullptr;
     if (known) unregister_local((uintptr_t)lo);

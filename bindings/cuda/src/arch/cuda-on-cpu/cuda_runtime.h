@@ -30,10 +30,13 @@
 
 #include "../cpu.cuh"
 
+#include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <utility>
 
@@ -76,31 +79,24 @@ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 
+
+// threadIdx, blockIdx, blockDim and gridDim: each device thread's own copies, set when it
+// starts (variables, not macros, so that host code may name its own `dim3 gridDim(...)`).
+inline thread_local uint3 threadIdx;
+inline thread_local uint3 blockIdx;
+inline thread_local dim3 blockDim;
+inline thread_local dim3 gridDim;
 namespace oxshmemi {
 namespace cpu_rt {
-inline uint3 thread_idx() {
-    const arch::cpu::Thread &t = arch::cpu::me();
-    return {t.idx.x, t.idx.y, t.idx.z};
-}
-inline uint3 block_idx() {
-    const arch::cpu::Block &b = *arch::cpu::me().block;
-    return {b.idx.x, b.idx.y, b.idx.z};
-}
-inline dim3 block_dim() {
-    const arch::cpu::Block &b = *arch::cpu::me().block;
-    return dim3(b.dim.x, b.dim.y, b.dim.z);
-}
-inline dim3 grid_dim() {
-    const arch::cpu::Block &b = *arch::cpu::me().block;
-    return dim3(b.grid.x, b.grid.y, b.grid.z);
+inline void set_builtins(const arch::cpu::Thread &t) {
+    const arch::cpu::Block &b = *t.block;
+    threadIdx = uint3{t.idx.x, t.idx.y, t.idx.z};
+    blockIdx = uint3{b.idx.x, b.idx.y, b.idx.z};
+    blockDim = dim3(b.dim.x, b.dim.y, b.dim.z);
+    gridDim = dim3(b.grid.x, b.grid.y, b.grid.z);
 }
 }  // namespace cpu_rt
 }  // namespace oxshmemi
-
-#define threadIdx (::oxshmemi::cpu_rt::thread_idx())
-#define blockIdx (::oxshmemi::cpu_rt::block_idx())
-#define blockDim (::oxshmemi::cpu_rt::block_dim())
-#define gridDim (::oxshmemi::cpu_rt::grid_dim())
 static constexpr int warpSize = 32;
 
 // ---- device built-ins -------------------------------------------------------------------------
@@ -331,6 +327,7 @@ enum cudaDeviceAttr {
     cudaDevAttrWarpSize = 10,
     cudaDevAttrClockRate = 13,
     cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrUnifiedAddressing = 41,
     cudaDevAttrPciBusId = 33,
     cudaDevAttrPciDeviceId = 34,
     cudaDevAttrMaxThreadsPerMultiProcessor = 39,
@@ -459,25 +456,26 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p);
 cudaError_t cudaMemGetInfo(size_t *free_, size_t *total);
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind k);
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind k, cudaStream_t s);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind k, cudaStream_t s = 0);
 cudaError_t cudaMemset(void *p, int v, size_t n);
-cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s);
+cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s = 0);
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                          enum cudaMemcpyKind k);
 
 cudaError_t cudaStreamCreate(cudaStream_t *s);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned flags, int priority);
+cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority);
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaStreamQuery(cudaStream_t s);
-cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags = 0);
 cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest);
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *data);
 
 cudaError_t cudaEventCreate(cudaEvent_t *e);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = 0);
 cudaError_t cudaEventSynchronize(cudaEvent_t e);
 cudaError_t cudaEventQuery(cudaEvent_t e);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
