@@ -222,8 +222,8 @@ fn program(name: &str, compiler: Compiler) -> PathBuf {
                 .arg(format!("-L{}", p.join("lib").display()))
                 .arg("-lnvshmem_host")
                 .arg(format!("-Wl,-rpath,{}", p.join("lib").display()));
-            if name == "gpu_stream" {
-                // It makes its stream with the (emulated) driver API itself.
+            if name == "gpu_stream" || name == "gpu_module" {
+                // It makes its stream, or loads its modules, with the (emulated) driver API itself.
                 let d = emulated_driver();
                 cmd.arg(format!("-L{}", d.display())).arg("-lcuda").arg(format!("-Wl,-rpath,{}", d.display()));
             }
@@ -451,6 +451,7 @@ fn every_program_of_the_folder_is_run() {
             "gpu_heap.c",
             "gpu_host_more.c",
             "gpu_ibgda.cu",
+            "gpu_module.c",
             "gpu_stream.c",
             "mixed.cc",
             "mpi.c",
@@ -1019,6 +1020,80 @@ fn the_ibgda_channel_over_the_gpu_heap() {
         &out,
         Duration::from_secs(40),
         &["IBGDA queues in hns format", "the CUDA device library writes mlx5 work requests"],
+    );
+}
+
+/// `tests/cuda/modules/gpu_ring.cu` built for the CPU target by the prefix's `oshnvcc`, as three
+/// shared objects (in a process, one copy of a shared object is one set of globals):
+/// `gpu_module.c` binds the first as a module, leaves the second unbound and loads the third as
+/// a library.
+fn gpu_ring_objects() -> &'static [String; 3] {
+    static SO: OnceLock<[String; 3]> = OnceLock::new();
+    SO.get_or_init(|| {
+        let dir = work_dir().join("modules");
+        std::fs::create_dir_all(&dir).expect("creating the modules' directory");
+        let so = dir.join("gpu_ring.so");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/modules/gpu_ring.cu");
+        let out = Command::new(prefix().join("bin/oshnvcc"))
+            .args(["--target", "cpu", "-shared", "-fPIC"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&so)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running oshnvcc");
+        assert!(out.status.success() && so.exists(), "oshnvcc --target cpu -shared failed: {}", describe_output(&out));
+        ["gpu_ring.so", "gpu_ring-unbound.so", "gpu_ring-library.so"].map(|name| {
+            let p = dir.join(name);
+            if name != "gpu_ring.so" {
+                std::fs::copy(&so, &p).expect("copying the module");
+            }
+            p.to_str().expect("a UTF-8 path").to_string()
+        })
+    })
+}
+
+/// A job of `gpu_module.c` under the emulated driver.
+fn gpu_module_job(n: usize, env: &[(&str, &str)]) -> Out {
+    let driver = emulated_driver().to_str().expect("a UTF-8 path").to_string();
+    let mut all = vec![("LD_LIBRARY_PATH", driver.as_str()), ("SHMEM_SYMMETRIC_SIZE", "8M")];
+    all.extend_from_slice(env);
+    let args: Vec<&str> = gpu_ring_objects().iter().map(String::as_str).collect();
+    oshrun(n, &c_program("gpu_module"), &args, &all)
+}
+
+/// `nvshmemx_cumodule_init` and `nvshmemx_culibrary_init` give CUDA code the program loaded
+/// itself (Triton's and nvshmem4py's way) the PE's device state: a module's and a library's
+/// `ring_put` reach the next PE; a module nobody bound stores nothing (its device library has
+/// no state: nothing reports it yet), nor does one after `nvshmemx_cumodule_finalize`; a NULL
+/// handle is refused with a message.
+#[test]
+fn modules_and_libraries_the_program_loads_get_the_device_state() {
+    for n in [2, 4] {
+        let out = gpu_module_job(n, &[("OXSHMEM_CUDA_HEAP", "on")]);
+        assert_all_ok(&out, n);
+        for pe in 0..n {
+            let left = (pe + n - 1) % n;
+            for said in [
+                format!("PE {pe}: module ring_put from PE {left} arrived (32 threads)"),
+                format!("PE {pe}: an unbound module's kernel stored nothing (0 of 32 words; no error is reported)"),
+                format!("PE {pe}: library ring_put from PE {left} arrived (32 threads)"),
+            ] {
+                assert!(out.stdout.lines().any(|l| l == said), "expected {said:?}\n{out:?}");
+            }
+        }
+        for said in ["nvshmemx_cumodule_init", "a NULL module handle", "a NULL library handle"] {
+            assert!(out.stderr.contains(said), "expected {said:?} in stderr\n{out:?}");
+        }
+        eprintln!("{}", out.stdout);
+    }
+    // Without the GPU back end (no device library linked, OXSHMEM_CUDA_HEAP not on) there is no
+    // device state to give: the calls fail saying so.
+    let out = gpu_module_job(2, &[]);
+    assert_failed_saying(
+        &out,
+        Duration::from_secs(40),
+        &["nvshmemx_cumodule_init", "the CUDA back end is not up", "OXSHMEM_CUDA_HEAP=on"],
     );
 }
 

@@ -151,28 +151,11 @@ impl GpuDevice {
         check(|| "cuModuleLoadData".into(), unsafe { sys::cuModuleLoadData(&mut module, owned.as_ptr().cast()) })
             .map_err(err)?;
         let mut m = GpuModule { dev: self.clone(), module, uses_nvshmem: false };
-        let state = m.global(STATE_GLOBAL).map_err(err)?;
-        let cuda_state = m.global(CUDA_STATE_GLOBAL).map_err(err)?;
-        let uses_nvshmem = match (state, cuda_state) {
-            (Some((s, 8)), Some((c, 8))) => {
-                for (at, value) in [(s, self.0.state_device_ptr()), (c, self.0.cuda_state_device_ptr())] {
-                    // SAFETY: `at` is an 8-byte global of the module just loaded, in GPU memory.
-                    unsafe { self.0.gpu.copy_htod(at, &value.to_ne_bytes()) }.map_err(err)?;
-                }
-                true
-            }
-            (None, None) => false,
-            _ => {
-                return Err(DeviceError::Init {
-                    pe: me,
-                    reason: format!(
-                        "the module's {STATE_GLOBAL} / {CUDA_STATE_GLOBAL} are not the device library's (ABI {}): \
-                         rebuild it against this oxshmem's libnvshmem_device.a",
-                        super::node::DEVICE_ABI_VERSION
-                    ),
-                });
-            }
-        };
+        // SAFETY: the module was just loaded in this GPU's context, which is current.
+        let uses_nvshmem = unsafe { self.0.bind_code(LoadedCode::Module(module)) }.map_err(|e| match e {
+            SetupError::Cuda(e) => err(e),
+            e => init_err(me, e),
+        })?;
         tracing::debug!(target: "cuda", uses_nvshmem, bytes = image.len(), "module loaded");
         m.uses_nvshmem = uses_nvshmem;
         Ok(m)
@@ -367,18 +350,6 @@ impl GpuModule {
         self.uses_nvshmem
     }
 
-    /// The device address and size of global `name`, `None` when the module has none.
-    fn global(&self, name: &str) -> Result<Option<(DevAddr, usize)>, CudaError> {
-        let c = CString::new(name).expect("global names have no NUL");
-        let (mut at, mut bytes): (sys::CUdeviceptr, usize) = (0, 0);
-        // SAFETY: valid out-pointers, a live module, a NUL-terminated name.
-        let r = unsafe { sys::cuModuleGetGlobal_v2(&mut at, &mut bytes, self.module, c.as_ptr()) };
-        match r {
-            sys::CUresult::CUDA_ERROR_NOT_FOUND => Ok(None),
-            r => check(|| format!("cuModuleGetGlobal({name})"), r).map(|()| Some((at, bytes))),
-        }
-    }
-
     /// The kernel `name` (an `extern "C" __global__` function, or a mangled C++ name).
     ///
     /// # Errors
@@ -397,6 +368,122 @@ impl GpuModule {
         .map_err(err)?;
         let params = param_sizes(f).map_err(err)?;
         Ok(Kernel { module: self, f, name: name.to_string(), params })
+    }
+}
+
+/// CUDA code the program loaded itself, whose copy of the device library (linked in with
+/// `libnvshmem_device.a`) has its own globals to point at the device state: what
+/// `nvshmemx_cumodule_init` and `nvshmemx_culibrary_init` take, and what
+/// [`GpuDevice::load_module`] binds.
+#[derive(Debug, Clone, Copy)]
+pub enum LoadedCode {
+    /// A module (`cuModuleLoadData` and the like).
+    Module(sys::CUmodule),
+    /// A library (`cuLibraryLoadData`, CUDA 12.0 and later).
+    Library(sys::CUlibrary),
+}
+
+impl LoadedCode {
+    /// `module` or `library`, for messages.
+    pub fn what(&self) -> &'static str {
+        match self {
+            LoadedCode::Module(_) => "module",
+            LoadedCode::Library(_) => "library",
+        }
+    }
+
+    /// The device address and size of global `name`, `None` when the code has none.
+    fn global(&self, name: &str) -> Result<Option<(DevAddr, usize)>, CudaError> {
+        let c = CString::new(name).expect("global names have no NUL");
+        let (mut at, mut bytes): (sys::CUdeviceptr, usize) = (0, 0);
+        let (call, r) = match *self {
+            LoadedCode::Module(m) => {
+                super::need(&["cuModuleGetGlobal_v2"])?;
+                // SAFETY: valid out-pointers, a NUL-terminated name; the handle is the caller's
+                // (`bind_code`'s contract: a live module).
+                ("cuModuleGetGlobal", unsafe { sys::cuModuleGetGlobal_v2(&mut at, &mut bytes, m, c.as_ptr()) })
+            }
+            LoadedCode::Library(l) => {
+                super::need(&["cuLibraryGetGlobal"])?;
+                // SAFETY: as above, a live library.
+                ("cuLibraryGetGlobal", unsafe { sys::cuLibraryGetGlobal(&mut at, &mut bytes, l, c.as_ptr()) })
+            }
+        };
+        match r {
+            sys::CUresult::CUDA_ERROR_NOT_FOUND => Ok(None),
+            r => check(|| format!("{call}({name})"), r).map(|()| Some((at, bytes))),
+        }
+    }
+}
+
+impl GpuPe {
+    /// Points the device library's globals in `code` (`oxshmemi_state_d`, `oxshmemi_cuda_d`)
+    /// at this PE's device state, so that its kernels can call NVSHMEM: `Ok(true)`; `Ok(false)`
+    /// when `code` holds no device library (neither global), and nothing is written. What
+    /// `nvshmemx_cumodule_init` does, and [`GpuDevice::load_module`] for the modules it loads.
+    ///
+    /// # Safety
+    /// `code` is a live module or library handle, loaded in this PE's GPU's primary context
+    /// (which this makes current on the calling thread).
+    ///
+    /// # Errors
+    /// The driver's (`cuModuleGetGlobal(oxshmemi_state_d) failed: CUDA_ERROR_INVALID_HANDLE`),
+    /// a driver without `cuLibraryGetGlobal` (CUDA 12.0) for a library, or globals that are
+    /// not the device library's of this ABI (rebuild against this oxshmem's
+    /// `libnvshmem_device.a`).
+    pub unsafe fn bind_code(&self, code: LoadedCode) -> Result<bool, SetupError> {
+        // SAFETY: the caller's.
+        unsafe { self.set_code_globals(code, [self.state_device_ptr(), self.cuda_state_device_ptr()]) }
+    }
+
+    /// Sets the device library's globals in `code` back to null, as before
+    /// [`bind_code`](Self::bind_code) (what `nvshmemx_cumodule_finalize` does): `Ok(false)`
+    /// when `code` holds no device library.
+    ///
+    /// # Safety
+    /// As [`bind_code`](Self::bind_code); no kernel of `code` that uses NVSHMEM runs meanwhile.
+    ///
+    /// # Errors
+    /// As [`bind_code`](Self::bind_code).
+    pub unsafe fn unbind_code(&self, code: LoadedCode) -> Result<bool, SetupError> {
+        // SAFETY: the caller's.
+        unsafe { self.set_code_globals(code, [0, 0]) }
+    }
+
+    /// Writes `values` into `code`'s two globals (see [`bind_code`](Self::bind_code)).
+    ///
+    /// # Safety
+    /// As [`bind_code`](Self::bind_code).
+    unsafe fn set_code_globals(&self, code: LoadedCode, values: [DevAddr; 2]) -> Result<bool, SetupError> {
+        self.gpu.make_current()?;
+        let state = code.global(STATE_GLOBAL)?;
+        let cuda_state = code.global(CUDA_STATE_GLOBAL)?;
+        match (state, cuda_state) {
+            (Some((s, 8)), Some((c, 8))) => {
+                for (at, value) in [(s, values[0]), (c, values[1])] {
+                    // SAFETY: `at` is an 8-byte global of a live module or library, in GPU memory.
+                    unsafe { self.gpu.copy_htod(at, &value.to_ne_bytes()) }?;
+                }
+                Ok(true)
+            }
+            (None, None) => Ok(false),
+            (s, c) => Err(SetupError::Invalid(format!(
+                "the {what}'s {STATE_GLOBAL} / {CUDA_STATE_GLOBAL} ({}, {}) are not the device library's (ABI {}): \
+                 rebuild it against this oxshmem's libnvshmem_device.a",
+                describe(s),
+                describe(c),
+                super::node::DEVICE_ABI_VERSION,
+                what = code.what(),
+            ))),
+        }
+    }
+}
+
+/// A global as [`LoadedCode::global`] found it, for messages.
+fn describe(g: Option<(DevAddr, usize)>) -> String {
+    match g {
+        Some((_, bytes)) => format!("{bytes} bytes"),
+        None => "missing".into(),
     }
 }
 

@@ -46,7 +46,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 pub use cudarc::driver::sys::CUresult;
-pub use device::{GpuBuf, GpuDevice, GpuModule, Kernel, KernelArg, LaunchConfig};
+pub use device::{GpuBuf, GpuDevice, GpuModule, Kernel, KernelArg, LaunchConfig, LoadedCode};
 pub use error::CudaError;
 pub use gpu::{Gpu, PinnedAlloc, PinnedBuf, RawStream, pick_device, pointer_is_device};
 pub use heap::{GpuAlloc, GpuHeap, PeerMapping, granularity};
@@ -115,10 +115,11 @@ pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
     ("cuDevicePrimaryCtxRelease_v2", "CUDA 11.0 (driver 450)"),
     ("cuStreamWaitValue32_v2", "CUDA 11.7 (driver 515)"),
     ("cuMemGetHandleForAddressRange", "CUDA 11.7 (driver 515)"),
+    ("cuLibraryGetGlobal", "CUDA 12.0 (driver 525)"),
 ];
 
 /// The routines of [`DRIVER_SYMBOLS`] that only some operations call, each checked by that
-/// operation (`need`) rather than when the driver loads: CUDA modules and kernels, 2D copies,
+/// operation (`need`) rather than when the driver loads: CUDA modules, libraries and kernels, 2D copies,
 /// host function and stream-wait launches, I/O memory registration, dma-buf export.
 pub const AT_USE: &[&str] = &[
     "cuMemcpy2DAsync_v2",
@@ -133,6 +134,7 @@ pub const AT_USE: &[&str] = &[
     "cuStreamIsCapturing",
     "cuStreamWaitValue32_v2",
     "cuMemGetHandleForAddressRange",
+    "cuLibraryGetGlobal",
 ];
 
 /// The routines of [`DRIVER_SYMBOLS`] the loaded library lacks, and its version's text

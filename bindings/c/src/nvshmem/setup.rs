@@ -1,5 +1,6 @@
 //! NVSHMEM's setup routines: `nvshmem_init*`, `nvshmemx_init_attr` (with a unique id, an MPI
 //! communicator, or the launcher's environment), finalize, the status and version queries,
+//! the CUDA module and library bindings (`nvshmemx_cumodule_init`, `nvshmemx_culibrary_init`),
 //! and the routines that need a GPU, which say so.
 //!
 //! Every init goes through the same runtime init as `shmem_init` (the executable's data
@@ -384,28 +385,71 @@ fn needs_cuda(func: &'static str, what: &str) -> c_int {
     code::NOT_SUPPORTED
 }
 
-/// `nvshmemx_cumodule_init`: binds a CUDA module's device state — needs the CUDA back end.
-#[unsafe(no_mangle)]
-pub extern "C" fn nvshmemx_cumodule_init(_module: *mut c_void) -> c_int {
-    needs_cuda("nvshmemx_cumodule_init", "initializing a CUDA module's NVSHMEM state")
+/// `nvshmemx_cumodule_init` and the three others: the CUDA back end's
+/// [`bind_code`](super::gpu::bind_code), 0 or an error code after saying why.
+#[cfg(feature = "cuda")]
+fn code_state(func: &'static str, code: oxshmem_device::cuda::LoadedCode, bind: bool) -> c_int {
+    // SAFETY: the handle is the caller's (a live module or library, or NULL, refused).
+    match unsafe { super::gpu::bind_code(func, code, bind) } {
+        Ok(()) => code::SUCCESS,
+        Err(e) => {
+            let c = if matches!(e.kind, ErrorKind::InvalidArgument(_)) { code::INVALID_VALUE } else { code::INTERNAL };
+            super::fail(func, c, e)
+        }
+    }
 }
 
-/// `nvshmemx_cumodule_finalize`: see [`nvshmemx_cumodule_init`].
+/// `nvshmemx_cumodule_init`: points the NVSHMEM device state of a CUDA module the program
+/// loaded (`cuModuleLoadData` of code linked with `libnvshmem_device.a`) at this PE's, so its
+/// kernels can call NVSHMEM. 0, or an error code after saying why (no CUDA back end, a NULL
+/// module, a module without the device library, a driver error).
 #[unsafe(no_mangle)]
-pub extern "C" fn nvshmemx_cumodule_finalize(_module: *mut c_void) -> c_int {
-    needs_cuda("nvshmemx_cumodule_finalize", "finalizing a CUDA module's NVSHMEM state")
+pub extern "C" fn nvshmemx_cumodule_init(module: *mut c_void) -> c_int {
+    #[cfg(feature = "cuda")]
+    return code_state("nvshmemx_cumodule_init", oxshmem_device::cuda::LoadedCode::Module(module.cast()), true);
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = module;
+        needs_cuda("nvshmemx_cumodule_init", "initializing a CUDA module's NVSHMEM state")
+    }
 }
 
-/// `nvshmemx_culibrary_init`: see [`nvshmemx_cumodule_init`].
+/// `nvshmemx_cumodule_finalize`: sets the module's device state back to null (its kernels can
+/// no longer call NVSHMEM); see [`nvshmemx_cumodule_init`].
 #[unsafe(no_mangle)]
-pub extern "C" fn nvshmemx_culibrary_init(_library: *mut c_void) -> c_int {
-    needs_cuda("nvshmemx_culibrary_init", "initializing a CUDA library's NVSHMEM state")
+pub extern "C" fn nvshmemx_cumodule_finalize(module: *mut c_void) -> c_int {
+    #[cfg(feature = "cuda")]
+    return code_state("nvshmemx_cumodule_finalize", oxshmem_device::cuda::LoadedCode::Module(module.cast()), false);
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = module;
+        needs_cuda("nvshmemx_cumodule_finalize", "finalizing a CUDA module's NVSHMEM state")
+    }
 }
 
-/// `nvshmemx_culibrary_finalize`: see [`nvshmemx_cumodule_init`].
+/// `nvshmemx_culibrary_init`: [`nvshmemx_cumodule_init`] for a CUDA library
+/// (`cuLibraryLoadData`, CUDA 12.0 and later; its globals through `cuLibraryGetGlobal`).
 #[unsafe(no_mangle)]
-pub extern "C" fn nvshmemx_culibrary_finalize(_library: *mut c_void) -> c_int {
-    needs_cuda("nvshmemx_culibrary_finalize", "finalizing a CUDA library's NVSHMEM state")
+pub extern "C" fn nvshmemx_culibrary_init(library: *mut c_void) -> c_int {
+    #[cfg(feature = "cuda")]
+    return code_state("nvshmemx_culibrary_init", oxshmem_device::cuda::LoadedCode::Library(library.cast()), true);
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = library;
+        needs_cuda("nvshmemx_culibrary_init", "initializing a CUDA library's NVSHMEM state")
+    }
+}
+
+/// `nvshmemx_culibrary_finalize`: [`nvshmemx_cumodule_finalize`] for a CUDA library.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmemx_culibrary_finalize(library: *mut c_void) -> c_int {
+    #[cfg(feature = "cuda")]
+    return code_state("nvshmemx_culibrary_finalize", oxshmem_device::cuda::LoadedCode::Library(library.cast()), false);
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = library;
+        needs_cuda("nvshmemx_culibrary_finalize", "finalizing a CUDA library's NVSHMEM state")
+    }
 }
 
 /// `nvshmemx_qp_create`: queue pairs for a GPU kernel's own use — needs the CUDA back end.

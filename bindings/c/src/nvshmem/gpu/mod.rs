@@ -31,7 +31,7 @@ use oxshmem_device::channel::proxy::Proxy;
 use oxshmem_device::cuda::channels::{GpuNicMemory, GpuTarget};
 use oxshmem_device::cuda::node::{DEVICE_ABI_VERSION, DEVICE_TEAMS, PREDEFINED};
 use oxshmem_device::cuda::segment::{self, GpuSegment, cuda_err, owns, setup_err};
-use oxshmem_device::cuda::{DevAddr, Gpu, GpuPe};
+use oxshmem_device::cuda::{DevAddr, Gpu, GpuPe, LoadedCode};
 use oxshmem_device::ibgda::softnic::SoftNic;
 use oxshmem_device::ibgda::{Ibgda, NicMemory};
 use oxshmem_device::state::DeviceState;
@@ -172,6 +172,52 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
         *PROXY.lock() = Some(proxy);
     }
     Ok(())
+}
+
+/// `nvshmemx_cumodule_init` and `nvshmemx_culibrary_init` (`bind`), and their `_finalize`s:
+/// point the device library's globals in CUDA code the program loaded itself (a cubin or
+/// fatbin linked with `libnvshmem_device.a`: Triton's and nvshmem4py's kernels) at this PE's
+/// device state, or back at null. The device state stays where `nvshmem_init` put it until
+/// `nvshmem_finalize`, so one binding serves the code's whole life (teams made later are in the
+/// table the state points at).
+///
+/// # Safety
+/// `code` is NULL or a live handle of the kind it says, loaded in the PE's GPU's primary
+/// context.
+pub(crate) unsafe fn bind_code(func: &'static str, code: LoadedCode, bind: bool) -> Result<()> {
+    let what = code.what();
+    let null = match code {
+        LoadedCode::Module(m) => m.is_null(),
+        LoadedCode::Library(l) => l.is_null(),
+    };
+    if null {
+        return Err(invalid(func, format!("a NULL {what} handle")));
+    }
+    let b = backend().ok_or_else(|| {
+        invalid(
+            func,
+            format!(
+                "the CUDA back end is not up: call it between nvshmem_init and nvshmem_finalize, in a program that \
+                 links libnvshmem_device.a or runs with {MODE_VAR}=on"
+            ),
+        )
+    })?;
+    // SAFETY: the caller's.
+    let r = unsafe { if bind { b.bind_code(code) } else { b.unbind_code(code) } };
+    match r.map_err(|e| setup_err(func, e))? {
+        true => {
+            tracing::debug!(target: "cuda", what, bind, "device library globals set");
+            Ok(())
+        }
+        false => Err(invalid(
+            func,
+            format!(
+                "the CUDA {what} holds no NVSHMEM device library (no oxshmemi_state_d / oxshmemi_cuda_d globals): \
+                 link its device code with libnvshmem_device.a (nvcc -rdc=true, then nvcc -dlink with the archive; \
+                 oshnvcc --target cpu for the CPU target)"
+            ),
+        )),
+    }
 }
 
 /// Whether the proxy thread spins (`OXSHMEM_PROXY_SPIN`; by default where this host has a CPU
