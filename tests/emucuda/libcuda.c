@@ -1032,6 +1032,10 @@ struct emu_module { void *dl; int n; struct emu_function fns[MAX_KERNELS]; };
 typedef struct emu_module *CUmodule;
 typedef struct emu_function *CUfunction;
 
+/* 1 while a module's shared object is being loaded: a CPU-target module's load-time
+ * constructor reads it and leaves the host library's registrations to the program. */
+__attribute__((visibility("default"))) int oxemu_loading_module;
+
 /* Loads an image for cuModuleLoadData and cuLibraryLoadData (`call`, for the log). */
 static CUresult load_image(struct emu_module **out, const void *image, const char *call) {
     if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
@@ -1041,7 +1045,9 @@ static CUresult load_image(struct emu_module **out, const void *image, const cha
     /* Deep binding: the object's code uses its own definitions first, as a cubin's device code
      * does, rather than the process's (the host library exports host routines of the same names,
      * nvshmem_uint64_p and the like, which would otherwise serve its device calls). */
+    __atomic_store_n(&oxemu_loading_module, 1, __ATOMIC_SEQ_CST);
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    __atomic_store_n(&oxemu_loading_module, 0, __ATOMIC_SEQ_CST);
     if (!dl) return logged(CUDA_ERROR_INVALID_IMAGE, "%s(%s): %s", call, path, dlerror());
     struct emu_module *m = calloc(1, sizeof *m);
     if (!m) { dlclose(dl); return CUDA_ERROR_OUT_OF_MEMORY; }

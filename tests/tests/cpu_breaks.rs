@@ -9,6 +9,10 @@
 //! | a WQE field (the data segment's byte count) in host byte order | the byte comparison with the Rust producer (`wqe_dump.cu`) |
 //! | the proxy's `nvshmem_g` result through the device thread's stack | the CPU target's rule: the host proxy refuses a device thread's local memory (a 2-PE `rma.cu` job over the proxy) |
 //!
+//! And a program that breaks a GPU's rule itself: a kernel that gets 4 KiB into its own local
+//! array over IBGDA (the NIC writes it directly, past the queue's 256-byte scratch slots) ends
+//! with the software NIC's refusal naming the thread's stack.
+//!
 //! The unbroken library passes the same checks (`cpu_target.rs`, `cpu_programs.rs`).
 
 use std::path::{Path, PathBuf};
@@ -175,4 +179,55 @@ fn a_proxy_result_through_the_stack_is_refused() {
         "the CPU target did not refuse the stack slot:\n{out}"
     );
     let _ = std::fs::remove_dir_all(&tree);
+}
+
+#[test]
+fn a_nic_write_into_a_threads_local_array_is_refused() {
+    if !have_cxx() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("oxshmem-cpu-breaks-{}-nic", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let src = dir.join("local_get.cu");
+    std::fs::write(
+        &src,
+        r#"#include <nvshmem.h>
+#include <cstdio>
+__global__ void k(char *sym, int *out) {
+    char local[4096];  // a thread's local memory: no NIC reaches it on a GPU
+    nvshmem_getmem(local, sym, sizeof local, (nvshmem_my_pe() + 1) % nvshmem_n_pes());
+    *out = local[17];
+}
+int main() {
+    nvshmem_init();
+    char *sym = (char *)nvshmem_calloc(4096, 1);
+    int *out;
+    cudaMalloc(&out, sizeof(int));
+    nvshmem_barrier_all();
+    k<<<1, 1>>>(sym, out);
+    cudaDeviceSynchronize();
+    printf("PE %d: the get into a local array returned\n", nvshmem_my_pe());
+    nvshmem_finalize();
+    return 0;
+}
+"#,
+    )
+    .expect("writing the program");
+    let exe = dir.join("local_get");
+    let (ok, log) =
+        output(Command::new(oxshmem_tests::oshnvcc()).args(["--target", "cpu"]).arg(&src).arg("-o").arg(&exe));
+    assert!(ok, "oshnvcc failed:\n{log}");
+    let (ok, out) = output(
+        Command::new(oxshmem_tests::oshrun())
+            .args(["-n", "2", "--timeout", "60"])
+            .arg(&exe)
+            .env("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
+    );
+    assert!(
+        !ok && out.contains("nvshmem softnic: a work request's destination")
+            && out.contains("is the local memory (stack) of block (0,0,0) thread (0,0,0)"),
+        "the software NIC did not refuse the thread's local array:\n{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

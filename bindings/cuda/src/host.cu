@@ -134,9 +134,16 @@ __attribute__((constructor)) void oxshmemi_register() {
 #endif
     // A module loaded by a program that already has a driver (tests/emucuda's module images)
     // uses that one.
-    bool loaded = dlopen("libcuda.so", RTLD_NOW | RTLD_NOLOAD) || dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!loaded && driver && *driver && !dlopen(driver, RTLD_NOW | RTLD_GLOBAL))
+    void *have = dlopen("libcuda.so", RTLD_NOW | RTLD_NOLOAD);
+    if (!have) have = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!have && driver && *driver && !dlopen(driver, RTLD_NOW | RTLD_GLOBAL))
         fprintf(stderr, "oxshmem CPU target: cannot load the emulated CUDA driver %s: %s\n", driver, dlerror());
+    // A module (cuModuleLoadData of a CPU-target shared object) is device code the program
+    // binds with nvshmemx_cumodule_init, as a cubin is: it registers nothing with the host
+    // library, whose registrations are the program's own archive's (the driver raises its
+    // oxemu_loading_module while it loads one).
+    const int *loading = have ? (const int *)dlsym(have, "oxemu_loading_module") : nullptr;
+    if (loading && *loading) return;
     if (oxshmemi_register_cpu_target) oxshmemi_register_cpu_target(oxshmemi_cpu_local_memory);
 #endif
     if (oxshmemi_register_device_library) oxshmemi_register_device_library(oxshmemi::ABI_VERSION, oxshmemi_attach);

@@ -86,6 +86,18 @@ impl NicMemory for GpuNicMemory {
     /// # Safety
     /// Both ranges are valid for `len` bytes (the NIC checked them against their regions).
     unsafe fn copy(&self, dst: u64, src: u64, len: usize) -> std::result::Result<(), String> {
+        // The CPU target's rule, as for the proxy: a NIC cannot reach a GPU thread's local
+        // memory or a block's shared memory either.
+        for (addr, side) in [(src, "source"), (dst, "destination")] {
+            if let Some(what) = device_local(addr, len as u64) {
+                eprintln!(
+                    "PE {}: nvshmem softnic: a work request's {side} at {addr:#x} is {what}, which a NIC cannot \
+                     reach on a GPU (the CPU target refuses what a GPU could not do); use symmetric or registered memory",
+                    oxshmem::world::pe_for_errors()
+                );
+                std::process::abort();
+            }
+        }
         // SAFETY: the NIC checked both ranges against their regions.
         unsafe { self.gpu.copy_dtod(dst, src, len) }.map_err(|e| e.to_string())
     }
