@@ -137,6 +137,13 @@ impl<T: Pod> SymSlice<T> {
     ) -> Result<()> {
         let (rt, pe, a) = self.target(pe, at, src.len(), func)?;
         let (_, _, s) = sig.target(pe, sig_at, 1, func)?;
+        if pe == rt.me {
+            // To this PE: element-wise relaxed atomic, as the safe accessors another thread of
+            // this process may be calling on the same elements (sym/rma.rs put_local); the
+            // signal's atomic update then orders it as usual.
+            self.put_local(at, src);
+            return rt.atomic_sym(pe, s, Width::W64, op.amo(signal), func).map(drop);
+        }
         // SAFETY: src is a valid slice of exactly the bytes written.
         unsafe { rt.put_signal_sym(pe, a, src.as_ptr().cast(), size_of_val(src), s, signal, op, func) }
     }
