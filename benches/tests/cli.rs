@@ -17,6 +17,10 @@ const MOE_BENCH: &str = env!("CARGO_BIN_EXE_moe-bench");
 /// Generous: a debug build on a loaded 2-core machine; the runs take seconds.
 const TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The header line of device-bench's `--csv` rows.
+const DEVICE_CSV_HEADER: &str =
+    "table,operation,bytes,unit,channel,pes,rounds,best,median,worst,vs_proxy,vs_proxy_spin,machine,date";
+
 /// The device benchmark's work per round, made small for a debug build (the quick default's
 /// shape: every benchmark, every channel, 3 rounds).
 const SMALL_DEVICE_RUN: &[(&str, &str)] =
@@ -145,15 +149,103 @@ fn device_bench_default_runs_at_1_and_2_pes() {
         assert_stdout_has(&r, "p rate ");
         assert_stderr_has(&r, "device-bench: rate: round 3/3 done");
         let rows = csv_lines(&csv);
-        assert_eq!(rows[0], "table,operation,unit,channel,pes,rounds,best,median,vs_proxy,vs_proxy_spin,machine,date");
+        assert_eq!(rows[0], DEVICE_CSV_HEADER);
         for ch in ["p2p", "proxy", "proxy-spin", "ibgda"] {
-            assert!(rows.iter().any(|l| l.starts_with(&format!("rate,p rate,Mops/s,{ch},{n},3,"))), "{ch}: {rows:?}");
+            assert!(rows.iter().any(|l| l.starts_with(&format!("rate,p rate,8,Mops/s,{ch},{n},3,"))), "{ch}: {rows:?}");
         }
         if n == 1 {
             assert_stdout_has(&r, "(b) latency needs 2 PEs");
         } else {
-            assert!(rows.iter().any(|l| l.starts_with("lat,put 1 MiB,us,ibgda,2,3,")), "{rows:?}");
-            assert!(rows.iter().any(|l| l.starts_with("a2a,all-to-all 2 PEs,us,p2p,2,3,")), "{rows:?}");
+            assert!(rows.iter().any(|l| l.starts_with("lat,put 1 MiB,1048576,us,ibgda,2,3,")), "{rows:?}");
+            assert!(rows.iter().any(|l| l.starts_with("a2a,all-to-all 2 PEs,7168,us,p2p,2,3,")), "{rows:?}");
+        }
+    }
+}
+
+/// device-bench's `--help` names every option, benchmark, channel and variable it reads, the
+/// columns (best, median, worst) and the reference.
+#[test]
+fn device_bench_help_names_every_option() {
+    let out = run_alone(DEVICE_BENCH, &["--help"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for word in [
+        "[--quick] [--csv FILE|-]",
+        "--quick",
+        "--csv FILE",
+        "--csv -",
+        "-h, --help",
+        "  rate ",
+        "  lat ",
+        "  a2a ",
+        "  all ",
+        "  p2p ",
+        "  proxy ",
+        "  proxy-spin ",
+        "  ibgda ",
+        "the reference",
+        "median",
+        "worst round",
+        "table,operation,bytes,unit,channel,pes,rounds,best,median,worst,vs_proxy,",
+        "DEVICE_BENCH_OPS",
+        "DEVICE_BENCH_GRID",
+        "DEVICE_BENCH_WARMUP_MS",
+        "DEVICE_BENCH_A2A",
+    ] {
+        assert!(text.contains(word), "device-bench --help does not mention {word:?}:\n{text}");
+    }
+}
+
+/// `--csv - --quick` at 2 PEs, with the least work: stdout is the CSV alone (a header line, then
+/// one row per channel and line of every table, every figure a number), the tables go to stderr.
+/// The figures are not judged, only their shape (and best <= median <= worst in the unit's
+/// order, which the columns mean whatever the timing).
+#[test]
+fn device_bench_csv_on_stdout_has_its_shape() {
+    let small: Vec<(&str, &str)> = SMALL_DEVICE_RUN.iter().copied().chain([("DEVICE_BENCH_GRID", "1,4")]).collect();
+    let r = Job::new(2, DEVICE_BENCH).args(&["--csv", "-", "--quick"]).envs(&small).timeout(TIMEOUT).run();
+    assert_job_ok(&r);
+    assert_stderr_has(&r, "# (a) 8 B p rate, 4 device threads x 200 p");
+    assert_stderr_has(&r, "operation          | p2p      best    median     worst |");
+    let mut reader = csv::Reader::from_reader(r.stdout.as_bytes());
+    let header: Vec<String> = reader.headers().expect("a header line").iter().map(str::to_string).collect();
+    assert_eq!(header.join(","), DEVICE_CSV_HEADER, "{}", r.report());
+    let rows: Vec<csv::StringRecord> =
+        reader.records().collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{e}: {}", r.report()));
+    // rate: 4 channels + 2 idle-proxy rows; lat: 7 sizes x (put, get) x 4; a2a: 4.
+    assert_eq!(rows.len(), 4 + 2 + 7 * 2 * 4 + 4, "{}", r.report());
+    let number = |row: &csv::StringRecord, field: usize| -> f64 {
+        let v: f64 = row[field].parse().unwrap_or_else(|e| panic!("{} of {row:?}: {e}", header[field]));
+        assert!(v.is_finite() && v >= 0.0, "{} of {row:?}", header[field]);
+        v
+    };
+    for row in &rows {
+        assert_eq!(row.len(), header.len(), "{row:?}");
+        assert!(["rate", "rate beside an idle proxy", "lat", "a2a"].contains(&&row[0]), "{row:?}");
+        let bytes: usize = row[2].parse().unwrap_or_else(|e| panic!("bytes of {row:?}: {e}"));
+        assert!(bytes >= 8, "{row:?}");
+        assert!(["Mops/s", "us"].contains(&&row[3]), "{row:?}");
+        assert_eq!((&row[5], &row[6]), ("2", "3"), "pes and rounds of {row:?}");
+        let (best, median, worst) = (number(row, 7), number(row, 8), number(row, 9));
+        if &row[3] == "Mops/s" {
+            assert!(best >= median && median >= worst, "a rate's best >= median >= worst: {row:?}");
+        } else {
+            assert!(best <= median && median <= worst, "a time's best <= median <= worst: {row:?}");
+        }
+        if row[0] == *"rate beside an idle proxy" {
+            assert_eq!((&row[10], &row[11]), ("", ""), "{row:?}");
+        } else {
+            number(row, 10);
+            number(row, 11);
+        }
+        assert!(row[12].contains("CPU"), "machine of {row:?}");
+        assert!(row[13].len() == 10 && row[13].starts_with("20"), "date of {row:?}");
+    }
+    for ch in ["p2p", "proxy", "proxy-spin", "ibgda"] {
+        assert!(rows.iter().any(|row| &row[1] == "get 1 MiB" && &row[2] == "1048576" && &row[4] == ch), "{ch}");
+        // The proxy is the reference: its ratio to itself is 1.
+        if ch == "proxy" {
+            assert!(rows.iter().filter(|row| &row[4] == ch).all(|row| &row[10] == "1.0"), "{}", r.report());
         }
     }
 }

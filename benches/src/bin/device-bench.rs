@@ -5,14 +5,16 @@
 //! Run under the launcher: `oshrun -n 2 target/release/device-bench [all|rate|lat|a2a]`, and
 //! `oshrun -n 4 target/release/device-bench a2a` for the 4-PE all-to-all (`--help` says more).
 //! With no benchmark named it makes a quick run of all three (`--quick`: 3 rounds and a tenth
-//! of the work, under a minute); a full run prints a progress line per round on stderr, and
-//! `--csv FILE` appends every channel's figures to FILE as CSV. Rounds alternate the
-//! channels (P2P, proxy, IBGDA, P2P, …) because the placement of the two vCPUs flips every few
-//! seconds (see BENCHMARKING.md); each round initializes a fresh device on that channel and
-//! finalizes it, so no idle proxy or NIC thread runs during another channel's round. Each line
-//! gives best and median of every channel and the ratios of the medians to the proxy's, with
-//! the targets: P2P and IBGDA-via-softnic at least 2× the proxy's small-message rate and at
-//! most 0.5× its all-to-all latency. Times are taken inside the kernel (kernel launch, which
+//! of the work, under a minute); a named benchmark (`all` for the three) makes the full run of
+//! 7 rounds, with a progress line per round on stderr. `--csv FILE` appends every channel's
+//! figures to FILE as CSV (a [`Row`] each); `--csv -` prints them on stdout instead, and the
+//! tables go to stderr. Rounds alternate the channels (P2P, proxy, IBGDA, P2P, …) because the
+//! placement of the two vCPUs flips every few seconds (see BENCHMARKING.md); each round
+//! initializes a fresh device on that channel and finalizes it, so no idle proxy or NIC thread
+//! runs during another channel's round. Each line gives the best, median and worst round of
+//! every channel (the worst: the min of a rate, the max of a time) and the ratios of the
+//! medians to the proxy's, the reference, with the targets: P2P and IBGDA-via-softnic at least
+//! 2× the proxy's small-message rate and at most 0.5× its all-to-all latency. Times are taken inside the kernel (kernel launch, which
 //! spawns the CPU back end's threads, is not counted).
 //!
 //! - `rate`: 4 blocks × 64 device threads each do N 8-byte `p` to the next PE, then `quiet`;
@@ -23,6 +25,7 @@
 //! - `a2a`: every PE's kernel sends 7 KiB to every other PE (`put_signal_nbi`, one device
 //!   thread per peer), then waits for the signal of every peer; µs per all-to-all.
 
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
@@ -51,7 +54,17 @@ fn scaled<T: Into<u64> + TryFrom<u64> + Copy>(n: T, floor: T) -> T {
     T::try_from(v).unwrap_or(n)
 }
 
-/// A progress line on stderr (PE 0; the tables go to stdout), for runs long enough to need one.
+/// Whether the tables go to stderr (`--csv -`: stdout carries the CSV rows).
+static TABLES_ON_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// Prints a line of a table: on stdout, or on stderr when the CSV rows take stdout.
+macro_rules! say {
+    ($($t:tt)*) => {
+        if TABLES_ON_STDERR.load(Ordering::Relaxed) { eprintln!($($t)*) } else { println!($($t)*) }
+    };
+}
+
+/// A progress line on stderr (PE 0; the tables go to stdout, or [`say!`]'s way), for runs long enough to need one.
 fn progress(shmem: &Shmem, what: &str, round: usize, start: Instant) {
     if shmem.my_pe() == 0 {
         eprintln!(
@@ -69,6 +82,9 @@ struct Row {
     /// The table (`rate`, `rate beside an idle proxy`, `lat`, `a2a`).
     table: String,
     operation: String,
+    /// Bytes per operation: 8 for the rate, the size for a latency, the bytes sent to each peer
+    /// for the all-to-all.
+    bytes: usize,
     unit: String,
     /// `p2p`, `proxy`, `proxy-spin`, `ibgda` (or, in the idle-proxy table, `p2p with idle
     /// proxy` and `p2p alone`).
@@ -78,6 +94,8 @@ struct Row {
     /// The best round: the max of a rate, the min of a time.
     best: f64,
     median: f64,
+    /// The worst round: the min of a rate, the max of a time.
+    worst: f64,
     /// This channel's median over the proxy's (empty in the idle-proxy table).
     vs_proxy: Option<f64>,
     /// This channel's median over the spinning proxy's (empty in the idle-proxy table).
@@ -94,13 +112,20 @@ fn run_facts() -> &'static (String, String) {
     FACTS.get_or_init(|| (oxshmem_benches::machine(), oxshmem_benches::utc_date()))
 }
 
-/// `--csv FILE`: where PE 0 appends every row (after a header line when the file is empty).
-static CSV: Mutex<Option<csv::Writer<std::fs::File>>> = Mutex::new(None);
+/// Where the `--csv` rows go.
+type CsvWriter = csv::Writer<Box<dyn Write + Send>>;
 
-fn open_csv(path: &str) -> std::io::Result<csv::Writer<std::fs::File>> {
+/// `--csv FILE`: where PE 0 appends every row (after a header line when the file is empty);
+/// `--csv -`: stdout, after a header line.
+static CSV: Mutex<Option<CsvWriter>> = Mutex::new(None);
+
+fn open_csv(path: &str) -> std::io::Result<CsvWriter> {
+    if path == "-" {
+        return Ok(csv::WriterBuilder::new().has_headers(true).from_writer(Box::new(std::io::stdout())));
+    }
     let f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     let empty = f.metadata()?.len() == 0;
-    Ok(csv::WriterBuilder::new().has_headers(empty).from_writer(f))
+    Ok(csv::WriterBuilder::new().has_headers(empty).from_writer(Box::new(f)))
 }
 
 fn csv_row(row: &Row) {
@@ -135,13 +160,13 @@ fn max(v: &[f64]) -> f64 {
 }
 
 /// The column-header line of a table of [`report`] lines, aligned with them: per channel the
-/// best round (the max where higher is better, else the min) and the median, the unit, each
-/// other channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of each round.
-fn header(higher_is_better: bool) {
-    let best = if higher_is_better { "max" } else { "min" };
+/// best round (the max where higher is better, else the min), the median and the worst round,
+/// the unit, each other channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of
+/// each round.
+fn header() {
     let mut line = format!("{:<18}", "operation");
     for ch in CHANNELS {
-        line += &format!(" | {ch} {best:>9} {:>9}", "median");
+        line += &format!(" | {ch} {:>9} {:>9} {:>9}", "best", "median", "worst");
     }
     line += &format!(" {:<6}", "unit");
     for (c, ch) in CHANNELS.iter().enumerate() {
@@ -149,23 +174,41 @@ fn header(higher_is_better: bool) {
             line += &format!(" | {ch}/proxy {:>6} {ch}/proxy-spin {:>6}", "ratio", "ratio");
         }
     }
-    println!("{line} (target) ibgda/(better proxy) ratio per round");
+    say!("{line} (target) ibgda/(better proxy) ratio per round");
 }
 
-/// One line: every channel's best/median (max where higher is better), then each other
-/// channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of each round.
-fn report(table: &str, pes: usize, what: &str, unit: &str, r: &[Vec<f64>], higher_is_better: bool, target: &str) {
+/// What a [`report`] line measured.
+struct Line<'a> {
+    /// The table (`rate`, `lat`, `a2a`).
+    table: &'a str,
+    what: String,
+    /// Bytes per operation ([`Row::bytes`]).
+    bytes: usize,
+    unit: &'a str,
+    higher_is_better: bool,
+    /// What the ratios should be, for the line's end.
+    target: &'a str,
+}
+
+/// One line: every channel's best/median/worst (the best is the max where higher is better),
+/// then each other channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of
+/// each round.
+fn report(pes: usize, l: &Line, r: &[Vec<f64>]) {
+    let Line { table, ref what, bytes, unit, higher_is_better, target } = *l;
     let best = |v: &[f64]| if higher_is_better { max(v) } else { min(v) };
+    let worst = |v: &[f64]| if higher_is_better { min(v) } else { max(v) };
     for (c, ch) in CHANNELS.iter().enumerate() {
         csv_row(&Row {
             table: table.to_string(),
             operation: what.to_string(),
+            bytes,
             unit: unit.to_string(),
             channel: ch.to_string(),
             pes,
             rounds: r[c].len(),
             best: round6(best(&r[c])),
             median: round6(median(&r[c])),
+            worst: round6(worst(&r[c])),
             vs_proxy: Some(round6(median(&r[c]) / median(&r[PROXY]))),
             vs_proxy_spin: Some(round6(median(&r[c]) / median(&r[PROXY_SPIN]))),
             machine: run_facts().0.clone(),
@@ -174,7 +217,7 @@ fn report(table: &str, pes: usize, what: &str, unit: &str, r: &[Vec<f64>], highe
     }
     let mut line = format!("{what:<18}");
     for (c, ch) in CHANNELS.iter().enumerate() {
-        line += &format!(" | {ch} {:>9.3} {:>9.3}", best(&r[c]), median(&r[c]));
+        line += &format!(" | {ch} {:>9.3} {:>9.3} {:>9.3}", best(&r[c]), median(&r[c]), worst(&r[c]));
     }
     line += &format!(" {unit:<6}");
     let (proxy, spin) = (median(&r[PROXY]), median(&r[PROXY_SPIN]));
@@ -191,7 +234,7 @@ fn report(table: &str, pes: usize, what: &str, unit: &str, r: &[Vec<f64>], highe
         .zip(r[PROXY].iter().zip(&r[PROXY_SPIN]))
         .map(|(a, (p, q))| format!("{:.2}", a / better(*p, *q)))
         .collect();
-    println!("{line} ({target}) ibgda/(better proxy) rounds [{}]", per_round.join(" "));
+    say!("{line} ({target}) ibgda/(better proxy) rounds [{}]", per_round.join(" "));
 }
 
 fn device(shmem: &Shmem, ch: &str) -> Device {
@@ -282,20 +325,30 @@ fn rate(shmem: &Shmem) {
     }
     if shmem.my_pe() == 0 {
         let nt = rate_grid().blocks * rate_grid().threads;
-        println!("# (a) 8 B p rate, {nt} device threads x {ops} p + quiet to the next PE, {} PEs", shmem.n_pes());
-        header(true);
-        report("rate", shmem.n_pes(), "p rate", "Mops/s", &res, true, "target >= 2");
+        say!("# (a) 8 B p rate, {nt} device threads x {ops} p + quiet to the next PE, {} PEs", shmem.n_pes());
+        header();
+        let line = Line {
+            table: "rate",
+            what: "p rate".into(),
+            bytes: 8,
+            unit: "Mops/s",
+            higher_is_better: true,
+            target: "target >= 2",
+        };
+        report(shmem.n_pes(), &line, &res);
         let slow = median(&p2p_idle) / median(&idle_ref);
         for (channel, v) in [("p2p with idle proxy", &p2p_idle), ("p2p alone", &idle_ref)] {
             csv_row(&Row {
                 table: "rate beside an idle proxy".into(),
                 operation: "p rate, idle proxy".into(),
+                bytes: 8,
                 unit: "Mops/s".into(),
                 channel: channel.into(),
                 pes: shmem.n_pes(),
                 rounds: v.len(),
                 best: round6(max(v)),
                 median: round6(median(v)),
+                worst: round6(min(v)),
                 vs_proxy: None,
                 vs_proxy_spin: None,
                 machine: run_facts().0.clone(),
@@ -303,18 +356,29 @@ fn rate(shmem: &Shmem) {
             });
         }
         let per: Vec<String> = p2p_idle.iter().zip(&idle_ref).map(|(a, b)| format!("{:.2}", a / b)).collect();
-        println!("# p2p beside an idle proxy device of the same process, against p2p alone");
-        println!(
-            "{:<22} p2p {:>10} {:>10} {:<7} | alone {:>10} {:>10} {:<7} | with/alone {:>6} per round",
-            "operation", "max", "median", "unit", "max", "median", "unit", "ratio"
+        say!("# p2p beside an idle proxy device of the same process, against p2p alone");
+        say!(
+            "{:<22} p2p {:>10} {:>10} {:>10} {:<7} | alone {:>10} {:>10} {:>10} {:<7} | with/alone {:>6} per round",
+            "operation",
+            "best",
+            "median",
+            "worst",
+            "unit",
+            "best",
+            "median",
+            "worst",
+            "unit",
+            "ratio"
         );
-        println!(
-            "{:<22} p2p {:>10.3} {:>10.3} Mops/s  | alone {:>10.3} {:>10.3} Mops/s  | with/alone {slow:>6.2} rounds [{}]",
+        say!(
+            "{:<22} p2p {:>10.3} {:>10.3} {:>10.3} Mops/s  | alone {:>10.3} {:>10.3} {:>10.3} Mops/s  | with/alone {slow:>6.2} rounds [{}]",
             "p rate, idle proxy",
             max(&p2p_idle),
             median(&p2p_idle),
+            min(&p2p_idle),
             max(&idle_ref),
             median(&idle_ref),
+            min(&idle_ref),
             per.join(" ")
         );
     }
@@ -389,7 +453,7 @@ fn lat_once(shmem: &Shmem, dev: &Device, target: DevPtr<u64>) -> Vec<(f64, f64)>
 fn lat(shmem: &Shmem) {
     if shmem.n_pes() < 2 {
         if shmem.my_pe() == 0 {
-            println!("# (b) latency needs 2 PEs");
+            say!("# (b) latency needs 2 PEs");
         }
         return;
     }
@@ -410,14 +474,22 @@ fn lat(shmem: &Shmem) {
         progress(shmem, "lat", round, start);
     }
     if shmem.my_pe() == 0 {
-        println!("# (b) latency from one device thread, PE 0 -> PE 1 (put = put + quiet; get blocking)");
-        header(false);
+        say!("# (b) latency from one device thread, PE 0 -> PE 1 (put = put + quiet; get blocking)");
+        header();
         for (i, size) in SIZES.iter().enumerate() {
             let put: Vec<Vec<f64>> = all.iter().map(|c| c[i].iter().map(|x: &(f64, f64)| x.0).collect()).collect();
             let get: Vec<Vec<f64>> = all.iter().map(|c| c[i].iter().map(|x: &(f64, f64)| x.1).collect()).collect();
-            let n = shmem.n_pes();
-            report("lat", n, &format!("put {}", human(*size)), "us", &put, false, "lower is better");
-            report("lat", n, &format!("get {}", human(*size)), "us", &get, false, "lower is better");
+            for (op, r) in [("put", &put), ("get", &get)] {
+                let line = Line {
+                    table: "lat",
+                    what: format!("{op} {}", human(*size)),
+                    bytes: *size,
+                    unit: "us",
+                    higher_is_better: false,
+                    target: "lower is better",
+                };
+                report(shmem.n_pes(), &line, r);
+            }
         }
     }
     shmem.barrier_all().expect("barrier");
@@ -486,7 +558,7 @@ fn a2a(shmem: &Shmem) {
     let n = shmem.n_pes();
     if n < 2 {
         if shmem.my_pe() == 0 {
-            println!("# (c) all-to-all needs 2 PEs or more");
+            say!("# (c) all-to-all needs 2 PEs or more");
         }
         return;
     }
@@ -510,11 +582,19 @@ fn a2a(shmem: &Shmem) {
         progress(shmem, "a2a", round, start);
     }
     if shmem.my_pe() == 0 {
-        println!(
+        say!(
             "# (c) device all-to-all, 7 KiB to every other PE (put_signal_nbi + quiet, wait for every signal), {n} PEs"
         );
-        header(false);
-        report("a2a", n, &format!("all-to-all {n} PEs"), "us", &res, false, "target <= 0.5");
+        header();
+        let line = Line {
+            table: "a2a",
+            what: format!("all-to-all {n} PEs"),
+            bytes: A2A_WORDS * 8,
+            unit: "us",
+            higher_is_better: false,
+            target: "target <= 0.5",
+        };
+        report(n, &line, &res);
     }
     shmem.barrier_all().expect("barrier");
     let (a, b, c) = bufs;
@@ -524,33 +604,51 @@ fn a2a(shmem: &Shmem) {
 }
 
 const USAGE: &str = "\
-Usage: oshrun -n N device-bench [BENCHMARK] [--quick] [--csv FILE]
+Usage: oshrun -n N device-bench [BENCHMARK] [--quick] [--csv FILE|-]
 
-Device-initiated operations on every channel side by side: P2P (direct stores), the proxy ring
-(sleeping when idle, and spinning) and IBGDA through the software NIC. Each line gives the best
-and the median round of every channel, and each channel's median over the proxies'.
+Device-initiated operations on every channel side by side, in interleaved rounds (p2p, proxy,
+proxy-spin, ibgda, p2p, ...), each round on a fresh device:
+  p2p          the device thread stores into the peer's memory directly
+  proxy        the reference: the proxy ring (NVSHMEM's IBRC path), a host thread of the PE
+               does the transfer; it sleeps when idle
+  proxy-spin   the same proxy, spinning when idle (NVSHMEM's dedicated proxy thread)
+  ibgda        IBGDA: the device thread posts to a NIC queue, the software NIC does it
+Each line gives, per channel, the best round (max of a rate, min of a time), the median and the
+worst round (min of a rate, max of a time); then each other channel's median over the proxy's
+and over the spinning proxy's (the targets: p2p and ibgda at least 2x the proxy's rate and at
+most 0.5x its all-to-all time), and ibgda over the better proxy, round by round.
 
-BENCHMARK (none: a quick run of all three, under a minute):
-  rate   8 B p from 256 device threads to the next PE, then quiet   (any PE count)
-  lat    put + quiet and get from one device thread, 8 B to 1 MiB     (2 PEs or more)
-  a2a    all-to-all, 7 KiB to every other PE with put_signal_nbi      (2 PEs or more)
-  all    the three                                                    (several minutes: a
+BENCHMARK (none: a quick run of all three, under a minute at 2 PEs):
+  rate   p rate: 256 device threads (4 blocks x 64) each do 8 B p to the next PE, then quiet;
+         Mops/s of this PE. Then p2p beside an idle proxy device of the same process, against
+         p2p alone (the reference of that line)                        (any PE count)
+  lat    put N, get N: one device thread of PE 0, put + quiet and a blocking get to PE 1,
+         8 B to 1 MiB; us per operation                                (2 PEs or more)
+  a2a    all-to-all N PEs: each PE sends 7 KiB to every other PE with put_signal_nbi + quiet
+         and waits for every peer's signal; us per all-to-all          (2 PEs or more)
+  all    the three                                                     (several minutes: a
          progress line per round goes to stderr)
+A named benchmark makes the full run (7 rounds, all the work) unless --quick is given.
 
 Options:
-  --quick      3 rounds instead of 7 and a tenth of the work per round
-  --csv FILE   also append every channel's figures to FILE as CSV, one row per channel
-               (table,operation,unit,channel,pes,rounds,best,median,vs_proxy,vs_proxy_spin,
-               machine,date; python3 benches/plot.py FILE DIR draws it)
+  --quick      3 rounds instead of 7 and a tenth of the work per round (the default when no
+               BENCHMARK is named)
+  --csv FILE   also append every channel's figures to FILE as CSV, one row per channel and line,
+               after a header line when FILE is new or empty:
+               table,operation,bytes,unit,channel,pes,rounds,best,median,worst,vs_proxy,
+               vs_proxy_spin,machine,date (bytes: per operation, or sent to each peer in a2a;
+               vs_proxy*: this channel's median over the proxy's; python3 benches/plot.py FILE
+               DIR draws it)
+  --csv -      the same rows on stdout, after the header line; the tables go to stderr
   -h, --help   print this text
 
-Environment: DEVICE_BENCH_OPS (p per thread in rate), DEVICE_BENCH_GRID=blocks,threads,
-DEVICE_BENCH_WARMUP_MS (lat), DEVICE_BENCH_A2A (all-to-alls per round).
+Environment: DEVICE_BENCH_OPS (p per thread in rate), DEVICE_BENCH_GRID=blocks,threads (rate),
+DEVICE_BENCH_WARMUP_MS (lat's warm-up per round), DEVICE_BENCH_A2A (all-to-alls per round).
 
 Examples:
   oshrun -n 2 target/release/device-bench
   oshrun -n 2 target/release/device-bench all --csv target/device.csv
-  oshrun -n 4 target/release/device-bench a2a --quick
+  oshrun -n 4 target/release/device-bench a2a --quick --csv - > a2a.csv
 ";
 
 /// What the command line asks for.
@@ -603,6 +701,7 @@ fn main() {
     };
     QUICK.store(args.quick || args.which.is_none(), Ordering::Relaxed);
     let what = args.which.clone().unwrap_or_else(|| "all".to_string());
+    TABLES_ON_STDERR.store(args.csv.as_deref() == Some("-"), Ordering::Relaxed);
     let shmem = oxshmem::init().expect("shmem init");
     if let Some(path) = &args.csv
         && shmem.my_pe() == 0
@@ -616,8 +715,8 @@ fn main() {
         }
     }
     if shmem.my_pe() == 0 {
-        println!(
-            "# device-bench: P2P vs proxy ring vs IBGDA (software NIC), {} PEs, {} interleaved rounds{}; columns: best (max of a rate, min of a time), median",
+        say!(
+            "# device-bench: P2P vs proxy ring vs IBGDA (software NIC), {} PEs, {} interleaved rounds{}; columns: best (max of a rate, min of a time), median, worst (min of a rate, max of a time)",
             shmem.n_pes(),
             rounds(),
             if QUICK.load(Ordering::Relaxed) { " (quick run)" } else { "" }
@@ -660,5 +759,31 @@ mod tests {
         assert_eq!(parse_args(&strings(&["fast"])), Err("unknown benchmark \"fast\"".into()));
         assert!(parse_args(&strings(&["rate", "lat"])).is_err());
         assert!(parse_args(&strings(&["--csv"])).is_err());
+        assert_eq!(parse_args(&strings(&["--csv", "-", "rate"])).unwrap().csv.as_deref(), Some("-"));
+    }
+
+    /// `--help` names every option, benchmark and variable the program reads.
+    #[test]
+    fn usage_names_everything() {
+        for word in [
+            "--quick",
+            "--csv FILE",
+            "--csv -",
+            "--help",
+            "rate",
+            "lat",
+            "a2a",
+            "all",
+            "worst",
+            "DEVICE_BENCH_OPS",
+            "DEVICE_BENCH_GRID",
+            "DEVICE_BENCH_WARMUP_MS",
+            "DEVICE_BENCH_A2A",
+        ] {
+            assert!(USAGE.contains(word), "{word}");
+        }
+        for ch in CHANNELS {
+            assert!(USAGE.contains(&format!("  {ch} ")), "{ch}");
+        }
     }
 }
