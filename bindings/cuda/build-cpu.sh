@@ -9,9 +9,10 @@
 #   bindings/cuda/build-cpu.sh OUTDIR [--jobs N]
 #   bindings/cuda/build.sh OUTDIR --target cpu [--jobs N]        (the same)
 #
-# The compiler is $CXX (default c++, and $CC, default cc, for the driver); $CXXFLAGS adds
-# options (-fsanitize=thread, -O0 -g, ...). A program links the archive before the host library
-# (oshnvcc --target cpu does): the archive's NVSHMEM names that are also host routines
+# The compiler is $CXX (default c++, and $CC, default cc, for the driver); $CXXFLAGS (and
+# $CFLAGS for the driver) add options (-fsanitize=thread, -O0 -g, ...). A program links the
+# archive before the host library (oshnvcc --target cpu does): the archive's NVSHMEM names that
+# are also host routines
 # (nvshmem_int_p, nvshmem_my_pe, ...) run the device code inside a kernel and forward host calls
 # to the host library's definitions.
 set -euo pipefail
@@ -35,7 +36,8 @@ state_inc="${OXSHMEM_DEVICE_STATE_INCLUDE:-$root/device/include}"
 mkdir -p "$out/obj" "$out/emucuda"
 out="$(cd "$out" && pwd)"
 # The emulated driver, under the name the host library's loader tries first.
-"$cc" -shared -fPIC -O2 -Wall -Wextra -Werror -pthread -Wl,-soname,libcuda.so \
+# shellcheck disable=SC2086
+"$cc" -shared -fPIC -O2 -Wall -Wextra -Werror -pthread -Wl,-soname,libcuda.so ${CFLAGS:-} \
     -o "$out/emucuda/libcuda.so" "$root/tests/emucuda/libcuda.c"
 # shellcheck disable=SC2206
 flags=(-x c++ -std=c++17 -O2 -fPIC -Wall -DOXSHMEMI_TARGET_CPU "-DOXSHMEMI_CPU_DRIVER_PATH=\"$out/emucuda/libcuda.so\""
