@@ -80,7 +80,16 @@ pub(crate) fn header(host_declared: &HashSet<&str>) -> String {
         let prefix = if f.both { "NVSHMEMI_HOSTDEVICE_PREFIX" } else { "__device__" };
         let _ = writeln!(s, "{prefix} {} {}({});", f.ret, f.name, f.params);
     }
-    s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n#endif /* __CUDACC__ || __HIP__ || OXSHMEMI_TARGET_CPU */\n#endif /* OXSHMEM_NVSHMEM_DEVICE_H */\n");
+    s.push_str("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n#endif /* __CUDACC__ || __HIP__ || OXSHMEMI_TARGET_CPU */\n");
+    // The P2P fast paths (a hand-written header): inline in nvcc's device pass, as NVSHMEM's
+    // headers are; not while the archive itself is built (it defines the same names out of line).
+    s.push_str(
+        "\n/* The P2P fast paths of p, g, signal_op, fence, quiet and the integer atomic add, inline in the\n \
+         * calling kernel (nvcc's device pass; -DOXSHMEM_NO_INLINE_FAST_PATHS calls the archive's). */\n\
+         #if defined(__cplusplus) && defined(__CUDACC__) && defined(__CUDA_ARCH__) && !defined(__HIP__) && \\\n    \
+         !defined(OXSHMEMI_TARGET_CPU) && !defined(OXSHMEMI_BUILDING_LIBRARY) && !defined(OXSHMEM_NO_INLINE_FAST_PATHS)\n\
+         #include \"device_host/oxshmem_fast_path.cuh\"\n#endif\n#endif /* OXSHMEM_NVSHMEM_DEVICE_H */\n",
+    );
     s
 }
 

@@ -19,3 +19,38 @@ OXSHMEMI_INSTANTIATE(Block)
 OXSHMEMI_INSTANTIATE(Warpgroup)
 
 }  // namespace oxshmemi
+
+// The cold paths of the inline fast paths (bindings/c/include/device_host/oxshmem_fast_path.cuh):
+// called when the peer is not P2P, the range is not symmetric, the state is not attached, or
+// IBGDA or the proxy ring has work to complete. Each routes again from the start.
+#if OXSHMEMI_DEVICE_PASS
+extern "C" {
+__device__ void oxshmemi_cold_p(void *dest, uint64_t bits, int pe, uint32_t bytes) {
+    oxshmemi::p_bits(dest, bits, bytes, pe);
+}
+__device__ uint64_t oxshmemi_cold_g(const void *src, int pe, uint32_t bytes) { return oxshmemi::g_bits(src, bytes, pe); }
+__device__ void oxshmemi_cold_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
+    oxshmemi::signal_op_impl(sig_addr, signal, sig_op, pe);
+}
+/// bytes_fetch: the word's bytes (4 or 8), | 0x100 when the old value is wanted.
+__device__ uint64_t oxshmemi_cold_fetch_add(void *dest, uint64_t value, int pe, uint32_t bytes_fetch) {
+    return oxshmemi::amo_bits(dest, oxshmemi::Amo::FetchAdd, value, 0, bytes_fetch & 0xff, pe,
+                              (bytes_fetch & 0x100) != 0);
+}
+__device__ void oxshmemi_cold_quiet(void) { oxshmemi::quiet_impl(); }
+/// how: the scope (0 thread, 1 warp, 2 block) | nbi << 4 | sig_op << 8; sig_addr null: no signal.
+__device__ void oxshmemi_cold_put(void *dest, const void *src, size_t bytes, int pe, uint32_t how, uint64_t *sig_addr,
+                                  uint64_t signal) {
+    uint32_t op = sig_addr ? OXSHMEM_OP_PUT_SIGNAL : OXSHMEM_OP_PUT;
+    bool nbi = (how >> 4 & 1) != 0;
+    int sig_op = (int)(how >> 8);
+    if ((how & 3) == 1)
+        oxshmemi::put_bytes<oxshmemi::Warp>(op, dest, src, 1, 1, bytes, 1, pe, nbi, sig_addr, signal, sig_op);
+    else if ((how & 3) == 2)
+        oxshmemi::put_bytes<oxshmemi::Block>(op, dest, src, 1, 1, bytes, 1, pe, nbi, sig_addr, signal, sig_op);
+    else
+        oxshmemi::put_bytes<oxshmemi::Thread>(op, dest, src, 1, 1, bytes, 1, pe, nbi, sig_addr, signal, sig_op);
+}
+__device__ void oxshmemi_cold_fence(void) { oxshmemi::fence_impl(); }
+}
+#endif

@@ -72,13 +72,11 @@ __device__ OXSHMEMI_NOINLINE void put_bytes(uint32_t op, void *dest, const void 
     if (r.via == Via::P2p) {
         copy_es<V>(r.p2p, src, dst, sst, n, es);
         if (sig) {
-            // every thread's stores are before the barrier; rank 0's system fence (cumulative)
-            // orders them before the signal: one fence per group
+            // every thread's stores are before the barrier; rank 0's release of the signal (cumulative
+            // over them through the barrier) orders them before it: one membar per group, no
+            // separate system fence before the release
             V::sync();
-            if (V::rank() == 0) {
-                fence_system();
-                p2p_signal((uint64_t *)rs.p2p, signal, sig_op);
-            }
+            if (V::rank() == 0) p2p_signal((uint64_t *)rs.p2p, signal, sig_op);
         }
         V::sync();
         return;

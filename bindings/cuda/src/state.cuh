@@ -9,6 +9,11 @@
 // thread_scope_system> on CUDA), so that it also compiles for the host (tests).
 #pragma once
 
+// The archive defines the device API out of line: nvshmem_device.h leaves out its inline fast
+// paths (device_host/oxshmem_fast_path.cuh) here.
+#ifndef OXSHMEMI_BUILDING_LIBRARY
+#define OXSHMEMI_BUILDING_LIBRARY 1
+#endif
 #include "arch/arch.cuh"
 
 #include <string.h>
@@ -50,6 +55,15 @@ struct oxshmem_cuda_state_t {
 static_assert(sizeof(oxshmem_cuda_state_t) == 24, "oxshmem_cuda_state_t is 24 bytes");
 static_assert(offsetof(oxshmem_cuda_state_t, teams) == 8, "teams at 8");
 static_assert(offsetof(oxshmem_cuda_state_t, scratch_bytes) == 16, "scratch_bytes at 16");
+
+// The head of the state that device_host/oxshmem_fast_path.cuh reads (oxshmemi_fast_state_t).
+static_assert(offsetof(oxshmem_device_state_t, n_pes) == 4 && offsetof(oxshmem_device_state_t, heap_base) == 8 &&
+                  offsetof(oxshmem_device_state_t, heap_size) == 16 && offsetof(oxshmem_device_state_t, peer_base) == 24 &&
+                  offsetof(oxshmem_device_state_t, channel) == 32 && offsetof(oxshmem_device_state_t, ring) == 40 &&
+                  offsetof(oxshmem_device_state_t, ibgda) == 48,
+              "oxshmemi_fast_state_t (device_host/oxshmem_fast_path.cuh) mirrors oxshmem_device_state_t's head");
+static_assert(OXSHMEM_CHANNEL_P2P == 1 && offsetof(oxshmem_ring_t, issue) == 0 && offsetof(oxshmem_ring_t, completed) == 8,
+              "the fast paths' P2P channel byte and ring counters");
 
 /// Bytes of barrier flags at the start of each team's scratch: one 64-byte line per round.
 constexpr uint64_t FLAG_STRIDE = 64;

@@ -1,0 +1,350 @@
+/*
+ * device_host/oxshmem_fast_path.cuh -- oxshmem's P2P fast paths, inline in the calling kernel.
+ *
+ * nvshmem_device.h includes this in nvcc's device pass only (not for HIP or the CPU target, not
+ * while libnvshmem_device.a itself is built, and not with -DOXSHMEM_NO_INLINE_FAST_PATHS). It
+ * defines, inline, the hottest device routines as NVSHMEM's headers do: p and g, signal_op,
+ * fence, quiet and the integer atomic (fetch_)add. Each checks the peer (PE in range, the
+ * symmetric range in the heap, channel P2P) with read-only loads of the device state and does
+ * the one access into the peer's mapped heap; every other case (proxy, IBGDA, an error to
+ * record, the state not attached yet) calls an out-of-line core of libnvshmem_device.a
+ * (oxshmemi_cold_*), which routes again from the start. The archive keeps the out-of-line
+ * definitions of the same names (bindings/cuda/src/generated), for calls through a pointer and
+ * for programs built without this header.
+ *
+ * The state's layout is oxshmem_device_state_t's head (device/include/oxshmem/device_state.h;
+ * bindings/cuda/src/state.cuh asserts that it matches). Written for oxshmem, not generated.
+ */
+#ifndef OXSHMEM_FAST_PATH_CUH
+#define OXSHMEM_FAST_PATH_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The head of oxshmem_device_state_t: what the fast paths read (read-only while kernels run). */
+struct oxshmemi_fast_state_t {
+    uint32_t my_pe;
+    uint32_t n_pes;
+    uint64_t heap_base;
+    uint64_t heap_size;
+    const uint64_t *peer_base; /* n_pes entries: where each PE's heap is mapped here */
+    const uint8_t *channel;    /* n_pes entries: the channel byte of each PE (1: P2P) */
+    const void *ring;          /* the proxy ring (null: none) */
+    const void *ibgda;         /* the IBGDA state (null: none) */
+};
+#define OXSHMEMI_FAST_CHANNEL_P2P 1u
+
+/* The runtime's device state (libnvshmem_device.a; null until nvshmem_init attaches). */
+extern __device__ oxshmemi_fast_state_t *oxshmemi_state_d;
+
+extern "C" {
+/* The cold paths (libnvshmem_device.a, core.cu): each routes again and records errors. */
+__device__ void oxshmemi_cold_p(void *dest, uint64_t bits, int pe, uint32_t bytes);
+__device__ uint64_t oxshmemi_cold_g(const void *src, int pe, uint32_t bytes);
+__device__ void oxshmemi_cold_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+__device__ uint64_t oxshmemi_cold_fetch_add(void *dest, uint64_t value, int pe, uint32_t bytes_fetch);
+__device__ void oxshmemi_cold_quiet(void);
+/* put, put_nbi, put_signal(_nbi); how: the scope (0 thread, 1 warp, 2 block) | nbi << 4 |
+ * sig_op << 8 (sig_addr null: no signal) */
+__device__ void oxshmemi_cold_put(void *dest, const void *src, size_t bytes, int pe, uint32_t how, uint64_t *sig_addr,
+                                  uint64_t signal);
+__device__ void oxshmemi_cold_fence(void);
+}
+
+namespace oxshmemi_fast {
+
+__device__ __forceinline__ const oxshmemi_fast_state_t *state() {
+    return (const oxshmemi_fast_state_t *)__ldg((const unsigned long long *)&oxshmemi_state_d);
+}
+
+/* Whether `pe` is a P2P peer and [addr, addr+bytes) (bytes <= 8) is in the heap; then *out is
+ * the peer's mapped copy. Otherwise the cold path decides, and records what is wrong. */
+__device__ __forceinline__ bool p2p(const void *addr, uint32_t bytes, int pe, char **out) {
+    const oxshmemi_fast_state_t *s = state();
+    if (!s) return false;
+    uint64_t off = (uint64_t)addr - __ldg((const unsigned long long *)&s->heap_base);
+    uint64_t size = __ldg((const unsigned long long *)&s->heap_size);
+    uint32_t i = (uint32_t)pe;
+    if (i >= __ldg(&s->n_pes) || off > size - bytes) return false;
+    const uint8_t *ch = (const uint8_t *)__ldg((const unsigned long long *)&s->channel);
+    if (__ldg(ch + i) != OXSHMEMI_FAST_CHANNEL_P2P) return false;
+    const uint64_t *base = (const uint64_t *)__ldg((const unsigned long long *)&s->peer_base);
+    *out = (char *)(__ldg((const unsigned long long *)base + i) + off);
+    return true;
+}
+
+/* Relaxed system-scope adds on the peer's mapped heap (global memory: no generic-space test, no
+ * warp aggregation), the old value or none (red). */
+__device__ __forceinline__ uint32_t atom_add(uint32_t *p, uint32_t v) {
+    uint32_t old;
+    asm volatile("atom.relaxed.sys.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return old;
+}
+__device__ __forceinline__ uint64_t atom_add(uint64_t *p, uint64_t v) {
+    uint64_t old;
+    asm volatile("atom.relaxed.sys.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+    return old;
+}
+__device__ __forceinline__ void red_add(uint32_t *p, uint32_t v) {
+    asm volatile("red.relaxed.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void red_add(uint64_t *p, uint64_t v) {
+    asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+template <class T>
+__device__ __forceinline__ uint64_t bits(T v) {
+    uint64_t b = 0;
+    memcpy(&b, &v, sizeof(T));
+    return b;
+}
+template <class T>
+__device__ __forceinline__ T from_bits(uint64_t b) {
+    T v;
+    memcpy(&v, &b, sizeof(T));
+    return v;
+}
+
+template <class T>
+__device__ __forceinline__ void p(T *dest, T value, int pe) {
+    char *r;
+    if (!p2p(dest, sizeof(T), pe, &r)) {
+        oxshmemi_cold_p(dest, bits(value), pe, sizeof(T));
+        return;
+    }
+    if (sizeof(T) == 1) *(volatile uint8_t *)r = (uint8_t)bits(value);
+    else if (sizeof(T) == 2) *(volatile uint16_t *)r = (uint16_t)bits(value);
+    else if (sizeof(T) == 4) *(volatile uint32_t *)r = (uint32_t)bits(value);
+    else *(volatile uint64_t *)r = bits(value);
+}
+
+template <class T>
+__device__ __forceinline__ T g(const T *src, int pe) {
+    char *r;
+    if (!p2p(src, sizeof(T), pe, &r)) return from_bits<T>(oxshmemi_cold_g(src, pe, sizeof(T)));
+    if (sizeof(T) == 1) return from_bits<T>(*(const volatile uint8_t *)r);
+    if (sizeof(T) == 2) return from_bits<T>(*(const volatile uint16_t *)r);
+    if (sizeof(T) == 4) return from_bits<T>(*(const volatile uint32_t *)r);
+    return from_bits<T>(*(const volatile uint64_t *)r);
+}
+
+/* NVSHMEM's integer atomic add (relaxed, system scope) on a P2P peer. The cold path's last
+ * argument: the word's bytes, | 0x100 when the old value is wanted. */
+template <class T>
+__device__ __forceinline__ T fetch_add(T *dest, T value, int pe, int fetch) {
+    char *r;
+    if ((uint64_t)dest % sizeof(T) != 0 || !p2p(dest, sizeof(T), pe, &r))
+        return from_bits<T>(oxshmemi_cold_fetch_add(dest, bits(value), pe, (uint32_t)sizeof(T) | (fetch ? 0x100u : 0u)));
+    if (sizeof(T) == 4) {
+        if (!fetch) return red_add((uint32_t *)r, (uint32_t)bits(value)), T{};
+        return from_bits<T>(atom_add((uint32_t *)r, (uint32_t)bits(value)));
+    }
+    if (!fetch) return red_add((uint64_t *)r, bits(value)), T{};
+    return from_bits<T>(atom_add((uint64_t *)r, bits(value)));
+}
+
+/* The groups of the warp and block forms: G 0 thread, 1 warp, 2 block (the library's scopes). */
+__device__ __forceinline__ uint32_t tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+__device__ __forceinline__ uint32_t nthreads() { return blockDim.x * blockDim.y * blockDim.z; }
+template <int G>
+__device__ __forceinline__ uint32_t rank() {
+    return G == 0 ? 0 : G == 1 ? tid() % 32 : tid();
+}
+template <int G>
+__device__ __forceinline__ uint32_t size() {
+    if (G == 0) return 1;
+    if (G == 2) return nthreads();
+    uint32_t left = nthreads() - tid() / 32 * 32;
+    return left < 32 ? left : 32;
+}
+template <int G>
+__device__ __forceinline__ void sync() {
+    if (G == 1) __syncwarp();
+    if (G == 2) __syncthreads();
+}
+
+/* The group's threads copy n bytes: 16-byte vectors when both ends and n allow, else 8-byte
+ * words, else bytes. */
+template <int G>
+__device__ __forceinline__ void copy(char *d, const char *src, size_t n) {
+    uint32_t r = rank<G>(), k = size<G>();
+    uint64_t a = (uint64_t)d | (uint64_t)src | n;
+    if ((a & 15) == 0) {
+        for (size_t i = r; i < n / 16; i += k) ((int4 *)d)[i] = ((const int4 *)src)[i];
+    } else if ((a & 7) == 0) {
+        for (size_t i = r; i < n / 8; i += k) ((uint64_t *)d)[i] = ((const uint64_t *)src)[i];
+    } else {
+        for (size_t i = r; i < n; i += k) d[i] = src[i];
+    }
+}
+
+/* put / put_nbi / put_signal(_nbi) of the group (P2P: the copy is complete on return, so nbi is
+ * the same). Syncs the group on entry and on exit, as the library's forms do; the signal is
+ * rank 0's release store or add after the group's copy (one membar per group). */
+template <int G>
+__device__ __forceinline__ void put(void *dest, const void *src, size_t n, int pe, int nbi, uint64_t *sig = nullptr,
+                                    uint64_t signal = 0, int sig_op = 0) {
+    sync<G>();
+    const oxshmemi_fast_state_t *s = state();
+    char *r, *rs = nullptr;
+    bool fast = s != nullptr && n <= __ldg((const unsigned long long *)&s->heap_size) &&
+                p2p(dest, (uint32_t)0, pe, &r);
+    if (fast) {
+        uint64_t off = (uint64_t)dest - __ldg((const unsigned long long *)&s->heap_base);
+        fast = off <= __ldg((const unsigned long long *)&s->heap_size) - n;
+    }
+    if (fast && sig)
+        fast = (uint64_t)sig % 8 == 0 && (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) &&
+               p2p(sig, 8, pe, &rs);
+    if (!fast) {
+        oxshmemi_cold_put(dest, src, n, pe, (uint32_t)G | (uint32_t)nbi << 4 | (uint32_t)sig_op << 8, sig, signal);
+        return;
+    }
+    copy<G>(r, (const char *)src, n);
+    if (sig) {
+        sync<G>();
+        if (rank<G>() == 0) {
+            if (sig_op == NVSHMEM_SIGNAL_SET)
+                asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(rs), "l"(signal) : "memory");
+            else
+                asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(rs), "l"(signal) : "memory");
+        }
+    }
+    sync<G>();
+}
+
+}  // namespace oxshmemi_fast
+
+extern "C" {
+
+#define OXSHMEMI_FAST_RMA(NAME, TYPE)                                                                      \
+    __host__ __device__ inline void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {           \
+        oxshmemi_fast::p<TYPE>(dest, value, pe);                                                         \
+    }                                                                                                    \
+    __host__ __device__ inline TYPE nvshmem_##NAME##_g(const TYPE *src, int pe) {                        \
+        return oxshmemi_fast::g<TYPE>(src, pe);                                                          \
+    }
+OXSHMEMI_FAST_RMA(float, float)
+OXSHMEMI_FAST_RMA(double, double)
+OXSHMEMI_FAST_RMA(char, char)
+OXSHMEMI_FAST_RMA(short, short)
+OXSHMEMI_FAST_RMA(schar, signed char)
+OXSHMEMI_FAST_RMA(int, int)
+OXSHMEMI_FAST_RMA(long, long)
+OXSHMEMI_FAST_RMA(longlong, long long)
+OXSHMEMI_FAST_RMA(uchar, unsigned char)
+OXSHMEMI_FAST_RMA(ushort, unsigned short)
+OXSHMEMI_FAST_RMA(uint, unsigned int)
+OXSHMEMI_FAST_RMA(ulong, unsigned long)
+OXSHMEMI_FAST_RMA(ulonglong, unsigned long long)
+OXSHMEMI_FAST_RMA(int8, int8_t)
+OXSHMEMI_FAST_RMA(int16, int16_t)
+OXSHMEMI_FAST_RMA(int32, int32_t)
+OXSHMEMI_FAST_RMA(int64, int64_t)
+OXSHMEMI_FAST_RMA(uint8, uint8_t)
+OXSHMEMI_FAST_RMA(uint16, uint16_t)
+OXSHMEMI_FAST_RMA(uint32, uint32_t)
+OXSHMEMI_FAST_RMA(uint64, uint64_t)
+OXSHMEMI_FAST_RMA(size, size_t)
+OXSHMEMI_FAST_RMA(ptrdiff, ptrdiff_t)
+#undef OXSHMEMI_FAST_RMA
+
+#define OXSHMEMI_FAST_ADD(NAME, TYPE)                                                                      \
+    __host__ __device__ inline TYPE nvshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe) {  \
+        return oxshmemi_fast::fetch_add<TYPE>(dest, value, pe, 1);                                       \
+    }                                                                                                    \
+    __host__ __device__ inline void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe) {        \
+        oxshmemi_fast::fetch_add<TYPE>(dest, value, pe, 0);                                              \
+    }
+OXSHMEMI_FAST_ADD(int, int)
+OXSHMEMI_FAST_ADD(long, long)
+OXSHMEMI_FAST_ADD(longlong, long long)
+OXSHMEMI_FAST_ADD(uint, unsigned int)
+OXSHMEMI_FAST_ADD(ulong, unsigned long)
+OXSHMEMI_FAST_ADD(ulonglong, unsigned long long)
+OXSHMEMI_FAST_ADD(int32, int32_t)
+OXSHMEMI_FAST_ADD(int64, int64_t)
+OXSHMEMI_FAST_ADD(uint32, uint32_t)
+OXSHMEMI_FAST_ADD(uint64, uint64_t)
+OXSHMEMI_FAST_ADD(size, size_t)
+OXSHMEMI_FAST_ADD(ptrdiff, ptrdiff_t)
+#undef OXSHMEMI_FAST_ADD
+
+/* signal_op on a P2P peer: set is a volatile store, add a relaxed system-scope atomic add, with
+ * no fence (NVSHMEM's; ordering the data before the signal is put_signal's or fence's job). */
+__host__ __device__ inline void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
+    char *r;
+    if ((uint64_t)sig_addr % 8 != 0 || !oxshmemi_fast::p2p(sig_addr, 8, pe, &r))
+        oxshmemi_cold_signal_op(sig_addr, signal, sig_op, pe);
+    else if (sig_op == NVSHMEM_SIGNAL_SET)
+        *(volatile uint64_t *)r = signal;
+    else if (sig_op == NVSHMEM_SIGNAL_ADD)
+        oxshmemi_fast::red_add((uint64_t *)r, signal);
+    else
+        oxshmemi_cold_signal_op(sig_addr, signal, sig_op, pe);
+}
+
+#define OXSHMEMI_FAST_PUT(SUFFIX, G)                                                                        \
+    __device__ inline void nvshmemx_putmem##SUFFIX(void *dest, const void *source, size_t bytes, int pe) {      \
+        oxshmemi_fast::put<G>(dest, source, bytes, pe, 0);                                                  \
+    }                                                                                                       \
+    __device__ inline void nvshmemx_putmem_nbi##SUFFIX(void *dest, const void *source, size_t bytes, int pe) {  \
+        oxshmemi_fast::put<G>(dest, source, bytes, pe, 1);                                                  \
+    }                                                                                                       \
+    __device__ inline void nvshmemx_putmem_signal##SUFFIX(void *dest, const void *source, size_t bytes,         \
+                                                          uint64_t *sig_addr, uint64_t signal, int sig_op,  \
+                                                          int pe) {                                         \
+        oxshmemi_fast::put<G>(dest, source, bytes, pe, 0, sig_addr, signal, sig_op);                        \
+    }                                                                                                       \
+    __device__ inline void nvshmemx_putmem_signal_nbi##SUFFIX(void *dest, const void *source, size_t bytes,     \
+                                                              uint64_t *sig_addr, uint64_t signal,          \
+                                                              int sig_op, int pe) {                         \
+        oxshmemi_fast::put<G>(dest, source, bytes, pe, 1, sig_addr, signal, sig_op);                        \
+    }
+OXSHMEMI_FAST_PUT(_warp, 1)
+OXSHMEMI_FAST_PUT(_block, 2)
+#undef OXSHMEMI_FAST_PUT
+
+__host__ __device__ inline void nvshmem_putmem(void *dest, const void *source, size_t nelems, int pe) {
+    oxshmemi_fast::put<0>(dest, source, nelems, pe, 0);
+}
+__host__ __device__ inline void nvshmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe) {
+    oxshmemi_fast::put<0>(dest, source, nelems, pe, 1);
+}
+__device__ inline void nvshmem_putmem_signal(void *dest, const void *source, size_t bytes, uint64_t *sig_addr,
+                                             uint64_t signal, int sig_op, int pe) {
+    oxshmemi_fast::put<0>(dest, source, bytes, pe, 0, sig_addr, signal, sig_op);
+}
+__device__ inline void nvshmem_putmem_signal_nbi(void *dest, const void *source, size_t bytes, uint64_t *sig_addr,
+                                                 uint64_t signal, int sig_op, int pe) {
+    oxshmemi_fast::put<0>(dest, source, bytes, pe, 1, sig_addr, signal, sig_op);
+}
+
+/* fence: P2P stores are ordered by the system fence; IBGDA queues are completed out of line
+ * (the proxy executes in ring order). */
+__host__ __device__ inline void nvshmem_fence(void) {
+    __threadfence_system();
+    const oxshmemi_fast_state_t *s = oxshmemi_fast::state();
+    if (s && __ldg((const unsigned long long *)&s->ibgda)) oxshmemi_cold_fence();
+}
+
+/* quiet: with no IBGDA and nothing outstanding on the proxy ring (its completed counter has
+ * reached its issue counter; both only grow), the P2P stores are complete after one system
+ * fence. Otherwise the out-of-line quiet drains the queues and the ring. */
+__host__ __device__ inline void nvshmem_quiet(void) {
+    const oxshmemi_fast_state_t *s = oxshmemi_fast::state();
+    if (s && !__ldg((const unsigned long long *)&s->ibgda)) {
+        const uint64_t *ring = (const uint64_t *)__ldg((const unsigned long long *)&s->ring);
+        /* oxshmem_ring_t: issue at 0, completed at 8 (device_state.h) */
+        if (!ring || *(const volatile uint64_t *)(ring + 1) >= *(const volatile uint64_t *)ring) {
+            __threadfence_system();
+            return;
+        }
+    }
+    oxshmemi_cold_quiet();
+}
+
+}  /* extern "C" */
+
+#endif /* OXSHMEM_FAST_PATH_CUH */
