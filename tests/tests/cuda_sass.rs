@@ -27,6 +27,7 @@ use std::process::Command;
 const LEAN: &[&str] = &[
     "sass_putmem_warp_64",
     "sass_putmem_block_4k",
+    "sass_getmem_warp_64",
     "sass_signal_add",
     "sass_put_signal_nbi",
     "sass_quiet",
@@ -63,6 +64,7 @@ const NVSHMEM_38: &[(&str, usize, usize, usize)] = &[
     ("sass_int_g", 28, 0, 0),
     ("sass_putmem_warp_64", 338, 0, 5),
     ("sass_putmem_block_4k", 452, 0, 5),
+    ("sass_getmem_warp_64", 337, 0, 5),
     ("sass_signal_set", 31, 0, 0),
     ("sass_signal_add", 61, 0, 0),
     ("sass_put_signal_nbi", 163, 1, 2),

@@ -52,5 +52,15 @@ __device__ void oxshmemi_cold_put(void *dest, const void *src, size_t bytes, int
         oxshmemi::put_bytes<oxshmemi::Thread>(op, dest, src, 1, 1, bytes, 1, pe, nbi, sig_addr, signal, sig_op);
 }
 __device__ void oxshmemi_cold_fence(void) { oxshmemi::fence_impl(); }
+/// how: the scope (0 thread, 1 warp, 2 block) | nbi << 4.
+__device__ void oxshmemi_cold_get(void *dest, const void *src, size_t bytes, int pe, uint32_t how) {
+    bool nbi = (how >> 4 & 1) != 0;
+    if ((how & 3) == 1)
+        oxshmemi::get_bytes<oxshmemi::Warp>(dest, src, 1, 1, bytes, 1, pe, nbi);
+    else if ((how & 3) == 2)
+        oxshmemi::get_bytes<oxshmemi::Block>(dest, src, 1, 1, bytes, 1, pe, nbi);
+    else
+        oxshmemi::get_bytes<oxshmemi::Thread>(dest, src, 1, 1, bytes, 1, pe, nbi);
+}
 }
 #endif

@@ -91,13 +91,17 @@ extern __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d;
 
 namespace oxshmemi {
 
-/// A spin with the state's timeout: `ok()` until timeout_ns has passed (0: never).
+/// A spin with the state's timeout: `ok()` until timeout_ns has passed (0: never). The first
+/// SPIN_POLLS polls spin without a back-off (NVSHMEM's waits never sleep); after them each poll
+/// backs off (arch pause(): a short sleep on a GPU, a yield on the CPU target).
 struct Waiter {
+    static constexpr uint32_t SPIN_POLLS = 16;
     uint64_t deadline = 0;
     uint32_t spins = 0;
     __host__ __device__ bool ok(const oxshmem_device_state_t *s) {
+        if (++spins <= SPIN_POLLS) return true;
         pause();
-        if (++spins < 256 || s->timeout_ns == 0) return true;
+        if (spins < 256 || s->timeout_ns == 0) return true;
         uint64_t t = now_ns();
         if (deadline == 0) deadline = t + s->timeout_ns;
         return t < deadline;

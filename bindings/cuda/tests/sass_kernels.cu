@@ -22,3 +22,4 @@ K sass_fence() { nvshmem_fence(); }
 K sass_wait_until(int *ivar, int v) { nvshmem_int_wait_until(ivar, NVSHMEM_CMP_EQ, v); }
 K sass_int_fetch_add(int *out, int *dest, int v, int pe) { *out = nvshmem_int_atomic_fetch_add(dest, v, pe); }
 K sass_barrier_all_block() { nvshmemx_barrier_all_block(); }
+K sass_getmem_warp_64(void *dest, const void *src, int pe) { nvshmemx_getmem_warp(dest, src, 64, pe); }

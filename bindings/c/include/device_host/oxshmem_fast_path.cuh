@@ -4,7 +4,8 @@
  * nvshmem_device.h includes this in nvcc's device pass only (not for HIP or the CPU target, not
  * while libnvshmem_device.a itself is built, and not with -DOXSHMEM_NO_INLINE_FAST_PATHS). It
  * defines, inline, the hottest device routines as NVSHMEM's headers do: p and g, signal_op,
- * fence, quiet and the integer atomic (fetch_)add. Each checks the peer (PE in range, the
+ * fence, quiet, the integer atomic (fetch_)add, and putmem, putmem_signal and getmem (blocking
+ * and nbi) at thread, warp and block scope. Each checks the peer (PE in range, the
  * symmetric range in the heap, channel P2P) with read-only loads of the device state and does
  * the one access into the peer's mapped heap; every other case (proxy, IBGDA, an error to
  * record, the state not attached yet) calls an out-of-line core of libnvshmem_device.a
@@ -50,6 +51,8 @@ __device__ void oxshmemi_cold_quiet(void);
 __device__ void oxshmemi_cold_put(void *dest, const void *src, size_t bytes, int pe, uint32_t how, uint64_t *sig_addr,
                                   uint64_t signal);
 __device__ void oxshmemi_cold_fence(void);
+/* get, get_nbi; how: the scope (0 thread, 1 warp, 2 block) | nbi << 4 */
+__device__ void oxshmemi_cold_get(void *dest, const void *src, size_t bytes, int pe, uint32_t how);
 }
 
 namespace oxshmemi_fast {
@@ -179,6 +182,27 @@ __device__ __forceinline__ void copy(char *d, const char *src, size_t n) {
     }
 }
 
+/* p2p() for a range of any length n. */
+__device__ __forceinline__ bool p2p_range(const oxshmemi_fast_state_t *s, const void *addr, size_t n, int pe,
+                                          char **out) {
+    if (s == nullptr || n > __ldg((const unsigned long long *)&s->heap_size) || !p2p(addr, 0, pe, out)) return false;
+    uint64_t off = (uint64_t)addr - __ldg((const unsigned long long *)&s->heap_base);
+    return off <= __ldg((const unsigned long long *)&s->heap_size) - n;
+}
+
+/* get / get_nbi of the group (P2P: complete on return), with the group syncs of the library's forms. */
+template <int G>
+__device__ __forceinline__ void get(void *dest, const void *src, size_t n, int pe, int nbi) {
+    sync<G>();
+    char *r;
+    if (!p2p_range(state(), src, n, pe, &r)) {
+        oxshmemi_cold_get(dest, src, n, pe, (uint32_t)G | (uint32_t)nbi << 4);
+        return;
+    }
+    copy<G>((char *)dest, r, n);
+    sync<G>();
+}
+
 /* put / put_nbi / put_signal(_nbi) of the group (P2P: the copy is complete on return, so nbi is
  * the same). Syncs the group on entry and on exit, as the library's forms do; the signal is
  * rank 0's release store or add after the group's copy (one membar per group). */
@@ -188,12 +212,7 @@ __device__ __forceinline__ void put(void *dest, const void *src, size_t n, int p
     sync<G>();
     const oxshmemi_fast_state_t *s = state();
     char *r, *rs = nullptr;
-    bool fast = s != nullptr && n <= __ldg((const unsigned long long *)&s->heap_size) &&
-                p2p(dest, (uint32_t)0, pe, &r);
-    if (fast) {
-        uint64_t off = (uint64_t)dest - __ldg((const unsigned long long *)&s->heap_base);
-        fast = off <= __ldg((const unsigned long long *)&s->heap_size) - n;
-    }
+    bool fast = p2p_range(s, dest, n, pe, &r);
     if (fast && sig)
         fast = (uint64_t)sig % 8 == 0 && (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) &&
                p2p(sig, 8, pe, &rs);
@@ -302,6 +321,23 @@ __host__ __device__ inline void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t 
                                                               int sig_op, int pe) {                         \
         oxshmemi_fast::put<G>(dest, source, bytes, pe, 1, sig_addr, signal, sig_op);                        \
     }
+#define OXSHMEMI_FAST_GET(SUFFIX, G)                                                                        \
+    __device__ inline void nvshmemx_getmem##SUFFIX(void *dest, const void *source, size_t bytes, int pe) {      \
+        oxshmemi_fast::get<G>(dest, source, bytes, pe, 0);                                                  \
+    }                                                                                                       \
+    __device__ inline void nvshmemx_getmem_nbi##SUFFIX(void *dest, const void *source, size_t bytes, int pe) {  \
+        oxshmemi_fast::get<G>(dest, source, bytes, pe, 1);                                                  \
+    }
+OXSHMEMI_FAST_GET(_warp, 1)
+OXSHMEMI_FAST_GET(_block, 2)
+#undef OXSHMEMI_FAST_GET
+__host__ __device__ inline void nvshmem_getmem(void *dest, const void *source, size_t nelems, int pe) {
+    oxshmemi_fast::get<0>(dest, source, nelems, pe, 0);
+}
+__host__ __device__ inline void nvshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe) {
+    oxshmemi_fast::get<0>(dest, source, nelems, pe, 1);
+}
+
 OXSHMEMI_FAST_PUT(_warp, 1)
 OXSHMEMI_FAST_PUT(_block, 2)
 #undef OXSHMEMI_FAST_PUT
