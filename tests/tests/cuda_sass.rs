@@ -128,21 +128,21 @@ fn functions(listing: &str) -> HashMap<String, Vec<String>> {
     let mut f: HashMap<String, Vec<String>> = HashMap::new();
     let mut cur: Option<String> = None;
     for line in listing.lines() {
-        if let Some(rest) = line.strip_prefix(".text.") {
-            if let Some(name) = rest.strip_suffix(':') {
-                cur = Some(name.to_string());
-                f.entry(name.to_string()).or_default();
-                continue;
-            }
+        if let Some(rest) = line.strip_prefix(".text.")
+            && let Some(name) = rest.strip_suffix(':')
+        {
+            cur = Some(name.to_string());
+            f.entry(name.to_string()).or_default();
+            continue;
         }
         let t = line.trim_start();
-        if let (Some(name), Some(rest)) = (&cur, t.strip_prefix("/*")) {
-            if let Some((addr, ins)) = rest.split_once("*/") {
-                if addr.len() >= 4 && addr.chars().all(|c| c.is_ascii_hexdigit()) {
-                    let ins = ins.trim().trim_end_matches(';').trim().to_string();
-                    f.get_mut(name).expect("current function").push(ins);
-                }
-            }
+        if let (Some(name), Some(rest)) = (&cur, t.strip_prefix("/*"))
+            && let Some((addr, ins)) = rest.split_once("*/")
+            && addr.len() >= 4
+            && addr.chars().all(|c| c.is_ascii_hexdigit())
+        {
+            let ins = ins.trim().trim_end_matches(';').trim().to_string();
+            f.get_mut(name).expect("current function").push(ins);
         }
     }
     f
@@ -182,12 +182,12 @@ fn count(funcs: &HashMap<String, Vec<String>>, kernel: &str) -> (Counts, BTreeSe
             if mnemonic == "MEMBAR" || mnemonic == "FENCE" {
                 c.membar += 1;
             }
-            if mnemonic == "CALL" {
-                if let Some(target) = op.split_once("`(").and_then(|(_, r)| r.split_once(')')).map(|(t, _)| t) {
-                    if !target.starts_with(".L") && !COLD.iter().any(|p| target.contains(p)) {
-                        todo.push(target.to_string());
-                    }
-                }
+            if mnemonic == "CALL"
+                && let Some(target) = op.split_once("`(").and_then(|(_, r)| r.split_once(')')).map(|(t, _)| t)
+                && !target.starts_with(".L")
+                && !COLD.iter().any(|p| target.contains(p))
+            {
+                todo.push(target.to_string());
             }
         }
     }
