@@ -85,9 +85,11 @@ pub(crate) fn header(host_declared: &HashSet<&str>) -> String {
     // headers are; not while the archive itself is built (it defines the same names out of line).
     s.push_str(
         "\n/* The P2P fast paths of p, g, signal_op, fence, quiet and the integer atomic add, inline in the\n \
-         * calling kernel (nvcc's device pass; -DOXSHMEM_NO_INLINE_FAST_PATHS calls the archive's). */\n\
-         #if defined(__cplusplus) && defined(__CUDACC__) && defined(__CUDA_ARCH__) && !defined(__HIP__) && \\\n    \
-         !defined(OXSHMEMI_TARGET_CPU) && !defined(OXSHMEMI_BUILDING_LIBRARY) && !defined(OXSHMEM_NO_INLINE_FAST_PATHS)\n\
+         * calling kernel (nvcc's device pass with relocatable device code, which a program that calls\n \
+         * NVSHMEM from its kernels needs anyway; -DOXSHMEM_NO_INLINE_FAST_PATHS calls the archive's). */\n\
+         #if defined(__cplusplus) && defined(__CUDACC__) && defined(__CUDA_ARCH__) && defined(__CUDACC_RDC__) && \\\n    \
+         !defined(__HIP__) && !defined(OXSHMEMI_TARGET_CPU) && !defined(OXSHMEMI_BUILDING_LIBRARY) && \\\n    \
+         !defined(OXSHMEM_NO_INLINE_FAST_PATHS)\n\
          #include \"device_host/oxshmem_fast_path.cuh\"\n#endif\n#endif /* OXSHMEM_NVSHMEM_DEVICE_H */\n",
     );
     s

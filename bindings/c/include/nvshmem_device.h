@@ -2019,9 +2019,11 @@ __device__ void nvshmemx_release_smem(void);
 #endif /* __CUDACC__ || __HIP__ || OXSHMEMI_TARGET_CPU */
 
 /* The P2P fast paths of p, g, signal_op, fence, quiet and the integer atomic add, inline in the
- * calling kernel (nvcc's device pass; -DOXSHMEM_NO_INLINE_FAST_PATHS calls the archive's). */
-#if defined(__cplusplus) && defined(__CUDACC__) && defined(__CUDA_ARCH__) && !defined(__HIP__) && \
-    !defined(OXSHMEMI_TARGET_CPU) && !defined(OXSHMEMI_BUILDING_LIBRARY) && !defined(OXSHMEM_NO_INLINE_FAST_PATHS)
+ * calling kernel (nvcc's device pass with relocatable device code, which a program that calls
+ * NVSHMEM from its kernels needs anyway; -DOXSHMEM_NO_INLINE_FAST_PATHS calls the archive's). */
+#if defined(__cplusplus) && defined(__CUDACC__) && defined(__CUDA_ARCH__) && defined(__CUDACC_RDC__) && \
+    !defined(__HIP__) && !defined(OXSHMEMI_TARGET_CPU) && !defined(OXSHMEMI_BUILDING_LIBRARY) && \
+    !defined(OXSHMEM_NO_INLINE_FAST_PATHS)
 #include "device_host/oxshmem_fast_path.cuh"
 #endif
 #endif /* OXSHMEM_NVSHMEM_DEVICE_H */
