@@ -152,7 +152,7 @@ fn every_program_over(channel: &str) {
             let start = Instant::now();
             let (ok, out) = run(&mut c, Duration::from_secs(240));
             let oks = out.lines().filter(|l| l.contains(&format!(": ok {}: ", p.name))).count();
-            let known = KNOWN_INTERMITTENT.iter().any(|k| *k == (p.name, channel, n));
+            let known = KNOWN_INTERMITTENT.contains(&(p.name, channel, n));
             if (!ok || oks != p.oks * n) && known {
                 // Reported, not failed: an open bug being chased (see KNOWN_INTERMITTENT).
                 eprintln!("KNOWN INTERMITTENT FAILURE: {} over {channel} at {n} PEs:\n{out}", p.name);
