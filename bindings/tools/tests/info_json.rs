@@ -79,6 +79,9 @@ fn json_matches_the_human_form() {
         assert_eq!(Some(source.trim_end_matches(']')), var["source"].as_str(), "{name}: source");
         named += 1;
     }
+    // oxshmem-info lists the device layer's variables too (it registers them at start): so
+    // does this process before counting.
+    oxshmem_device::config::register().expect("registering the device layer's variables");
     assert_eq!(named, oxshmem::config::shown_vars().count());
     assert_eq!(doc["config"].as_object().unwrap().len(), named);
 
