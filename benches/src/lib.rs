@@ -62,6 +62,23 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// The driver's one argument, a number of rounds (default `default`): `None` after printing
+/// `usage` for `-h`/`--help`/`help`; a word that is no number ends the process (status 2),
+/// naming `tool`.
+pub fn rounds_arg(tool: &str, usage: &str, default: usize) -> Option<usize> {
+    match std::env::args().nth(1) {
+        None => Some(default),
+        Some(a) if matches!(a.as_str(), "-h" | "--help" | "help") => {
+            print!("{usage}");
+            None
+        }
+        Some(a) => Some(a.parse().unwrap_or_else(|_| {
+            eprintln!("{tool}: {a:?} is not a number of rounds ({tool} --help)");
+            std::process::exit(2)
+        })),
+    }
+}
+
 /// Whether this process is the job's first (or not started by a launcher): the one that prints
 /// usage and argument errors, which come before init, so that a job prints them once.
 pub fn first_process() -> bool {

@@ -46,18 +46,7 @@ FI_PROVIDER chooses the provider (default tcp;ofi_rxm, on the loopback interface
 fn main() {
     if std::env::var_os("PMI_FD").is_some() || std::env::var_os("PMI_PORT").is_some() {
         pe();
-    } else {
-        let rounds = match std::env::args().nth(1) {
-            None => 5,
-            Some(a) if matches!(a.as_str(), "-h" | "--help" | "help") => {
-                print!("{USAGE}");
-                return;
-            }
-            Some(a) => a.parse().unwrap_or_else(|_| {
-                eprintln!("ofi-bench: {a:?} is not a number of rounds (ofi-bench --help)");
-                std::process::exit(2)
-            }),
-        };
+    } else if let Some(rounds) = oxshmem_benches::rounds_arg("ofi-bench", USAGE, 5) {
         driver(rounds);
     }
 }
