@@ -2,7 +2,10 @@
 // patterns users start from, each a kernel or two with its own check.
 //
 //   ring         every PE p's one thread puts its number to PE p+1 (nvshmem_int_p), then a
-//                barrier; each PE finds its left neighbour's number
+//                barrier on the stream; each PE finds its left neighbour's number. The kernel
+//                dawdles first (about 50 ms), so that a barrier that does not wait for the
+//                kernel (the stream 0 of another device than the library's) loses the race
+//                every time, not now and then
 //   block put    a block stages data through __shared__ memory into a symmetric buffer, then
 //                nvshmemx_putmem_block to the right neighbour
 //   ping-pong    PE 0 and PE 1 alternate put_signal + signal_wait_until, 50 rounds
@@ -19,6 +22,8 @@
 // ---- ring ---------------------------------------------------------------------------------------
 
 __global__ void ring_put(int *destination) {
+    // About 50 ms on the CPU target (clock64 counts nanoseconds there), 30 on a 1.7 GHz GPU.
+    for (long long start = clock64(); clock64() - start < 50000000;) __nanosleep(100000);
     int mype = nvshmem_my_pe(), npes = nvshmem_n_pes();
     int peer = (mype + 1) % npes;
     nvshmem_int_p(destination, mype, peer);

@@ -129,14 +129,6 @@ const PROGRAMS: &[Program] = &[
     Program { name: "examples", oks: 7 },
 ];
 
-/// Runs that fail now and then, for a reason not found yet, each an open bug: printed when they
-/// fail, not counted as the test's failure (every other run is). `examples` over IBGDA: in CI,
-/// under the load of the whole test run, a PE read 0 in the ring part (`nvshmem_int_p` in a
-/// kernel, then `nvshmemx_barrier_all_on_stream`), which the host quiet of the GPU segment should
-/// make impossible; it passes in every run by hand on an idle machine. The suspect: the emulated
-/// driver's null stream waiting only for the calling thread's current context's streams.
-const KNOWN_INTERMITTENT: &[(&str, &str, usize)] = &[("examples", "ibgda", 2), ("examples", "ibgda", 4)];
-
 /// Runs every program at 2 and 4 PEs over `channel`.
 fn every_program_over(channel: &str) {
     if !have_cxx() {
@@ -153,12 +145,6 @@ fn every_program_over(channel: &str) {
             let start = Instant::now();
             let (ok, out) = run(&mut c, Duration::from_secs(240));
             let oks = out.lines().filter(|l| l.contains(&format!(": ok {}: ", p.name))).count();
-            let known = KNOWN_INTERMITTENT.contains(&(p.name, channel, n));
-            if (!ok || oks != p.oks * n) && known {
-                // Reported, not failed: an open bug being chased (see KNOWN_INTERMITTENT).
-                eprintln!("KNOWN INTERMITTENT FAILURE: {} over {channel} at {n} PEs:\n{out}", p.name);
-                continue;
-            }
             if !ok || oks != p.oks * n {
                 failures.push(format!(
                     "{} over {channel} at {n} PEs: {} ({oks} of {} ok lines):\n{out}",

@@ -99,6 +99,8 @@ typedef int (*cuStreamCreate_t)(cudaStream_t *, unsigned);
 typedef int (*cuStreamOne_t)(cudaStream_t);
 typedef int (*cuLaunchHostFunc_t)(cudaStream_t, void (*)(void *), void *);
 typedef int (*cuCtxSynchronize_t)(void);
+typedef int (*cuCtxGetCurrent_t)(void **);
+typedef int (*cuCtxGetDevice_t)(int *);
 
 struct Driver {
     cuInit_t init = nullptr;
@@ -108,6 +110,8 @@ struct Driver {
     cuStreamOne_t destroy = nullptr, synchronize = nullptr, query = nullptr;
     cuLaunchHostFunc_t host_func = nullptr;
     cuCtxSynchronize_t ctx_sync = nullptr;
+    cuCtxGetCurrent_t get_current = nullptr;
+    cuCtxGetDevice_t ctx_device = nullptr;
     bool ok = false;
 };
 
@@ -123,8 +127,10 @@ Driver &driver() {
         x.query = (cuStreamOne_t)dlsym(RTLD_DEFAULT, "cuStreamQuery");
         x.host_func = (cuLaunchHostFunc_t)dlsym(RTLD_DEFAULT, "cuLaunchHostFunc");
         x.ctx_sync = (cuCtxSynchronize_t)dlsym(RTLD_DEFAULT, "cuCtxSynchronize");
+        x.get_current = (cuCtxGetCurrent_t)dlsym(RTLD_DEFAULT, "cuCtxGetCurrent");
+        x.ctx_device = (cuCtxGetDevice_t)dlsym(RTLD_DEFAULT, "cuCtxGetDevice");
         x.ok = x.init && x.retain && x.set_current && x.create && x.destroy && x.synchronize && x.query &&
-               x.host_func && x.ctx_sync;
+               x.host_func && x.ctx_sync && x.get_current && x.ctx_device && x.init(0) == 0;
         if (!x.ok)
             fprintf(stderr,
                     "oxshmem CPU target: the emulated CUDA driver is not loaded (libcuda.so from build-cpu.sh, or "
@@ -134,33 +140,58 @@ Driver &driver() {
     return d;
 }
 
-/// Makes the calling thread's current device's primary context current (once per thread and
-/// device); false without the driver.
-bool context() {
-    static thread_local int ready_for = -1;
+/// The calling thread's device, as CUDA's runtime has it: the device of the driver's current
+/// context (the host library makes its GPU's primary context current on the threads it works
+/// on, as NVSHMEM does), else the last cudaSetDevice of the thread (0 at first).
+int this_device() {
     Driver &d = driver();
-    if (!d.ok) return false;
-    if (ready_for == current_device) return true;
     void *ctx = nullptr;
-    if (d.init(0) != 0 || d.retain(&ctx, current_device) != 0 || d.set_current(ctx) != 0) return false;
-    ready_for = current_device;
-    return true;
+    int dev = 0;
+    if (d.ok && d.get_current(&ctx) == 0 && ctx && d.ctx_device(&dev) == 0) return dev;
+    return current_device;
 }
 
-/// The streams this runtime made: whether each is blocking (ordered with the legacy stream).
+/// Makes sure a context is current on the calling thread (the primary context of the thread's
+/// device when none is); false without the driver.
+bool context() {
+    Driver &d = driver();
+    if (!d.ok) return false;
+    void *ctx = nullptr;
+    if (d.get_current(&ctx) == 0 && ctx) return true;
+    return d.retain(&ctx, current_device) == 0 && d.set_current(ctx) == 0;
+}
+
+/// The streams this runtime made: whether each is blocking (ordered with its device's legacy
+/// stream), and its device.
+struct StreamInfo {
+    bool blocking;
+    int device;
+};
 std::mutex streams_lock;
-std::map<cudaStream_t, bool> &streams() {
-    static auto *m = new std::map<cudaStream_t, bool>;
+std::map<cudaStream_t, StreamInfo> &streams() {
+    static auto *m = new std::map<cudaStream_t, StreamInfo>;
     return *m;
 }
 
+/// Each device's legacy stream (as on a GPU, one per device's primary context), made at first use.
+std::map<int, cudaStream_t> &legacies() {
+    static auto *m = new std::map<int, cudaStream_t>;
+    return *m;
+}
+
+/// The legacy stream of the calling thread's device: a blocking stream of the driver in that
+/// device's context, so that the host library's null-stream operations (made in the same
+/// context) wait for it, as CUDA's legacy stream orders them.
 cudaStream_t legacy() {
-    static cudaStream_t s = [] {
-        cudaStream_t x = nullptr;
-        if (!context() || driver().create(&x, 0) != 0) return (cudaStream_t) nullptr;
-        return x;
-    }();
-    return s;
+    if (!context()) return nullptr;
+    int dev = this_device();
+    std::lock_guard<std::mutex> g(streams_lock);
+    auto it = legacies().find(dev);
+    if (it != legacies().end()) return it->second;
+    cudaStream_t x = nullptr;
+    if (driver().create(&x, 0) != 0) return nullptr;
+    legacies()[dev] = x;
+    return x;
 }
 
 /// The driver stream an API call names (0 and the built-in handles: the legacy stream), or
@@ -204,16 +235,23 @@ bool push(cudaStream_t s, std::function<void()> op) {
     return true;
 }
 
-/// Enqueues `op` on `s` with the legacy stream's implicit ordering (see above).
+/// Enqueues `op` on `s` with the legacy stream's implicit ordering (see above): an operation
+/// on a device's legacy stream waits for that device's blocking streams, one on a blocking
+/// stream for its device's legacy stream.
 cudaError_t enqueue(cudaStream_t s, std::function<void()> op) {
     std::vector<cudaStream_t> before;
     {
         std::lock_guard<std::mutex> g(streams_lock);
-        if (s == legacy()) {
+        auto own = streams().find(s);
+        if (own == streams().end()) {  // a legacy stream
+            int dev = -1;
+            for (auto &l : legacies())
+                if (l.second == s) dev = l.first;
             for (auto &x : streams())
-                if (x.second) before.push_back(x.first);
-        } else if (streams()[s]) {
-            before.push_back(legacy());
+                if (x.second.blocking && x.second.device == dev) before.push_back(x.first);
+        } else if (own->second.blocking) {
+            auto l = legacies().find(own->second.device);
+            if (l != legacies().end()) before.push_back(l->second);
         }
     }
     std::vector<std::shared_ptr<Flag>> flags;
@@ -376,12 +414,16 @@ cudaError_t cudaGetDeviceCount(int *n) {
 }
 cudaError_t cudaGetDevice(int *d) {
     if (!d) return fail(cudaErrorInvalidValue);
-    *d = current_device;
+    *d = this_device();
     return cudaSuccess;
 }
+/// As CUDA's runtime: makes `d`'s primary context current on the calling thread.
 cudaError_t cudaSetDevice(int d) {
     if (d < 0 || d >= device_count()) return fail(cudaErrorInvalidDevice);
     current_device = d;
+    Driver &drv = driver();
+    void *ctx = nullptr;
+    if (drv.ok && (drv.retain(&ctx, d) != 0 || drv.set_current(ctx) != 0)) return fail(cudaErrorInvalidDevice);
     return cudaSuccess;
 }
 cudaError_t cudaSetDeviceFlags(unsigned) { return cudaSuccess; }
@@ -516,7 +558,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p) {
         --it;
         if ((uintptr_t)p < it->first + (it->second.bytes ? it->second.bytes : 1)) {
             a->type = it->second.type;
-            a->device = current_device;
+            a->device = this_device();
             a->devicePointer = (void *)p;
             a->hostPointer = it->second.type == cudaMemoryTypeDevice ? nullptr : (void *)p;
             return cudaSuccess;
@@ -573,7 +615,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
     // CU_STREAM_NON_BLOCKING is cudaStreamNonBlocking's value
     if (driver().create(&x, flags & cudaStreamNonBlocking) != 0) return fail(cudaErrorUnknown);
     std::lock_guard<std::mutex> g(streams_lock);
-    streams()[x] = !(flags & cudaStreamNonBlocking);
+    streams()[x] = StreamInfo{!(flags & cudaStreamNonBlocking), this_device()};
     *s = x;
     return cudaSuccess;
 }
