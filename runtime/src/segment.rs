@@ -56,7 +56,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::RwLock;
 
+use crate::coll::reduce::ReduceOp;
 use crate::error::{Error, ErrorKind, Result};
+use crate::team::Team;
 use crate::transport::{AmoOp, LocalBytes, LocalBytesMut, SymAddr, Width};
 use crate::world::Runtime;
 
@@ -164,6 +166,133 @@ pub trait ForeignSegment: Send + Sync + std::fmt::Debug {
     /// reach …`); `None`: just that.
     fn explain(&self) -> Option<String> {
         None
+    }
+
+    /// Runs the team collective `c` on `team`, whose destination or source lies in the segment
+    /// (the runtime's collective entry points route such a call here, `coll::foreign`; the
+    /// other buffer may be memory of the runtime's own segments). Returns the bytes collected
+    /// for [`Collective::Collect`], else 0. Collective over `team`: every member calls it with
+    /// its own arguments, and members whose arguments disagree should all fail alike (exchange
+    /// them first, [`team_words`](crate::coll::team_words)). The error names `func`. By default, the error that the
+    /// segment's collectives are not reached (every member gets it: no data moves).
+    ///
+    /// # Safety
+    /// The buffers of `c` are valid for the extents the collective names (the contract of the
+    /// routine that routed it).
+    unsafe fn collective(&self, team: &Team, func: &'static str, c: Collective<'_>) -> Result<usize> {
+        let _ = (team, c);
+        let why = self.explain().unwrap_or_else(|| format!("is in the {}, which has no team collectives", self.name()));
+        Err(Error::new(crate::world::pe_for_errors(), func, ErrorKind::InvalidArgument(format!("a buffer {why}"))))
+    }
+}
+
+/// `acc[i] = acc[i] op x[i]` over whole elements of a reduction, given as bytes: both slices
+/// hold the same number of elements and start at addresses aligned to 16 bytes (a segment's
+/// reduction keeps its buffers so).
+pub type Combine<'a> = dyn Fn(&mut [u8], &[u8]) -> Result<()> + 'a;
+
+/// A team collective with a buffer in a registered segment, as the runtime hands it to
+/// [`ForeignSegment::collective`]. Addresses are this PE's (symmetric: each names the same
+/// offset of every member's copy, in the segment or in the runtime's segments); lengths are
+/// bytes unless named otherwise; `esize` is the element size the caller gave.
+#[derive(Clone, Copy)]
+#[non_exhaustive]
+pub enum Collective<'a> {
+    /// `broadcast`: `len` bytes of team member `root`'s `source` into every member's `dest` (the
+    /// root's too).
+    Broadcast {
+        /// Where the bytes land, on every member.
+        dest: *mut u8,
+        /// What the root sends.
+        source: *const u8,
+        /// Bytes.
+        len: usize,
+        /// The root's number in the team, as the caller gave it (unchecked).
+        root: i32,
+        /// Bytes of an element.
+        esize: usize,
+    },
+    /// `collect` (`fixed`: `fcollect`, where every member passes the same `len`): member `i`'s
+    /// `len` bytes land at the sum of the lengths before it in every member's `dest`.
+    Collect {
+        /// Every member's contribution, in team order.
+        dest: *mut u8,
+        /// This member's contribution.
+        source: *const u8,
+        /// Bytes of this member's contribution.
+        len: usize,
+        /// Whether every member contributes as many bytes (`fcollect`).
+        fixed: bool,
+        /// Bytes of an element.
+        esize: usize,
+    },
+    /// `alltoall[s]`: block `j` of member `i`'s `source` to block `i` of member `j`'s `dest`.
+    Alltoalls {
+        /// Blocks from every member, in team order.
+        dest: *mut u8,
+        /// Blocks for every member, in team order.
+        source: *const u8,
+        /// Elements between two of `dest`'s elements, as the caller gave it (unchecked).
+        dst: isize,
+        /// Elements between two of `source`'s elements, as the caller gave it (unchecked).
+        sst: isize,
+        /// Elements of a block.
+        nelems: usize,
+        /// Bytes of an element.
+        esize: usize,
+    },
+    /// A reduction over the team into every member's `dest` (which may be `source`).
+    Reduce {
+        /// The result, on every member.
+        dest: *mut u8,
+        /// This member's operand.
+        source: *const u8,
+        /// Elements of each.
+        nelems: usize,
+        /// Bytes of an element.
+        esize: usize,
+        /// The operation (defined for the type: checked).
+        op: ReduceOp,
+        /// How two runs of elements combine.
+        combine: &'a Combine<'a>,
+    },
+    /// NVSHMEM's `reducescatter`: member `i` gets in `dest` block `i` (of `nreduce` elements)
+    /// of the reduction over the members' `source`s (`nreduce` elements per member each).
+    ReduceScatter {
+        /// This member's block of the result.
+        dest: *mut u8,
+        /// This member's operand: a block for every member.
+        source: *const u8,
+        /// Elements of a block.
+        nreduce: usize,
+        /// Bytes of an element.
+        esize: usize,
+        /// The operation (defined for the type: checked).
+        op: ReduceOp,
+        /// How two runs of elements combine.
+        combine: &'a Combine<'a>,
+    },
+}
+
+impl std::fmt::Debug for Collective<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Collective::Broadcast { dest, source, len, root, .. } => {
+                write!(f, "Broadcast({dest:?} <- {source:?}, {len} bytes, root {root})")
+            }
+            Collective::Collect { dest, source, len, fixed, .. } => {
+                write!(f, "Collect({dest:?} <- {source:?}, {len} bytes, fixed {fixed})")
+            }
+            Collective::Alltoalls { dest, source, dst, sst, nelems, esize } => {
+                write!(f, "Alltoalls({dest:?} <- {source:?}, {nelems} x {esize} bytes, strides {dst}/{sst})")
+            }
+            Collective::Reduce { dest, source, nelems, esize, op, .. } => {
+                write!(f, "Reduce({dest:?} <- {source:?}, {nelems} x {esize} bytes, {op:?})")
+            }
+            Collective::ReduceScatter { dest, source, nreduce, esize, op, .. } => {
+                write!(f, "ReduceScatter({dest:?} <- {source:?}, {nreduce} x {esize} bytes, {op:?})")
+            }
+        }
     }
 }
 

@@ -8,9 +8,11 @@
 use bytemuck::Pod;
 
 use crate::coll::collect::Room;
+use crate::coll::foreign;
 use crate::coll::header::{Group, kind};
 use crate::coll::reduce::{ArithReducible, BitwiseReducible, MinMaxReducible, ReduceOp, Reducible};
 use crate::error::{Error, ErrorKind, Result};
+use crate::segment::{Collective, Combine};
 use crate::sym::SymSlice;
 use crate::team::{Team, TeamInner};
 use crate::transport::SymAddr;
@@ -413,6 +415,11 @@ pub mod raw {
     ) -> Result<()> {
         const F: &str = "shmem_broadcast";
         let (rt, t) = team.live(F)?;
+        if let Some(seg) = foreign::route(rt, dest, source) {
+            let c = Collective::Broadcast { dest, source, len: nbytes, root, esize };
+            // SAFETY: the caller's contract is the collective's.
+            return unsafe { seg.collective(team, F, c) }.map(drop);
+        }
         let g = group(t);
         let args = (|| {
             let d = sym(rt, dest, nbytes, "dest", F)?;
@@ -441,6 +448,11 @@ pub mod raw {
     ) -> Result<usize> {
         let func = if fixed { "shmem_fcollect" } else { "shmem_collect" };
         let (rt, t) = team.live(func)?;
+        if let Some(seg) = foreign::route(rt, dest, source) {
+            let c = Collective::Collect { dest, source, len: nbytes, fixed, esize };
+            // SAFETY: the caller's contract is the collective's.
+            return unsafe { seg.collective(team, func, c) };
+        }
         let g = group(t);
         let args = (|| Ok((collect_dest(rt, dest, nbytes, func)?, sym(rt, source, nbytes, "source", func)?)))();
         match args {
@@ -464,6 +476,11 @@ pub mod raw {
     ) -> Result<()> {
         let func = if dst == 1 && sst == 1 { "shmem_alltoall" } else { "shmem_alltoalls" };
         let (rt, t) = team.live(func)?;
+        if let Some(seg) = foreign::route(rt, dest, source) {
+            let c = Collective::Alltoalls { dest, source, dst, sst, nelems, esize };
+            // SAFETY: the caller's contract is the collective's.
+            return unsafe { seg.collective(team, func, c) }.map(drop);
+        }
         let g = group(t);
         let k = if dst == 1 && sst == 1 { kind::ALLTOALL } else { kind::ALLTOALLS };
         let args = (|| {
@@ -503,21 +520,148 @@ pub mod raw {
     ) -> Result<()> {
         const F: &str = "shmem_reduce";
         let (rt, t) = team.live(F)?;
+        let unsupported = || {
+            Error::new(rt.me, F, ErrorKind::InvalidArgument(format!("reduction {op:?} is not defined for this type")))
+        };
+        if let Some(seg) = foreign::route(rt, dest.cast(), source.cast()) {
+            if !T::supports(op) {
+                return Err(unsupported());
+            }
+            let combine = combine_as::<T>(rt, op, F);
+            let c = Collective::Reduce {
+                dest: dest.cast(),
+                source: source.cast(),
+                nelems: nreduce,
+                esize: size_of::<T>(),
+                op,
+                combine: &combine,
+            };
+            // SAFETY: the caller's contract is the collective's.
+            return unsafe { seg.collective(team, F, c) }.map(drop);
+        }
         let g = group(t);
         let bytes = nreduce * size_of::<T>();
         let args = (|| {
             if !T::supports(op) {
-                return Err(Error::new(
-                    rt.me,
-                    F,
-                    ErrorKind::InvalidArgument(format!("reduction {op:?} is not defined for this type")),
-                ));
+                return Err(unsupported());
             }
             Ok((sym(rt, dest.cast(), bytes, "dest", F)?, sym(rt, source.cast(), bytes, "source", F)?))
         })();
         match args {
             Ok((d, s)) => rt.reduce::<T>(g, op, d, s, nreduce, F),
             Err(e) => rt.reject(g, kind::REDUCE, e, F),
+        }
+    }
+
+    /// A reduction whose destination or source lies in a registered segment, with a combine of
+    /// the caller's (for a type the runtime does not reduce itself: C's `long double`):
+    /// `nelems` elements of `esize` bytes, `combine` as the segment calls it ([`Combine`]).
+    /// `None` when neither buffer lies in one (then the caller reduces them itself).
+    ///
+    /// # Safety
+    /// As [`reduce`]; `combine` does what `op` does to elements of `esize` bytes.
+    pub unsafe fn reduce_in_segment(
+        team: &Team,
+        op: ReduceOp,
+        dest: *mut u8,
+        source: *const u8,
+        nelems: usize,
+        esize: usize,
+        combine: &Combine<'_>,
+    ) -> Option<Result<()>> {
+        const F: &str = "shmem_reduce";
+        let rt = match team.live(F) {
+            Ok((rt, _)) => rt,
+            Err(e) => return Some(Err(e)),
+        };
+        let seg = foreign::route(rt, dest, source)?;
+        let c = Collective::Reduce { dest, source, nelems, esize, op, combine };
+        // SAFETY: the caller's contract is the collective's.
+        Some(unsafe { seg.collective(team, F, c) }.map(drop))
+    }
+
+    /// NVSHMEM's `TYPE_OP_reducescatter`: every member gets, in `dest`, its block of
+    /// `nreduce` elements of the reduction over the members' `source` arrays of `nreduce`
+    /// times the team's size elements. Each member reads its block from every member (so each
+    /// element crosses once), after a sync that makes every source ready and before one that
+    /// keeps it alive until all have read. With either buffer in a registered segment, the
+    /// segment's ([`ForeignSegment::collective`]).
+    ///
+    /// # Safety
+    /// `source` must hold `nreduce` elements per member (checked symmetric), `dest` `nreduce`.
+    ///
+    /// [`ForeignSegment::collective`]: crate::segment::ForeignSegment::collective
+    pub unsafe fn reducescatter<T: Reducible>(
+        team: &Team,
+        op: ReduceOp,
+        dest: *mut T,
+        source: *const T,
+        nreduce: usize,
+    ) -> Result<()> {
+        const F: &str = "shmem_reducescatter";
+        let (rt, t) = team.live(F)?;
+        if !T::supports(op) {
+            return Err(Error::new(
+                rt.me,
+                F,
+                ErrorKind::InvalidArgument(format!("{op:?} is not defined for this type")),
+            ));
+        }
+        if let Some(seg) = foreign::route(rt, dest.cast(), source.cast()) {
+            let combine = combine_as::<T>(rt, op, F);
+            let c = Collective::ReduceScatter {
+                dest: dest.cast(),
+                source: source.cast(),
+                nreduce,
+                esize: size_of::<T>(),
+                op,
+                combine: &combine,
+            };
+            // SAFETY: the caller's contract is the collective's.
+            return unsafe { seg.collective(team, F, c) }.map(drop);
+        }
+        let block = nreduce
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| Error::new(rt.me, F, ErrorKind::InvalidSize { what: "nreduce overflows".into() }))?;
+        team.sync()?;
+        let mut acc: Vec<T> = vec![T::zeroed(); nreduce];
+        let mut tmp: Vec<T> = vec![T::zeroed(); nreduce];
+        for (i, &pe) in t.members.iter().enumerate() {
+            let from = source.wrapping_add(t.me * nreduce).cast::<u8>();
+            let into = if i == 0 { acc.as_mut_ptr() } else { tmp.as_mut_ptr() };
+            // SAFETY: `into` holds nreduce elements; getmem checks `from` is symmetric.
+            unsafe { crate::rma::getmem(into.cast(), from, block, pe as i32)? };
+            if i > 0 {
+                for (a, b) in acc.iter_mut().zip(&tmp) {
+                    *a = T::apply(op, *a, *b);
+                }
+            }
+        }
+        team.sync()?;
+        if nreduce > 0 {
+            // SAFETY: the caller guarantees dest holds nreduce elements.
+            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dest, nreduce) };
+        }
+        Ok(())
+    }
+
+    /// `acc[i] = acc[i] op x[i]` on elements of `T` given as bytes ([`Combine`]).
+    fn combine_as<T: Reducible>(
+        rt: &Runtime,
+        op: ReduceOp,
+        func: &'static str,
+    ) -> impl Fn(&mut [u8], &[u8]) -> Result<()> + use<T> {
+        let me = rt.me;
+        move |acc: &mut [u8], x: &[u8]| {
+            let bad = |e: bytemuck::PodCastError| {
+                Error::new(me, func, ErrorKind::InvalidArgument(format!("a segment's reduction buffers: {e:?}")))
+            };
+            let a: &mut [T] = bytemuck::try_cast_slice_mut(acc).map_err(bad)?;
+            let b: &[T] = bytemuck::try_cast_slice(x).map_err(bad)?;
+            for (a, b) in a.iter_mut().zip(b) {
+                *a = T::apply(op, *a, *b);
+            }
+            Ok(())
         }
     }
 

@@ -29,12 +29,15 @@ pub mod api;
 pub(crate) mod barrier;
 pub(crate) mod bcast;
 pub(crate) mod collect;
+pub mod foreign;
 pub(crate) mod header;
 pub(crate) mod mailbox;
 pub mod reduce;
 pub mod scan;
 pub(crate) mod sequence;
 pub(crate) mod wire;
+
+pub use foreign::team_words;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
