@@ -27,11 +27,15 @@
 //! On top of it: one PE's GPU side ([`GpuPe`](crate::cuda::GpuPe): the heap exchanged with the
 //! node's PEs, the device state and team table in pinned memory), shared by the C library's
 //! back end and the Rust face ([`GpuDevice`](crate::cuda::GpuDevice): GPU buffers, CUDA modules
-//! that use NVSHMEM's device API, kernel launches checked against the kernel's parameters).
+//! that use NVSHMEM's device API, kernel launches checked against the kernel's parameters),
+//! and the GPU heap as a segment of the runtime ([`segment`](crate::cuda::segment): host RMA,
+//! atomics, waits and, in `coll.rs`, the team collectives on GPU memory, which the runtime's
+//! ordinary routines route there).
 //!
 //! `docs/cuda.md` describes the heap's life: reserved, created, exported, passed, imported.
 
 pub mod channels;
+mod coll;
 mod device;
 mod error;
 mod exchange;

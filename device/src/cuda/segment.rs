@@ -18,17 +18,19 @@
 //!   register one itself. Without one, an atomic on GPU memory fails saying so;
 //! - waits and tests: the runtime polls this PE's copy with gets.
 //!
-//! Only peers of this node are reachable (a job spanning nodes fails at set-up). The collectives
-//! on GPU memory are still the C library's (`bindings/c/src/nvshmem/gpu/coll.rs`), built on this
-//! module's copies.
+//! - the team collectives (broadcast, collect and fcollect, alltoall[s], reductions and
+//!   reducescatter) with a buffer in the heap: the runtime's collective entry points hand them
+//!   here too, and `super::coll` runs them with this module's copies.
+//!
+//! Only peers of this node are reachable (a job spanning nodes fails at set-up).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oxshmem::raw::{AmoOp, Width};
-use oxshmem::segment::ForeignSegment;
+use oxshmem::segment::{Collective, ForeignSegment};
 use oxshmem::transport::{LocalBytes, LocalBytesMut};
-use oxshmem::{Error, ErrorKind, Result};
+use oxshmem::{Error, ErrorKind, Result, Team};
 use parking_lot::Mutex;
 
 use super::{DevAddr, GpuPe, SetupError};
@@ -338,6 +340,15 @@ impl ForeignSegment for GpuSegment {
 
     fn atomic(&self, func: &'static str, pe: usize, dest: usize, width: Width, op: AmoOp) -> Result<u64> {
         self.amo(func, dest, width.bytes(), op, pe)
+    }
+
+    /// The team collectives on GPU memory ([`super::coll`]).
+    ///
+    /// # Safety
+    /// As the trait's.
+    unsafe fn collective(&self, team: &Team, func: &'static str, c: Collective<'_>) -> Result<usize> {
+        // SAFETY: forwarded.
+        unsafe { super::coll::run(self, team, func, c) }
     }
 
     /// `pe`'s GPU heap as mapped here (`nvshmem_ptr`): a device address.
