@@ -82,15 +82,20 @@ fn code(op: ReduceOp) -> Result<c_int> {
     }
 }
 
-/// `acc[i] = acc[i] op x[i]` for the first `min(acc.len(), x.len())` elements (the CUDA back
-/// end's reductions on GPU memory combine in host buffers), or the error for an operation long
-/// double does not have (with no elements: only that check).
-pub(crate) fn combine(op: ReduceOp, acc: &mut [LongDouble], x: &[LongDouble]) -> Result<()> {
+/// `acc[i] = acc[i] op x[i]` for the whole elements of two byte buffers, as a segment's
+/// reduction calls it ([`oxshmem_rt::segment::Combine`]: both start 16-byte aligned; checked),
+/// or the error for an operation long double does not have.
+fn combine_bytes(op: ReduceOp, acc: &mut [u8], x: &[u8]) -> Result<()> {
     let code = code(op)?;
-    let n = acc.len().min(x.len());
+    let es = size_of::<LongDouble>();
+    let aligned = |p: *const u8| p.cast::<LongDouble>().is_aligned();
+    if !aligned(acc.as_ptr()) || !aligned(x.as_ptr()) {
+        return Err(invalid("shmem_longdouble_reduce", "a segment's reduction buffers are not 16-byte aligned"));
+    }
+    let n = acc.len().min(x.len()) / es;
     if n > 0 {
-        // SAFETY: both buffers hold at least n elements.
-        unsafe { oxshmem_ld_combine(code, acc.as_mut_ptr(), x.as_ptr(), n) };
+        // SAFETY: both buffers hold at least n elements and are aligned for them (checked).
+        unsafe { oxshmem_ld_combine(code, acc.as_mut_ptr().cast(), x.as_ptr().cast(), n) };
     }
     Ok(())
 }
@@ -155,6 +160,17 @@ pub(crate) unsafe fn team_reduce(
     source: *const LongDouble,
     n: usize,
 ) -> Result<()> {
+    code(op)?;
+    // In a registered segment (the GPU heap), the segment's reduction, combined with C's
+    // arithmetic.
+    let combine = |acc: &mut [u8], x: &[u8]| combine_bytes(op, acc, x);
+    let es = size_of::<LongDouble>();
+    // SAFETY: forwarded from the caller; `combine` does `op` on elements of es bytes.
+    if let Some(r) = unsafe {
+        oxshmem_rt::coll::api::raw::reduce_in_segment(&t.team, op, dest.cast(), source.cast(), n, es, &combine)
+    } {
+        return r;
+    }
     // SAFETY: forwarded from the caller.
     unsafe { combine_from(&t.members, op, dest, source, n, &|| t.team.sync()) }
 }

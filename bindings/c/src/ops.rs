@@ -14,7 +14,6 @@ use oxshmem_rt::{AmoType, Cmp, CmpValues, ReduceOp, Reducible, Result, SyncType}
 use crate::error::{bytes, count, invalid, ok, status};
 use crate::handles::{self, ShmemCtx, ShmemTeam, TeamRec};
 use crate::longdouble::LongDouble;
-use crate::nvshmem::gpu_rma;
 
 /// `SHMEM_CMP_NE`: what the deprecated `shmem_TYPE_wait` waits for.
 pub(crate) const CMP_NE: c_int = Cmp::Ne as c_int;
@@ -536,11 +535,8 @@ pub(crate) unsafe fn broadcast(
     let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = handles::team(func, team).and_then(|t| {
         let n = bytes(func, nelems, esize)?;
-        if on_gpu(dest, source) {
-            // SAFETY: as below; the back end's copies read and write the caller's ranges.
-            return unsafe { gpu_rma::broadcast(func, t.get(), dest.cast(), source.cast(), n, root, esize) };
-        }
-        // SAFETY: the runtime checks both objects are symmetric; their length is the caller's.
+        // SAFETY: the runtime checks both objects are symmetric (or in a registered segment,
+        // the GPU heap, which then runs it); their length is the caller's.
         unsafe { oxshmem_rt::coll::api::raw::broadcast(&t.get().team, dest.cast(), source.cast(), n, root, esize) }
     });
     status(func, r)
@@ -564,10 +560,6 @@ pub(crate) unsafe fn collect(
     let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = handles::team(func, team).and_then(|t| {
         let n = bytes(func, nelems, esize)?;
-        if on_gpu(dest, source) {
-            // SAFETY: as in broadcast.
-            return unsafe { gpu_rma::collect(func, t.get(), dest.cast(), source.cast(), n, fixed, esize) };
-        }
         // SAFETY: as in broadcast.
         unsafe { oxshmem_rt::coll::api::raw::collect(&t.get().team, dest.cast(), source.cast(), n, fixed, esize) }
             .map(drop)
@@ -593,10 +585,6 @@ pub(crate) unsafe fn alltoalls(
     // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
     let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = handles::team(func, team).and_then(|t| {
-        if on_gpu(dest, source) {
-            // SAFETY: as in broadcast.
-            return unsafe { gpu_rma::alltoalls(func, t.get(), dest.cast(), source.cast(), dst, sst, nelems, esize) };
-        }
         // SAFETY: as in broadcast.
         unsafe {
             oxshmem_rt::coll::api::raw::alltoalls(&t.get().team, dest.cast(), source.cast(), dst, sst, nelems, esize)
@@ -629,18 +617,6 @@ pub(crate) trait CReduce: Sized + Copy {
         pwrk: *mut Self,
         psync: *mut c_long,
     ) -> Result<()>;
-
-    /// Whether `op` is defined for the type: the error of `func` when it is not.
-    fn check(func: &'static str, op: ReduceOp) -> Result<()>;
-
-    /// `acc[i] = acc[i] op x[i]`, on the host: the CUDA back end's reductions on GPU memory
-    /// combine its blocks in host buffers.
-    #[cfg_attr(not(feature = "cuda"), expect(dead_code, reason = "only the CUDA back end combines on the host"))]
-    fn combine(op: ReduceOp, acc: &mut [Self], x: &[Self]) -> Result<()>;
-
-    /// A value to fill those buffers with.
-    #[cfg_attr(not(feature = "cuda"), expect(dead_code, reason = "only the CUDA back end combines on the host"))]
-    fn zero() -> Self;
 }
 
 impl<T: Reducible> CReduce for T {
@@ -670,28 +646,6 @@ impl<T: Reducible> CReduce for T {
     ) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { oxshmem_rt::coll::active_set::to_all(op, dest, source, n, start, log_stride, size, pwrk, psync) }
-    }
-
-    /// [`Reducible::supports`].
-    fn check(func: &'static str, op: ReduceOp) -> Result<()> {
-        if T::supports(op) {
-            Ok(())
-        } else {
-            Err(invalid(func, format!("reduction {op:?} is not defined for this type")))
-        }
-    }
-
-    /// [`Reducible::apply`], element by element.
-    fn combine(op: ReduceOp, acc: &mut [T], x: &[T]) -> Result<()> {
-        for (a, b) in acc.iter_mut().zip(x) {
-            *a = T::apply(op, *a, *b);
-        }
-        Ok(())
-    }
-
-    /// All bits zero.
-    fn zero() -> T {
-        <T as bytemuck::Zeroable>::zeroed()
     }
 }
 
@@ -729,21 +683,6 @@ impl CReduce for LongDouble {
         // SAFETY: forwarded from the caller.
         unsafe { crate::longdouble::active_reduce(op, dest, source, n, start, log_stride, size, psync) }
     }
-
-    /// Max, min, sum and prod.
-    fn check(_func: &'static str, op: ReduceOp) -> Result<()> {
-        crate::longdouble::combine(op, &mut [], &[])
-    }
-
-    /// [`crate::longdouble::combine`].
-    fn combine(op: ReduceOp, acc: &mut [LongDouble], x: &[LongDouble]) -> Result<()> {
-        crate::longdouble::combine(op, acc, x)
-    }
-
-    /// Zero bytes (0.0).
-    fn zero() -> LongDouble {
-        LongDouble::default()
-    }
 }
 
 /// `shmem_TYPE_OP_reduce`.
@@ -761,10 +700,6 @@ pub(crate) unsafe fn reduce<T: CReduce>(
     // The hang report names the routine as the program called it (NVSHMEM's or OpenSHMEM's).
     let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let r = handles::team(func, team).and_then(|t| {
-        if on_gpu(dest, source) {
-            // SAFETY: forwarded from the caller.
-            return unsafe { gpu_rma::reduce(func, t.get(), op, dest, source, nreduce) };
-        }
         // SAFETY: forwarded from the caller.
         unsafe { T::team_reduce(t.get(), op, dest, source, nreduce) }
     });
@@ -795,11 +730,4 @@ pub(crate) unsafe fn to_all<T: CReduce>(
         unsafe { T::active_reduce(op, dest, source, n, start, log_stride, size, pwrk, psync) }
     });
     ok(func, r)
-}
-
-/// Whether a collective's destination or source is in the GPU heap (then the CUDA back end
-/// runs it, with copies through the peers' mappings: `nvshmem::gpu::coll`).
-#[inline(always)]
-fn on_gpu<D, S>(dest: *mut D, source: *const S) -> bool {
-    gpu_rma::is_gpu(dest as usize) || gpu_rma::is_gpu(source as usize)
 }

@@ -199,11 +199,9 @@ pub(crate) fn sig_op(func: &'static str, op: c_int) -> c_int {
 }
 
 /// `nvshmem_TYPE_OP_reducescatter`: every member gets, in `dest`, its block of `nreduce`
-/// elements of the reduction over the members' `src` arrays of `nreduce * n_pes` elements.
-/// Each member reads its block from every member (so each element crosses once), after a
-/// barrier that makes every `src` ready and before one that keeps it alive until all have read.
-/// With either buffer in the GPU heap, the CUDA back end's does the same through the peers'
-/// mappings.
+/// elements of the reduction over the members' `src` arrays of `nreduce * n_pes` elements: the
+/// runtime's ([`oxshmem_rt::coll::api::raw::reducescatter`]), which hands it to the GPU heap's
+/// segment when either buffer is GPU memory.
 ///
 /// # Safety
 /// `src` must hold `nreduce * n_pes` elements (symmetric), `dest` `nreduce`.
@@ -216,37 +214,8 @@ pub(crate) unsafe fn reducescatter<T: Reducible>(
     nreduce: usize,
 ) -> c_int {
     let r = crate::handles::team(func, team).and_then(|t| {
-        let rec = t.get();
-        if !T::supports(op) {
-            return Err(invalid(func, format!("{op:?} is not defined for this type")));
-        }
-        if gpu_rma::is_gpu(dest as usize) || gpu_rma::is_gpu(src as usize) {
-            // SAFETY: forwarded from the caller.
-            return unsafe { gpu_rma::reducescatter(func, rec, op, dest, src, nreduce) };
-        }
-        let me = rec.team.my_pe()?;
-        let es = size_of::<T>();
-        let block = nreduce.checked_mul(es).ok_or_else(|| invalid(func, "nreduce overflows"))?;
-        rec.team.sync()?;
-        let mut acc: Vec<T> = vec![T::zeroed(); nreduce];
-        let mut tmp: Vec<T> = vec![T::zeroed(); nreduce];
-        for (i, &pe) in rec.members.iter().enumerate() {
-            let from = src.wrapping_add(me * nreduce).cast::<u8>();
-            let into = if i == 0 { acc.as_mut_ptr() } else { tmp.as_mut_ptr() };
-            // SAFETY: `into` holds nreduce elements; the runtime checks `from` is symmetric.
-            unsafe { oxshmem_rt::raw::getmem(into.cast(), from, block, pe as c_int)? };
-            if i > 0 {
-                for (a, b) in acc.iter_mut().zip(&tmp) {
-                    *a = T::apply(op, *a, *b);
-                }
-            }
-        }
-        rec.team.sync()?;
-        if nreduce > 0 {
-            // SAFETY: the caller guarantees dest holds nreduce elements.
-            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dest, nreduce) };
-        }
-        Ok(())
+        // SAFETY: forwarded from the caller.
+        unsafe { oxshmem_rt::coll::api::raw::reducescatter(&t.get().team, op, dest, src, nreduce) }
     });
     match r {
         Ok(()) => 0,
@@ -270,155 +239,4 @@ pub(crate) fn finalize_gpu() -> oxshmem_rt::Result<()> {
     return gpu::finalize();
     #[cfg(not(feature = "cuda"))]
     Ok(())
-}
-
-/// The host collectives whose destination or source is in the GPU heap, which [`crate::ops`]
-/// hands to the CUDA back end. (Host RMA, atomics, signals, waits and tests on GPU memory need
-/// nothing here: the GPU heap is a segment of the runtime, which routes them to the device
-/// crate, `oxshmem_device::cuda::segment`.)
-pub(crate) mod gpu_rma {
-    use oxshmem_rt::{ReduceOp, Result};
-
-    use crate::handles::TeamRec;
-    use crate::ops::CReduce;
-
-    /// Whether `addr` is in the CUDA back end's GPU heap.
-    #[inline]
-    pub(crate) fn is_gpu(addr: usize) -> bool {
-        #[cfg(feature = "cuda")]
-        return oxshmem_device::cuda::segment::owns(addr);
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = addr;
-            false
-        }
-    }
-
-    /// The error of a collective on GPU memory without the CUDA back end (unreachable: only
-    /// the back end makes GPU memory).
-    #[cfg(not(feature = "cuda"))]
-    fn no_backend(func: &'static str) -> oxshmem_rt::Error {
-        crate::error::invalid(func, "GPU memory without the CUDA back end")
-    }
-
-    /// `broadcast` of `len` bytes from team PE `root`, `dest` or `source` in the GPU heap.
-    ///
-    /// # Safety
-    /// `dest` and `source` hold `len` bytes (symmetric).
-    pub(crate) unsafe fn broadcast(
-        func: &'static str,
-        t: &TeamRec,
-        dest: *mut u8,
-        source: *const u8,
-        len: usize,
-        root: i32,
-        esize: usize,
-    ) -> Result<()> {
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe { super::gpu::coll::broadcast(func, t, dest, source, len, root, esize) };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (t, dest, source, len, root, esize);
-            Err(no_backend(func))
-        }
-    }
-
-    /// `[f]collect` of `len` bytes from this member, `dest` or `source` in the GPU heap.
-    ///
-    /// # Safety
-    /// `source` holds `len` bytes, `dest` every member's (symmetric).
-    pub(crate) unsafe fn collect(
-        func: &'static str,
-        t: &TeamRec,
-        dest: *mut u8,
-        source: *const u8,
-        len: usize,
-        fixed: bool,
-        esize: usize,
-    ) -> Result<()> {
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe { super::gpu::coll::collect(func, t, dest, source, len, fixed, esize) };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (t, dest, source, len, fixed, esize);
-            Err(no_backend(func))
-        }
-    }
-
-    /// `alltoall[s]` of `nelems` elements of `esize` bytes per member, `dst` and `sst` apart.
-    ///
-    /// # Safety
-    /// `dest` and `source` hold every member's strided block (symmetric).
-    pub(crate) unsafe fn alltoalls(
-        func: &'static str,
-        t: &TeamRec,
-        dest: *mut u8,
-        source: *const u8,
-        dst: isize,
-        sst: isize,
-        nelems: usize,
-        esize: usize,
-    ) -> Result<()> {
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe { super::gpu::coll::alltoalls(func, t, dest, source, dst, sst, nelems, esize) };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (t, dest, source, dst, sst, nelems, esize);
-            Err(no_backend(func))
-        }
-    }
-
-    /// `TYPE_OP_reduce` of `n` elements, `dest` or `source` in the GPU heap.
-    ///
-    /// # Safety
-    /// `dest` and `source` hold `n` elements (symmetric).
-    pub(crate) unsafe fn reduce<T: CReduce>(
-        func: &'static str,
-        t: &TeamRec,
-        op: ReduceOp,
-        dest: *mut T,
-        source: *const T,
-        n: usize,
-    ) -> Result<()> {
-        T::check(func, op)?;
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe {
-            super::gpu::coll::reduce(func, t, op, dest, source, n, T::zero(), |a, x| T::combine(op, a, x))
-        };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (t, dest, source, n);
-            Err(no_backend(func))
-        }
-    }
-
-    /// NVSHMEM's `TYPE_OP_reducescatter` of `nreduce` elements per member, `dest` or `source`
-    /// in the GPU heap.
-    ///
-    /// # Safety
-    /// `source` holds `nreduce` elements per member (symmetric), `dest` `nreduce`.
-    pub(crate) unsafe fn reducescatter<T: CReduce>(
-        func: &'static str,
-        t: &TeamRec,
-        op: ReduceOp,
-        dest: *mut T,
-        source: *const T,
-        nreduce: usize,
-    ) -> Result<()> {
-        T::check(func, op)?;
-        #[cfg(feature = "cuda")]
-        // SAFETY: forwarded.
-        return unsafe {
-            super::gpu::coll::reducescatter(func, t, op, dest, source, nreduce, T::zero(), |a, x| T::combine(op, a, x))
-        };
-        #[cfg(not(feature = "cuda"))]
-        {
-            let _ = (t, dest, source, nreduce);
-            Err(no_backend(func))
-        }
-    }
 }

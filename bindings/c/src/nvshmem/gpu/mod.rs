@@ -12,11 +12,13 @@
 //! once the back end is up), so host RMA on GPU memory (`nvshmem_putmem`, `_getmem`, `_p`,
 //! `_g`, strided forms, and their `shmem_` and typed twins), host atomics, signals, waits and
 //! tests reach it through the runtime's own routines, which route its addresses to the device
-//! crate: nothing of that is in this library. What is still here is the set-up (the GPU side,
-//! the device library's attach, the proxy thread and software NIC, the stream executor), the
-//! team bookkeeping of the device, the GPU heap's allocation routines, and the team collectives
-//! on GPU memory ([`coll`]). The few host routines that do not reach GPU memory end the job
-//! with an error saying so (the segment's explanation, `docs/cuda.md`). Only peers of this node
+//! crate: nothing of that is in this library, and neither are the team collectives on GPU
+//! memory, which the runtime's collectives hand to the same segment
+//! (`oxshmem_device::cuda::coll`). What is still here is the set-up (the GPU side, the device
+//! library's attach, the proxy thread and software NIC, the stream executor), the team
+//! bookkeeping of the device, and the GPU heap's allocation routines. The few host routines
+//! that do not reach GPU memory end the job with an error saying so (the segment's
+//! explanation, `docs/cuda.md`). Only peers of this node
 //! are reachable (a job spanning nodes fails at init with a message): the device channel is
 //! P2P for each, or with `OXSHMEM_DEVICE_CHANNEL` the proxy (a ring in pinned memory drained by
 //! the CPU back end's proxy thread, with the device crate's `GpuTarget`, which copies into the
@@ -35,12 +37,10 @@ use oxshmem_device::cuda::{DevAddr, Gpu, GpuPe, LoadedCode};
 use oxshmem_device::ibgda::softnic::SoftNic;
 use oxshmem_device::ibgda::{Ibgda, NicMemory};
 use oxshmem_device::state::DeviceState;
-use oxshmem_rt::{Result, SymSlice, Team};
+use oxshmem_rt::{Result, Team};
 use parking_lot::Mutex;
 
 use crate::error::invalid;
-
-pub(crate) mod coll;
 
 const _: () = assert!(DEVICE_TEAMS == super::teams::MAX_TEAMS && DEVICE_ABI_VERSION == ABI_VERSION);
 /// The device library's ABI this library registers (`oxshmemi::ABI_VERSION`).
@@ -52,38 +52,6 @@ pub(crate) const MODE_VAR: &str = "OXSHMEM_CUDA_HEAP";
 static PROXY: Mutex<Option<Proxy>> = Mutex::new(None);
 /// The software NIC's thread (with the IBGDA channel); stopped before the back end goes.
 static NIC: Mutex<Option<SoftNic>> = Mutex::new(None);
-
-/// Bytes of each of the two symmetric host buffers of the back end.
-pub(crate) const STAGE_BYTES: usize = 256 << 10;
-
-/// Two symmetric host buffers (source and destination) holding, per slot of the runtime's team
-/// pool, the area through which a team's members exchange one word each: the entry of a host
-/// collective on GPU memory ([`coll`]) and the agreement on a new team's slot ([`team_made`]).
-struct Stage {
-    src: SymSlice<u8>,
-    dst: SymSlice<u8>,
-}
-
-static STAGE: Mutex<Option<Stage>> = Mutex::new(None);
-
-/// Runs `f` with the two host buffers (source, destination, bytes of each): `None` without the
-/// back end. (The lock covers only reading their addresses: each team uses its own area.)
-pub(crate) fn with_stage<R>(f: impl FnOnce(*mut u8, *mut u8, usize) -> R) -> Option<R> {
-    let stage = STAGE.lock();
-    let s = stage.as_ref()?;
-    Some(f(s.src.as_ptr(), s.dst.as_ptr(), STAGE_BYTES))
-}
-
-/// A copy of `len` bytes between any two addresses of this process (host or GPU memory),
-/// complete when it returns.
-///
-/// # Safety
-/// Both ranges are valid for `len` bytes.
-pub(crate) unsafe fn copy_any(func: &'static str, dst: *mut u8, src: *const u8, len: usize) -> Result<()> {
-    let b = backend().ok_or_else(|| invalid(func, "the CUDA back end is not up"))?;
-    // SAFETY: the caller's.
-    unsafe { b.copy(func, dst as DevAddr, src as DevAddr, len) }
-}
 
 /// The back end: the GPU heap's segment, registered with the runtime while the back end is up.
 fn backend() -> Option<Arc<GpuSegment>> {
@@ -145,8 +113,6 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     let streams = super::gpu_stream::CudaStreams::new(&b.gpu).map_err(|m| invalid(func, m))?;
     super::stream::set_stream_executor(Box::new(streams));
     let shmem = oxshmem_rt::current()?;
-    *STAGE.lock() =
-        Some(Stage { src: shmem.alloc_slice(STAGE_BYTES, 0u8)?, dst: shmem.alloc_slice(STAGE_BYTES, 0u8)? });
     tracing::info!(
         target: "cuda",
         gpu = ?b.gpu,
@@ -248,7 +214,7 @@ fn setup(func: &'static str, kind: ChannelKind) -> Result<GpuPe> {
 /// A team the program made got NVSHMEM index `index` (called on every member, collectively):
 /// describe it to the device, with a slot of flags and scratch in the reserved area that every
 /// member agrees on — the lowest slot free on all of them (an AND of the free masks, exchanged
-/// through the new team's own area, [`coll::team_words`]). The slot's flags are zeroed and the team
+/// through the new team's own mailboxes, [`oxshmem_rt::coll::team_words`]). The slot's flags are zeroed and the team
 /// synchronized before it is used, so a slot a destroyed team left behind starts clean. Without
 /// a free slot (or for a team that is not a stride of world PEs) the team has no device
 /// collectives, and a kernel's barrier or collective on it records an error.
@@ -262,8 +228,8 @@ pub(crate) fn team_made(func: &'static str, index: i32, team: &Team) -> Result<(
         return Ok(());
     }
     // The slots free on every member: an AND of their masks, exchanged through the new team's
-    // own area (no lock: teams made at once on other threads use their own areas).
-    let common = coll::team_words(func, team, b.free_slots())?.map_or(0, |all| all.iter().fold(!0u64, |a, &m| a & m));
+    // own mailboxes (no lock: teams made at once on other threads use their own).
+    let common = oxshmem_rt::coll::team_words(team, func, b.free_slots())?.iter().fold(!0u64, |a, &m| a & m);
     if common == 0 {
         tracing::debug!(target: "cuda", index, "no team slot free on every member: no device collectives");
         return b.set_team(index as usize, Some((team, 0))).map_err(|e| setup_err(func, e));
@@ -321,12 +287,6 @@ pub(crate) fn finalize() -> Result<()> {
     }
     if let Some(mut nic) = NIC.lock().take() {
         nic.stop();
-    }
-    // The staging buffers are freed collectively, outside their lock.
-    let stage = STAGE.lock().take();
-    if let Some(s) = stage {
-        s.src.free()?;
-        s.dst.free()?;
     }
     // The runtime stops routing GPU addresses here.
     segment::unregister(b.pe());
