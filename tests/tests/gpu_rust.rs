@@ -59,14 +59,21 @@ fn job(n: usize, case: &str, env: &[(&str, &str)]) -> JobResult {
 }
 
 /// Kernels store into the next PE's GPU buffer through the device state the module's globals
-/// point at; host put and get reach every PE's copy; freed space is reused.
+/// point at, and add and fetch-add on its counters; host put and get reach every PE's copy;
+/// freed space is reused. Over each channel: P2P, the proxy (the Rust device's proxy thread)
+/// and IBGDA (its software NIC), whose atomics run the module's own atomic kernel.
 #[test]
-fn a_module_kernel_reaches_every_peer_over_p2p() {
-    for n in [2, 4] {
-        let r = job(n, "ring", &[]);
-        assert_job_ok(&r);
-        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: ring_put from PE {} arrived (32 threads)", (pe + n - 1) % n));
-        assert_each_pe_says(&r, n, |pe| format!("PE {pe}: host put and get on every PE's GPU buffer agree"));
+fn a_module_kernel_reaches_every_peer_over_each_channel() {
+    for channel in ["p2p", "proxy", "ibgda"] {
+        for n in [2, 4] {
+            let r = job(n, "ring", &[("OXSHMEM_DEVICE_CHANNEL", channel)]);
+            assert_job_ok(&r);
+            assert_each_pe_says(&r, n, |pe| {
+                format!("PE {pe}: ring_put from PE {} arrived (32 threads)", (pe + n - 1) % n)
+            });
+            assert_each_pe_says(&r, n, |pe| format!("PE {pe}: atomics from kernels and the host on GPU memory agree"));
+            assert_each_pe_says(&r, n, |pe| format!("PE {pe}: host put and get on every PE's GPU buffer agree"));
+        }
     }
 }
 
@@ -96,12 +103,16 @@ fn the_runtime_routes_host_routines_to_gpu_memory() {
     }
 }
 
-/// The proxy and IBGDA channels are refused with a message that says where they are.
+/// A channel that does not exist is refused at start-up, naming the variable and the choices.
 #[test]
-fn the_rust_gpu_device_refuses_channels_it_does_not_drive() {
-    let r = job(2, "ring", &[("OXSHMEM_DEVICE_CHANNEL", "proxy")]);
+fn the_rust_gpu_device_refuses_an_unknown_channel() {
+    let r = job(2, "ring", &[("OXSHMEM_DEVICE_CHANNEL", "carrier-pigeon")]);
     assert!(!r.status.success(), "{}", r.report());
-    assert!(r.stderr.contains("P2P only so far"), "{}", r.report());
+    assert!(
+        r.stderr.contains("OXSHMEM_DEVICE_CHANNEL=\"carrier-pigeon\": expected auto, p2p, proxy, ibgda"),
+        "{}",
+        r.report()
+    );
 }
 
 /// Without a driver, `GpuDevice::init` fails with the driver's message, not a panic.

@@ -64,7 +64,14 @@ __device__ T amo_word(T *p, uint32_t op, T value, T cond) {
     }
 }
 
-__global__ void oxshmemi_amo_kernel(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, uint64_t *old) {
+}  // namespace
+
+/// The host-callable atomic's kernel. C linkage and namespace scope, so that a program that
+/// loads the device library as a module finds it by name (`cuModuleGetFunction(...,
+/// "oxshmemi_amo_kernel")`: the Rust GPU device, whose proxy and software NIC run kernels'
+/// atomics through it).
+extern "C" __global__ void oxshmemi_amo_kernel(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond,
+                                               uint64_t *old) {
     uint32_t op = flags & OXSHMEM_AMO_OP_MASK;
     if (flags & OXSHMEM_AMO_W64)
         *old = amo_word<unsigned long long>((unsigned long long *)addr, op, value, cond);
@@ -75,6 +82,8 @@ __global__ void oxshmemi_amo_kernel(uint64_t addr, uint32_t flags, uint64_t valu
 #if defined(OXSHMEMI_TARGET_CPU)
 OXSHMEMI_CPU_REGISTER_KERNEL(oxshmemi_amo_kernel);
 #endif
+
+namespace {
 
 /// What the host-callable atomic uses, set up once by attach (with the PE's device current), so
 /// that a call never loads a module or creates anything while a kernel may be spinning on its

@@ -29,14 +29,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Every peer is reached over P2P (the peers' GPU heaps are mapped here, as
-//! `nvshmem_ptr` gives them): a job on one node. The proxy and IBGDA channels from kernels,
-//! which need a host-side atomic on GPU memory, run through the C library
-//! (`libnvshmem_host`) so far; asking for them here is an error that says so.
+//! Kernels reach peers over the channel `OXSHMEM_DEVICE_CHANNEL` (or NVSHMEM's variables)
+//! names, as the C library's do: P2P (the peers' GPU heaps are mapped here, as `nvshmem_ptr`
+//! gives them; the default), the proxy (a host thread of this PE executes the requests kernels
+//! write into a ring) or IBGDA (kernels write work requests into queues that a NIC consumes:
+//! with no IBGDA-capable NIC, the software NIC, a host thread). A job on one node. The proxy's
+//! and the software NIC's atomics on GPU memory (kernels' atomics and signals over those
+//! channels, and host atomics on `GpuBuf` memory) run the device library's own one-thread
+//! atomic kernel, `oxshmemi_amo_kernel`, which every module linked with `libnvshmem_device.a`
+//! holds: [`GpuDevice::load_module`] takes it from the first such module (until then, such an
+//! atomic fails saying so).
 
 use std::ffi::{CString, c_void};
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::sys;
 
@@ -50,7 +57,50 @@ const CUDA_STATE_GLOBAL: &str = "oxshmemi_cuda_d";
 
 /// The GPU side of this PE, from Rust: see the [`cuda`](crate::cuda) module and `docs/cuda.md`.
 #[derive(Debug, Clone)]
-pub struct GpuDevice(Arc<GpuPe>);
+pub struct GpuDevice(Arc<GpuPe>, Arc<Agents>);
+
+/// The host threads that carry kernels' operations out over the proxy or IBGDA channel: the
+/// proxy thread and the software NIC. They hold the PE's GPU side (whose ring and queues they
+/// read) until they have stopped: dropping this stops them first.
+#[derive(Debug)]
+struct Agents {
+    proxy: parking_lot::Mutex<Option<crate::channel::proxy::Proxy>>,
+    nic: parking_lot::Mutex<Option<crate::ibgda::softnic::SoftNic>>,
+    _pe: Arc<GpuPe>,
+}
+
+impl Agents {
+    /// Stops them (each finishes what was issued first).
+    fn stop(&self) {
+        if let Some(mut p) = self.proxy.lock().take() {
+            p.stop();
+        }
+        if let Some(mut n) = self.nic.lock().take() {
+            n.stop();
+        }
+    }
+}
+
+impl Drop for Agents {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+// SAFETY: the software NIC's handle holds a pointer to the IBGDA queues, which live in the
+// `GpuPe` this struct keeps alive; the handle is only joined (from any thread) through the lock.
+unsafe impl Send for Agents {}
+// SAFETY: as above: every access goes through the locks.
+unsafe impl Sync for Agents {}
+
+/// Whether the proxy thread spins (`OXSHMEM_PROXY_SPIN`; by default where this host has a CPU
+/// for every PE of the node and its proxy), as the C library decides.
+fn proxy_spin(shmem: &oxshmem::Shmem) -> Result<bool, String> {
+    Ok(match crate::config::proxy_spin()? {
+        Some(s) => s,
+        None => oxshmem::config::job_cpus() >= 2 * shmem.team_shared().n_pes().map_err(|e| e.to_string())?,
+    })
+}
 
 fn init_err(pe: usize, e: SetupError) -> DeviceError {
     match e {
@@ -63,35 +113,53 @@ impl GpuDevice {
     /// Sets this PE's GPU side up (collective over the job): opens its GPU
     /// (`OXSHMEM_CUDA_DEVICE`, else its rank on the node modulo the GPUs), creates its GPU
     /// heap (the host heap's size, `SHMEM_SYMMETRIC_SIZE`, plus the layer's own area), maps
-    /// every peer's, and writes the device state the device library reads. Several PEs may
-    /// share one GPU.
+    /// every peer's, writes the device state the device library reads, and starts the host
+    /// thread of the channel kernels use (`OXSHMEM_DEVICE_CHANNEL`: `p2p`, the default, needs
+    /// none; `proxy` the proxy thread; `ibgda` the software NIC where no NIC takes the queues).
+    /// Several PEs may share one GPU.
     ///
     /// # Errors
     /// `PE 0: device init: no CUDA driver: libcuda.so.1 not found` and the like without a GPU;
-    /// a job spanning nodes; `OXSHMEM_DEVICE_CHANNEL` (or NVSHMEM's variables) asking for the
-    /// proxy or IBGDA.
+    /// a job spanning nodes; an unknown channel.
     pub fn init(shmem: &oxshmem::Shmem) -> Result<GpuDevice, DeviceError> {
         let me = shmem.my_pe();
-        let (channel, var) = crate::config::device_channel().map_err(|reason| DeviceError::Init { pe: me, reason })?;
-        match channel.trim() {
-            "" | "auto" | "p2p" => {}
-            other => {
-                return Err(DeviceError::Init {
-                    pe: me,
-                    reason: format!(
-                        "{var}={other:?}: the Rust GPU device reaches peers over P2P only so far (the proxy and IBGDA \
-                         channels from kernels run through the C library, libnvshmem_host)"
-                    ),
-                });
-            }
-        }
+        let bad = |reason: String| DeviceError::Init { pe: me, reason };
+        let (channel, var) = crate::config::device_channel().map_err(bad)?;
+        let kind = match channel.trim() {
+            "" | "auto" | "p2p" => ChannelKind::P2p,
+            "proxy" => ChannelKind::Proxy,
+            "ibgda" => ChannelKind::Ibgda,
+            other => return Err(bad(format!("{var}={other:?}: expected p2p, proxy, ibgda or auto"))),
+        };
+        let spin = if matches!(kind, ChannelKind::Proxy) { proxy_spin(shmem).map_err(bad)? } else { false };
         let predefined = [Some(shmem.team_world()), Some(shmem.team_shared()), None, None];
-        let pe = GpuPe::new(shmem, ChannelKind::P2p, None, &predefined).map_err(|e| init_err(me, e))?;
-        tracing::info!(target: "cuda", gpu = ?pe.gpu, heap = pe.heap().size(), "Rust GPU device up");
+        let nic_memory = |gpu: &Gpu| -> Arc<dyn crate::ibgda::NicMemory> {
+            Arc::new(super::channels::GpuNicMemory::new(gpu.clone()))
+        };
+        let pe = GpuPe::new(shmem, kind, Some(&nic_memory), &predefined).map_err(|e| init_err(me, e))?;
+        tracing::info!(target: "cuda", gpu = ?pe.gpu, heap = pe.heap().size(), ?kind, "Rust GPU device up");
         let pe = Arc::new(pe);
+        let agents = Arc::new(Agents { proxy: Default::default(), nic: Default::default(), _pe: pe.clone() });
+        if let Some(ib) = pe.ibgda().filter(|i| i.needs_software_nic()) {
+            // SAFETY: the queues live in `pe`, which `agents` keeps alive until the NIC stops.
+            *agents.nic.lock() = Some(unsafe { crate::ibgda::softnic::SoftNic::start_for(ib, pe.timeout_ns()) });
+        }
+        if let Some(ring) = pe.ring() {
+            let state = std::ptr::from_ref(pe.state());
+            // SAFETY: the state and the ring live in `pe`, which `agents` keeps alive until the
+            // proxy stops.
+            *agents.proxy.lock() = Some(unsafe {
+                crate::channel::proxy::Proxy::start_with(
+                    state,
+                    ring.as_ptr().cast_const(),
+                    spin,
+                    Arc::new(super::channels::GpuTarget),
+                )
+            });
+        }
         // The runtime's host routines reach the GPU heap from now on (`segment.rs`).
         super::segment::register(pe.clone());
-        Ok(GpuDevice(pe))
+        Ok(GpuDevice(pe, agents))
     }
 
     /// The GPU.
@@ -158,6 +226,9 @@ impl GpuDevice {
         })?;
         tracing::debug!(target: "cuda", uses_nvshmem, bytes = image.len(), "module loaded");
         m.uses_nvshmem = uses_nvshmem;
+        if uses_nvshmem {
+            ModuleAmo::offer(&self.0.gpu, module).map_err(err)?;
+        }
         Ok(m)
     }
 
@@ -204,6 +275,8 @@ impl GpuDevice {
     /// barrier.
     pub fn finalize(self, shmem: &oxshmem::Shmem) -> Result<(), DeviceError> {
         let r = self.synchronize();
+        // The proxy and the software NIC finish what kernels issued, then stop.
+        self.1.stop();
         shmem.barrier_all()?;
         super::segment::unregister(&self.0);
         drop(self);
@@ -333,6 +406,7 @@ unsafe impl Sync for GpuModule {}
 
 impl Drop for GpuModule {
     fn drop(&mut self) {
+        ModuleAmo::withdraw(self.module);
         if self.dev.0.gpu.make_current().is_ok() {
             // SAFETY: the module was loaded by this struct and no kernel handle outlives it
             // (a Kernel borrows it).
@@ -570,6 +644,123 @@ impl LaunchConfig {
     pub fn blocks(blocks: u32, threads: u32) -> LaunchConfig {
         LaunchConfig { grid: (blocks, 1, 1), block: (threads, 1, 1), shared_bytes: 0 }
     }
+}
+
+/// The device library's one-thread atomic kernel (`oxshmemi_amo_kernel`, `host.cu`) in a
+/// module this program loaded, with a stream and a result slot of its own: what the proxy, the
+/// software NIC and host atomics on GPU memory run for a Rust program (a C program's
+/// `libnvshmem_device.a` registers its own at load time). The first module that holds it
+/// provides it until it is unloaded.
+struct ModuleAmo {
+    module: sys::CUmodule,
+    f: sys::CUfunction,
+    gpu: Gpu,
+    stream: sys::CUstream,
+    slot: super::PinnedBuf,
+}
+
+// SAFETY: the handles may be used from any thread with the context current (every use makes
+// it current first), and only under MODULE_AMO's lock.
+unsafe impl Send for ModuleAmo {}
+
+static MODULE_AMO: parking_lot::Mutex<Option<ModuleAmo>> = parking_lot::Mutex::new(None);
+/// Whether the registered atomic is [`module_amo`] (else the program's own, or none).
+static AMO_SET_HERE: AtomicBool = AtomicBool::new(false);
+
+/// The kernel's name: C linkage, so every module linked with the device library has it.
+const AMO_KERNEL: &str = "oxshmemi_amo_kernel";
+
+impl ModuleAmo {
+    /// Takes the atomic kernel of `module` (loaded in `gpu`'s context, which is current) when
+    /// none is held, and makes it the one host atomics on GPU memory run.
+    fn offer(gpu: &Gpu, module: sys::CUmodule) -> Result<(), CudaError> {
+        let mut held = MODULE_AMO.lock();
+        // One is held already, or the program registered its own.
+        if held.is_some() || (super::segment::amo_kernel().is_some() && !AMO_SET_HERE.load(Ordering::Relaxed)) {
+            return Ok(());
+        }
+        let name = CString::new(AMO_KERNEL).expect("no NUL");
+        let mut f: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: `f` is a valid out-pointer; the module is live and its context current.
+        let r = unsafe { sys::cuModuleGetFunction(&mut f, module, name.as_ptr()) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            // A device library older than the kernel's C linkage: host atomics on GPU memory
+            // then say that no atomic kernel was registered.
+            tracing::debug!(target: "cuda", ?r, "the module has no {AMO_KERNEL}");
+            return Ok(());
+        }
+        let slot = super::PinnedBuf::new(gpu, 8)?;
+        let mut stream: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: `stream` is a valid out-pointer; the context is current.
+        check(|| "cuStreamCreate (the atomic kernel's stream)".into(), unsafe {
+            sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        })?;
+        *held = Some(ModuleAmo { module, f, gpu: gpu.clone(), stream, slot });
+        drop(held);
+        // SAFETY: `module_amo` performs the operation atomically on the GPU word (the device
+        // library's kernel, system scope) and is a plain function, valid for the process.
+        unsafe { super::segment::set_amo_kernel(module_amo) };
+        AMO_SET_HERE.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// `module` is being unloaded: its kernel is no longer the atomic kernel.
+    fn withdraw(module: sys::CUmodule) {
+        let mut held = MODULE_AMO.lock();
+        if held.as_ref().is_some_and(|a| a.module == module) {
+            *held = None;
+        }
+    }
+}
+
+impl Drop for ModuleAmo {
+    fn drop(&mut self) {
+        if self.gpu.make_current().is_ok() {
+            // SAFETY: the stream was created here and nothing uses it any more (the lock is held
+            // or the value is being replaced under it).
+            unsafe { sys::cuStreamDestroy_v2(self.stream) };
+        }
+    }
+}
+
+/// The host-callable atomic ([`segment::AmoFn`](super::segment::AmoFn)) over the held module's
+/// kernel: a one-thread launch on its own non-blocking stream (so it never waits for the
+/// program's kernels), then a wait for it. 0, or a CUDA error number
+/// (`CUDA_ERROR_NOT_READY`, 600, once the module is unloaded).
+///
+/// # Safety
+/// `addr` is a naturally aligned word of a GPU heap mapped here; `old` is writable.
+unsafe extern "C" fn module_amo(addr: u64, flags: u32, value: u64, cond: u64, old: *mut u64) -> i32 {
+    let held = MODULE_AMO.lock();
+    let Some(a) = held.as_ref() else { return sys::CUresult::CUDA_ERROR_NOT_READY as i32 };
+    if let Err(e) = a.gpu.make_current() {
+        tracing::debug!(target: "cuda", %e, "the atomic kernel's context");
+        return sys::CUresult::CUDA_ERROR_INVALID_CONTEXT as i32;
+    }
+    let (mut addr, mut flags, mut value, mut cond, mut slot) = (addr, flags, value, cond, a.slot.device_ptr());
+    let mut args: [*mut c_void; 5] = [
+        (&raw mut addr).cast(),
+        (&raw mut flags).cast(),
+        (&raw mut value).cast(),
+        (&raw mut cond).cast(),
+        (&raw mut slot).cast(),
+    ];
+    // SAFETY: `f` is the kernel (u64, u32, u64, u64, u64 *) of a live module (withdrawn under
+    // this lock before its unload); `args` points at five live values of those types; the
+    // stream is this struct's.
+    let r = unsafe { sys::cuLaunchKernel(a.f, 1, 1, 1, 1, 1, 1, 0, a.stream, args.as_mut_ptr(), std::ptr::null_mut()) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return r as i32;
+    }
+    // SAFETY: the stream is live.
+    let r = unsafe { sys::cuStreamSynchronize(a.stream) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return r as i32;
+    }
+    // SAFETY: the slot is 8 bytes of pinned memory the kernel wrote before the stream finished;
+    // `old` is writable (the caller's promise).
+    unsafe { *old = std::ptr::read_volatile(a.slot.host_ptr().cast::<u64>()) };
+    0
 }
 
 /// A kernel of a loaded module ([`GpuModule::kernel`]).

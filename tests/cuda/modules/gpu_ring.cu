@@ -18,6 +18,17 @@ extern "C" __global__ void ring_put(uint64_t *dest, int me, int npes) {
     nvshmem_quiet();
 }
 
+// Every thread adds 1 to counter[0] on PE (me + 1) % npes and fetch-adds 1 to counter[1]
+// there, keeping the value it fetched in olds[thread] (this PE's buffer): the fetched values
+// are 0 .. blockDim.x - 1 in some order. Over the proxy and IBGDA the host side runs these
+// atomics with the device library's own atomic kernel, found in this module.
+extern "C" __global__ void ring_add(uint64_t *counter, uint64_t *olds, int me, int npes) {
+    int peer = (me + 1) % npes;
+    nvshmem_uint64_atomic_add(counter, 1, peer);
+    olds[threadIdx.x] = nvshmem_uint64_atomic_fetch_add(counter + 1, 1, peer);
+    nvshmem_quiet();
+}
+
 // A put to PE `pe`, which the test makes out of range: the device library records the error
 // and GpuDevice::synchronize reports it.
 extern "C" __global__ void bad_pe(uint64_t *dest, int pe) { nvshmem_uint64_p(dest, 1, pe); }

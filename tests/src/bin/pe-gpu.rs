@@ -5,11 +5,13 @@
 //! built for the CPU target as a shared object (`oshnvcc --target cpu -shared`). Both give
 //! kernels `ring_put` and `bad_pe`, which run the device library's own code.
 //!
-//! Cases:
+//! Cases (over the channel `OXSHMEM_DEVICE_CHANNEL` names):
 //! - `ring MODULE [THREADS]`: a zeroed GPU buffer of `n * THREADS` u64 on every PE; kernel
 //!   `ring_put` (THREADS threads) stores into the next PE's buffer; after `synchronize` and a
-//!   barrier every PE finds its predecessor's values, host `put`/`get` into and from every PE's
-//!   copy agree, out-of-range host access fails clearly, and `free` gives the space back.
+//!   barrier every PE finds its predecessor's values; kernel `ring_add` adds and fetch-adds on
+//!   the next PE's counters (each fetched value once) and a host fetch-add on GPU memory runs
+//!   the module's atomic kernel; host `put`/`get` into and from every PE's copy agree,
+//!   out-of-range host access fails clearly, and `free` gives the space back.
 //! - `errors MODULE`: a kernel that puts to a PE out of range makes `synchronize` fail naming
 //!   the operation, the thread and the PE; a launch with the wrong arguments and an unknown
 //!   kernel fail before reaching the GPU.
@@ -89,6 +91,31 @@ fn ring(args: &[String]) {
         check_eq(format_args!("slot {i} after ring_put"), want, v);
     }
     println!("PE {me}: ring_put from PE {prev} arrived ({t} threads)");
+
+    // Atomics from kernels (over the proxy and IBGDA the host side runs them), then from the host.
+    let counter = ok(dev.alloc::<u64>(&shmem, 2), "alloc (counters)");
+    let olds = ok(dev.alloc::<u64>(&shmem, t), "alloc (fetched values)");
+    let k = ok(module.kernel("ring_add"), "kernel ring_add");
+    let args = [counter.arg(), olds.arg(), KernelArg::I32(me as i32), KernelArg::I32(n as i32)];
+    ok(k.launch(LaunchConfig::threads(threads), &args), "launch ring_add");
+    ok(dev.synchronize(), "synchronize");
+    shmem.barrier_all().or_die("barrier");
+    check_slice("counters after ring_add", &[t as u64, t as u64], &ok(counter.to_vec(), "to_vec"));
+    let mut fetched = ok(olds.to_vec(), "to_vec");
+    fetched.sort_unstable();
+    check_slice("the values ring_add's fetch-adds returned", &(0..t as u64).collect::<Vec<_>>(), &fetched);
+    shmem.barrier_all().or_die("barrier");
+    // SAFETY: the counter is a symmetric GPU-heap word; the runtime routes it to the segment.
+    let old = unsafe {
+        oxshmem::raw::atomic(counter.as_mut_ptr(), oxshmem::raw::AmoOp::FetchAdd(1), ((me + 1) % n) as i32, "fetch_add")
+    }
+    .or_die("host fetch-add on GPU memory");
+    check_eq("the host fetch-add's prior value (the neighbour's count)", t as u64, old);
+    shmem.barrier_all().or_die("barrier");
+    check_eq("counter after every PE's host fetch-add", t as u64 + 1, ok(counter.to_vec(), "to_vec")[0]);
+    println!("PE {me}: atomics from kernels and the host on GPU memory agree");
+    ok(olds.free(&shmem), "free");
+    ok(counter.free(&shmem), "free");
 
     // Host RMA on every PE's copy of the second buffer: slot me of each.
     shmem.barrier_all().or_die("barrier");
