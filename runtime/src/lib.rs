@@ -80,6 +80,7 @@ pub mod heap;
 mod ibrma;
 pub mod lock;
 mod order;
+mod reduce_op;
 mod rma;
 pub mod segment;
 pub mod signal;

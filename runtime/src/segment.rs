@@ -56,8 +56,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::RwLock;
 
-use crate::coll::reduce::ReduceOp;
 use crate::error::{Error, ErrorKind, Result};
+use crate::reduce_op::ReduceOp;
 use crate::team::Team;
 use crate::transport::{AmoOp, LocalBytes, LocalBytesMut, SymAddr, Width};
 use crate::world::Runtime;

@@ -16,25 +16,7 @@ use crate::error::Result;
 use crate::transport::SymAddr;
 use crate::world::Runtime;
 
-/// A reduction operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum ReduceOp {
-    /// Bitwise and.
-    And = 1,
-    /// Bitwise or.
-    Or = 2,
-    /// Bitwise xor.
-    Xor = 3,
-    /// Maximum.
-    Max = 4,
-    /// Minimum.
-    Min = 5,
-    /// Sum (wrapping for integers).
-    Sum = 6,
-    /// Product (wrapping for integers).
-    Prod = 7,
-}
+pub use crate::reduce_op::ReduceOp;
 
 /// A complex number of `f32` or `f64` parts (C's `float _Complex` / `double _Complex`).
 #[repr(C)]
