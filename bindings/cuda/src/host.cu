@@ -4,10 +4,17 @@
 // program's kernels; these definitions interpose on the host library's fallbacks).
 #include "state.cuh"
 
+#include <cstring>
 #include <mutex>
 
 __device__ oxshmem_device_state_t *oxshmemi_state_d = nullptr;
 __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d = nullptr;
+/// The device state's head (read-only once nvshmem_init has built it) in constant memory, for
+/// the inline fast paths (device_host/oxshmem_fast_path.cuh): operands from the constant cache,
+/// as NVSHMEM's nvshmemi_device_state_d, instead of dependent loads from pinned host memory.
+/// Zero until attach (or the host library's bind of a loaded module): n_pes 0 sends every fast
+/// path to its cold path, which reads oxshmemi_state_d.
+__constant__ oxshmemi_fast_state_t oxshmemi_fast_d;
 
 extern "C" {
 
@@ -40,6 +47,11 @@ int oxshmemi_amo_setup();
 int oxshmemi_attach(const void *device_state_gpu_ptr, const void *cuda_state_gpu_ptr) {
     cudaError_t e = cudaMemcpyToSymbol(oxshmemi_state_d, &device_state_gpu_ptr, sizeof(void *));
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(oxshmemi_cuda_d, &cuda_state_gpu_ptr, sizeof(void *));
+    // The state is pinned host memory at the same address for host and device (unified
+    // addressing): its head is read here.
+    oxshmemi_fast_state_t head;
+    memcpy(&head, device_state_gpu_ptr, sizeof head);
+    if (e == cudaSuccess) e = cudaMemcpyToSymbol(oxshmemi_fast_d, &head, sizeof head);
     return e == cudaSuccess ? oxshmemi_amo_setup() : (int)e;
 }
 

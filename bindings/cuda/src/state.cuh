@@ -56,7 +56,8 @@ static_assert(sizeof(oxshmem_cuda_state_t) == 24, "oxshmem_cuda_state_t is 24 by
 static_assert(offsetof(oxshmem_cuda_state_t, teams) == 8, "teams at 8");
 static_assert(offsetof(oxshmem_cuda_state_t, scratch_bytes) == 16, "scratch_bytes at 16");
 
-// The head of the state that device_host/oxshmem_fast_path.cuh reads (oxshmemi_fast_state_t).
+// The head of the state that device_host/oxshmem_fast_path.cuh reads (oxshmemi_fast_state_t,
+// below).
 static_assert(offsetof(oxshmem_device_state_t, n_pes) == 4 && offsetof(oxshmem_device_state_t, heap_base) == 8 &&
                   offsetof(oxshmem_device_state_t, heap_size) == 16 && offsetof(oxshmem_device_state_t, peer_base) == 24 &&
                   offsetof(oxshmem_device_state_t, channel) == 32 && offsetof(oxshmem_device_state_t, ring) == 40 &&
@@ -88,6 +89,22 @@ enum class Op { And, Or, Xor, Min, Max, Sum, Prod, Maxloc };
 extern __device__ oxshmem_device_state_t *oxshmemi_state_d;
 /// The CUDA-side state (set by attach; null before).
 extern __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d;
+
+// The head of the state (oxshmem_device_state_t's first 56 bytes, asserted above), of which
+// host.cu keeps a copy in constant memory (oxshmemi_fast_d). The same layout as the
+// header's struct of the same name, which the archive does not include.
+struct oxshmemi_fast_state_t {
+    uint32_t my_pe;
+    uint32_t n_pes;
+    uint64_t heap_base;
+    uint64_t heap_size;
+    const uint64_t *peer_base;
+    const uint8_t *channel;
+    const void *ring;
+    const void *ibgda;
+};
+static_assert(sizeof(oxshmemi_fast_state_t) == 56, "the fast paths' head is 56 bytes");
+extern __constant__ oxshmemi_fast_state_t oxshmemi_fast_d;
 
 namespace oxshmemi {
 

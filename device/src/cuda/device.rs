@@ -54,6 +54,11 @@ use crate::{ChannelKind, DeviceError};
 /// The device library's globals a module's device code reads (`bindings/cuda/src/host.cu`).
 const STATE_GLOBAL: &str = "oxshmemi_state_d";
 const CUDA_STATE_GLOBAL: &str = "oxshmemi_cuda_d";
+/// The device library's constant-memory copy of the device state's head, which the inline fast
+/// paths read (`host.cu`, `device_host/oxshmem_fast_path.cuh`): 56 bytes.
+const FAST_GLOBAL: &str = "oxshmemi_fast_d";
+const FAST_BYTES: usize = 56;
+const _: () = assert!(size_of::<crate::state::DeviceState>() >= FAST_BYTES);
 
 /// The GPU side of this PE, from Rust: see the [`cuda`](crate::cuda) module and `docs/cuda.md`.
 #[derive(Debug, Clone)]
@@ -524,7 +529,9 @@ impl GpuPe {
         unsafe { self.set_code_globals(code, [0, 0]) }
     }
 
-    /// Writes `values` into `code`'s two globals (see [`bind_code`](Self::bind_code)).
+    /// Writes `values` into `code`'s two globals (see [`bind_code`](Self::bind_code)), and
+    /// the state's head into its constant copy for the inline fast paths (zeros with null
+    /// values; a device library from before the copy has none).
     ///
     /// # Safety
     /// As [`bind_code`](Self::bind_code).
@@ -537,6 +544,18 @@ impl GpuPe {
                 for (at, value) in [(s, values[0]), (c, values[1])] {
                     // SAFETY: `at` is an 8-byte global of a live module or library, in GPU memory.
                     unsafe { self.gpu.copy_htod(at, &value.to_ne_bytes()) }?;
+                }
+                if let Some((at, FAST_BYTES)) = code.global(FAST_GLOBAL)? {
+                    let mut head = [0u8; FAST_BYTES];
+                    if values[0] != 0 {
+                        // SAFETY: the device state is pinned host memory of this PE, at least
+                        // FAST_BYTES long (its head: my_pe .. ibgda), read-only since set-up.
+                        head.copy_from_slice(unsafe {
+                            std::slice::from_raw_parts(std::ptr::from_ref(self.state()).cast::<u8>(), FAST_BYTES)
+                        });
+                    }
+                    // SAFETY: `at` is the 56-byte constant of a live module or library.
+                    unsafe { self.gpu.copy_htod(at, &head) }?;
                 }
                 Ok(true)
             }

@@ -13,7 +13,9 @@
  * definitions of the same names (bindings/cuda/src/generated), for calls through a pointer and
  * for programs built without this header.
  *
- * The state's layout is oxshmem_device_state_t's head (device/include/oxshmem/device_state.h;
+ * The fast paths read the state's head from constant memory (oxshmemi_fast_d, a copy the
+ * archive makes at attach), as NVSHMEM's read nvshmemi_device_state_d. Its layout is
+ * oxshmem_device_state_t's head (device/include/oxshmem/device_state.h;
  * bindings/cuda/src/state.cuh asserts that it matches). Written for oxshmem, not generated.
  */
 #ifndef OXSHMEM_FAST_PATH_CUH
@@ -36,8 +38,10 @@ struct oxshmemi_fast_state_t {
 };
 #define OXSHMEMI_FAST_CHANNEL_P2P 1u
 
-/* The runtime's device state (libnvshmem_device.a; null until nvshmem_init attaches). */
-extern __device__ oxshmemi_fast_state_t *oxshmemi_state_d;
+/* The head of the runtime's device state, copied into constant memory by libnvshmem_device.a
+ * when nvshmem_init attaches (and by nvshmemx_cumodule_init for loaded code): zero before, when
+ * n_pes 0 sends every fast path to its cold path. */
+extern __constant__ oxshmemi_fast_state_t oxshmemi_fast_d;
 
 extern "C" {
 /* The cold paths (libnvshmem_device.a, core.cu): each routes again and records errors. */
@@ -57,23 +61,16 @@ __device__ void oxshmemi_cold_get(void *dest, const void *src, size_t bytes, int
 
 namespace oxshmemi_fast {
 
-__device__ __forceinline__ const oxshmemi_fast_state_t *state() {
-    return (const oxshmemi_fast_state_t *)__ldg((const unsigned long long *)&oxshmemi_state_d);
-}
-
 /* Whether `pe` is a P2P peer and [addr, addr+bytes) (bytes <= 8) is in the heap; then *out is
- * the peer's mapped copy. Otherwise the cold path decides, and records what is wrong. */
+ * the peer's mapped copy. Otherwise the cold path decides, and records what is wrong. The
+ * state's fields are constant-bank operands; the channel byte and the peer's base are two
+ * independent loads. */
 __device__ __forceinline__ bool p2p(const void *addr, uint32_t bytes, int pe, char **out) {
-    const oxshmemi_fast_state_t *s = state();
-    if (!s) return false;
-    uint64_t off = (uint64_t)addr - __ldg((const unsigned long long *)&s->heap_base);
-    uint64_t size = __ldg((const unsigned long long *)&s->heap_size);
+    uint64_t off = (uint64_t)addr - oxshmemi_fast_d.heap_base;
     uint32_t i = (uint32_t)pe;
-    if (i >= __ldg(&s->n_pes) || off > size - bytes) return false;
-    const uint8_t *ch = (const uint8_t *)__ldg((const unsigned long long *)&s->channel);
-    if (__ldg(ch + i) != OXSHMEMI_FAST_CHANNEL_P2P) return false;
-    const uint64_t *base = (const uint64_t *)__ldg((const unsigned long long *)&s->peer_base);
-    *out = (char *)(__ldg((const unsigned long long *)base + i) + off);
+    if (i >= oxshmemi_fast_d.n_pes || off > oxshmemi_fast_d.heap_size - bytes) return false;
+    if (__ldg(oxshmemi_fast_d.channel + i) != OXSHMEMI_FAST_CHANNEL_P2P) return false;
+    *out = (char *)(__ldg((const unsigned long long *)oxshmemi_fast_d.peer_base + i) + off);
     return true;
 }
 
@@ -183,11 +180,10 @@ __device__ __forceinline__ void copy(char *d, const char *src, size_t n) {
 }
 
 /* p2p() for a range of any length n. */
-__device__ __forceinline__ bool p2p_range(const oxshmemi_fast_state_t *s, const void *addr, size_t n, int pe,
-                                          char **out) {
-    if (s == nullptr || n > __ldg((const unsigned long long *)&s->heap_size) || !p2p(addr, 0, pe, out)) return false;
-    uint64_t off = (uint64_t)addr - __ldg((const unsigned long long *)&s->heap_base);
-    return off <= __ldg((const unsigned long long *)&s->heap_size) - n;
+__device__ __forceinline__ bool p2p_range(const void *addr, size_t n, int pe, char **out) {
+    if (n > oxshmemi_fast_d.heap_size || !p2p(addr, 0, pe, out)) return false;
+    uint64_t off = (uint64_t)addr - oxshmemi_fast_d.heap_base;
+    return off <= oxshmemi_fast_d.heap_size - n;
 }
 
 /* get / get_nbi of the group (P2P: complete on return), with the group syncs of the library's forms. */
@@ -195,7 +191,7 @@ template <int G>
 __device__ __forceinline__ void get(void *dest, const void *src, size_t n, int pe, int nbi) {
     sync<G>();
     char *r;
-    if (!p2p_range(state(), src, n, pe, &r)) {
+    if (!p2p_range(src, n, pe, &r)) {
         oxshmemi_cold_get(dest, src, n, pe, (uint32_t)G | (uint32_t)nbi << 4);
         return;
     }
@@ -210,9 +206,8 @@ template <int G>
 __device__ __forceinline__ void put(void *dest, const void *src, size_t n, int pe, int nbi, uint64_t *sig = nullptr,
                                     uint64_t signal = 0, int sig_op = 0) {
     sync<G>();
-    const oxshmemi_fast_state_t *s = state();
     char *r, *rs = nullptr;
-    bool fast = p2p_range(s, dest, n, pe, &r);
+    bool fast = p2p_range(dest, n, pe, &r);
     if (fast && sig)
         fast = (uint64_t)sig % 8 == 0 && (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) &&
                p2p(sig, 8, pe, &rs);
@@ -358,20 +353,19 @@ __device__ inline void nvshmem_putmem_signal_nbi(void *dest, const void *source,
 }
 
 /* fence: P2P stores are ordered by the system fence; IBGDA queues are completed out of line
- * (the proxy executes in ring order). */
+ * (the proxy executes in ring order), as is everything before the state is attached. */
 __host__ __device__ inline void nvshmem_fence(void) {
     __threadfence_system();
-    const oxshmemi_fast_state_t *s = oxshmemi_fast::state();
-    if (s && __ldg((const unsigned long long *)&s->ibgda)) oxshmemi_cold_fence();
+    if (oxshmemi_fast_d.n_pes == 0 || oxshmemi_fast_d.ibgda) oxshmemi_cold_fence();
 }
 
 /* quiet: with no IBGDA and nothing outstanding on the proxy ring (its completed counter has
  * reached its issue counter; both only grow), the P2P stores are complete after one system
- * fence. Otherwise the out-of-line quiet drains the queues and the ring. */
+ * fence. Otherwise (or before the state is attached) the out-of-line quiet drains the queues
+ * and the ring. */
 __host__ __device__ inline void nvshmem_quiet(void) {
-    const oxshmemi_fast_state_t *s = oxshmemi_fast::state();
-    if (s && !__ldg((const unsigned long long *)&s->ibgda)) {
-        const uint64_t *ring = (const uint64_t *)__ldg((const unsigned long long *)&s->ring);
+    if (oxshmemi_fast_d.n_pes != 0 && !oxshmemi_fast_d.ibgda) {
+        const uint64_t *ring = (const uint64_t *)oxshmemi_fast_d.ring;
         /* oxshmem_ring_t: issue at 0, completed at 8 (device_state.h) */
         if (!ring || *(const volatile uint64_t *)(ring + 1) >= *(const volatile uint64_t *)ring) {
             __threadfence_system();
