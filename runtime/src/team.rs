@@ -333,8 +333,7 @@ impl Team {
 
     /// The team's slot in the runtime's pool of team objects (`0..MAX_TEAMS`): the same on
     /// every member, and held by no other live team of this PE. A layer above the runtime may
-    /// keep per-team symmetric objects of its own by it (the C library's CUDA back end does,
-    /// for its collectives on GPU memory).
+    /// keep per-team symmetric objects of its own by it.
     ///
     /// ```
     /// # let shmem = oxshmem::init()?;
