@@ -25,7 +25,7 @@ use crossbeam_utils::CachePadded;
 use oxshmem_rt::{ArithReducible, Error, ErrorKind, Result, raw};
 
 use crate::error::{bytes, invalid, ok, status};
-use crate::handles::{self, CtxRec, OpaqueTeam, ShmemCtx, ShmemTeam, TeamRec};
+use crate::handles::{self, ShmemCtx, ShmemTeam, TeamRec};
 use crate::longdouble::LongDouble;
 use crate::ops::{self, Amo};
 
@@ -282,15 +282,8 @@ pub(crate) unsafe fn scan<T: CScan>(
 // ---------------------------------------------------------------------------------------------
 // SHMEMX_TEAM_NODE
 
-/// `SHMEMX_TEAM_NODE`: the PEs of this node, set by `shmem_init`. A node here is the set of
-/// PEs that share memory, so it is the team of `SHMEM_TEAM_SHARED` (the same handle).
-#[unsafe(no_mangle)]
-pub static SHMEMX_TEAM_NODE: AtomicPtr<OpaqueTeam> = AtomicPtr::new(null_mut());
-
-/// Sets [`SHMEMX_TEAM_NODE`] to the node team `shared` (at init).
-pub(crate) fn init_team_node(shared: ShmemTeam) {
-    SHMEMX_TEAM_NODE.store(shared, Ordering::Release);
-}
+// `SHMEMX_TEAM_NODE` (the PEs of this node, set by `shmem_init`) lives beside the other
+// predefined team handles, in `handles`.
 
 // ---------------------------------------------------------------------------------------------
 // Performance counters
@@ -777,83 +770,17 @@ pub unsafe extern "C" fn shmemx_pcntr_get_all(ctx: ShmemCtx, pcntr: *mut Pcntr) 
 /// The function of `shmemx_register_gettid`.
 pub type GettidFn = unsafe extern "C" fn() -> u64;
 
-/// The registered function (null: none).
-static GETTID: AtomicPtr<()> = AtomicPtr::new(null_mut());
-
 /// `shmemx_register_gettid`: from now on the library asks `gettid_fn` which thread is calling,
 /// instead of going by the operating system's thread. What depends on it here is the owner of
 /// a `SHMEM_CTX_PRIVATE` context: a private context created while a function is registered
 /// belongs to the thread the function names at creation, and may be used wherever the function
 /// names that thread again — so user-level threads that migrate between system threads keep
 /// their private contexts, and two of them on one system thread do not share theirs. NULL
-/// unregisters. May be called before `shmem_init`, as Sandia OpenSHMEM allows.
+/// unregisters. May be called before `shmem_init`, as Sandia OpenSHMEM allows. (The registry
+/// of creators is `crate::ctx_owner`, which the context handles consult.)
 #[unsafe(no_mangle)]
 pub extern "C" fn shmemx_register_gettid(gettid_fn: Option<GettidFn>) {
-    GETTID.store(gettid_fn.map_or(null_mut(), |f| f as *mut ()), Ordering::Release);
-}
-
-/// The calling thread as the registered function names it, if one is registered.
-fn gettid() -> Option<u64> {
-    let f = GETTID.load(Ordering::Acquire);
-    if f.is_null() {
-        return None;
-    }
-    // SAFETY: GETTID only holds null or a `GettidFn` stored by shmemx_register_gettid.
-    let f: GettidFn = unsafe { std::mem::transmute::<*mut (), GettidFn>(f) };
-    // SAFETY: the program registered a function of this signature for the library to call.
-    Some(unsafe { f() })
-}
-
-/// Creators of private contexts made while a gettid function was registered: an open-addressing
-/// table keyed by the context record's address (records are never freed), at most half full
-/// (a program makes at most 16,384 contexts over its life; see `handles`).
-const CREATORS: usize = 1 << 15;
-static CREATOR_KEY: [AtomicUsize; CREATORS] = [const { AtomicUsize::new(0) }; CREATORS];
-static CREATOR_ID: [AtomicU64; CREATORS] = [const { AtomicU64::new(0) }; CREATORS];
-
-fn creator_slot(key: usize) -> usize {
-    ((key >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (usize::BITS - 15)) % CREATORS
-}
-
-/// Records the creator of a new context (from `handles::new_ctx`, on the creating thread).
-pub(crate) fn ctx_created(rec: &CtxRec) {
-    if rec.owner.is_none() {
-        return;
-    }
-    let Some(id) = gettid() else { return };
-    let key = rec as *const CtxRec as usize;
-    let mut i = creator_slot(key);
-    for _ in 0..CREATORS {
-        match CREATOR_KEY[i].compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => {
-                // The handle reaches other threads only after this returns.
-                CREATOR_ID[i].store(id, Ordering::Release);
-                return;
-            }
-            Err(k) if k == key => return,
-            Err(_) => i = (i + 1) % CREATORS,
-        }
-    }
-}
-
-/// Whether the calling thread owns the private context `rec`, by the registered gettid
-/// function; `None` when that does not decide it (no function registered now, or none when
-/// the context was created), and the operating system's thread does.
-#[inline]
-pub(crate) fn gettid_owner(rec: &CtxRec) -> Option<bool> {
-    if GETTID.load(Ordering::Relaxed).is_null() {
-        return None;
-    }
-    let key = rec as *const CtxRec as usize;
-    let mut i = creator_slot(key);
-    for _ in 0..CREATORS {
-        match CREATOR_KEY[i].load(Ordering::Acquire) {
-            0 => return None,
-            k if k == key => return Some(gettid() == Some(CREATOR_ID[i].load(Ordering::Acquire))),
-            _ => i = (i + 1) % CREATORS,
-        }
-    }
-    None
+    crate::ctx_owner::register(gettid_fn);
 }
 
 #[cfg(test)]

@@ -57,6 +57,11 @@ pub struct TeamConfig {
 #[unsafe(no_mangle)]
 pub static SHMEM_TEAM_WORLD: AtomicPtr<OpaqueTeam> = AtomicPtr::new(null_mut());
 
+/// `SHMEMX_TEAM_NODE` (`shmemx.h`): the PEs of this node, set by `shmem_init`. A node here is
+/// the set of PEs that share memory, so it is the team of `SHMEM_TEAM_SHARED` (the same handle).
+#[unsafe(no_mangle)]
+pub static SHMEMX_TEAM_NODE: AtomicPtr<OpaqueTeam> = AtomicPtr::new(null_mut());
+
 /// `SHMEM_TEAM_SHARED`: set by `shmem_init`.
 #[unsafe(no_mangle)]
 pub static SHMEM_TEAM_SHARED: AtomicPtr<OpaqueTeam> = AtomicPtr::new(null_mut());
@@ -376,7 +381,12 @@ pub(crate) fn ctx_slot(func: &'static str, p: ShmemCtx) -> Result<&'static Slot<
 
 /// A handle for a new context.
 pub(crate) fn new_ctx(func: &'static str, rec: CtxRec) -> Result<ShmemCtx> {
-    let slot = CTXS.alloc(rec).inspect(|s| crate::ext::ctx_created(s.get()));
+    let slot = CTXS.alloc(rec).inspect(|s| {
+        let rec = s.get();
+        if rec.owner.is_some() {
+            crate::ctx_owner::created(rec as *const CtxRec as usize);
+        }
+    });
     slot.map(|s| s.raw_handle() as ShmemCtx)
         .ok_or_else(|| invalid(func, format!("too many contexts: at most {} can exist at once", CHUNK * MAX_CHUNKS)))
 }
@@ -388,9 +398,10 @@ thread_local! {
 impl CtxRec {
     /// The world PE number of this context's team PE `pe`.
     fn world_pe(&self, func: &'static str, pe: c_int) -> Result<c_int> {
-        // A registered gettid function names the owner (see `ext`); else the system thread.
+        // A registered gettid function names the owner (see `ctx_owner`); else the system
+        // thread.
         if let Some(owner) = self.owner
-            && !crate::ext::gettid_owner(self).unwrap_or_else(|| THREAD.with(|t| *t) == owner)
+            && !crate::ctx_owner::owns(self as *const CtxRec as usize).unwrap_or_else(|| THREAD.with(|t| *t) == owner)
         {
             return Err(invalid(func, "a SHMEM_CTX_PRIVATE context is used by a thread other than its creator"));
         }
@@ -423,7 +434,8 @@ pub(crate) fn init_teams(func: &'static str) -> Result<()> {
     let shmem = shmem_handle(func)?;
     SHMEM_TEAM_WORLD.store(new_team(func, shmem.team_world())?, Ordering::Release);
     SHMEM_TEAM_SHARED.store(new_team(func, shmem.team_shared())?, Ordering::Release);
-    crate::ext::init_team_node(SHMEM_TEAM_SHARED.load(Ordering::Acquire));
+    // A node here is the set of PEs that share memory: the same team.
+    SHMEMX_TEAM_NODE.store(SHMEM_TEAM_SHARED.load(Ordering::Acquire), Ordering::Release);
     Ok(())
 }
 

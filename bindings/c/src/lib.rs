@@ -30,6 +30,7 @@
 // Generated and exported functions mirror the C prototypes of the specification.
 #![allow(clippy::too_many_arguments)]
 
+mod ctx_owner;
 mod error;
 pub mod handles;
 pub mod longdouble;

@@ -20,6 +20,7 @@ use oxshmem_rt::{Error, ErrorKind, ReduceOp, Result};
 
 use crate::error::{bytes, invalid};
 use crate::handles::{ShmemCtx, TeamRec};
+use crate::ops::CReduce;
 
 /// C's `long double`: 16 bytes, 16-byte aligned on x86-64 and AArch64 Linux.
 #[repr(C, align(16))]
@@ -147,6 +148,42 @@ unsafe fn combine_from(
     // SAFETY: dest holds n elements (the caller's contract) and acc is a separate buffer.
     unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), dest, n) };
     Ok(())
+}
+
+impl CReduce for LongDouble {
+    /// [`team_reduce`].
+    ///
+    /// # Safety
+    /// As [`CReduce::team_reduce`].
+    unsafe fn team_reduce(
+        t: &TeamRec,
+        op: ReduceOp,
+        dest: *mut LongDouble,
+        source: *const LongDouble,
+        n: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { team_reduce(t, op, dest, source, n) }
+    }
+
+    /// [`active_reduce`] (`pwrk` is not needed).
+    ///
+    /// # Safety
+    /// As [`CReduce::active_reduce`].
+    unsafe fn active_reduce(
+        op: ReduceOp,
+        dest: *mut LongDouble,
+        source: *const LongDouble,
+        n: usize,
+        start: c_int,
+        log_stride: c_int,
+        size: c_int,
+        _pwrk: *mut LongDouble,
+        psync: *mut c_long,
+    ) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { active_reduce(op, dest, source, n, start, log_stride, size, psync) }
+    }
 }
 
 /// `shmem_longdouble_OP_reduce` over a team.

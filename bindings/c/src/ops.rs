@@ -13,7 +13,6 @@ use oxshmem_rt::{AmoType, Cmp, CmpValues, ReduceOp, Reducible, Result, SyncType}
 
 use crate::error::{bytes, count, invalid, ok, status};
 use crate::handles::{self, ShmemCtx, ShmemTeam, TeamRec};
-use crate::longdouble::LongDouble;
 
 /// `SHMEM_CMP_NE`: what the deprecated `shmem_TYPE_wait` waits for.
 pub(crate) const CMP_NE: c_int = Cmp::Ne as c_int;
@@ -594,7 +593,7 @@ pub(crate) unsafe fn alltoalls(
 }
 
 /// A type the reductions take: the runtime's [`Reducible`] types, and `long double`, which the
-/// runtime cannot combine (see [`crate::longdouble`]).
+/// runtime cannot combine (`crate::longdouble` implements it for them).
 pub(crate) trait CReduce: Sized + Copy {
     /// Reduction over a team.
     ///
@@ -646,42 +645,6 @@ impl<T: Reducible> CReduce for T {
     ) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { oxshmem_rt::coll::active_set::to_all(op, dest, source, n, start, log_stride, size, pwrk, psync) }
-    }
-}
-
-impl CReduce for LongDouble {
-    /// [`crate::longdouble::team_reduce`].
-    ///
-    /// # Safety
-    /// As [`CReduce::team_reduce`].
-    unsafe fn team_reduce(
-        t: &TeamRec,
-        op: ReduceOp,
-        dest: *mut LongDouble,
-        source: *const LongDouble,
-        n: usize,
-    ) -> Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { crate::longdouble::team_reduce(t, op, dest, source, n) }
-    }
-
-    /// [`crate::longdouble::active_reduce`] (`pwrk` is not needed).
-    ///
-    /// # Safety
-    /// As [`CReduce::active_reduce`].
-    unsafe fn active_reduce(
-        op: ReduceOp,
-        dest: *mut LongDouble,
-        source: *const LongDouble,
-        n: usize,
-        start: c_int,
-        log_stride: c_int,
-        size: c_int,
-        _pwrk: *mut LongDouble,
-        psync: *mut c_long,
-    ) -> Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { crate::longdouble::active_reduce(op, dest, source, n, start, log_stride, size, psync) }
     }
 }
 

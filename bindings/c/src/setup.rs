@@ -136,10 +136,26 @@ pub(crate) unsafe fn query_thread(func: &'static str, provided: *mut c_int) {
     unsafe { provided.write(level) };
 }
 
+/// What must end before the runtime does, registered by the layer that started it
+/// ([`before_finalize`]): the CUDA back end, which `nvshmem_init` sets up.
+static BEFORE_FINALIZE: std::sync::OnceLock<fn() -> Result<()>> = std::sync::OnceLock::new();
+
+/// Registers `f` to run at every finalize of the C ABI ([`finalize`]) before the runtime's
+/// (the first registration stays; `f` must do nothing when there is nothing to end).
+pub(crate) fn before_finalize(f: fn() -> Result<()>) {
+    let _ = BEFORE_FINALIZE.set(f);
+}
+
+/// Every finalize of the C ABI, OpenSHMEM's and NVSHMEM's: what [`before_finalize`]
+/// registered, then the runtime.
+pub(crate) fn finalize() -> Result<()> {
+    BEFORE_FINALIZE.get().map_or(Ok(()), |f| f()).and_then(|()| raw::finalize())
+}
+
 /// `shmem_finalize`.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_finalize() {
-    ok("shmem_finalize", crate::nvshmem::finalize_gpu().and_then(|()| raw::finalize()));
+    ok("shmem_finalize", finalize());
 }
 
 /// `shmem_global_exit`: ends the whole job with `status`.

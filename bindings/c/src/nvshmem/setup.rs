@@ -45,6 +45,8 @@ fn init(func: &'static str, level: ThreadLevel, boot: Option<Box<dyn Bootstrap>>
     let _nv = oxshmem_bootstrap::status::NvshmemCall::new(func);
     let provided = crate::setup::init_with(func, level, boot)?;
     super::teams::init_nv_teams(func)?;
+    // Every finalize, shmem_finalize's too, tears the CUDA back end down first.
+    crate::setup::before_finalize(super::finalize_gpu);
     #[cfg(feature = "cuda")]
     super::gpu::init(func)?;
     // The collectives above were init's own: the hang report's "last" is the init routine.
@@ -103,14 +105,14 @@ pub unsafe extern "C" fn nvshmem_query_thread(provided: *mut c_int) {
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmem_finalize() {
     let _nv = oxshmem_bootstrap::status::NvshmemCall::new("nvshmem_finalize");
-    ok("nvshmem_finalize", super::finalize_gpu().and_then(|()| raw::finalize()));
+    ok("nvshmem_finalize", crate::setup::finalize());
     uid::close_unused();
 }
 
 /// `nvshmemx_hostlib_finalize`: `nvshmem_finalize` (host and device library are one here).
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_hostlib_finalize() {
-    ok("nvshmemx_hostlib_finalize", super::finalize_gpu().and_then(|()| raw::finalize()));
+    ok("nvshmemx_hostlib_finalize", crate::setup::finalize());
 }
 
 /// `nvshmem_global_exit`: ends the whole job with `status`.
