@@ -26,10 +26,10 @@ use std::mem::{align_of, offset_of, size_of};
 
 use crate::channel::proxy::{Request, amo, kind};
 use crate::channel::ring::{Ring, Slot};
-use crate::ibgda::IbgdaDevice;
 use crate::ibgda::layout::Mlx5;
 use crate::ibgda::mlx5;
 use crate::ibgda::qp::{Counters, CqMode, Doorbell, Line, Qp};
+use crate::ibgda::{IbgdaDevice, LocalBuffer};
 use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op, slot_state};
 
 /// Where the header lives, relative to the device crate's directory.
@@ -216,10 +216,14 @@ pub fn structs() -> Vec<CStruct> {
             ibuf: t("uint64_t *"), nwqes: U64, ncqes: U64, batch: U64, mode: U32, qpn: U32, peer: U32,
             _l: t(""),
         }),
-        cstruct!(IbgdaDevice, "oxshmem_ibgda_t", "The IBGDA channel: queue rc to pe is qps[(rc % num_rc) * n_pes + pe].", {
+        cstruct!(LocalBuffer, "oxshmem_ibgda_lbuf_t", "A local buffer registered with the NIC (nvshmemx_buffer_register): [base, base + len) under lkey; len 0: free (written last, cleared to free).", {
+            base: U64, len: U64, lkey: U32, _pad: U32,
+        }),
+        cstruct!(IbgdaDevice, "oxshmem_ibgda_t", "The IBGDA channel: queue rc to pe is qps[(rc % num_rc) * n_pes + pe]; a local buffer outside the heap is looked up in lbufs[0..nlbufs).", {
             n_pes: U32, num_rc: U32, nwqes: U32, ncqes: U32, batch: U32, cq_mode: U32, heap_lkey: U32,
-            implicit_lkey: U32, ibuf_lkey: U32, nqps: U32, heap_base: U64, heap_size: U64,
-            qps: t("oxshmem_qp_t *"), rkeys: t("uint32_t *"), rbases: t("uint64_t *"), mapped: t("uint64_t *"),
+            implicit_lkey: U32, ibuf_lkey: U32, nqps: U32, nlbufs: U32, max_lbufs: U32, heap_base: U64,
+            heap_size: U64, qps: t("oxshmem_qp_t *"), rkeys: t("uint32_t *"), rbases: t("uint64_t *"),
+            mapped: t("uint64_t *"), lbufs: t("oxshmem_ibgda_lbuf_t *"),
         }),
         cstruct!(DeviceState, "oxshmem_device_state_t", "What a device thread reads to do its work.", {
             my_pe: U32, n_pes: U32, heap_base: U64, heap_size: U64, peer_base: t("const uint64_t *"),
@@ -249,6 +253,7 @@ pub fn constants() -> Vec<CConst> {
         ("NIC_STALLED", ErrorCode::NicStalled, ""),
         ("WAIT_TIMEOUT", ErrorCode::WaitTimeout, ""),
         ("BARRIER_TIMEOUT", ErrorCode::BarrierTimeout, ""),
+        ("UNREGISTERED", ErrorCode::Unregistered, ""),
     ] {
         c(&format!("ERR_{name}"), e as u64, doc);
     }

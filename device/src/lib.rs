@@ -684,6 +684,12 @@ pub(crate) fn error_reason(state: &DeviceState, s: &state::ErrorRecord, hint: im
                 s.addr, s.len
             )
         }
+        c if c == ErrorCode::Unregistered as u32 => format!(
+            "the local buffer at {:#x} (+{} bytes) is neither in the symmetric heap nor registered, and the IBGDA \
+             channel's NIC (to PE {}) reaches only registered memory: call nvshmemx_buffer_register(ptr, len) on it \
+             (cudaMalloc or pinned host memory) before a kernel uses it",
+            s.addr, s.len, s.pe
+        ),
         _ => "the kernel panicked".to_string(),
     }
 }

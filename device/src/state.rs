@@ -54,6 +54,11 @@ pub enum ErrorCode {
     /// A block or warp barrier (`sync_block`, `sync_warp`) did not complete within twice the
     /// timeout. `addr`: threads that had arrived; `len`: threads of the group.
     BarrierTimeout = 12,
+    /// A local buffer of an IBGDA operation (a put's source, a get's destination) lies
+    /// neither in the symmetric heap nor in a buffer registered with
+    /// `nvshmemx_buffer_register`, so no NIC key covers it. `addr`, `len`: the buffer; `pe`:
+    /// the target PE.
+    Unregistered = 13,
 }
 
 /// The values of [`ErrorSlot`]'s `state` (C: `OXSHMEM_ERROR_SLOT_*`).

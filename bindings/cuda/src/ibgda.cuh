@@ -332,10 +332,29 @@ __device__ inline mlx5::Remote ib_remote(int pe, uint64_t addr) {
 }
 /// The key of every queue's scratch buffer (they lie in the channel's one registered allocation).
 __device__ inline uint32_t ibuf_key(int) { return ibg()->ibuf_lkey; }
-/// The key of a local buffer: the heap's when it is symmetric, else the implicit one.
-__device__ inline uint32_t ib_lkey(uint64_t addr, uint64_t len) {
+/// The key of the local buffer [addr, addr + len) (a put's source, a get's destination): the
+/// heap's when it is symmetric, else that of the registered buffer (nvshmemx_buffer_register)
+/// holding it, as NVSHMEM looks it up. A NIC reaches nothing else of a GPU program (not
+/// cudaMalloc or pinned host memory, which an implicit on-demand-paging key does not cover, nor
+/// a thread's local memory): false then, with OXSHMEM_ERR_UNREGISTERED recorded for `op`.
+__device__ inline bool ib_lkey(uint32_t op, int pe, uint64_t addr, uint64_t len, uint32_t *key) {
     oxshmem_ibgda_t *g = ibg();
-    return addr >= g->heap_base && addr + len <= g->heap_base + g->heap_size ? g->heap_lkey : g->implicit_lkey;
+    if (addr >= g->heap_base && addr + len <= g->heap_base + g->heap_size) {
+        *key = g->heap_lkey;
+        return true;
+    }
+    uint32_t n = ib::at(g->nlbufs).load(ib::ACQ);
+    for (uint32_t i = 0; i < n && i < g->max_lbufs; i++) {
+        oxshmem_ibgda_lbuf_t *b = &g->lbufs[i];
+        // len is written last and cleared to free the entry (ibgda/mod.rs register_local).
+        uint64_t blen = ib::at(b->len).load(ib::ACQ);
+        if (blen && addr >= b->base && addr + len <= b->base + blen) {
+            *key = b->lkey;
+            return true;
+        }
+    }
+    fail(OXSHMEM_ERR_UNREGISTERED, op, pe, addr, len);
+    return false;
 }
 
 __device__ inline void ib_fail(uint32_t op, int pe, const ib::Fail &f) { fail(f.code, op, pe, f.addr, f.len); }
@@ -373,10 +392,16 @@ __device__ OXSHMEMI_NOINLINE void ib_put(uint32_t op, int pe, uint64_t dst, cons
         ib_post(op, pe, &w, 1, &end);
         return;
     }
+    uint32_t key;
+    if (!ibg()) {
+        fail(OXSHMEM_ERR_TRANSPORT, op, pe, dst, len);
+        return;
+    }
+    if (!ib_lkey(op, pe, (uint64_t)src, len, &key)) return;
     for (uint64_t off = 0; off < len; off += ib::MAX_XFER) {
         uint64_t n = len - off < ib::MAX_XFER ? len - off : ib::MAX_XFER;
         uint64_t a = (uint64_t)src + off;
-        ib::Wr w = {ib::Wr::Write, {a, (uint32_t)n, ib_lkey(a, n)}, ib_remote(pe, dst + off), nullptr, 0, {}, 0};
+        ib::Wr w = {ib::Wr::Write, {a, (uint32_t)n, key}, ib_remote(pe, dst + off), nullptr, 0, {}, 0};
         if (!ib_post(op, pe, &w, 1, &end)) return;
     }
     if (!nbi) ib_wait(op, pe, end);
@@ -409,10 +434,16 @@ __device__ OXSHMEMI_NOINLINE void ib_get(uint32_t op, int pe, void *dst, uint64_
         ib::ibuf_release(q, t);
         return;
     }
+    uint32_t key;
+    if (!ibg()) {
+        fail(OXSHMEM_ERR_TRANSPORT, op, pe, src, len);
+        return;
+    }
+    if (!ib_lkey(op, pe, (uint64_t)dst, len, &key)) return;
     for (uint64_t off = 0; off < len; off += ib::MAX_XFER) {
         uint64_t n = len - off < ib::MAX_XFER ? len - off : ib::MAX_XFER;
         uint64_t a = (uint64_t)dst + off;
-        ib::Wr w = {ib::Wr::Read, {a, (uint32_t)n, ib_lkey(a, n)}, ib_remote(pe, src + off), nullptr, 0, {}, 0};
+        ib::Wr w = {ib::Wr::Read, {a, (uint32_t)n, key}, ib_remote(pe, src + off), nullptr, 0, {}, 0};
         if (!ib_post(op, pe, &w, 1, &end)) return;
     }
     if (!nbi) ib_wait(op, pe, end);
@@ -480,9 +511,14 @@ __device__ OXSHMEMI_NOINLINE void ib_put_signal(uint32_t op, int pe, uint64_t ds
         wrs[0] = {ib::Wr::WriteInline, {}, ib_remote(pe, dst), (const uint8_t *)src, (uint32_t)len, {}, 0};
         ib_post(op, pe, wrs, 2, &end);
     } else if (len <= ib::MAX_XFER) {
-        wrs[0] = {ib::Wr::Write, {(uint64_t)src, (uint32_t)len, ib_lkey((uint64_t)src, len)}, ib_remote(pe, dst), nullptr, 0, {}, 0};
+        uint32_t key;
+        if (!ib_lkey(op, pe, (uint64_t)src, len, &key)) return;
+        wrs[0] = {ib::Wr::Write, {(uint64_t)src, (uint32_t)len, key}, ib_remote(pe, dst), nullptr, 0, {}, 0};
         if (ib_post(op, pe, wrs, 2, &end) && !nbi) ib_wait(op, pe, end);
     } else {
+        // No signal without the data: an unregistered source fails here, before either.
+        uint32_t key;
+        if (!ib_lkey(op, pe, (uint64_t)src, len, &key)) return;
         ib_put(op, pe, dst, src, len, nbi);
         ib_post(op, pe, &wrs[1], 1, &end);
     }

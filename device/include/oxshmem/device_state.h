@@ -37,6 +37,7 @@ extern "C" {
 #define OXSHMEM_ERR_NIC_STALLED 10u
 #define OXSHMEM_ERR_WAIT_TIMEOUT 11u
 #define OXSHMEM_ERR_BARRIER_TIMEOUT 12u
+#define OXSHMEM_ERR_UNREGISTERED 13u
 
 /* Operation codes (oxshmem_error_slot_t::op). */
 #define OXSHMEM_OP_PUT 1u
@@ -385,7 +386,21 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, mode) == 376 && OXSHMEM_FIELD_SIZE(
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, qpn) == 380 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, qpn) == 4, "oxshmem_qp_t.qpn");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, peer) == 384 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, peer) == 4, "oxshmem_qp_t.peer");
 
-/* The IBGDA channel: queue rc to pe is qps[(rc % num_rc) * n_pes + pe]. (Rust: IbgdaDevice) */
+/* A local buffer registered with the NIC (nvshmemx_buffer_register): [base, base + len) under lkey; len 0: free (written last, cleared to free). (Rust: LocalBuffer) */
+typedef struct oxshmem_ibgda_lbuf {
+    uint64_t base;
+    uint64_t len;
+    uint32_t lkey;
+    uint32_t _pad;
+} oxshmem_ibgda_lbuf_t;
+OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_ibgda_lbuf_t) == 24, "size of oxshmem_ibgda_lbuf_t");
+OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_ibgda_lbuf_t) == 8, "alignment of oxshmem_ibgda_lbuf_t");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_lbuf_t, base) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_lbuf_t, base) == 8, "oxshmem_ibgda_lbuf_t.base");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_lbuf_t, len) == 8 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_lbuf_t, len) == 8, "oxshmem_ibgda_lbuf_t.len");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_lbuf_t, lkey) == 16 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_lbuf_t, lkey) == 4, "oxshmem_ibgda_lbuf_t.lkey");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_lbuf_t, _pad) == 20 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_lbuf_t, _pad) == 4, "oxshmem_ibgda_lbuf_t._pad");
+
+/* The IBGDA channel: queue rc to pe is qps[(rc % num_rc) * n_pes + pe]; a local buffer outside the heap is looked up in lbufs[0..nlbufs). (Rust: IbgdaDevice) */
 typedef struct oxshmem_ibgda {
     uint32_t n_pes;
     uint32_t num_rc;
@@ -397,14 +412,17 @@ typedef struct oxshmem_ibgda {
     uint32_t implicit_lkey;
     uint32_t ibuf_lkey;
     uint32_t nqps;
+    uint32_t nlbufs;
+    uint32_t max_lbufs;
     uint64_t heap_base;
     uint64_t heap_size;
     oxshmem_qp_t *qps;
     uint32_t *rkeys;
     uint64_t *rbases;
     uint64_t *mapped;
+    oxshmem_ibgda_lbuf_t *lbufs;
 } oxshmem_ibgda_t;
-OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_ibgda_t) == 88, "size of oxshmem_ibgda_t");
+OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_ibgda_t) == 104, "size of oxshmem_ibgda_t");
 OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_ibgda_t) == 8, "alignment of oxshmem_ibgda_t");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, n_pes) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, n_pes) == 4, "oxshmem_ibgda_t.n_pes");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, num_rc) == 4 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, num_rc) == 4, "oxshmem_ibgda_t.num_rc");
@@ -416,12 +434,15 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, heap_lkey) == 24 && OXSHMEM_FIEL
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, implicit_lkey) == 28 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, implicit_lkey) == 4, "oxshmem_ibgda_t.implicit_lkey");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, ibuf_lkey) == 32 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, ibuf_lkey) == 4, "oxshmem_ibgda_t.ibuf_lkey");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, nqps) == 36 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, nqps) == 4, "oxshmem_ibgda_t.nqps");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, heap_base) == 40 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, heap_base) == 8, "oxshmem_ibgda_t.heap_base");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, heap_size) == 48 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, heap_size) == 8, "oxshmem_ibgda_t.heap_size");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, qps) == 56 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, qps) == 8, "oxshmem_ibgda_t.qps");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, rkeys) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, rkeys) == 8, "oxshmem_ibgda_t.rkeys");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, rbases) == 72 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, rbases) == 8, "oxshmem_ibgda_t.rbases");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, mapped) == 80 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, mapped) == 8, "oxshmem_ibgda_t.mapped");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, nlbufs) == 40 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, nlbufs) == 4, "oxshmem_ibgda_t.nlbufs");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, max_lbufs) == 44 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, max_lbufs) == 4, "oxshmem_ibgda_t.max_lbufs");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, heap_base) == 48 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, heap_base) == 8, "oxshmem_ibgda_t.heap_base");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, heap_size) == 56 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, heap_size) == 8, "oxshmem_ibgda_t.heap_size");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, qps) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, qps) == 8, "oxshmem_ibgda_t.qps");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, rkeys) == 72 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, rkeys) == 8, "oxshmem_ibgda_t.rkeys");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, rbases) == 80 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, rbases) == 8, "oxshmem_ibgda_t.rbases");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, mapped) == 88 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, mapped) == 8, "oxshmem_ibgda_t.mapped");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_ibgda_t, lbufs) == 96 && OXSHMEM_FIELD_SIZE(oxshmem_ibgda_t, lbufs) == 8, "oxshmem_ibgda_t.lbufs");
 
 /* What a device thread reads to do its work. (Rust: DeviceState) */
 typedef struct oxshmem_device_state {

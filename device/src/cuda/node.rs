@@ -64,7 +64,7 @@ pub const DEVICE_TEAMS: usize = 4096;
 pub const MALLOC_ALIGN: usize = 256;
 /// The device library's ABI (`oxshmemi::ABI_VERSION` in `bindings/cuda/src/state.cuh`): the
 /// layout of what this module writes for it.
-pub const DEVICE_ABI_VERSION: u32 = 2;
+pub const DEVICE_ABI_VERSION: u32 = 3;
 
 /// Offset in the GPU heap of team slot `i` (`0..PREDEFINED`: the predefined teams; then the
 /// program's teams).
@@ -469,6 +469,47 @@ impl GpuPe {
     /// The IBGDA queues (with the IBGDA channel).
     pub fn ibgda(&self) -> Option<&Ibgda> {
         self.ibgda.as_deref()
+    }
+
+    /// `nvshmemx_buffer_register` on the GPU side: with the IBGDA channel, registers the `len`
+    /// bytes at `addr` (GPU memory when `gpu`, else host memory the GPU reaches) with the NIC
+    /// and enters them in the table device code finds a local buffer's key in
+    /// ([`Ibgda::register_local`]); with P2P and the proxy nothing is needed (loads and stores,
+    /// and a host thread, reach such memory). Whether it registered with a NIC.
+    ///
+    /// # Errors
+    /// The NIC refused, or its table is full.
+    pub fn register_local(&self, addr: u64, len: u64, gpu: bool) -> Result<bool> {
+        match &self.ibgda {
+            Some(ib) => ib.register_local(addr, len, gpu).map(|_| true).map_err(SetupError::Invalid),
+            None => Ok(false),
+        }
+    }
+
+    /// `nvshmemx_buffer_unregister` on the GPU side: undoes [`register_local`](Self::register_local)
+    /// for the buffer registered at `addr` (nothing without the IBGDA channel).
+    ///
+    /// # Errors
+    /// Nothing is registered at `addr` with the NIC.
+    pub fn unregister_local(&self, addr: u64) -> Result<()> {
+        match &self.ibgda {
+            Some(ib) => ib.unregister_local(addr).map_err(SetupError::Invalid),
+            None => Ok(()),
+        }
+    }
+
+    /// The first error a kernel recorded in the device state (device code cannot return one),
+    /// in words: `device nvshmem_put (block 0, thread 0): <why>`. The error stays recorded.
+    pub fn recorded_error(&self) -> Option<String> {
+        let state = self.state();
+        let s = state.error.get()?;
+        let where_ =
+            if s.block == u32::MAX { "host".to_string() } else { format!("block {}, thread {}", s.block, s.thread) };
+        Some(format!(
+            "device {} ({where_}): {}",
+            crate::state::op_name(s.op),
+            crate::error_reason(state, &s, String::new)
+        ))
     }
 
     /// Allocates `size` bytes of the GPU heap aligned to `align` (at least [`MALLOC_ALIGN`],

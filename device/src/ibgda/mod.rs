@@ -264,6 +264,11 @@ pub struct IbgdaDevice {
     pub ibuf_lkey: u32,
     /// Queues in `qps` (`num_rc * n_pes`).
     pub nqps: u32,
+    /// Entries of `lbufs` in use or once used (a high-water mark: an entry whose `len` is 0
+    /// is free); at most `max_lbufs`.
+    pub nlbufs: u32,
+    /// Entries `lbufs` has room for ([`MAX_LOCAL_BUFFERS`]).
+    pub max_lbufs: u32,
     /// This PE's heap base address.
     pub heap_base: u64,
     /// Bytes of this PE's heap.
@@ -277,6 +282,39 @@ pub struct IbgdaDevice {
     pub rbases: *mut u64,
     /// `n_pes` entries: where each PE's heap is mapped in this process (0: not mapped).
     pub mapped: *mut u64,
+    /// `max_lbufs` entries: the local buffers registered with the NIC
+    /// (`nvshmemx_buffer_register`), which device code looks a local address outside the heap
+    /// up in for its key.
+    pub lbufs: *mut LocalBuffer,
+}
+
+/// How many local buffers may be registered at once ([`Ibgda::register_local`]).
+pub const MAX_LOCAL_BUFFERS: usize = 64;
+
+/// A local buffer registered with the NIC (C: `oxshmem_ibgda_lbuf_t`): `[base, base + len)`
+/// under local key `lkey`. `len` 0: a free entry. The host writes `base` and `lkey` before
+/// `len`, and clears `len` alone to free it, so a device thread that reads `len` first (with
+/// acquire) sees a whole entry or none.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalBuffer {
+    /// First byte.
+    pub base: u64,
+    /// Bytes (0: the entry is free).
+    pub len: u64,
+    /// The registration's local key.
+    pub lkey: u32,
+    /// Unused (the entry is 24 bytes, 8-aligned).
+    pub _pad: u32,
+}
+
+/// A registered local buffer as the host keeps it: its entry, its slot in the device table,
+/// and the NIC's registration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LocalRegion {
+    pub(crate) slot: usize,
+    pub(crate) base: u64,
+    pub(crate) region: crate::nic::provider::MemRegion,
 }
 
 /// The IBGDA channel of one PE: its queues, the key tables and the software NIC.
@@ -307,6 +345,12 @@ pub struct Ibgda {
     pub(crate) heap_lkey: u32,
     pub(crate) implicit_lkey: u32,
     pub(crate) ibuf_lkey: u32,
+    /// The local buffers registered with the NIC (`nvshmemx_buffer_register`), which the
+    /// software NIC checks keys other than the three above against; the device table's
+    /// `lbufs` mirrors them.
+    pub(crate) local: parking_lot::RwLock<Vec<LocalRegion>>,
+    /// Where the device table's `lbufs` entries are (device addresses, in `mem`).
+    lbufs: *mut LocalBuffer,
     /// The CPU thread that rings the NIC for producers that cannot (none: they all can).
     /// Stopped before the registers (the provider's) and the queues' memory go: fields drop
     /// in order.
@@ -494,6 +538,7 @@ impl Ibgda {
         let rk_off = c.take::<u32>(n);
         let rb_off = c.take::<u64>(n);
         let mp_off = c.take::<u64>(n);
+        let lb_off = c.take::<LocalBuffer>(MAX_LOCAL_BUFFERS);
         let q_off = c.take::<Qp<Mlx5>>(nq);
         // A line per queue for its CQ's doorbell record (a NIC needs one; the collapsed CQ
         // never updates it).
@@ -659,6 +704,10 @@ impl Ibgda {
             let (rkeys_d, rkeys_w) = at(rk_off);
             let (rbases_d, rbases_w) = at(rb_off);
             let (mapped_d, mapped_w) = at(mp_off);
+            let (lbufs_d, lbufs_w) = at(lb_off);
+            for i in 0..MAX_LOCAL_BUFFERS {
+                lbufs_w.cast::<LocalBuffer>().add(i).write(LocalBuffer::default());
+            }
             for pe in 0..n {
                 rkeys_w.cast::<u32>().add(pe).write(rkeys[pe]);
                 rbases_w.cast::<u64>().add(pe).write(rbases[pe]);
@@ -751,6 +800,8 @@ impl Ibgda {
                 implicit_lkey: implicit.lkey,
                 ibuf_lkey: queues_mr.lkey,
                 nqps: nq as u32,
+                nlbufs: 0,
+                max_lbufs: MAX_LOCAL_BUFFERS as u32,
                 heap_base: base as u64,
                 heap_size: size as u64,
                 // C reads mlx5 queues only (GPU producers with another format are refused above).
@@ -758,6 +809,7 @@ impl Ibgda {
                 rkeys: rkeys_d.cast(),
                 rbases: rbases_d.cast(),
                 mapped: mapped_d.cast(),
+                lbufs: lbufs_d.cast(),
             });
             if let (Some(image), Some(h)) = (&image, &heap) {
                 // The structures to where they live, before anything reads them there (the
@@ -810,6 +862,8 @@ impl Ibgda {
                 heap_lkey: heap_mr.lkey,
                 implicit_lkey: implicit.lkey,
                 ibuf_lkey: queues_mr.lkey,
+                local: parking_lot::RwLock::new(Vec::new()),
+                lbufs: lbufs_d.cast(),
                 provider: nic,
                 soft,
                 ringer,
@@ -834,6 +888,101 @@ impl Ibgda {
     /// The table device code reads (`DeviceState::ibgda`).
     pub fn device_table(&self) -> *mut IbgdaDevice {
         self.table
+    }
+
+    /// Registers the `len` bytes at `addr` (GPU memory when `gpu`, else host memory the GPU
+    /// can reach) with the NIC as a local buffer (`nvshmemx_buffer_register`), and enters it
+    /// into the device table's `lbufs`, where device code finds its key for a put's source or
+    /// a get's destination outside the heap. GPU memory goes through a dma-buf where the NIC
+    /// takes one (whole pages around the range), else by address, as the heap does. The
+    /// local key.
+    ///
+    /// # Errors
+    /// The table is full ([`MAX_LOCAL_BUFFERS`]), or the NIC refused the memory.
+    pub fn register_local(&self, addr: u64, len: u64, gpu: bool) -> Result<u32, String> {
+        let mut local = self.local.write();
+        let Some(slot) = (0..MAX_LOCAL_BUFFERS).find(|i| local.iter().all(|r| r.slot != *i)) else {
+            return Err(format!(
+                "{MAX_LOCAL_BUFFERS} buffers are registered already, as many as the IBGDA channel holds: unregister \
+                 one first"
+            ));
+        };
+        let nic = &*self.provider;
+        let region = match (&self.memory, gpu) {
+            (Some(memory), true) => {
+                let page = oxshmem::config::page_size().max(devmem::PAGE) as u64;
+                let start = addr & !(page - 1);
+                let end = (addr + len).next_multiple_of(page);
+                register_gpu_range("a registered buffer", nic, &nic.describe(), &**memory, start, end - start)
+            }
+            _ => nic.register(addr, len, if gpu { MemoryKind::Gpu } else { MemoryKind::Host }),
+        }
+        .map_err(|e| e.to_string())?;
+        // SAFETY: `slot` < MAX_LOCAL_BUFFERS entries at `lbufs`, in `mem`; the entry is free
+        // (its len is 0), so no device thread matches it while base and key change.
+        let entry = unsafe { self.lbufs.add(slot) }.cast::<u8>();
+        let written = self
+            .store(entry, std::mem::offset_of!(LocalBuffer, base), addr, 8)
+            .and_then(|()| self.store(entry, std::mem::offset_of!(LocalBuffer, lkey), u64::from(region.lkey), 4))
+            .and_then(|()| self.store(entry, std::mem::offset_of!(LocalBuffer, len), len, 8))
+            .and_then(|()| {
+                let used = local.iter().map(|r| r.slot + 1).max().unwrap_or(0).max(slot + 1);
+                self.store(self.table.cast(), std::mem::offset_of!(IbgdaDevice, nlbufs), used as u64, 4)
+            });
+        if let Err(e) = written {
+            let _ = nic.deregister(&region);
+            return Err(format!("entering it into the device's table: {e}"));
+        }
+        local.push(LocalRegion { slot, base: addr, region });
+        tracing::debug!(target: "nic", addr, len, gpu, slot, lkey = region.lkey, "local buffer registered");
+        Ok(region.lkey)
+    }
+
+    /// Removes the local buffer registered at `addr` ([`register_local`](Self::register_local)):
+    /// from the device table first, then from the NIC. Kernels that still use it fail with an
+    /// error naming the buffer.
+    ///
+    /// # Errors
+    /// No buffer was registered at `addr`; the table could not be written.
+    pub fn unregister_local(&self, addr: u64) -> Result<(), String> {
+        let mut local = self.local.write();
+        let Some(i) = local.iter().position(|r| r.base == addr) else {
+            return Err(format!("{addr:#x} is not a buffer registered with the IBGDA channel"));
+        };
+        let r = local[i];
+        // SAFETY: as in register_local; clearing len frees the entry for device readers.
+        let entry = unsafe { self.lbufs.add(r.slot) }.cast::<u8>();
+        self.store(entry, std::mem::offset_of!(LocalBuffer, len), 0, 8)?;
+        local.swap_remove(i);
+        self.provider.deregister(&r.region).map_err(|e| e.to_string())
+    }
+
+    /// Stores the low `width` bytes (4 or 8) of `value` at `base + off` in the channel's
+    /// memory: with a release store where this CPU reaches it, else through the memory back
+    /// end (a copy, complete when it returns).
+    fn store(&self, base: *mut u8, off: usize, value: u64, width: usize) -> Result<(), String> {
+        // SAFETY: callers pass a field of the table or of an lbufs entry, inside `mem`,
+        // aligned for its width.
+        let at = unsafe { base.add(off) };
+        if self.host_queues {
+            // SAFETY: as above; the CPU reaches `mem`, and device threads read the word
+            // atomically.
+            unsafe {
+                match width {
+                    4 => std::sync::atomic::AtomicU32::from_ptr(at.cast())
+                        .store(value as u32, std::sync::atomic::Ordering::Release),
+                    _ => std::sync::atomic::AtomicU64::from_ptr(at.cast())
+                        .store(value, std::sync::atomic::Ordering::Release),
+                }
+            }
+            return Ok(());
+        }
+        let Some(memory) = &self.memory else {
+            return Err("the table is in memory this CPU cannot reach, and there is no back end to copy with".into());
+        };
+        let bytes = value.to_le_bytes();
+        // SAFETY: `at` is `width` bytes of the channel's memory; `bytes` a local.
+        unsafe { memory.copy(at as u64, bytes.as_ptr() as u64, width) }
     }
 
     /// The allocation every structure of the channel lives in.

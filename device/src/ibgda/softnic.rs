@@ -114,6 +114,9 @@ pub(crate) struct NicCtx<'a> {
     pub(crate) mapped: &'a [u64],
     /// How the NIC reaches a heap the CPU cannot touch (`None`: the CPU and the transport).
     pub(crate) memory: Option<&'a dyn NicMemory>,
+    /// The local buffers registered since set-up (`nvshmemx_buffer_register`), each under its
+    /// own key (`None`: none can be).
+    pub(crate) local: Option<&'a parking_lot::RwLock<Vec<super::LocalRegion>>>,
     /// Set once the NIC is asked to stop (a full CQ is then waited for `timeout_ns` at most).
     pub(crate) stop: &'a AtomicBool,
     /// See `stop`.
@@ -134,6 +137,7 @@ pub(crate) fn ctx(ib: &Ibgda) -> NicCtx<'_> {
         rbases: &ib.rbases,
         mapped: &ib.mapped,
         memory: ib.memory.as_deref(),
+        local: Some(&ib.local),
         stop: &ib.nic.stop,
         timeout_ns: &ib.nic.timeout_ns,
     }
@@ -480,7 +484,11 @@ impl<'a> Engine<'a> {
             k if k == cx.heap_lkey => ok(cx.heap_base, cx.heap_size),
             k if k == cx.implicit_lkey => s.addr != 0 || len == 0,
             k if k == cx.ibuf_lkey => ok(cx.ibuf_region.0, cx.ibuf_region.1),
-            _ => false,
+            // A registered buffer's key covers its registration only (taken for each WQE
+            // that names one: registration is rare, and the lock is free but for it).
+            k => {
+                cx.local.is_some_and(|l| l.read().iter().any(|r| r.region.lkey == k && ok(r.region.addr, r.region.len)))
+            }
         };
         if valid { Ok(s.addr) } else { Err(Failure::LocalProt) }
     }
@@ -750,6 +758,8 @@ mod tests {
         theirs: Vec<u64>,
         stop: AtomicBool,
         timeout_ns: AtomicU64,
+        /// Local buffers registered after set-up (`nvshmemx_buffer_register`).
+        local: parking_lot::RwLock<Vec<crate::ibgda::LocalRegion>>,
     }
 
     impl<L: NicLayout> Bench<L> {
@@ -760,6 +770,7 @@ mod tests {
                 theirs: (0..WORDS as u64).map(|i| 0x2000 + i).collect(),
                 stop: AtomicBool::new(false),
                 timeout_ns: AtomicU64::new(1_000_000),
+                local: parking_lot::RwLock::new(Vec::new()),
             }
         }
 
@@ -777,6 +788,7 @@ mod tests {
                 rbases: &RBASES,
                 mapped: &mapped,
                 memory: None,
+                local: Some(&self.local),
                 stop: &self.stop,
                 timeout_ns: &self.timeout_ns,
             };
@@ -896,6 +908,38 @@ mod tests {
             assert_eq!((s, op), (syn(Failure::LocalQpOp), crate::ibgda::hns::opcode::MASK), "{}: xor", L::NAME);
             assert_eq!(b.theirs[7], before, "{}: a refused request does nothing", L::NAME);
         }
+    }
+
+    /// A registered local buffer's key covers its registration, and nothing once it is gone.
+    fn registered_buffers<L: NicLayout>(mode: CqMode) {
+        const KEY: u32 = 0x44;
+        let syn = |f: Failure| L::syndrome(f);
+        let refused = |e: Result<u64, QpError>| matches!(e, Err(QpError::Nic { syndrome, .. }) if syndrome == syn(Failure::LocalProt));
+        let extra: Vec<u64> = vec![0xabcd_0001, 0xabcd_0002, 0xabcd_0003];
+        let at = extra.as_ptr() as u64;
+        let region = crate::nic::provider::MemRegion { addr: at, len: 16, lkey: KEY, rkey: KEY };
+        let mut b = Bench::<L>::new(mode);
+        b.local.write().push(crate::ibgda::LocalRegion { slot: 0, base: at, region });
+        let end =
+            b.post(WorkRequest::Write { local: Sge { addr: at, len: 16, lkey: KEY }, remote: Bench::<L>::remote(2) });
+        assert_eq!(b.run().expect("a write from a registered buffer"), end);
+        assert_eq!(b.theirs[2..4], [0xabcd_0001, 0xabcd_0002], "{}: registered write", L::NAME);
+        // Past the registration's end.
+        let mut b = Bench::<L>::new(mode);
+        b.local.write().push(crate::ibgda::LocalRegion { slot: 0, base: at, region });
+        b.post(WorkRequest::Write { local: Sge { addr: at, len: 24, lkey: KEY }, remote: Bench::<L>::remote(2) });
+        assert!(refused(b.run()), "{}: a write past the registered buffer", L::NAME);
+        // Unregistered.
+        let mut b = Bench::<L>::new(mode);
+        b.post(WorkRequest::Write { local: Sge { addr: at, len: 16, lkey: KEY }, remote: Bench::<L>::remote(2) });
+        assert!(refused(b.run()), "{}: a write from a buffer no longer registered", L::NAME);
+        assert_eq!(b.theirs[2], 0x2002, "{}: a refused write does nothing", L::NAME);
+    }
+
+    #[test]
+    fn engine_takes_registered_buffers_keys() {
+        registered_buffers::<Mlx5>(CqMode::Collapsed);
+        registered_buffers::<Hns>(CqMode::Normal);
     }
 
     #[test]

@@ -425,6 +425,22 @@ impl NicProvider for DevxNic {
         Ok(MemRegion { addr: iova, len, lkey, rkey })
     }
 
+    fn deregister(&self, region: &MemRegion) -> Result<(), NicError> {
+        let call = || format!("ibv_dereg_mr({:#x}, {}, lkey {:#x})", region.addr, region.len, region.lkey);
+        let mut mrs = self.mrs.lock();
+        // SAFETY: every pointer in `mrs` is a live registration of this provider.
+        let Some(i) = mrs.iter().position(|&mr| unsafe { (*mr).lkey == region.lkey && (*mr).rkey == region.rkey })
+        else {
+            return Err(NicError::refused(call(), "not a registration of this NIC"));
+        };
+        let mr = mrs.swap_remove(i);
+        // SAFETY: registered by this provider; the caller no longer names its keys.
+        if unsafe { ibv_dereg_mr(mr) } != 0 {
+            return Err(refused(call()));
+        }
+        Ok(())
+    }
+
     fn register_implicit(&self) -> Result<MemRegion, NicError> {
         let on_demand = access() | ibv_access_flags::IBV_ACCESS_ON_DEMAND.0;
         // SAFETY: the implicit ODP registration: a null address and SIZE_MAX, as verbs defines it.

@@ -251,6 +251,13 @@ pub trait NicProvider: Send + Sync + fmt::Debug {
         Err(NicError::refused(format!("register_dmabuf({len} bytes at {iova:#x})"), "this NIC takes no dma-bufs"))
     }
 
+    /// Releases `region` (what [`register`](Self::register) or
+    /// [`register_dmabuf`](Self::register_dmabuf) gave): its keys name nothing afterwards.
+    ///
+    /// # Errors
+    /// Not a registration of this NIC, or the NIC refused.
+    fn deregister(&self, region: &MemRegion) -> Result<(), NicError>;
+
     /// The implicit region (on-demand paging): one local key for any address of the process,
     /// for sources and destinations of blocking operations that are not registered.
     ///

@@ -147,6 +147,20 @@ impl NicProvider for SoftProvider {
         self.register(iova, len, MemoryKind::Gpu)
     }
 
+    fn deregister(&self, region: &MemRegion) -> Result<(), NicError> {
+        let mut regions = self.regions.lock();
+        match regions.iter().position(|r| r == region) {
+            Some(i) => {
+                regions.swap_remove(i);
+                Ok(())
+            }
+            None => Err(NicError::refused(
+                format!("deregister({:#x}, {}, lkey {:#x})", region.addr, region.len, region.lkey),
+                "not a registration of this NIC",
+            )),
+        }
+    }
+
     fn register_implicit(&self) -> Result<MemRegion, NicError> {
         let k = self.key();
         let r = MemRegion { addr: 0, len: u64::MAX, lkey: k, rkey: k };
@@ -307,6 +321,11 @@ mod tests {
         assert!(p.register(0x1000, 0, MemoryKind::Host).is_err());
         assert_eq!(p.port().lid, 4);
         assert_eq!(&p.port().gid[..2], &[0xfe, 0x80]);
+        // Deregistered, a key names nothing; twice is refused.
+        p.deregister(&b).unwrap();
+        assert_eq!(p.region(b.lkey), None);
+        assert!(p.deregister(&b).is_err());
+        assert_eq!(p.region(a.lkey), Some(a));
     }
 
     #[test]
