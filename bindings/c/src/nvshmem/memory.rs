@@ -6,11 +6,15 @@
 //! `OXSHMEM_CUDA_HEAP=on`) `nvshmem_malloc`, `_calloc`, `_align` and `_free` work on the GPU
 //! symmetric heap and `nvshmem_ptr` gives peers' GPU heap addresses; `shmem_malloc` keeps
 //! giving host memory. Without it the heap is host memory. `nvshmemx_buffer_register` exists so that
-//! a NIC may use a local buffer as the source or target of RMA; oxshmem's transports reach any
-//! local memory, so registration checks that the range is memory of this process (host memory
-//! mapped readable over the whole range, or GPU memory where the CUDA back end runs) and records
-//! it (a second registration of an overlapping range, or unregistering what was never
-//! registered, is an error, as in NVSHMEM).
+//! a NIC may use a local buffer as the source or target of RMA: it checks that the range is memory
+//! of this process (host memory mapped readable over the whole range, or GPU memory where the CUDA
+//! back end runs) and records it (a second registration of an overlapping range, or unregistering
+//! what was never registered, is an error, as in NVSHMEM). Over the IBGDA device channel it also
+//! registers the range with the NIC and enters it in the table the device library looks a local
+//! buffer's key up in (`oxshmem_device::ibgda::Ibgda::register_local`): a kernel's put from (or
+//! get into) `cudaMalloc` or pinned host memory outside the heap needs it there, as on NVSHMEM,
+//! and without it records an error naming the buffer. The host transports and the P2P and proxy
+//! channels reach any local memory, so there the registration is only recorded.
 //! `nvshmemx_buffer_register_symmetric` turns a buffer made with CUDA's VMM API into symmetric
 //! memory; it needs the CUDA back end and says so. There is no multicast: `nvshmemx_mc_ptr`
 //! returns NULL.
@@ -106,8 +110,8 @@ pub extern "C" fn nvshmemx_mc_ptr(team: NvTeam, _ptr: *const c_void) -> *mut c_v
     null_mut()
 }
 
-/// The registered local buffers: (start, length).
-static REGISTERED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+/// The registered local buffers: (start, length, whether the IBGDA channel's NIC holds it too).
+static REGISTERED: Mutex<Vec<(usize, usize, bool)>> = Mutex::new(Vec::new());
 
 /// `nvshmemx_buffer_register`: 0, or an error code after saying why.
 #[unsafe(no_mangle)]
@@ -123,30 +127,65 @@ pub extern "C" fn nvshmemx_buffer_register(addr: *mut c_void, length: usize) -> 
     let Some(end) = start.checked_add(length) else {
         return super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} + {length} bytes overflows")));
     };
-    if let Err(why) = check_mapped(start, end) {
-        return super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} (+{length} bytes) {why}")));
-    }
+    let gpu = match check_mapped(start, end) {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            return super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} (+{length} bytes) {why}")));
+        }
+    };
     let mut regs = REGISTERED.lock();
-    if let Some(&(s, l)) = regs.iter().find(|&&(s, l)| start < s + l && s < end) {
+    if let Some(&(s, l, _)) = regs.iter().find(|&&(s, l, _)| start < s + l && s < end) {
         return super::fail(
             F,
             code::INVALID_VALUE,
             invalid(F, format!("{addr:p} (+{length} bytes) overlaps the registered buffer {s:#x} (+{l} bytes)")),
         );
     }
-    regs.push((start, length));
+    let nic = match register_with_nic(start, length, gpu) {
+        Ok(nic) => nic,
+        Err(why) => {
+            return super::fail(
+                F,
+                code::INTERNAL,
+                invalid(F, format!("{addr:p} (+{length} bytes): the IBGDA channel's NIC: {why}")),
+            );
+        }
+    };
+    regs.push((start, length, nic));
     code::SUCCESS
 }
 
+/// Registers a local buffer with the IBGDA channel's NIC where the CUDA back end runs over it
+/// (see the module documentation); whether it did.
+#[allow(unused_variables)] // without the CUDA back end there is no NIC to tell
+fn register_with_nic(start: usize, length: usize, gpu: bool) -> Result<bool, String> {
+    #[cfg(feature = "cuda")]
+    if let Some(b) = oxshmem_device::cuda::segment::current() {
+        return b.register_local(start as u64, length as u64, gpu).map_err(|e| e.to_string());
+    }
+    Ok(false)
+}
+
+/// Undoes [`register_with_nic`] for the buffer at `start`.
+#[allow(unused_variables)]
+fn unregister_with_nic(start: usize) -> Result<(), String> {
+    #[cfg(feature = "cuda")]
+    if let Some(b) = oxshmem_device::cuda::segment::current() {
+        return b.unregister_local(start as u64).map_err(|e| e.to_string());
+    }
+    Ok(())
+}
+
 /// Whether `[start, end)` is memory of this process that RMA may use: GPU memory, where the
-/// CUDA back end runs and the driver says both ends are device memory; else host memory mapped
-/// readable over the whole range (`/proc/self/maps`). `Err` says what is wrong.
-fn check_mapped(start: usize, end: usize) -> Result<(), String> {
+/// CUDA back end runs and the driver says both ends are device memory (`Ok(true)`); else host
+/// memory mapped readable over the whole range (`/proc/self/maps`, `Ok(false)`). `Err` says
+/// what is wrong.
+fn check_mapped(start: usize, end: usize) -> Result<bool, String> {
     #[cfg(feature = "cuda")]
     if super::gpu::active() {
         let dev = |a: usize| oxshmem_device::cuda::pointer_is_device(a as *const c_void).unwrap_or(false);
         match (dev(start), dev(end - 1)) {
-            (true, true) => return Ok(()),
+            (true, true) => return Ok(true),
             (true, false) | (false, true) => {
                 return Err("is partly GPU memory and partly not (one buffer must be one kind of memory)".into());
             }
@@ -155,7 +194,7 @@ fn check_mapped(start: usize, end: usize) -> Result<(), String> {
     }
     let maps =
         std::fs::read_to_string("/proc/self/maps").map_err(|e| format!("cannot be checked: /proc/self/maps: {e}"))?;
-    host_mapped(&maps, start, end)
+    host_mapped(&maps, start, end).map(|()| false)
 }
 
 /// Whether the mappings listed in `maps` (the text of `/proc/self/maps`) cover `[start, end)`
@@ -191,9 +230,12 @@ fn host_mapped(maps: &str, start: usize, end: usize) -> Result<(), String> {
 pub extern "C" fn nvshmemx_buffer_unregister(addr: *mut c_void) -> c_int {
     const F: &str = "nvshmemx_buffer_unregister";
     let mut regs = REGISTERED.lock();
-    match regs.iter().position(|&(s, _)| s == addr as usize) {
+    match regs.iter().position(|&(s, _, _)| s == addr as usize) {
         Some(i) => {
-            regs.swap_remove(i);
+            let (start, _, nic) = regs.swap_remove(i);
+            if nic && let Err(why) = unregister_with_nic(start) {
+                return super::fail(F, code::INTERNAL, invalid(F, format!("{addr:p}: the IBGDA channel's NIC: {why}")));
+            }
             code::SUCCESS
         }
         None => super::fail(F, code::INVALID_VALUE, invalid(F, format!("{addr:p} is not a registered buffer"))),
@@ -203,7 +245,12 @@ pub extern "C" fn nvshmemx_buffer_unregister(addr: *mut c_void) -> c_int {
 /// `nvshmemx_buffer_unregister_all`.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_buffer_unregister_all() {
-    REGISTERED.lock().clear();
+    const F: &str = "nvshmemx_buffer_unregister_all";
+    for (start, _, nic) in REGISTERED.lock().drain(..) {
+        if nic && let Err(why) = unregister_with_nic(start) {
+            report(F, invalid(F, format!("{start:#x}: the IBGDA channel's NIC: {why}")));
+        }
+    }
 }
 
 /// `nvshmemx_buffer_register_symmetric`: needs a buffer from CUDA's VMM API and the CUDA back

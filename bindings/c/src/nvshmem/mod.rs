@@ -233,10 +233,25 @@ pub(crate) fn fail(func: &'static str, code: c_int, e: oxshmem_rt::Error) -> c_i
 }
 
 /// Tears the CUDA back end down (collective: every PE unmaps its peers' GPU heaps) before the
-/// runtime finalizes; nothing to do without it.
+/// runtime finalizes; nothing to do without it. Then reports the first error a kernel recorded
+/// in the device state (a bad PE, a range outside the heap, an unregistered local buffer over
+/// IBGDA, ...: device code cannot return one), as the error of the finalize, which ends the
+/// job — as a device-side failure ends an NVSHMEM job.
 pub(crate) fn finalize_gpu() -> oxshmem_rt::Result<()> {
     #[cfg(feature = "cuda")]
-    return gpu::finalize();
-    #[cfg(not(feature = "cuda"))]
+    {
+        // Held across the teardown (which waits for the kernels first) to read the state after
+        // it; let go right after, once every PE has passed the teardown's barrier.
+        let backend = oxshmem_device::cuda::segment::current();
+        gpu::finalize()?;
+        let recorded = backend.and_then(|b| b.recorded_error());
+        if let Some(why) = recorded {
+            return Err(oxshmem_rt::Error::new(
+                crate::error::me(),
+                "nvshmem_finalize",
+                oxshmem_rt::ErrorKind::Layer { layer: "device", reason: why },
+            ));
+        }
+    }
     Ok(())
 }
