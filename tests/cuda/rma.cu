@@ -99,6 +99,13 @@ int main() {
     CUDA_CHECK(cudaMalloc(&mget, N));
     CUDA_CHECK(cudaMalloc(&fget, N * sizeof(float)));
     DevErr *err = dev_err_new();
+    // Gets land in these cudaMalloc buffers: a NIC (NVSHMEM's IBGDA) writes only registered
+    // memory outside the symmetric heap.
+    CHECK(nvshmemx_buffer_register(iget, 2 * N * sizeof(int)) == 0, "registering iget");
+    CHECK(nvshmemx_buffer_register(lget, N * sizeof(long)) == 0, "registering lget");
+    CHECK(nvshmemx_buffer_register(dget, N * sizeof(double)) == 0, "registering dget");
+    CHECK(nvshmemx_buffer_register(mget, N) == 0, "registering mget");
+    CHECK(nvshmemx_buffer_register(fget, N * sizeof(float)) == 0, "registering fget");
 
     // Source halves (index N..2N) hold known values on every PE.
     int hi[N];
@@ -147,6 +154,8 @@ int main() {
     cutest_ok(p ? "nvshmem_ptr to the neighbour reads its data" : "nvshmem_ptr: neighbour not directly addressable (NULL)");
 
     nvshmem_barrier_all();
+    for (void *b : {(void *)iget, (void *)lget, (void *)dget, (void *)mget, (void *)fget})
+        CHECK(nvshmemx_buffer_unregister(b) == 0, "unregistering %p", b);
     nvshmem_free(isym);
     nvshmem_free(lsym);
     nvshmem_free(dsym);

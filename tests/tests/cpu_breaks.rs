@@ -10,8 +10,11 @@
 //! | the proxy's `nvshmem_g` result through the device thread's stack | the CPU target's rule: the host proxy refuses a device thread's local memory (a 2-PE `rma.cu` job over the proxy) |
 //!
 //! And a program that breaks a GPU's rule itself: a kernel that gets 4 KiB into its own local
-//! array over IBGDA (the NIC writes it directly, past the queue's 256-byte scratch slots) ends
-//! with the software NIC's refusal naming the thread's stack.
+//! array over IBGDA (the NIC would write it directly, past the queue's 256-byte scratch slots)
+//! ends with the device library's recorded error: the array is neither symmetric nor a buffer
+//! registered with `nvshmemx_buffer_register`, so no NIC key covers it (issue 31, item 8; until
+//! then an implicit key let the work request through, and the software NIC refused it, naming
+//! the thread's stack).
 //!
 //! The unbroken library passes the same checks (`cpu_target.rs`, `cpu_programs.rs`).
 
@@ -225,9 +228,9 @@ int main() {
             .env("OXSHMEM_DEVICE_CHANNEL", "ibgda"),
     );
     assert!(
-        !ok && out.contains("nvshmem softnic: a work request's destination")
-            && out.contains("is the local memory (stack) of block (0,0,0) thread (0,0,0)"),
-        "the software NIC did not refuse the thread's local array:\n{out}"
+        !ok && out.contains("nvshmem_finalize: device nvshmem_get (block 0, thread 0): the local buffer at ")
+            && out.contains("(+4096 bytes) is neither in the symmetric heap nor registered"),
+        "the device library did not refuse the thread's local array:\n{out}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
