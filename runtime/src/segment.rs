@@ -1,7 +1,7 @@
 //! Segments: where a symmetric address lives, and what reaches it.
 //!
 //! The runtime's own segments are the symmetric heap (segment 0) and, for C programs, the
-//! executable's static data (segment 1): [`Runtime::translate`] finds an address in them with one
+//! executable's static data (segment 1): `Runtime::translate` finds an address in them with one
 //! range check each, and the operations reach them through the peer table (a mapping, or the
 //! network transport). A layer above the runtime may add segments of its own — the device
 //! layer's GPU heap is one — by registering a [`ForeignSegment`] ([`register`]). The runtime
