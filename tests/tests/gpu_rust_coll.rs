@@ -25,11 +25,12 @@ fn driver() -> &'static PathBuf {
     })
 }
 
-fn job(n: usize, case: &str) -> JobResult {
+fn job(n: usize, case: &str, channel: &str) -> JobResult {
     Job::new(n, PE_GPU_COLL)
         .args(&[case])
         .env("LD_LIBRARY_PATH", driver().to_str().expect("a UTF-8 path"))
         .env("SHMEM_SYMMETRIC_SIZE", "8M")
+        .env("OXSHMEM_DEVICE_CHANNEL", channel)
         .timeout(Duration::from_secs(180))
         .run()
 }
@@ -37,11 +38,12 @@ fn job(n: usize, case: &str) -> JobResult {
 /// Broadcast, fcollect, collect, alltoall(s), sum/max/xor reductions and reducescatter on
 /// `GpuBuf` memory (and with one buffer in host memory), on the world and, at 4 PEs, on a
 /// team of the odd PEs; an fcollect whose members disagree fails on every PE alike, and the
-/// world's collectives work after it.
+/// world's collectives work after it. The host's collectives go through the peers' mappings
+/// whatever channel the device uses, so they do so over the proxy and IBGDA channels too.
 #[test]
 fn team_collectives_reach_gpu_memory_from_rust() {
-    for n in [2, 3, 4] {
-        let r = job(n, "coll");
+    for (channel, n) in [("p2p", 2), ("p2p", 3), ("p2p", 4), ("proxy", 2), ("ibgda", 4)] {
+        let r = job(n, "coll", channel);
         assert_job_ok(&r);
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: collectives on the world agree"));
         assert_each_pe_says(&r, n, |pe| format!("PE {pe}: collectives on GPU memory agree"));
