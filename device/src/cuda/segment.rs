@@ -18,7 +18,7 @@
 //!   register one itself. Without one, an atomic on GPU memory fails saying so;
 //! - waits and tests: the runtime polls this PE's copy with gets.
 //!
-//! - the team collectives (broadcast, collect and fcollect, alltoall[s], reductions and
+//! - the team collectives (broadcast, collect and fcollect, alltoall and alltoalls, reductions and
 //!   reducescatter) with a buffer in the heap: the runtime's collective entry points hand them
 //!   here too, and `super::coll` runs them with this module's copies.
 //!
@@ -342,7 +342,7 @@ impl ForeignSegment for GpuSegment {
         self.amo(func, dest, width.bytes(), op, pe)
     }
 
-    /// The team collectives on GPU memory ([`super::coll`]).
+    /// The team collectives on GPU memory (`cuda/coll.rs`).
     ///
     /// # Safety
     /// As the trait's.
