@@ -20,6 +20,12 @@
 //! The waits and tests on a registered segment poll this PE's copy with [`ForeignSegment::get`]
 //! under the runtime's back-off, so a segment needs no wait of its own.
 //!
+//! The team collectives (the pointer forms of `coll::api::raw`: broadcast, collect, fcollect,
+//! alltoall and alltoalls, reductions, reducescatter) hand a call whose destination or source
+//! lies in a registered segment to it whole ([`ForeignSegment::collective`], a [`Collective`]):
+//! how the data moves is the segment's, and the runtime lends it the team and
+//! [`team_words`](crate::coll::team_words), to agree on the arguments first.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use oxshmem::segment::{self, ForeignSegment};
@@ -173,8 +179,9 @@ pub trait ForeignSegment: Send + Sync + std::fmt::Debug {
     /// other buffer may be memory of the runtime's own segments). Returns the bytes collected
     /// for [`Collective::Collect`], else 0. Collective over `team`: every member calls it with
     /// its own arguments, and members whose arguments disagree should all fail alike (exchange
-    /// them first, [`team_words`](crate::coll::team_words)). The error names `func`. By default, the error that the
-    /// segment's collectives are not reached (every member gets it: no data moves).
+    /// them first, [`team_words`](crate::coll::team_words)). The error names `func`. By default,
+    /// the error that the segment's collectives are not reached (every member gets it: no data
+    /// moves).
     ///
     /// # Safety
     /// The buffers of `c` are valid for the extents the collective names (the contract of the
