@@ -101,14 +101,18 @@ int main(int argc, char **argv) {
     }
     check("state my_pe", me, state->my_pe);
     check("state n_pes", npes, state->n_pes);
-    check("own peer_base is heap_base", (long long)state->heap_base, (long long)state->peer_base[me]);
     const char *channel = getenv("OXSHMEM_DEVICE_CHANNEL");
     int proxy = channel && strcmp(channel, "proxy") == 0;
+    /* The device's peer bases are the P2P peers' mappings, 0 for a PE reached otherwise (the
+     * inline fast paths take a base for "P2P"), and one more entry, 0, for a PE out of range. */
+    check("own peer_base is heap_base (0 over the proxy)", proxy ? 0 : (long long)state->heap_base,
+          (long long)state->peer_base[me]);
     check("a ring with the proxy channel", proxy, state->ring != NULL);
     for (int pe = 0; pe < npes; pe++) {
         check("channel", proxy ? OXSHMEM_CHANNEL_PROXY : OXSHMEM_CHANNEL_P2P, state->channel[pe]);
-        check("peer heap mapped", 1, state->peer_base[pe] != 0);
+        check("peer base of a P2P peer only", !proxy, state->peer_base[pe] != 0);
     }
+    check("the peer base past the last PE", 0, (long long)state->peer_base[npes]);
     check("no device error", 0, (long long)state->error.state);
     check("barrier flags in the GPU heap", (long long)state->heap_base, (long long)state->barrier_flags);
     check("cuda state abi", OXSHMEM_DEVICE_ABI_VERSION, cuda_state->abi_version);
@@ -140,7 +144,11 @@ int main(int argc, char **argv) {
     /* nvshmem_ptr: the peer's heap as mapped here. */
     for (int pe = 0; pe < npes; pe++) {
         uintptr_t p = (uintptr_t)nvshmem_ptr(buf, pe);
-        check("nvshmem_ptr is the peer mapping", (long long)(state->peer_base[pe] + (a - state->heap_base)), (long long)p);
+        if (!proxy)
+            check("nvshmem_ptr is the peer mapping", (long long)(state->peer_base[pe] + (a - state->heap_base)),
+                  (long long)p);
+        else
+            check("nvshmem_ptr maps the peer", 1, p != 0);
     }
     check("nvshmem_ptr to oneself", (long long)a, (long long)(uintptr_t)nvshmem_ptr(buf, me));
 

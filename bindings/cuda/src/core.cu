@@ -29,8 +29,35 @@ __device__ void oxshmemi_cold_p(void *dest, uint64_t bits, int pe, uint32_t byte
     oxshmemi::p_bits(dest, bits, bytes, pe);
 }
 __device__ uint64_t oxshmemi_cold_g(const void *src, int pe, uint32_t bytes) { return oxshmemi::g_bits(src, bytes, pe); }
+// The same by width, so that the inline caller passes no width and only the value's bits.
+__device__ void oxshmemi_cold_p1(void *dest, uint32_t bits, int pe) { oxshmemi::p_bits(dest, bits, 1, pe); }
+__device__ void oxshmemi_cold_p2(void *dest, uint32_t bits, int pe) { oxshmemi::p_bits(dest, bits, 2, pe); }
+__device__ void oxshmemi_cold_p4(void *dest, uint32_t bits, int pe) { oxshmemi::p_bits(dest, bits, 4, pe); }
+__device__ void oxshmemi_cold_p8(void *dest, uint64_t bits, int pe) { oxshmemi::p_bits(dest, bits, 8, pe); }
+__device__ uint32_t oxshmemi_cold_g1(const void *src, int pe) { return (uint32_t)oxshmemi::g_bits(src, 1, pe); }
+__device__ uint32_t oxshmemi_cold_g2(const void *src, int pe) { return (uint32_t)oxshmemi::g_bits(src, 2, pe); }
+__device__ uint32_t oxshmemi_cold_g4(const void *src, int pe) { return (uint32_t)oxshmemi::g_bits(src, 4, pe); }
+__device__ uint64_t oxshmemi_cold_g8(const void *src, int pe) { return oxshmemi::g_bits(src, 8, pe); }
 __device__ void oxshmemi_cold_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
     oxshmemi::signal_op_impl(sig_addr, signal, sig_op, pe);
+}
+__device__ void oxshmemi_cold_signal_set(uint64_t *sig_addr, uint64_t signal, int pe) {
+    oxshmemi::signal_op_impl(sig_addr, signal, NVSHMEM_SIGNAL_SET, pe);
+}
+__device__ void oxshmemi_cold_signal_add(uint64_t *sig_addr, uint64_t signal, int pe) {
+    oxshmemi::signal_op_impl(sig_addr, signal, NVSHMEM_SIGNAL_ADD, pe);
+}
+__device__ uint32_t oxshmemi_cold_fetch_add4(void *dest, uint32_t value, int pe) {
+    return (uint32_t)oxshmemi::amo_bits(dest, oxshmemi::Amo::FetchAdd, value, 0, 4, pe, true);
+}
+__device__ uint64_t oxshmemi_cold_fetch_add8(void *dest, uint64_t value, int pe) {
+    return oxshmemi::amo_bits(dest, oxshmemi::Amo::FetchAdd, value, 0, 8, pe, true);
+}
+__device__ void oxshmemi_cold_add4(void *dest, uint32_t value, int pe) {
+    oxshmemi::amo_bits(dest, oxshmemi::Amo::FetchAdd, value, 0, 4, pe, false);
+}
+__device__ void oxshmemi_cold_add8(void *dest, uint64_t value, int pe) {
+    oxshmemi::amo_bits(dest, oxshmemi::Amo::FetchAdd, value, 0, 8, pe, false);
 }
 /// bytes_fetch: the word's bytes (4 or 8), | 0x100 when the old value is wanted.
 __device__ uint64_t oxshmemi_cold_fetch_add(void *dest, uint64_t value, int pe, uint32_t bytes_fetch) {
@@ -52,6 +79,18 @@ __device__ void oxshmemi_cold_put(void *dest, const void *src, size_t bytes, int
         oxshmemi::put_bytes<oxshmemi::Thread>(op, dest, src, 1, 1, bytes, 1, pe, nbi, sig_addr, signal, sig_op);
 }
 __device__ void oxshmemi_cold_fence(void) { oxshmemi::fence_impl(); }
+/// The inline wait_until's first look was not satisfied: the library's wait, by word type.
+#define OXSHMEMI_COLD_WAIT(SUFFIX, T)                                                 \
+    __device__ void oxshmemi_cold_wait_until_##SUFFIX(T *ivar, int cmp, T value) { \
+        oxshmemi::api::wait_until<oxshmemi::Thread, T>(ivar, cmp, value);           \
+    }
+OXSHMEMI_COLD_WAIT(i16, int16_t)
+OXSHMEMI_COLD_WAIT(u16, uint16_t)
+OXSHMEMI_COLD_WAIT(i32, int32_t)
+OXSHMEMI_COLD_WAIT(u32, uint32_t)
+OXSHMEMI_COLD_WAIT(i64, int64_t)
+OXSHMEMI_COLD_WAIT(u64, uint64_t)
+#undef OXSHMEMI_COLD_WAIT
 /// how: the scope (0 thread, 1 warp, 2 block) | nbi << 4.
 __device__ void oxshmemi_cold_get(void *dest, const void *src, size_t bytes, int pe, uint32_t how) {
     bool nbi = (how >> 4 & 1) != 0;

@@ -12,9 +12,11 @@ __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d = nullptr;
 /// The device state's head (read-only once nvshmem_init has built it) in constant memory, for
 /// the inline fast paths (device_host/oxshmem_fast_path.cuh): operands from the constant cache,
 /// as NVSHMEM's nvshmemi_device_state_d, instead of dependent loads from pinned host memory.
-/// Zero until attach (or the host library's bind of a loaded module): n_pes 0 sends every fast
-/// path to its cold path, which reads oxshmemi_state_d.
-__constant__ oxshmemi_fast_state_t oxshmemi_fast_d;
+/// Until attach (or the host library's bind of a loaded module) it points at an empty peer table
+/// with a limit of 0: every fast path takes its cold path, which reads oxshmemi_state_d. (The
+/// fast paths load peer_base[min(pe, n_pes)] before they branch, so the table is never null.)
+__device__ uint64_t oxshmemi_fast_none[1] = {0};
+__constant__ oxshmemi_fast_state_t oxshmemi_fast_d = {0, 0, 0, 0, oxshmemi_fast_none, 0, nullptr, nullptr};
 
 extern "C" {
 
@@ -51,6 +53,7 @@ int oxshmemi_attach(const void *device_state_gpu_ptr, const void *cuda_state_gpu
     // addressing): its head is read here.
     oxshmemi_fast_state_t head;
     memcpy(&head, device_state_gpu_ptr, sizeof head);
+    head.limit = head.heap_size >= 8 ? head.heap_size - 8 : 0;  // in place of the channel array
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(oxshmemi_fast_d, &head, sizeof head);
     return e == cudaSuccess ? oxshmemi_amo_setup() : (int)e;
 }

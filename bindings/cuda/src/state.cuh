@@ -90,16 +90,17 @@ extern __device__ oxshmem_device_state_t *oxshmemi_state_d;
 /// The CUDA-side state (set by attach; null before).
 extern __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d;
 
-// The head of the state (oxshmem_device_state_t's first 56 bytes, asserted above), of which
-// host.cu keeps a copy in constant memory (oxshmemi_fast_d). The same layout as the
-// header's struct of the same name, which the archive does not include.
+// The head of the state (oxshmem_device_state_t's first 56 bytes, asserted above) with `limit`
+// (heap_size - 8) in place of `channel`, of which host.cu keeps a copy in constant memory
+// (oxshmemi_fast_d). The same layout as the header's struct of the same name, which the
+// archive does not include.
 struct oxshmemi_fast_state_t {
     uint32_t my_pe;
     uint32_t n_pes;
     uint64_t heap_base;
     uint64_t heap_size;
     const uint64_t *peer_base;
-    const uint8_t *channel;
+    uint64_t limit;
     const void *ring;
     const void *ibgda;
 };

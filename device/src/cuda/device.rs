@@ -57,6 +57,8 @@ const CUDA_STATE_GLOBAL: &str = "oxshmemi_cuda_d";
 /// The device library's constant-memory copy of the device state's head, which the inline fast
 /// paths read (`host.cu`, `device_host/oxshmem_fast_path.cuh`): 56 bytes.
 const FAST_GLOBAL: &str = "oxshmemi_fast_d";
+/// The device library's empty peer table, which an unbound `oxshmemi_fast_d` points at.
+const FAST_NONE_GLOBAL: &str = "oxshmemi_fast_none";
 const FAST_BYTES: usize = 56;
 const _: () = assert!(size_of::<crate::state::DeviceState>() >= FAST_BYTES);
 
@@ -546,14 +548,15 @@ impl GpuPe {
                     unsafe { self.gpu.copy_htod(at, &value.to_ne_bytes()) }?;
                 }
                 if let Some((at, FAST_BYTES)) = code.global(FAST_GLOBAL)? {
-                    let mut head = [0u8; FAST_BYTES];
-                    if values[0] != 0 {
-                        // SAFETY: the device state is pinned host memory of this PE, at least
-                        // FAST_BYTES long (its head: my_pe .. ibgda), read-only since set-up.
-                        head.copy_from_slice(unsafe {
-                            std::slice::from_raw_parts(std::ptr::from_ref(self.state()).cast::<u8>(), FAST_BYTES)
-                        });
-                    }
+                    let head = if values[0] != 0 {
+                        fast_head(self.state())
+                    } else {
+                        // Unbound: every fast path to its cold path, and never a null table.
+                        let mut h = [0u8; FAST_BYTES];
+                        let none = code.global(FAST_NONE_GLOBAL)?.map_or(0, |(a, _)| a);
+                        h[24..32].copy_from_slice(&none.to_ne_bytes());
+                        h
+                    };
                     // SAFETY: `at` is the 56-byte constant of a live module or library.
                     unsafe { self.gpu.copy_htod(at, &head) }?;
                 }
@@ -570,6 +573,21 @@ impl GpuPe {
             ))),
         }
     }
+}
+
+/// The device library's `oxshmemi_fast_state_t` (`state.cuh`) for `state`: its head, with
+/// `limit` (heap_size - 8) in place of the channel array, as `host.cu`'s attach writes it.
+fn fast_head(state: &crate::state::DeviceState) -> [u8; FAST_BYTES] {
+    let mut b = [0u8; FAST_BYTES];
+    b[0..4].copy_from_slice(&state.my_pe.to_ne_bytes());
+    b[4..8].copy_from_slice(&state.n_pes.to_ne_bytes());
+    b[8..16].copy_from_slice(&state.heap_base.to_ne_bytes());
+    b[16..24].copy_from_slice(&state.heap_size.to_ne_bytes());
+    b[24..32].copy_from_slice(&(state.peer_base as u64).to_ne_bytes());
+    b[32..40].copy_from_slice(&state.heap_size.saturating_sub(8).to_ne_bytes());
+    b[40..48].copy_from_slice(&(state.ring as u64).to_ne_bytes());
+    b[48..56].copy_from_slice(&(state.ibgda as u64).to_ne_bytes());
+    b
 }
 
 /// A global as [`LoadedCode::global`] found it, for messages.

@@ -140,7 +140,9 @@ struct PinnedLayout {
 impl PinnedLayout {
     fn new(n: usize) -> PinnedLayout {
         let peer_base = size_of::<DeviceState>().next_multiple_of(64);
-        let channel = peer_base + 8 * n;
+        // n + 1 entries: the last, always 0, is where the inline fast paths look for a PE out
+        // of range (min(pe, n_pes)), so that one branch serves both checks.
+        let channel = peer_base + 8 * (n + 1);
         let cuda_state = (channel + n).next_multiple_of(64);
         let teams = (cuda_state + size_of::<CudaState>()).next_multiple_of(64);
         let total = teams + DEVICE_TEAMS * size_of::<CudaTeam>();
@@ -315,11 +317,15 @@ impl GpuPe {
         let channel: *mut u8 = self.pinned_at(self.layout.channel);
         for pe in 0..n {
             // SAFETY: n entries of each array are inside the pinned block; no GPU reads it yet.
+            // A PE's base is 0 unless it is reached over P2P (as NVSHMEM's peer_heap_base_p2p):
+            // the inline fast paths take a non-zero base for "P2P" without reading the channel.
             unsafe {
-                peer_base.add(pe).write(self.peer_base[pe]);
+                peer_base.add(pe).write(if matches!(self.kind, ChannelKind::P2p) { self.peer_base[pe] } else { 0 });
                 channel.add(pe).write(self.kind as u8);
             }
         }
+        // SAFETY: entry n is inside the pinned block (PinnedLayout gives n + 1).
+        unsafe { peer_base.add(n).write(0) };
         let state = DeviceState {
             my_pe: self.me as u32,
             n_pes: n as u32,

@@ -25,52 +25,78 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The head of oxshmem_device_state_t: what the fast paths read (read-only while kernels run). */
+/* What the fast paths read: oxshmem_device_state_t's head, with `limit` in place of its channel
+ * array (read-only while kernels run). */
 struct oxshmemi_fast_state_t {
     uint32_t my_pe;
     uint32_t n_pes;
     uint64_t heap_base;
     uint64_t heap_size;
-    const uint64_t *peer_base; /* n_pes entries: where each PE's heap is mapped here */
-    const uint8_t *channel;    /* n_pes entries: the channel byte of each PE (1: P2P) */
+    const uint64_t *peer_base; /* n_pes entries: where each P2P peer's heap is mapped here, else 0 */
+    uint64_t limit;            /* heap_size - 8: the last offset a word of up to 8 bytes is fast at */
     const void *ring;          /* the proxy ring (null: none) */
     const void *ibgda;         /* the IBGDA state (null: none) */
 };
-#define OXSHMEMI_FAST_CHANNEL_P2P 1u
 
 /* The head of the runtime's device state, copied into constant memory by libnvshmem_device.a
- * when nvshmem_init attaches (and by nvshmemx_cumodule_init for loaded code): zero before, when
- * n_pes 0 sends every fast path to its cold path. */
+ * when nvshmem_init attaches (and by nvshmemx_cumodule_init for loaded code). Before, n_pes and
+ * limit are 0 and peer_base an empty table: every fast path takes its cold path. */
 extern __constant__ oxshmemi_fast_state_t oxshmemi_fast_d;
 
 extern "C" {
 /* The cold paths (libnvshmem_device.a, core.cu): each routes again and records errors. */
 __device__ void oxshmemi_cold_p(void *dest, uint64_t bits, int pe, uint32_t bytes);
 __device__ uint64_t oxshmemi_cold_g(const void *src, int pe, uint32_t bytes);
+/* p and g by width (fewer arguments to pass than the forms above) */
+__device__ void oxshmemi_cold_p1(void *dest, uint32_t bits, int pe);
+__device__ void oxshmemi_cold_p2(void *dest, uint32_t bits, int pe);
+__device__ void oxshmemi_cold_p4(void *dest, uint32_t bits, int pe);
+__device__ void oxshmemi_cold_p8(void *dest, uint64_t bits, int pe);
+__device__ uint32_t oxshmemi_cold_g1(const void *src, int pe);
+__device__ uint32_t oxshmemi_cold_g2(const void *src, int pe);
+__device__ uint32_t oxshmemi_cold_g4(const void *src, int pe);
+__device__ uint64_t oxshmemi_cold_g8(const void *src, int pe);
 __device__ void oxshmemi_cold_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+__device__ void oxshmemi_cold_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+__device__ void oxshmemi_cold_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
 __device__ uint64_t oxshmemi_cold_fetch_add(void *dest, uint64_t value, int pe, uint32_t bytes_fetch);
+/* (fetch_)add by width */
+__device__ uint32_t oxshmemi_cold_fetch_add4(void *dest, uint32_t value, int pe);
+__device__ uint64_t oxshmemi_cold_fetch_add8(void *dest, uint64_t value, int pe);
+__device__ void oxshmemi_cold_add4(void *dest, uint32_t value, int pe);
+__device__ void oxshmemi_cold_add8(void *dest, uint64_t value, int pe);
 __device__ void oxshmemi_cold_quiet(void);
 /* put, put_nbi, put_signal(_nbi); how: the scope (0 thread, 1 warp, 2 block) | nbi << 4 |
  * sig_op << 8 (sig_addr null: no signal) */
 __device__ void oxshmemi_cold_put(void *dest, const void *src, size_t bytes, int pe, uint32_t how, uint64_t *sig_addr,
                                   uint64_t signal);
 __device__ void oxshmemi_cold_fence(void);
+/* wait_until for a wait the first look did not satisfy, by word type: checks ivar, waits (with
+ * the state's timeout, recorded), then acquires. */
+__device__ void oxshmemi_cold_wait_until_i16(int16_t *ivar, int cmp, int16_t value);
+__device__ void oxshmemi_cold_wait_until_u16(uint16_t *ivar, int cmp, uint16_t value);
+__device__ void oxshmemi_cold_wait_until_i32(int32_t *ivar, int cmp, int32_t value);
+__device__ void oxshmemi_cold_wait_until_u32(uint32_t *ivar, int cmp, uint32_t value);
+__device__ void oxshmemi_cold_wait_until_i64(int64_t *ivar, int cmp, int64_t value);
+__device__ void oxshmemi_cold_wait_until_u64(uint64_t *ivar, int cmp, uint64_t value);
 /* get, get_nbi; how: the scope (0 thread, 1 warp, 2 block) | nbi << 4 */
 __device__ void oxshmemi_cold_get(void *dest, const void *src, size_t bytes, int pe, uint32_t how);
 }
 
 namespace oxshmemi_fast {
 
-/* Whether `pe` is a P2P peer and [addr, addr+bytes) (bytes <= 8) is in the heap; then *out is
- * the peer's mapped copy. Otherwise the cold path decides, and records what is wrong. The
- * state's fields are constant-bank operands; the channel byte and the peer's base are two
- * independent loads. */
-__device__ __forceinline__ bool p2p(const void *addr, uint32_t bytes, int pe, char **out) {
+/* Whether `pe` is a P2P peer, a word of up to 8 bytes at `addr` is in the heap and `bad` is
+ * false (a caller's own condition, such as misalignment, folded into the one branch); then *out
+ * is the peer's mapped copy. Otherwise the cold path decides, and records what is wrong. The
+ * state's fields are constant-bank operands; the peer's base is the one load. */
+__device__ __forceinline__ bool p2p(const void *addr, int pe, char **out, bool bad = false) {
     uint64_t off = (uint64_t)addr - oxshmemi_fast_d.heap_base;
-    uint32_t i = (uint32_t)pe;
-    if (i >= oxshmemi_fast_d.n_pes || off > oxshmemi_fast_d.heap_size - bytes) return false;
-    if (__ldg(oxshmemi_fast_d.channel + i) != OXSHMEMI_FAST_CHANNEL_P2P) return false;
-    *out = (char *)(__ldg((const unsigned long long *)oxshmemi_fast_d.peer_base + i) + off);
+    /* peer_base has n_pes + 1 entries: [i] is 0 unless PE i is reached over P2P, and [n_pes],
+     * always 0, stands for every PE out of range (the host library writes them so) */
+    uint32_t i = min((uint32_t)pe, oxshmemi_fast_d.n_pes);
+    uint64_t base = __ldg((const unsigned long long *)oxshmemi_fast_d.peer_base + i);
+    if ((off > oxshmemi_fast_d.limit) | bad | (base == 0)) return false;
+    *out = (char *)(base + off);
     return true;
 }
 
@@ -109,8 +135,11 @@ __device__ __forceinline__ T from_bits(uint64_t b) {
 template <class T>
 __device__ __forceinline__ void p(T *dest, T value, int pe) {
     char *r;
-    if (!p2p(dest, sizeof(T), pe, &r)) {
-        oxshmemi_cold_p(dest, bits(value), pe, sizeof(T));
+    if (!p2p(dest, pe, &r)) {
+        if (sizeof(T) == 1) oxshmemi_cold_p1(dest, (uint32_t)bits(value), pe);
+        else if (sizeof(T) == 2) oxshmemi_cold_p2(dest, (uint32_t)bits(value), pe);
+        else if (sizeof(T) == 4) oxshmemi_cold_p4(dest, (uint32_t)bits(value), pe);
+        else oxshmemi_cold_p8(dest, bits(value), pe);
         return;
     }
     if (sizeof(T) == 1) *(volatile uint8_t *)r = (uint8_t)bits(value);
@@ -122,20 +151,30 @@ __device__ __forceinline__ void p(T *dest, T value, int pe) {
 template <class T>
 __device__ __forceinline__ T g(const T *src, int pe) {
     char *r;
-    if (!p2p(src, sizeof(T), pe, &r)) return from_bits<T>(oxshmemi_cold_g(src, pe, sizeof(T)));
+    if (!p2p(src, pe, &r)) {
+        if (sizeof(T) == 1) return from_bits<T>(oxshmemi_cold_g1(src, pe));
+        if (sizeof(T) == 2) return from_bits<T>(oxshmemi_cold_g2(src, pe));
+        if (sizeof(T) == 4) return from_bits<T>(oxshmemi_cold_g4(src, pe));
+        return from_bits<T>(oxshmemi_cold_g8(src, pe));
+    }
     if (sizeof(T) == 1) return from_bits<T>(*(const volatile uint8_t *)r);
     if (sizeof(T) == 2) return from_bits<T>(*(const volatile uint16_t *)r);
     if (sizeof(T) == 4) return from_bits<T>(*(const volatile uint32_t *)r);
     return from_bits<T>(*(const volatile uint64_t *)r);
 }
 
-/* NVSHMEM's integer atomic add (relaxed, system scope) on a P2P peer. The cold path's last
- * argument: the word's bytes, | 0x100 when the old value is wanted. */
+/* NVSHMEM's integer atomic add (relaxed, system scope) on a P2P peer (4- or 8-byte words). */
 template <class T>
 __device__ __forceinline__ T fetch_add(T *dest, T value, int pe, int fetch) {
     char *r;
-    if ((uint64_t)dest % sizeof(T) != 0 || !p2p(dest, sizeof(T), pe, &r))
-        return from_bits<T>(oxshmemi_cold_fetch_add(dest, bits(value), pe, (uint32_t)sizeof(T) | (fetch ? 0x100u : 0u)));
+    if (!p2p(dest, pe, &r, (uint64_t)dest % sizeof(T) != 0)) {
+        if (sizeof(T) == 4) {
+            if (!fetch) return oxshmemi_cold_add4(dest, (uint32_t)bits(value), pe), T{};
+            return from_bits<T>(oxshmemi_cold_fetch_add4(dest, (uint32_t)bits(value), pe));
+        }
+        if (!fetch) return oxshmemi_cold_add8(dest, bits(value), pe), T{};
+        return from_bits<T>(oxshmemi_cold_fetch_add8(dest, bits(value), pe));
+    }
     if (sizeof(T) == 4) {
         if (!fetch) return red_add((uint32_t *)r, (uint32_t)bits(value)), T{};
         return from_bits<T>(atom_add((uint32_t *)r, (uint32_t)bits(value)));
@@ -181,7 +220,7 @@ __device__ __forceinline__ void copy(char *d, const char *src, size_t n) {
 
 /* p2p() for a range of any length n. */
 __device__ __forceinline__ bool p2p_range(const void *addr, size_t n, int pe, char **out) {
-    if (n > oxshmemi_fast_d.heap_size || !p2p(addr, 0, pe, out)) return false;
+    if (n > oxshmemi_fast_d.heap_size || !p2p(addr, pe, out)) return false;
     uint64_t off = (uint64_t)addr - oxshmemi_fast_d.heap_base;
     return off <= oxshmemi_fast_d.heap_size - n;
 }
@@ -210,7 +249,7 @@ __device__ __forceinline__ void put(void *dest, const void *src, size_t n, int p
     bool fast = p2p_range(dest, n, pe, &r);
     if (fast && sig)
         fast = (uint64_t)sig % 8 == 0 && (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) &&
-               p2p(sig, 8, pe, &rs);
+               p2p(sig, pe, &rs);
     if (!fast) {
         oxshmemi_cold_put(dest, src, n, pe, (uint32_t)G | (uint32_t)nbi << 4 | (uint32_t)sig_op << 8, sig, signal);
         return;
@@ -228,9 +267,76 @@ __device__ __forceinline__ void put(void *dest, const void *src, size_t n, int p
     sync<G>();
 }
 
+/* One acquire load at system scope (a peer's store and the payload before it are visible). */
+template <class T>
+__device__ __forceinline__ T load_acquire(const T *p) {
+    if (sizeof(T) == 2) {
+        unsigned short v;
+        asm volatile("ld.acquire.sys.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+        return from_bits<T>(v);
+    }
+    if (sizeof(T) == 4) {
+        unsigned int v;
+        asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+        return from_bits<T>(v);
+    }
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return from_bits<T>(v);
+}
+
+template <class T>
+__device__ __forceinline__ bool holds(T v, int cmp, T value) {
+    switch (cmp) {
+        case NVSHMEM_CMP_EQ: return v == value;
+        case NVSHMEM_CMP_NE: return v != value;
+        case NVSHMEM_CMP_GT: return v > value;
+        case NVSHMEM_CMP_GE: return v >= value;
+        case NVSHMEM_CMP_LT: return v < value;
+        case NVSHMEM_CMP_LE: return v <= value;
+        default: return false;
+    }
+}
+
+/* wait_until: one acquire load; a wait it satisfies is over (NVSHMEM's poll, with the acquire in
+ * the load instead of a fence after it). Otherwise the out-of-line wait checks ivar (an aligned
+ * word of this PE's heap, else a recorded error), polls with the state's timeout and acquires. */
+template <class T>
+__device__ __forceinline__ void wait_until(T *ivar, int cmp, T value) {
+    if (holds(load_acquire(ivar), cmp, value)) return;
+    constexpr bool sgn = (T)-1 < (T)0;
+    uint64_t b = bits(value);
+    if (sizeof(T) == 2 && sgn) oxshmemi_cold_wait_until_i16((int16_t *)ivar, cmp, (int16_t)b);
+    else if (sizeof(T) == 2) oxshmemi_cold_wait_until_u16((uint16_t *)ivar, cmp, (uint16_t)b);
+    else if (sizeof(T) == 4 && sgn) oxshmemi_cold_wait_until_i32((int32_t *)ivar, cmp, (int32_t)b);
+    else if (sizeof(T) == 4) oxshmemi_cold_wait_until_u32((uint32_t *)ivar, cmp, (uint32_t)b);
+    else if (sgn) oxshmemi_cold_wait_until_i64((int64_t *)ivar, cmp, (int64_t)b);
+    else oxshmemi_cold_wait_until_u64((uint64_t *)ivar, cmp, b);
+}
+
 }  // namespace oxshmemi_fast
 
 extern "C" {
+
+#define OXSHMEMI_FAST_WAIT(NAME, TYPE)                                                                     \
+    __device__ inline void nvshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value) {            \
+        oxshmemi_fast::wait_until<TYPE>(ivar, cmp, cmp_value);                                           \
+    }
+OXSHMEMI_FAST_WAIT(short, short)
+OXSHMEMI_FAST_WAIT(int, int)
+OXSHMEMI_FAST_WAIT(long, long)
+OXSHMEMI_FAST_WAIT(longlong, long long)
+OXSHMEMI_FAST_WAIT(ushort, unsigned short)
+OXSHMEMI_FAST_WAIT(uint, unsigned int)
+OXSHMEMI_FAST_WAIT(ulong, unsigned long)
+OXSHMEMI_FAST_WAIT(ulonglong, unsigned long long)
+OXSHMEMI_FAST_WAIT(int32, int32_t)
+OXSHMEMI_FAST_WAIT(int64, int64_t)
+OXSHMEMI_FAST_WAIT(uint32, uint32_t)
+OXSHMEMI_FAST_WAIT(uint64, uint64_t)
+OXSHMEMI_FAST_WAIT(size, size_t)
+OXSHMEMI_FAST_WAIT(ptrdiff, ptrdiff_t)
+#undef OXSHMEMI_FAST_WAIT
 
 #define OXSHMEMI_FAST_RMA(NAME, TYPE)                                                                      \
     __host__ __device__ inline void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {           \
@@ -289,14 +395,19 @@ OXSHMEMI_FAST_ADD(ptrdiff, ptrdiff_t)
  * no fence (NVSHMEM's; ordering the data before the signal is put_signal's or fence's job). */
 __host__ __device__ inline void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
     char *r;
-    if ((uint64_t)sig_addr % 8 != 0 || !oxshmemi_fast::p2p(sig_addr, 8, pe, &r))
+    if (sig_op == NVSHMEM_SIGNAL_SET) {
+        if (oxshmemi_fast::p2p(sig_addr, pe, &r, (uint64_t)sig_addr % 8 != 0))
+            *(volatile uint64_t *)r = signal;
+        else
+            oxshmemi_cold_signal_set(sig_addr, signal, pe);
+    } else if (sig_op == NVSHMEM_SIGNAL_ADD) {
+        if (oxshmemi_fast::p2p(sig_addr, pe, &r, (uint64_t)sig_addr % 8 != 0))
+            oxshmemi_fast::red_add((uint64_t *)r, signal);
+        else
+            oxshmemi_cold_signal_add(sig_addr, signal, pe);
+    } else {
         oxshmemi_cold_signal_op(sig_addr, signal, sig_op, pe);
-    else if (sig_op == NVSHMEM_SIGNAL_SET)
-        *(volatile uint64_t *)r = signal;
-    else if (sig_op == NVSHMEM_SIGNAL_ADD)
-        oxshmemi_fast::red_add((uint64_t *)r, signal);
-    else
-        oxshmemi_cold_signal_op(sig_addr, signal, sig_op, pe);
+    }
 }
 
 #define OXSHMEMI_FAST_PUT(SUFFIX, G)                                                                        \

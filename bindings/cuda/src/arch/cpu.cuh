@@ -49,6 +49,9 @@
     if (!::oxshmemi::arch::cpu::self) ::oxshmemi::arch::cpu::device_only(#name);
 #define __host__
 #define __device__
+#ifndef __constant__
+#define __constant__
+#endif
 // oshnvcc --target cpu preprocesses with OXSHMEMI_CPU_KEEP_QUALIFIERS, so that its rewrite
 // (bindings/tools/src/cudarewrite.rs) finds the kernels and the __shared__ declarations.
 #ifndef OXSHMEMI_CPU_KEEP_QUALIFIERS
