@@ -6,7 +6,7 @@
 //! | `bin/` | `oshrun`, `oshcc`, `oshcxx` with the links `oshc++` and `oshCC`, `oshfort`, `oshnvcc`, `oxshmem-info`, `oxshmem-api-coverage` |
 //! | `lib/` | `liboxshmem.so`, the SONAME link `liboxshmem.so.1`, `liboxshmem.a`; `libnvshmem_host.so.3` (NVSHMEM's library name, the same code) and its link `libnvshmem_host.so`; `libnvshmem_device.a`, the CUDA device library, when nvcc is there to build it (see [`DeviceLib`]) |
 //! | `lib/pkgconfig/` | `oxshmem.pc` |
-//! | `lib/oxshmem/cpu/` | the CPU target of `oshnvcc --target cpu` (see [`cpu_target`]): `libnvshmem_device.a` built by `bindings/cuda/build-cpu.sh` with `c++` and `cc`, always, and the emulated CUDA driver `emucuda/libcuda.so`, whose path the archive holds |
+//! | `lib/oxshmem/cpu/` | the CPU target of `oshnvcc --target cpu` (see `cpu_target`): `libnvshmem_device.a` built by `bindings/cuda/build-cpu.sh` with `c++` and `cc`, always, and the emulated CUDA driver `emucuda/libcuda.so`, whose path the archive holds |
 //! | `include/` | `shmem.h`, `shmemx.h`, `mpp/shmem.h`, `mpp/shmemx.h`, `nvshmem.h`, `nvshmemx.h`, `nvshmem_device.h`, and the NVSHMEM headers programs include besides those, `non_abi/nvshmemx_error.h` and `device_host/nvshmem_common.cuh` (the whole of `bindings/c/include`); `shmem.fh`, the include file of the deprecated Fortran API |
 //! | `include/oxshmem/` | the CPU target's CUDA headers in `cuda-on-cpu/` (`cuda_runtime.h`, `cuda.h`, `cooperative_groups.h`, ...: `bindings/cuda/src/arch/cuda-on-cpu`), their SIMT model `cpu.cuh` beside it, and the device library's state and protocol headers `device_state.h`, `device_protocol.h` (`device/include/oxshmem`) |
 //! | `share/oxshmem/fortran/` | `shmem.f90`, the Fortran module source |
