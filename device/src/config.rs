@@ -4,11 +4,12 @@
 //! `NVSHMEM_REMOTE_TRANSPORT`).
 //!
 //! They are part of the runtime's one table (`oxshmem::config`), which this crate, above the
-//! runtime, joins through its seam: [`register`] adds [`LAYER`] to it, so that `SHMEM_INFO`,
-//! `oxshmem-info`, the NVSHMEM listing and `docs/configuration.md` show these variables with
-//! the runtime's, and every later init checks their values. [`crate::Device::init`] registers
-//! (and checks them), as the C library does before its init and `oxshmem-info` at start; a
-//! Rust program that wants them checked by `oxshmem::init` itself calls [`register`] first.
+//! runtime, joins through its seam: [`register`](crate::config::register) adds
+//! [`LAYER`](crate::config::LAYER) to it, so that `SHMEM_INFO`, `oxshmem-info`, the NVSHMEM
+//! listing and `docs/configuration.md` show these variables with the runtime's, and every later
+//! init checks their values. [`crate::Device::init`] registers (and checks them), as the C
+//! library does before its init and `oxshmem-info` at start; a Rust program that wants them
+//! checked by `oxshmem::init` itself calls [`register`](crate::config::register) first.
 //! The runtime knows the names alone ([`oxshmem::config::DEVICE_NAMES`], for its warnings about
 //! misspelt variables); a test holds the two lists equal.
 
