@@ -606,7 +606,7 @@ mod tests {
         assert_eq!(slot_offset(0), TEAM_FLAG_BYTES);
         assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(MAX_ALIGN));
         let l = PinnedLayout::new(5);
-        assert!(l.peer_base >= size_of::<DeviceState>() && l.channel == l.peer_base + 40);
+        assert!(l.peer_base >= size_of::<DeviceState>() && l.channel == l.peer_base + 48);
         assert!(l.cuda_state >= l.channel + 5 && l.cuda_state.is_multiple_of(64));
         assert_eq!(l.total, l.teams + DEVICE_TEAMS * 32);
     }
