@@ -28,6 +28,9 @@
  *                            call, result)
  *   OXSHMEM_EMUCUDA_MAX_PITCH CU_DEVICE_ATTRIBUTE_MAX_PITCH, the largest pitch a 2D copy takes
  *                            (default 2147483647, as on current GPUs)
+ *   OXSHMEM_EMUCUDA_P2P_ATOMICS 0: two different devices have no native P2P atomics
+ *                            (CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED is 0, as between
+ *                            PCIe-only GPUs); default 1 (as over NVLink)
  *
  * Build: cc -shared -fPIC -O2 -Wall -Wextra -Werror -pthread -o libcuda.so.1 libcuda.c
  */
@@ -304,6 +307,26 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     if ((attr >= ATTR_CAN_USE_STREAM_MEM_OPS_V1 && attr <= ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR_V1) ||
         attr == ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS || attr == ATTR_CAN_USE_STREAM_WAIT_VALUE_NOR)
         x = 1; /* stream memory operations, 32- and 64-bit, NOR included */
+    ANSWER(v, x);
+}
+
+/* CUdevice_P2PAttribute (cuda.h) */
+enum { P2P_PERFORMANCE_RANK = 1, P2P_ACCESS_SUPPORTED = 2, P2P_NATIVE_ATOMIC_SUPPORTED = 3,
+       P2P_CUDA_ARRAY_ACCESS_SUPPORTED = 4, P2P_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED = 5 };
+
+/* Every pair of devices reaches each other's memory; native atomics between two different ones
+ * unless OXSHMEM_EMUCUDA_P2P_ATOMICS=0. The driver refuses src == dst. */
+CUresult cuDeviceGetP2PAttribute(int *v, int attr, CUdevice src, CUdevice dst) {
+    REQUIRE_INIT(); REQUIRE_DEV(src); REQUIRE_DEV(dst);
+    if (src == dst) return CUDA_ERROR_INVALID_DEVICE;
+    int x;
+    switch (attr) {
+        case P2P_PERFORMANCE_RANK: x = 0; break;
+        case P2P_ACCESS_SUPPORTED: case P2P_CUDA_ARRAY_ACCESS_SUPPORTED: x = 1; break;
+        case P2P_NATIVE_ATOMIC_SUPPORTED: x = env_long("OXSHMEM_EMUCUDA_P2P_ATOMICS", 1) != 0; break;
+        case P2P_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: x = 0; break;
+        default: return CUDA_ERROR_INVALID_VALUE;
+    }
     ANSWER(v, x);
 }
 

@@ -1,5 +1,6 @@
 // Atomic memory operations: P2P through arch::sys_ref (system scope, relaxed, as NVSHMEM's AMOs),
-// proxy as one AMO request (flags: OXSHMEM_AMO_* | OXSHMEM_AMO_W64 for 64-bit words).
+// proxy as one AMO request (flags: OXSHMEM_AMO_* | OXSHMEM_AMO_W64 for 64-bit words). A P2P peer
+// whose GPU has no native P2P atomics with this one takes the proxy (atomic_route, state.cuh).
 #pragma once
 
 #include "ibgda.cuh"
@@ -50,7 +51,7 @@ __device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value
         fail(OXSHMEM_ERR_MISALIGNED, OXSHMEM_OP_AMO, pe, (uint64_t)dest, es);
         return 0;
     }
-    Route r = route(OXSHMEM_OP_AMO, dest, es, pe);
+    Route r = atomic_route(route(OXSHMEM_OP_AMO, dest, es, pe), pe);
     if (r.via == Via::P2p) {
         if (es == 8) return p2p_amo((uint64_t *)r.p2p, k, value, cond);
         return p2p_amo((uint32_t *)r.p2p, k, (uint32_t)value, (uint32_t)cond);
@@ -80,19 +81,54 @@ __device__ OXSHMEMI_NOINLINE uint64_t amo_bits(void *dest, Amo k, uint64_t value
                                                  bool fetch);
 #endif
 
+/// A floating-point add through the proxy (a proxy peer, or a P2P peer without native P2P
+/// atomics): a compare-and-swap loop of proxy AMOs on the word holding the value (the 4-byte
+/// word around a half), each CAS atomic at the peer. The old bits.
+#ifdef OXSHMEMI_CORE_IMPL
+template <class T>
+__device__ inline uint64_t fadd_of(uint64_t a, uint64_t b) {
+    return bits((T)(from_bits<T>(a) + from_bits<T>(b)));
+}
+__device__ inline uint64_t proxy_fadd(void *dest, uint64_t value, size_t es, int pe) {
+    size_t ws = es == 8 ? 8 : 4;
+    char *word = (char *)((uint64_t)dest & ~(uint64_t)(ws - 1));
+    uint32_t shift = (uint32_t)((char *)dest - word) * 8;  // a half's place in its word (little-endian)
+    uint64_t mask = es == 8 ? ~(uint64_t)0 : es == 4 ? 0xffffffffull : 0xffffull << shift;
+    uint16_t w64 = ws == 8 ? OXSHMEM_AMO_W64 : 0;
+    oxshmem_proxy_request_t q = req(PROXY_AMO, (uint16_t)((uint16_t)Amo::Fetch | w64), pe, ws, word, nullptr);
+    uint64_t old = proxy_fetch(q, OXSHMEM_OP_AMO);
+    for (;;) {
+        uint64_t mine = (old & mask) >> shift;
+        uint64_t sum = es == 8 ? fadd_of<double>(mine, value)
+                     : es == 4 ? fadd_of<float>(mine, value) & 0xffffffffull
+                               : fadd_of<half>(mine, value) & 0xffff;
+        q = req(PROXY_AMO, (uint16_t)((uint16_t)Amo::CompareSwap | w64), pe, ws, word, nullptr);
+        q.value = (old & ~mask) | sum << shift;
+        q.cond = old;
+        uint64_t seen = proxy_fetch(q, OXSHMEM_OP_AMO);
+        if (seen == old) return mine;
+        // a failed request (recorded; it returns 0) ends the loop rather than spinning on it
+        if (sys_ref<uint32_t>(st()->error.state).load(mo_acquire) != OXSHMEM_ERROR_SLOT_EMPTY) return 0;
+        old = seen;
+    }
+}
+#endif
+
 /// A floating-point add (nvshmemx_{half,float,double}_atomic_{add,fetch_add}) on `pe`'s `dest`
 /// (`es` = 2, 4 or 8 bytes: half, float, double); the old bits. Over P2P a hardware float add on
-/// the peer's mapped copy (arch fadd_system: atomicAdd_system on CUDA). The proxy and IBGDA
-/// channels carry integer AMOs only (the host's and the NIC's), so there the operation is not
-/// performed: it records OXSHMEM_ERR_TRANSPORT (op AMO, len = es) and returns 0.
+/// the peer's mapped copy (arch fadd_system: atomicAdd_system on CUDA); through the proxy (its
+/// channel, or a P2P peer without native P2P atomics) a compare-and-swap loop of its integer
+/// AMOs (proxy_fadd). The IBGDA channel carries the NIC's integer AMOs only, so there the
+/// operation is not performed: it records OXSHMEM_ERR_TRANSPORT (op AMO, len = es) and returns 0.
 #ifdef OXSHMEMI_CORE_IMPL
 __device__ OXSHMEMI_NOINLINE uint64_t fadd_bits(void *dest, uint64_t value, size_t es, int pe) {
     if ((uint64_t)dest % es != 0) {
         fail(OXSHMEM_ERR_MISALIGNED, OXSHMEM_OP_AMO, pe, (uint64_t)dest, es);
         return 0;
     }
-    Route r = route(OXSHMEM_OP_AMO, dest, es, pe);
+    Route r = atomic_route(route(OXSHMEM_OP_AMO, dest, es, pe), pe);
     if (r.via == Via::None) return 0;
+    if (r.via == Via::Proxy) return proxy_fadd(dest, value, es, pe);
     if (r.via != Via::P2p) {
         fail(OXSHMEM_ERR_TRANSPORT, OXSHMEM_OP_AMO, pe, (uint64_t)dest, es);
         return 0;

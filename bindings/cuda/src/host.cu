@@ -16,7 +16,8 @@ __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d = nullptr;
 /// with a limit of 0: every fast path takes its cold path, which reads oxshmemi_state_d. (The
 /// fast paths load peer_base[min(pe, n_pes)] before they branch, so the table is never null.)
 __device__ uint64_t oxshmemi_fast_none[1] = {0};
-__constant__ oxshmemi_fast_state_t oxshmemi_fast_d = {0, 0, 0, 0, oxshmemi_fast_none, 0, nullptr, nullptr};
+__constant__ oxshmemi_fast_state_t oxshmemi_fast_d = {0, 0, 0, 0, oxshmemi_fast_none, 0, nullptr, nullptr,
+                                                     oxshmemi_fast_none};
 
 extern "C" {
 
@@ -52,8 +53,11 @@ int oxshmemi_attach(const void *device_state_gpu_ptr, const void *cuda_state_gpu
     // The state is pinned host memory at the same address for host and device (unified
     // addressing): its head is read here.
     oxshmemi_fast_state_t head;
-    memcpy(&head, device_state_gpu_ptr, sizeof head);
+    memcpy(&head, device_state_gpu_ptr, offsetof(oxshmemi_fast_state_t, amo_base));
     head.limit = head.heap_size >= 8 ? head.heap_size - 8 : 0;  // in place of the channel array
+    // the atomics table, from the CUDA-side state (pinned host memory as well)
+    const auto *cs = (const oxshmemi::oxshmem_cuda_state_t *)cuda_state_gpu_ptr;
+    head.amo_base = cs && cs->amo_base ? cs->amo_base : head.peer_base;
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(oxshmemi_fast_d, &head, sizeof head);
     return e == cudaSuccess ? oxshmemi_amo_setup() : (int)e;
 }

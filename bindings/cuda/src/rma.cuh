@@ -34,6 +34,14 @@ __device__ inline Route sig_route(uint32_t op, const uint64_t *sig, int pe) {
     return route(op, sig, 8, pe);
 }
 
+/// Submits a signal operation to the proxy (not waited for: the signal is delivered in ring order).
+__device__ inline void proxy_signal(uint32_t op, uint64_t *sig, uint64_t signal, int sig_op, int pe) {
+    oxshmem_proxy_request_t q = req(PROXY_SIGNAL_OP, sig_flags(sig_op), pe, 8, nullptr, nullptr);
+    q.value = signal;
+    q.sig = (uint64_t)sig;
+    proxy_submit(q, op);
+}
+
 /// Strided copy by the scope's threads: d[i*ds] = s[i*ss].
 template <class V, class T>
 __device__ inline void copy(T *d, const T *s, ptrdiff_t ds, ptrdiff_t ss, size_t n) {
@@ -68,15 +76,21 @@ __device__ OXSHMEMI_NOINLINE void put_bytes(uint32_t op, void *dest, const void 
     Route r = route(op, dest, span, pe);
     Route rs = {Via::P2p, nullptr};
     if (sig) rs = sig_route(op, sig, pe);
+    // a signal add is an atomic: to a P2P peer without native P2P atomics, the proxy's
+    if (sig && sig_op == NVSHMEM_SIGNAL_ADD) rs = atomic_route(rs, pe);
     if (r.via == Via::None || rs.via == Via::None) return;
     if (r.via == Via::P2p) {
         copy_es<V>(r.p2p, src, dst, sst, n, es);
         if (sig) {
             // every thread's stores are before the barrier; rank 0's release of the signal (cumulative
             // over them through the barrier) orders them before it: one membar per group, no
-            // separate system fence before the release
+            // separate system fence before the release (the proxy's request is published with a
+            // system fence and a release, after the data likewise)
             V::sync();
-            if (V::rank() == 0) p2p_signal((uint64_t *)rs.p2p, signal, sig_op);
+            if (V::rank() == 0) {
+                if (rs.via == Via::P2p) p2p_signal((uint64_t *)rs.p2p, signal, sig_op);
+                else proxy_signal(op, sig, signal, sig_op, pe);
+            }
         }
         V::sync();
         return;

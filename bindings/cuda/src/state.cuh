@@ -29,7 +29,7 @@ namespace oxshmemi {
 using namespace arch;
 
 /// The ABI version the archive registers with the host library (oxshmemi_register_device_library).
-constexpr int ABI_VERSION = 3;
+constexpr int ABI_VERSION = 4;
 
 /// One team of the device-side team table (team id = index).
 struct oxshmem_cuda_team_t {
@@ -51,10 +51,14 @@ struct oxshmem_cuda_state_t {
     uint32_t n_teams;             ///< entries of `teams`
     oxshmem_cuda_team_t *teams;   ///< the team table, indexed by nvshmem_team_t
     uint64_t scratch_bytes;       ///< bytes of each team's scratch after its barrier flags
+    /// n_pes + 1 entries: where a peer's heap is mapped for atomics (a P2P peer whose GPU has
+    /// native P2P atomics with this one), 0 where atomics take the proxy (device/src/cuda/node.rs)
+    const uint64_t *amo_base;
 };
-static_assert(sizeof(oxshmem_cuda_state_t) == 24, "oxshmem_cuda_state_t is 24 bytes");
+static_assert(sizeof(oxshmem_cuda_state_t) == 32, "oxshmem_cuda_state_t is 32 bytes");
 static_assert(offsetof(oxshmem_cuda_state_t, teams) == 8, "teams at 8");
 static_assert(offsetof(oxshmem_cuda_state_t, scratch_bytes) == 16, "scratch_bytes at 16");
+static_assert(offsetof(oxshmem_cuda_state_t, amo_base) == 24, "amo_base at 24");
 
 // The head of the state that device_host/oxshmem_fast_path.cuh reads (oxshmemi_fast_state_t,
 // below).
@@ -91,9 +95,9 @@ extern __device__ oxshmem_device_state_t *oxshmemi_state_d;
 extern __device__ oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d;
 
 // The head of the state (oxshmem_device_state_t's first 56 bytes, asserted above) with `limit`
-// (heap_size - 8) in place of `channel`, of which host.cu keeps a copy in constant memory
-// (oxshmemi_fast_d). The same layout as the header's struct of the same name, which the
-// archive does not include.
+// (heap_size - 8) in place of `channel`, then the CUDA-side state's `amo_base`, of which host.cu
+// keeps a copy in constant memory (oxshmemi_fast_d). The same layout as the header's struct of
+// the same name, which the archive does not include.
 struct oxshmemi_fast_state_t {
     uint32_t my_pe;
     uint32_t n_pes;
@@ -103,8 +107,10 @@ struct oxshmemi_fast_state_t {
     uint64_t limit;
     const void *ring;
     const void *ibgda;
+    const uint64_t *amo_base;
 };
-static_assert(sizeof(oxshmemi_fast_state_t) == 56, "the fast paths' head is 56 bytes");
+static_assert(sizeof(oxshmemi_fast_state_t) == 64 && offsetof(oxshmemi_fast_state_t, amo_base) == 56,
+              "the fast paths' head is 64 bytes");
 extern __constant__ oxshmemi_fast_state_t oxshmemi_fast_d;
 
 namespace oxshmemi {
@@ -219,6 +225,17 @@ __device__ OXSHMEMI_NOINLINE Route route(uint32_t op, const void *addr, uint64_t
 #else
 __device__ OXSHMEMI_NOINLINE Route route(uint32_t op, const void *addr, uint64_t bytes, int pe);
 #endif
+
+/// route() for an atomic (an AMO, a signal add) once `r` was routed to `pe`: a P2P peer whose GPU
+/// has no native P2P atomics with this one (its amo_base entry is 0) is served by the proxy, as
+/// NVSHMEM's (CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED; the host made the ring for it).
+/// Loads and stores, signal sets included, stay P2P.
+__device__ inline Route atomic_route(Route r, int pe) {
+    if (r.via != Via::P2p) return r;
+    oxshmem_cuda_state_t *c = cst();
+    if (c && c->amo_base && c->amo_base[pe] == 0) return {Via::Proxy, nullptr};
+    return r;
+}
 
 // ---- the proxy ring (device/src/channel/ring.rs) ---------------------------------------------
 

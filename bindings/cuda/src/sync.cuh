@@ -7,11 +7,17 @@
 
 namespace oxshmemi {
 
+__device__ OXSHMEMI_NOINLINE void quiet_impl();
+
 /// fence: P2P stores are ordered by the system fence and the proxy executes in ring order; an
 /// IBGDA queue is completed (stronger than NVSHMEM's fenced next WQE, which needs per-thread state).
+/// Over P2P with a ring (the atomics of peers without native P2P atomics), what the proxy still
+/// holds is completed, so that a later P2P store does not pass an earlier proxied atomic.
 __device__ inline void fence_impl() {
     fence_system();
-    if (st() && st()->ibgda) ib_quiet(OXSHMEM_OP_QUIET);
+    oxshmem_device_state_t *s = st();
+    if (s && s->ibgda) ib_quiet(OXSHMEM_OP_QUIET);
+    if (s && s->ring && s->channel[s->my_pe] == OXSHMEM_CHANNEL_P2P) quiet_impl();
 }
 
 /// Every operation issued so far is complete: a system fence, this thread's IBGDA queues

@@ -67,6 +67,8 @@ __device__ OXSHMEMI_NOINLINE T wait_word(uint32_t op, int64_t from, T *ivar, int
 #ifdef OXSHMEMI_CORE_IMPL
 __device__ OXSHMEMI_NOINLINE void signal_op_impl(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
     Route r = sig_route(OXSHMEM_OP_SIGNAL_OP, sig_addr, pe);
+    // a signal add is an atomic (the proxy's without native P2P atomics); a set is a store
+    if (sig_op == NVSHMEM_SIGNAL_ADD) r = atomic_route(r, pe);
     if (r.via == Via::P2p) {
         p2p_signal((uint64_t *)r.p2p, signal, sig_op);
     } else if (r.via == Via::Proxy) {

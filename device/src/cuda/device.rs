@@ -55,12 +55,13 @@ use crate::{ChannelKind, DeviceError};
 const STATE_GLOBAL: &str = "oxshmemi_state_d";
 const CUDA_STATE_GLOBAL: &str = "oxshmemi_cuda_d";
 /// The device library's constant-memory copy of the device state's head, which the inline fast
-/// paths read (`host.cu`, `device_host/oxshmem_fast_path.cuh`): 56 bytes.
+/// paths read (`host.cu`, `device_host/oxshmem_fast_path.cuh`): 64 bytes, the state's first 56
+/// and the atomics table's address.
 const FAST_GLOBAL: &str = "oxshmemi_fast_d";
 /// The device library's empty peer table, which an unbound `oxshmemi_fast_d` points at.
 const FAST_NONE_GLOBAL: &str = "oxshmemi_fast_none";
-const FAST_BYTES: usize = 56;
-const _: () = assert!(size_of::<crate::state::DeviceState>() >= FAST_BYTES);
+const FAST_BYTES: usize = 64;
+const _: () = assert!(size_of::<crate::state::DeviceState>() >= 56);
 
 /// The GPU side of this PE, from Rust: see the [`cuda`](crate::cuda) module and `docs/cuda.md`.
 #[derive(Debug, Clone)]
@@ -122,7 +123,8 @@ impl GpuDevice {
     /// heap (the host heap's size, `SHMEM_SYMMETRIC_SIZE`, plus the layer's own area), maps
     /// every peer's, writes the device state the device library reads, and starts the host
     /// thread of the channel kernels use (`OXSHMEM_DEVICE_CHANNEL`: `p2p`, the default, needs
-    /// none; `proxy` the proxy thread; `ibgda` the software NIC where no NIC takes the queues).
+    /// none, but the proxy thread where a peer's GPU has no native P2P atomics with this one;
+    /// `proxy` the proxy thread; `ibgda` the software NIC where no NIC takes the queues).
     /// Several PEs may share one GPU.
     ///
     /// # Errors
@@ -138,13 +140,22 @@ impl GpuDevice {
             "ibgda" => ChannelKind::Ibgda,
             other => return Err(bad(format!("{var}={other:?}: expected p2p, proxy, ibgda or auto"))),
         };
-        let spin = if matches!(kind, ChannelKind::Proxy) { proxy_spin(shmem).map_err(bad)? } else { false };
         let predefined = [Some(shmem.team_world()), Some(shmem.team_shared()), None, None];
         let nic_memory = |gpu: &Gpu| -> Arc<dyn crate::ibgda::NicMemory> {
             Arc::new(super::channels::GpuNicMemory::new(gpu.clone()))
         };
         let pe = GpuPe::new(shmem, kind, Some(&nic_memory), &predefined).map_err(|e| init_err(me, e))?;
-        tracing::info!(target: "cuda", gpu = ?pe.gpu, heap = pe.heap().size(), ?kind, "Rust GPU device up");
+        tracing::info!(
+            target: "cuda",
+            gpu = ?pe.gpu,
+            heap = pe.heap().size(),
+            ?kind,
+            amo_via_proxy = ?pe.amo_proxied(),
+            "Rust GPU device up"
+        );
+        // The proxy serves the proxy channel, and over P2P the atomics of peers without native
+        // P2P atomics.
+        let spin = if pe.ring().is_some() { proxy_spin(shmem).map_err(bad)? } else { false };
         let pe = Arc::new(pe);
         let agents = Arc::new(Agents { proxy: Default::default(), nic: Default::default(), _pe: pe.clone() });
         if let Some(ib) = pe.ibgda().filter(|i| i.needs_software_nic()) {
@@ -549,15 +560,16 @@ impl GpuPe {
                 }
                 if let Some((at, FAST_BYTES)) = code.global(FAST_GLOBAL)? {
                     let head = if values[0] != 0 {
-                        fast_head(self.state())
+                        fast_head(self.state(), self.amo_base_device_ptr())
                     } else {
                         // Unbound: every fast path to its cold path, and never a null table.
                         let mut h = [0u8; FAST_BYTES];
                         let none = code.global(FAST_NONE_GLOBAL)?.map_or(0, |(a, _)| a);
                         h[24..32].copy_from_slice(&none.to_ne_bytes());
+                        h[56..64].copy_from_slice(&none.to_ne_bytes());
                         h
                     };
-                    // SAFETY: `at` is the 56-byte constant of a live module or library.
+                    // SAFETY: `at` is the 64-byte constant of a live module or library.
                     unsafe { self.gpu.copy_htod(at, &head) }?;
                 }
                 Ok(true)
@@ -576,8 +588,9 @@ impl GpuPe {
 }
 
 /// The device library's `oxshmemi_fast_state_t` (`state.cuh`) for `state`: its head, with
-/// `limit` (heap_size - 8) in place of the channel array, as `host.cu`'s attach writes it.
-fn fast_head(state: &crate::state::DeviceState) -> [u8; FAST_BYTES] {
+/// `limit` (heap_size - 8) in place of the channel array, then the atomics table `amo_base`
+/// (the CUDA-side state's), as `host.cu`'s attach writes it.
+fn fast_head(state: &crate::state::DeviceState, amo_base: DevAddr) -> [u8; FAST_BYTES] {
     let mut b = [0u8; FAST_BYTES];
     b[0..4].copy_from_slice(&state.my_pe.to_ne_bytes());
     b[4..8].copy_from_slice(&state.n_pes.to_ne_bytes());
@@ -587,6 +600,7 @@ fn fast_head(state: &crate::state::DeviceState) -> [u8; FAST_BYTES] {
     b[32..40].copy_from_slice(&state.heap_size.saturating_sub(8).to_ne_bytes());
     b[40..48].copy_from_slice(&(state.ring as u64).to_ne_bytes());
     b[48..56].copy_from_slice(&(state.ibgda as u64).to_ne_bytes());
+    b[56..64].copy_from_slice(&amo_base.to_ne_bytes());
     b
 }
 

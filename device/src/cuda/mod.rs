@@ -83,6 +83,7 @@ pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
     ("cuDeviceGetCount", "CUDA 2.0"),
     ("cuDeviceGetName", "CUDA 2.0"),
     ("cuDeviceGetAttribute", "CUDA 2.0"),
+    ("cuDeviceGetP2PAttribute", "CUDA 8.0"),
     ("cuDeviceTotalMem_v2", "CUDA 3.2"),
     ("cuCtxSynchronize", "CUDA 2.0"),
     ("cuMemcpy2DAsync_v2", "CUDA 3.2"),
@@ -124,8 +125,10 @@ pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
 
 /// The routines of [`DRIVER_SYMBOLS`] that only some operations call, each checked by that
 /// operation (`need`) rather than when the driver loads: CUDA modules, libraries and kernels, 2D copies,
-/// host function and stream-wait launches, I/O memory registration, dma-buf export.
+/// host function and stream-wait launches, I/O memory registration, dma-buf export, the P2P
+/// atomics query (without it, peers on other GPUs take the proxy for atomics).
 pub const AT_USE: &[&str] = &[
+    "cuDeviceGetP2PAttribute",
     "cuMemcpy2DAsync_v2",
     "cuModuleGetGlobal_v2",
     "cuModuleGetFunction",
@@ -364,6 +367,35 @@ pub(crate) fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Re
     // SAFETY: `v` is a valid out-pointer, `dev` a device handle.
     check(|| format!("cuDeviceGetAttribute({attr:?})"), unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
     Ok(v)
+}
+
+/// Whether device `src` has native atomics on device `dst`'s memory over P2P
+/// (`CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED`; the same device: yes). A driver without
+/// the query (before CUDA 8.0) or a peer ordinal it does not know answers no: atomics to that
+/// peer then take the proxy, which is always correct.
+pub(crate) fn p2p_native_atomics(src: sys::CUdevice, dst_ordinal: i32) -> bool {
+    let mut dst: sys::CUdevice = 0;
+    // SAFETY: `dst` is a valid out-pointer.
+    if unsafe { sys::cuDeviceGet(&mut dst, dst_ordinal) } != CUresult::CUDA_SUCCESS {
+        return false;
+    }
+    if dst == src {
+        return true;
+    }
+    if need(&["cuDeviceGetP2PAttribute"]).is_err() {
+        return false;
+    }
+    let mut v: c_int = 0;
+    // SAFETY: `v` is a valid out-pointer, `src` and `dst` device handles.
+    let r = unsafe {
+        sys::cuDeviceGetP2PAttribute(
+            &mut v,
+            sys::CUdevice_P2PAttribute::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+            src,
+            dst,
+        )
+    };
+    r == CUresult::CUDA_SUCCESS && v != 0
 }
 
 /// The name of `dev`.

@@ -18,6 +18,13 @@
 //!    (`oxshmem_cuda_state_t`, `bindings/cuda/src/state.cuh`) in pinned host memory the GPU
 //!    reads; the face then hands their device addresses to the device library.
 //!
+//! Over P2P, atomics (AMOs and signal adds) go straight to a peer's mapped heap only where its
+//! GPU and this one have native P2P atomics (`CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED`;
+//! always on one GPU). To the other peers (PCIe-only pairs) they take the proxy, as NVSHMEM's do:
+//! the per-PE `amo_base` table (the CUDA-side state's) is the peer's base where atomics may go
+//! P2P and 0 where they may not, and with such a peer the proxy ring is made beside P2P.
+//! Stores and loads (signal sets included) stay P2P.
+//!
 //! The first [`RESERVED`] bytes of the GPU heap are the layer's: the world barrier's flags,
 //! then a barrier-flags area and [`TEAM_SCRATCH`] bytes of collective scratch for each
 //! predefined team (world, shared, node, same-PE-on-node) and for [`USER_SLOTS`] teams the
@@ -64,7 +71,7 @@ pub const DEVICE_TEAMS: usize = 4096;
 pub const MALLOC_ALIGN: usize = 256;
 /// The device library's ABI (`oxshmemi::ABI_VERSION` in `bindings/cuda/src/state.cuh`): the
 /// layout of what this module writes for it.
-pub const DEVICE_ABI_VERSION: u32 = 3;
+pub const DEVICE_ABI_VERSION: u32 = 4;
 
 /// Offset in the GPU heap of team slot `i` (`0..PREDEFINED`: the predefined teams; then the
 /// program's teams).
@@ -120,17 +127,22 @@ struct CudaState {
     teams: u64,
     /// Bytes of each team's scratch after its barrier flags.
     scratch_bytes: u64,
+    /// Device address of the per-PE atomics table (`n_pes + 1` entries): where a peer's heap
+    /// is mapped for atomics (P2P with native P2P atomics), 0 where atomics take the proxy.
+    amo_base: u64,
 }
 
 const _: () = assert!(size_of::<CudaTeam>() == 32 && std::mem::offset_of!(CudaTeam, scratch) == 16);
 const _: () = assert!(std::mem::offset_of!(CudaTeam, epoch) == 24);
-const _: () = assert!(size_of::<CudaState>() == 24 && std::mem::offset_of!(CudaState, teams) == 8);
-const _: () = assert!(std::mem::offset_of!(CudaState, scratch_bytes) == 16);
+const _: () = assert!(size_of::<CudaState>() == 32 && std::mem::offset_of!(CudaState, teams) == 8);
+const _: () =
+    assert!(std::mem::offset_of!(CudaState, scratch_bytes) == 16 && std::mem::offset_of!(CudaState, amo_base) == 24);
 
 /// Where each part lives in the pinned block.
 #[derive(Debug, Clone, Copy)]
 struct PinnedLayout {
     peer_base: usize,
+    amo_base: usize,
     channel: usize,
     cuda_state: usize,
     teams: usize,
@@ -142,11 +154,12 @@ impl PinnedLayout {
         let peer_base = size_of::<DeviceState>().next_multiple_of(64);
         // n + 1 entries: the last, always 0, is where the inline fast paths look for a PE out
         // of range (min(pe, n_pes)), so that one branch serves both checks.
-        let channel = peer_base + 8 * (n + 1);
+        let amo_base = peer_base + 8 * (n + 1);
+        let channel = amo_base + 8 * (n + 1);
         let cuda_state = (channel + n).next_multiple_of(64);
         let teams = (cuda_state + size_of::<CudaState>()).next_multiple_of(64);
         let total = teams + DEVICE_TEAMS * size_of::<CudaTeam>();
-        PinnedLayout { peer_base, channel, cuda_state, teams, total }
+        PinnedLayout { peer_base, amo_base, channel, cuda_state, teams, total }
     }
 }
 
@@ -163,13 +176,16 @@ pub struct GpuPe {
     heap: GpuHeap,
     /// Per PE: where its GPU heap is mapped here (this PE's own heap for itself; 0: not mapped).
     peer_base: Vec<u64>,
+    /// Per PE: whether this GPU has native P2P atomics on its GPU's memory (this PE: yes).
+    native_atomics: Vec<bool>,
     _maps: Vec<PeerMapping>,
     alloc: Mutex<Allocator>,
     pinned: PinnedBuf,
     layout: PinnedLayout,
     /// The channel of every peer.
     kind: ChannelKind,
-    /// The proxy's request ring, in pinned memory (with the proxy channel).
+    /// The proxy's request ring, in pinned memory: with the proxy channel, and over P2P where a
+    /// peer's atomics take the proxy (no native P2P atomics with its GPU).
     ring: Option<ProxyRingBox>,
     /// The program's teams' slots: bit `i` set while user slot `i` is free here, and which
     /// team index holds which slot.
@@ -209,20 +225,26 @@ impl GpuPe {
         let (heap, fd) = GpuHeap::create(&gpu, want)?;
         let size = heap.size();
 
-        // Every PE's pid, heap size and socket nonce, through the host heap.
-        let mine = shmem.alloc_slice(3, 0u64)?;
-        let all = shmem.alloc_slice(3 * n, 0u64)?;
+        // Every PE's pid, heap size, socket nonce and GPU ordinal, through the host heap.
+        const CARD: usize = 4;
+        let mine = shmem.alloc_slice(CARD, 0u64)?;
+        let all = shmem.alloc_slice(CARD * n, 0u64)?;
         mine.write(0, u64::from(std::process::id()));
         mine.write(1, size as u64);
         mine.write(2, nonce());
-        shmem.team_world().fcollect(&all, &mine, 3)?;
+        mine.write(3, gpu.ordinal() as u64);
+        shmem.team_world().fcollect(&all, &mine, CARD)?;
         let cards: Vec<Card> = (0..n)
             .map(|pe| Card {
-                pid: all.read(3 * pe) as u32,
-                size: all.read(3 * pe + 1) as usize,
-                nonce: all.read(3 * pe + 2),
+                pid: all.read(CARD * pe) as u32,
+                size: all.read(CARD * pe + 1) as usize,
+                nonce: all.read(CARD * pe + 2),
             })
             .collect();
+        // Whether this GPU has native atomics on each PE's GPU over P2P (the ordinals are the
+        // node's: every PE of a node sees its GPUs alike, as OXSHMEM_CUDA_DEVICE assumes).
+        let native_atomics: Vec<bool> =
+            (0..n).map(|pe| pe == me || super::p2p_native_atomics(gpu.dev(), all.read(CARD * pe + 3) as i32)).collect();
         mine.free()?;
         all.free()?;
         if let Some(pe) = (0..n).find(|&pe| cards[pe].size != size) {
@@ -250,8 +272,13 @@ impl GpuPe {
         let layout = PinnedLayout::new(n);
         let pinned = PinnedBuf::new(&gpu, layout.total)?;
         let pinned_alloc: Arc<dyn DeviceAlloc> = Arc::new(PinnedAlloc::new(&gpu));
+        // Over P2P, a mapped peer without native P2P atomics takes its atomics to the proxy.
+        let amo_proxy = matches!(kind, ChannelKind::P2p) && (0..n).any(|pe| peer_base[pe] != 0 && !native_atomics[pe]);
         let ring = match kind {
             ChannelKind::Proxy => {
+                Some(ProxyRingBox::new_in(crate::PROXY_RING_SLOTS, &pinned_alloc).map_err(SetupError::Invalid)?)
+            }
+            ChannelKind::P2p if amo_proxy => {
                 Some(ProxyRingBox::new_in(crate::PROXY_RING_SLOTS, &pinned_alloc).map_err(SetupError::Invalid)?)
             }
             _ => None,
@@ -282,6 +309,7 @@ impl GpuPe {
             gpu,
             heap,
             peer_base,
+            native_atomics,
             _maps: kept,
             alloc: Mutex::new(Allocator::new(size - RESERVED)),
             pinned,
@@ -311,21 +339,27 @@ impl GpuPe {
         self.pinned.device_ptr() + off as u64
     }
 
-    /// Writes the device state, the per-peer bases and channels, and an empty team table.
+    /// Writes the device state, the per-peer bases (for loads and stores, and for atomics) and
+    /// channels, and an empty team table.
     fn write_state(&self, n: usize) {
         let peer_base: *mut u64 = self.pinned_at(self.layout.peer_base);
+        let amo_base: *mut u64 = self.pinned_at(self.layout.amo_base);
         let channel: *mut u8 = self.pinned_at(self.layout.channel);
         for pe in 0..n {
             // SAFETY: n entries of each array are inside the pinned block; no GPU reads it yet.
             // A PE's base is 0 unless it is reached over P2P (as NVSHMEM's peer_heap_base_p2p):
             // the inline fast paths take a non-zero base for "P2P" without reading the channel.
             unsafe {
-                peer_base.add(pe).write(if matches!(self.kind, ChannelKind::P2p) { self.peer_base[pe] } else { 0 });
+                peer_base.add(pe).write(self.p2p_base(pe));
+                amo_base.add(pe).write(self.amo_base(pe));
                 channel.add(pe).write(self.kind as u8);
             }
         }
-        // SAFETY: entry n is inside the pinned block (PinnedLayout gives n + 1).
-        unsafe { peer_base.add(n).write(0) };
+        // SAFETY: entry n of both tables is inside the pinned block (PinnedLayout gives n + 1).
+        unsafe {
+            peer_base.add(n).write(0);
+            amo_base.add(n).write(0);
+        }
         let state = DeviceState {
             my_pe: self.me as u32,
             n_pes: n as u32,
@@ -350,6 +384,7 @@ impl GpuPe {
             n_teams: DEVICE_TEAMS as u32,
             teams: self.dev_at(self.layout.teams),
             scratch_bytes: TEAM_SCRATCH as u64,
+            amo_base: self.dev_at(self.layout.amo_base),
         };
         // SAFETY: as above.
         unsafe { self.pinned_at::<CudaState>(self.layout.cuda_state).write(cs) };
@@ -438,6 +473,30 @@ impl GpuPe {
     /// Where `pe`'s GPU heap is mapped here (0: not mapped).
     pub fn peer_base(&self, pe: usize) -> u64 {
         self.peer_base.get(pe).copied().unwrap_or(0)
+    }
+
+    /// Where device code reaches `pe`'s GPU heap with loads and stores: its mapping when the
+    /// channel is P2P, else 0 (the device state's `peer_base` entry).
+    fn p2p_base(&self, pe: usize) -> u64 {
+        if matches!(self.kind, ChannelKind::P2p) { self.peer_base(pe) } else { 0 }
+    }
+
+    /// Where device code does atomics on `pe`'s GPU heap: [`p2p_base`](Self::p2p_base) where
+    /// this GPU has native P2P atomics on `pe`'s, else 0 (atomics take the proxy).
+    pub fn amo_base(&self, pe: usize) -> u64 {
+        if self.native_atomics.get(pe).copied().unwrap_or(false) { self.p2p_base(pe) } else { 0 }
+    }
+
+    /// The PEs reached over P2P whose atomics take the proxy (no native P2P atomics between
+    /// their GPU and this one).
+    pub fn amo_proxied(&self) -> Vec<usize> {
+        (0..self.peer_base.len()).filter(|&pe| self.p2p_base(pe) != 0 && self.amo_base(pe) == 0).collect()
+    }
+
+    /// The device address of the atomics table ([`amo_base`](Self::amo_base) per PE, then 0),
+    /// which the inline fast paths read in place of `peer_base` for atomics.
+    pub fn amo_base_device_ptr(&self) -> DevAddr {
+        self.dev_at(self.layout.amo_base)
     }
 
     /// How long a device-side wait may last, in nanoseconds (`OXSHMEM_TIMEOUT`).
@@ -606,7 +665,8 @@ mod tests {
         assert_eq!(slot_offset(0), TEAM_FLAG_BYTES);
         assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(MAX_ALIGN));
         let l = PinnedLayout::new(5);
-        assert!(l.peer_base >= size_of::<DeviceState>() && l.channel == l.peer_base + 48);
+        assert!(l.peer_base >= size_of::<DeviceState>() && l.amo_base == l.peer_base + 48);
+        assert_eq!(l.channel, l.amo_base + 48);
         assert!(l.cuda_state >= l.channel + 5 && l.cuda_state.is_multiple_of(64));
         assert_eq!(l.total, l.teams + DEVICE_TEAMS * 32);
     }

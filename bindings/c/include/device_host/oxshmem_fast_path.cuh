@@ -16,7 +16,14 @@
  * The fast paths read the state's head from constant memory (oxshmemi_fast_d, a copy the
  * archive makes at attach), as NVSHMEM's read nvshmemi_device_state_d. Its layout is
  * oxshmem_device_state_t's head (device/include/oxshmem/device_state.h;
- * bindings/cuda/src/state.cuh asserts that it matches). Written for oxshmem, not generated.
+ * bindings/cuda/src/state.cuh asserts that it matches), then the atomics table. Written for
+ * oxshmem, not generated.
+ *
+ * Atomics (the integer (fetch_)add, a signal add) look the peer up in amo_base instead of
+ * peer_base: it is 0 for a P2P peer whose GPU has no native P2P atomics with this one
+ * (CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, as NVSHMEM checks), so they take the cold
+ * path, which sends them through the proxy. Loads and stores, signal sets included (NVSHMEM's
+ * signal set is a store), read peer_base.
  */
 #ifndef OXSHMEM_FAST_PATH_CUH
 #define OXSHMEM_FAST_PATH_CUH
@@ -26,7 +33,7 @@
 #include <string.h>
 
 /* What the fast paths read: oxshmem_device_state_t's head, with `limit` in place of its channel
- * array (read-only while kernels run). */
+ * array, then the atomics table (read-only while kernels run). */
 struct oxshmemi_fast_state_t {
     uint32_t my_pe;
     uint32_t n_pes;
@@ -36,6 +43,7 @@ struct oxshmemi_fast_state_t {
     uint64_t limit;            /* heap_size - 8: the last offset a word of up to 8 bytes is fast at */
     const void *ring;          /* the proxy ring (null: none) */
     const void *ibgda;         /* the IBGDA state (null: none) */
+    const uint64_t *amo_base;  /* n_pes + 1 entries: peer_base's where atomics may go P2P, else 0 */
 };
 
 /* The head of the runtime's device state, copied into constant memory by libnvshmem_device.a
@@ -88,13 +96,17 @@ namespace oxshmemi_fast {
 /* Whether `pe` is a P2P peer, a word of up to 8 bytes at `addr` is in the heap and `bad` is
  * false (a caller's own condition, such as misalignment, folded into the one branch); then *out
  * is the peer's mapped copy. Otherwise the cold path decides, and records what is wrong. The
- * state's fields are constant-bank operands; the peer's base is the one load. */
+ * state's fields are constant-bank operands; the peer's base is the one load. `Atomic`: for an
+ * atomic, which also needs native P2P atomics with the peer's GPU (the amo_base table). */
+template <bool Atomic = false>
 __device__ __forceinline__ bool p2p(const void *addr, int pe, char **out, bool bad = false) {
     uint64_t off = (uint64_t)addr - oxshmemi_fast_d.heap_base;
-    /* peer_base has n_pes + 1 entries: [i] is 0 unless PE i is reached over P2P, and [n_pes],
-     * always 0, stands for every PE out of range (the host library writes them so) */
+    /* peer_base and amo_base have n_pes + 1 entries: [i] is 0 unless PE i is reached over P2P
+     * (for amo_base: with native atomics), and [n_pes], always 0, stands for every PE out of
+     * range (the host library writes them so) */
     uint32_t i = min((uint32_t)pe, oxshmemi_fast_d.n_pes);
-    uint64_t base = __ldg((const unsigned long long *)oxshmemi_fast_d.peer_base + i);
+    const uint64_t *table = Atomic ? oxshmemi_fast_d.amo_base : oxshmemi_fast_d.peer_base;
+    uint64_t base = __ldg((const unsigned long long *)table + i);
     if ((off > oxshmemi_fast_d.limit) | bad | (base == 0)) return false;
     *out = (char *)(base + off);
     return true;
@@ -167,7 +179,7 @@ __device__ __forceinline__ T g(const T *src, int pe) {
 template <class T>
 __device__ __forceinline__ T fetch_add(T *dest, T value, int pe, int fetch) {
     char *r;
-    if (!p2p(dest, pe, &r, (uint64_t)dest % sizeof(T) != 0)) {
+    if (!p2p<true>(dest, pe, &r, (uint64_t)dest % sizeof(T) != 0)) {
         if (sizeof(T) == 4) {
             if (!fetch) return oxshmemi_cold_add4(dest, (uint32_t)bits(value), pe), T{};
             return from_bits<T>(oxshmemi_cold_fetch_add4(dest, (uint32_t)bits(value), pe));
@@ -247,9 +259,10 @@ __device__ __forceinline__ void put(void *dest, const void *src, size_t n, int p
     sync<G>();
     char *r, *rs = nullptr;
     bool fast = p2p_range(dest, n, pe, &r);
+    /* a signal add is an atomic (amo_base), a set a store (peer_base) */
     if (fast && sig)
-        fast = (uint64_t)sig % 8 == 0 && (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) &&
-               p2p(sig, pe, &rs);
+        fast = (uint64_t)sig % 8 == 0 &&
+               (sig_op == NVSHMEM_SIGNAL_SET ? p2p(sig, pe, &rs) : sig_op == NVSHMEM_SIGNAL_ADD && p2p<true>(sig, pe, &rs));
     if (!fast) {
         oxshmemi_cold_put(dest, src, n, pe, (uint32_t)G | (uint32_t)nbi << 4 | (uint32_t)sig_op << 8, sig, signal);
         return;
@@ -391,8 +404,9 @@ OXSHMEMI_FAST_ADD(size, size_t)
 OXSHMEMI_FAST_ADD(ptrdiff, ptrdiff_t)
 #undef OXSHMEMI_FAST_ADD
 
-/* signal_op on a P2P peer: set is a volatile store, add a relaxed system-scope atomic add, with
- * no fence (NVSHMEM's; ordering the data before the signal is put_signal's or fence's job). */
+/* signal_op on a P2P peer: set is a volatile store, add a relaxed system-scope atomic add (where
+ * the peer's GPU has native P2P atomics with this one: amo_base), with no fence (NVSHMEM's;
+ * ordering the data before the signal is put_signal's or fence's job). */
 __host__ __device__ inline void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
     char *r;
     if (sig_op == NVSHMEM_SIGNAL_SET) {
@@ -401,7 +415,7 @@ __host__ __device__ inline void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t 
         else
             oxshmemi_cold_signal_set(sig_addr, signal, pe);
     } else if (sig_op == NVSHMEM_SIGNAL_ADD) {
-        if (oxshmemi_fast::p2p(sig_addr, pe, &r, (uint64_t)sig_addr % 8 != 0))
+        if (oxshmemi_fast::p2p<true>(sig_addr, pe, &r, (uint64_t)sig_addr % 8 != 0))
             oxshmemi_fast::red_add((uint64_t *)r, signal);
         else
             oxshmemi_cold_signal_add(sig_addr, signal, pe);
@@ -463,11 +477,16 @@ __device__ inline void nvshmem_putmem_signal_nbi(void *dest, const void *source,
     oxshmemi_fast::put<0>(dest, source, bytes, pe, 1, sig_addr, signal, sig_op);
 }
 
-/* fence: P2P stores are ordered by the system fence; IBGDA queues are completed out of line
- * (the proxy executes in ring order), as is everything before the state is attached. */
+/* fence: P2P stores are ordered by the system fence; IBGDA queues are completed out of line, as
+ * is everything before the state is attached, and what the proxy ring still holds (the proxy
+ * executes in ring order, but over P2P it carries the atomics of peers without native P2P
+ * atomics, which a later store must not pass). */
 __host__ __device__ inline void nvshmem_fence(void) {
     __threadfence_system();
-    if (oxshmemi_fast_d.n_pes == 0 || oxshmemi_fast_d.ibgda) oxshmemi_cold_fence();
+    const uint64_t *ring = (const uint64_t *)oxshmemi_fast_d.ring;
+    if (oxshmemi_fast_d.n_pes == 0 || oxshmemi_fast_d.ibgda ||
+        (ring && *(const volatile uint64_t *)(ring + 1) < *(const volatile uint64_t *)ring))
+        oxshmemi_cold_fence();
 }
 
 /* quiet: with no IBGDA and nothing outstanding on the proxy ring (its completed counter has

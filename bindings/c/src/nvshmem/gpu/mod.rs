@@ -118,6 +118,7 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
         gpu = ?b.gpu,
         heap = b.heap().size(),
         peers_mapped = (0..shmem.n_pes()).filter(|&pe| b.peer_base(pe) != 0).count(),
+        amo_via_proxy = ?b.amo_proxied(),
         attached = registered.is_some(),
         "CUDA back end up"
     );
