@@ -481,8 +481,8 @@ impl GpuPe {
         if matches!(self.kind, ChannelKind::P2p) { self.peer_base(pe) } else { 0 }
     }
 
-    /// Where device code does atomics on `pe`'s GPU heap: [`p2p_base`](Self::p2p_base) where
-    /// this GPU has native P2P atomics on `pe`'s, else 0 (atomics take the proxy).
+    /// Where device code does atomics on `pe`'s GPU heap: its mapping when the channel is P2P
+    /// and this GPU has native P2P atomics on `pe`'s, else 0 (atomics take the proxy).
     pub fn amo_base(&self, pe: usize) -> u64 {
         if self.native_atomics.get(pe).copied().unwrap_or(false) { self.p2p_base(pe) } else { 0 }
     }
