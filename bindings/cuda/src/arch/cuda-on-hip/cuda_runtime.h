@@ -81,3 +81,15 @@ __device__ inline void __syncwarp(unsigned long long = ~0ull) {
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
 }
 #endif
+
+// cudaMallocHost: pinned host memory (hipHostMalloc; HIP's own hipMallocHost is deprecated).
+template <class T>
+static inline hipError_t cudaMallocHost(T **p, size_t bytes) {
+    return hipHostMalloc(reinterpret_cast<void **>(p), bytes, hipHostMallocDefault);
+}
+
+// __nanosleep has no HIP counterpart before ROCm 6: a wavefront sleep of 64 × about 64 cycles
+// (s_sleep takes a constant), which is what a caller of __nanosleep in a poll loop wants.
+#if HIP_VERSION < 60000000
+__device__ inline void __nanosleep(unsigned) { __builtin_amdgcn_s_sleep(64); }
+#endif
