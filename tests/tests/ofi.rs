@@ -151,12 +151,15 @@ fn signals_locks_contexts_teams() {
 
 /// A context's quiet waits for its own operations only: on PE 0, thread A's puts to PE 1 (which
 /// PE 0 stops meanwhile) stay in flight on A's context while thread B's context quiets and
-/// returns; B's count is 0 and A's is not. Then PE 1 continues, A quiets, and A's data (1 KiB
-/// blocks, through bounce slots) is at PE 1. Not with injected puts: `tcp;ofi_rxm` 1.20
-/// sometimes reports an injected write complete while its target is stopped.
+/// returns; B's count is 0 and A's is not. Then PE 1 continues, A quiets, and A's data is at
+/// PE 1. A's puts go through the transport's bounce slots (64 of 64 KiB; a larger put waits for
+/// its completion, which a stopped target never gives), about 3.5 MiB in all: more than the
+/// loopback sockets take in while their reader is stopped, so some stay in flight. With a few
+/// KiB (16 × 1 KiB, 8 × 4 KiB, as this test had) `tcp;ofi_rxm` now and then reported every
+/// write complete once it sat in the socket buffers.
 #[test]
 fn context_quiet_waits_for_its_own_operations_only() {
-    for (count, size) in [("16", "1024"), ("8", "4096")] {
+    for (count, size) in [("56", "65536"), ("56", "65000")] {
         let r = ok(3, PE_SYNC, &["ctx-independent", count, size]);
         assert_each_pe_says(&r, 3, |pe| format!("PE {pe}: contexts completed independently"));
         let out = &r.stdout;
