@@ -461,9 +461,17 @@ mod tests {
         fn range(&self) -> (usize, usize) {
             (self.0, self.1)
         }
+        /// Moves nothing.
+        ///
+        /// # Safety
+        /// None beyond the trait's: it touches no memory.
         unsafe fn put(&self, _: &'static str, _: usize, _: usize, _: LocalBytes<'_>) -> Result<()> {
             Ok(())
         }
+        /// Moves nothing.
+        ///
+        /// # Safety
+        /// None beyond the trait's: it touches no memory.
         unsafe fn get(&self, _: &'static str, _: usize, _: usize, _: LocalBytesMut<'_>) -> Result<()> {
             Ok(())
         }

@@ -199,6 +199,10 @@ fn no_gpu(_: &[String]) {
 
 /// The device library's host-callable AMO kernel, as the emulated driver can run it: CPU
 /// atomics on the word, which is host memory there (`tests/nvshmem/emu_device_lib.h`).
+///
+/// # Safety
+/// `addr` is a naturally aligned word of the flags' width in a GPU heap mapped here (host
+/// memory under the emulated driver); `old` is writable.
 unsafe extern "C" fn emu_amo(addr: u64, flags: u32, value: u64, cond: u64, old: *mut u64) -> i32 {
     use oxshmem::raw::{AmoOp, Width};
     use oxshmem_device::channel::proxy::amo;
