@@ -128,7 +128,7 @@ fn launcher_sources_newer_than(bin: &Path) -> bool {
 }
 
 /// `target/<profile>`: the directory above the test executable's `deps/`.
-fn profile_dir() -> PathBuf {
+pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let mut dir = exe.parent().expect("the test executable has a directory").to_path_buf();
     if dir.file_name().is_some_and(|n| n == "deps") {
@@ -646,4 +646,56 @@ pub fn oshnvcc() -> PathBuf {
         dir.join("oshnvcc")
     })
     .clone()
+}
+
+// ---- programs built for the CPU target (cpu_programs.rs, cpu_buffer_register.rs, cpu_p2p_atomics.rs)
+
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Whether the C++ compiler (`CXX`, else `c++`) runs; required unless `OXSHMEM_TEST_REQUIRE`
+/// lets it be missing.
+pub fn have_cxx() -> bool {
+    let ok = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    oxshmem_test_require::need("c++", ok, "`c++ --version` does not run (apt-get install g++)")
+}
+
+/// Runs `cmd` to the end within `limit`, its stdout and stderr into one log; (success,
+/// everything it printed). Past the limit it is killed, and the text says so.
+pub fn run_logged(cmd: &mut Command, limit: Duration) -> (bool, String) {
+    let out_path = std::env::temp_dir().join(format!(
+        "oxshmem-test-run-{}-{:?}.log",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let file = std::fs::File::create(&out_path).expect("a log file");
+    let mut child = cmd
+        .stdout(file.try_clone().expect("a log file"))
+        .stderr(file)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for a child") {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&out_path);
+    match status {
+        Some(s) => (s.success(), text),
+        None => (false, format!("{text}\n(killed after {limit:?})")),
+    }
 }

@@ -18,26 +18,10 @@
 //!
 //! Needs a C++ compiler; builds `liboxshmem.so`, `oshnvcc` and `oshrun` with cargo.
 
+use oxshmem_tests::{have_cxx, profile_dir, repo_root as root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps").to_path_buf()
-}
-
-fn have_cxx() -> bool {
-    let ok = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    oxshmem_test_require::need("c++", ok, "`c++ --version` does not run (apt-get install g++)")
-}
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))

@@ -14,61 +14,11 @@
 //!
 //! Needs a C and C++ compiler; builds `liboxshmem.so`, `oshnvcc` and `oshrun` with cargo.
 
+use oxshmem_tests::{have_cxx, profile_dir, repo_root as root, run_logged as run};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps").to_path_buf()
-}
-
-fn have_cxx() -> bool {
-    let ok = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    oxshmem_test_require::need("c++", ok, "`c++ --version` does not run (apt-get install g++)")
-}
-
-/// Runs `cmd` to the end within `limit`; (success, everything it printed).
-fn run(cmd: &mut Command, limit: Duration) -> (bool, String) {
-    let out_path = std::env::temp_dir().join(format!(
-        "oxshmem-cpu-programs-{}-{:?}.log",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let file = std::fs::File::create(&out_path).expect("a log file");
-    let mut child = cmd
-        .stdout(file.try_clone().expect("a log file"))
-        .stderr(file)
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("waiting for a child") {
-            break Some(s);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let _ = std::fs::remove_file(&out_path);
-    match status {
-        Some(s) => (s.success(), text),
-        None => (false, format!("{text}\n(killed after {limit:?})")),
-    }
-}
 
 /// Builds the host library and `oshnvcc` (and through it the CPU target's archive) once per
 /// test process (`oxshmem_tests::oshnvcc`), and the programs into `target/<profile>/cpu-programs/` where they are older
