@@ -631,7 +631,19 @@ pub fn oshnvcc() -> PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
         let out = Command::new(cargo)
-            .args(["build", "-p", "oxshmem-c", "-p", "oxshmem-tools", "--bin", "oshnvcc", "--profile", &profile])
+            // --lib too: with a --bin filter alone, cargo would build no library (liboxshmem.so)
+            .args([
+                "build",
+                "-p",
+                "oxshmem-c",
+                "-p",
+                "oxshmem-tools",
+                "--lib",
+                "--bin",
+                "oshnvcc",
+                "--profile",
+                &profile,
+            ])
             .arg("--manifest-path")
             .arg(&manifest)
             .arg("--target-dir")
