@@ -8,6 +8,10 @@
  * is a memfd, a mapping an mmap of it, so PEs of a node share it as they would a GPU's. It proves
  * the plumbing, not CUDA semantics: kernels cannot run, and a copy is memmove.
  *
+ * Contexts: each device's primary context, and up to 32 more that cuCtxCreate makes (on a GPU
+ * they are time-sliced; the CPU target's runtime keeps each context's resident blocks apart).
+ * cuCtxPushCurrent/PopCurrent keep a per-thread stack; a stream's worker runs in its context.
+ *
  * Streams are emulated for ordering: a stream is a worker thread running a FIFO of operations
  * (copies, memsets, host functions, stream memory operations: waits poll the word, writes are
  * release stores), so stream order, cuStreamSynchronize/Query, and cross-stream waits behave as
@@ -24,8 +28,8 @@
  * Environment:
  *   OXSHMEM_EMUCUDA_DEVICES  number of devices (default 1; 0: cuInit returns NO_DEVICE)
  *   OXSHMEM_EMUCUDA_MEM_MIB  MiB of memory per device (default 16384; cuMemCreate beyond: OOM)
- *   OXSHMEM_EMUCUDA_LOG      a file to which each VMM call and each 2D copy appends one line (pid,
- *                            call, result)
+ *   OXSHMEM_EMUCUDA_LOG      a file to which each VMM call, each 2D copy, each module load and
+ *                            each context made appends one line (pid, call, result)
  *   OXSHMEM_EMUCUDA_MAX_PITCH CU_DEVICE_ATTRIBUTE_MAX_PITCH, the largest pitch a 2D copy takes
  *                            (default 2147483647, as on current GPUs)
  *   OXSHMEM_EMUCUDA_P2P_ATOMICS 0: two different devices have no native P2P atomics
@@ -118,7 +122,10 @@ enum { WRITE_VALUE_NO_MEMORY_BARRIER = 1 };
 #define MAX_SLOTS 256
 #define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) /* what marks a cuMemCreate memfd */
 
-struct emu_ctx { unsigned refs; };                   /* a device's primary context */
+/* A context: the first MAX_DEVICES are the devices' primary contexts (retained, never made),
+ * the rest those cuCtxCreate makes (`live` while they exist). */
+struct emu_ctx { unsigned refs; int dev, live; };
+#define MAX_CREATED 32
 struct handle { int fd; size_t size; unsigned refs, gen; int exportable, owned; };
 struct range { uintptr_t base; size_t size; int prot; }; /* size 0: a free slot */
 
@@ -126,7 +133,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int initialized;
 static int ndevices;
 static size_t device_mem, max_pitch;
-static struct emu_ctx ctxs[MAX_DEVICES];
+static struct emu_ctx ctxs[MAX_DEVICES + MAX_CREATED];
 static struct handle handles[MAX_SLOTS];  /* refs 0: free */
 static struct range reserved[MAX_SLOTS];  /* cuMemAddressReserve */
 static struct range mapped[MAX_SLOTS];    /* cuMemMap, with the access cuMemSetAccess granted */
@@ -137,6 +144,8 @@ static struct range host[MAX_SLOTS];      /* cuMemHostAlloc */
 static struct range registered[MAX_SLOTS]; /* cuMemHostRegister */
 static struct emu_stream *streams[MAX_SLOTS]; /* cuStreamCreate; null: a free slot */
 static _Thread_local CUcontext current;   /* the calling thread's current context */
+static _Thread_local CUcontext pushed[16]; /* cuCtxPushCurrent's stack, below `current` */
+static _Thread_local int npushed;
 
 #define LOCK() pthread_mutex_lock(&lock)
 #define UNLOCK() pthread_mutex_unlock(&lock)
@@ -345,17 +354,90 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
     return r;
 }
 
+/* Whether `ctx` is a context: a primary one of a device, or a made one still alive. */
+static int valid_ctx(CUcontext ctx) {
+    uintptr_t c = (uintptr_t)ctx, first = (uintptr_t)ctxs;
+    if (c < first || c >= first + sizeof ctxs || (c - first) % sizeof *ctxs) return 0;
+    long i = ctx - ctxs;
+    return i < MAX_DEVICES ? i < ndevices : ctx->live;
+}
+
 CUresult cuCtxSetCurrent(CUcontext ctx) {
     REQUIRE_INIT();
-    uintptr_t c = (uintptr_t)ctx, first = (uintptr_t)ctxs;
-    if (ctx && (c < first || c >= first + (size_t)ndevices * sizeof *ctxs || (c - first) % sizeof *ctxs))
-        return CUDA_ERROR_INVALID_CONTEXT;
+    LOCK();
+    int ok = !ctx || valid_ctx(ctx);
+    UNLOCK();
+    if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
     current = ctx;
     return CUDA_SUCCESS;
 }
 
 CUresult cuCtxGetCurrent(CUcontext *ctx) { REQUIRE_INIT(); ANSWER(ctx, current); }
-CUresult cuCtxGetDevice(CUdevice *d) { REQUIRE_CTX(); ANSWER(d, (CUdevice)(current - ctxs)); }
+CUresult cuCtxGetDevice(CUdevice *d) {
+    REQUIRE_CTX();
+    long i = current - ctxs;
+    ANSWER(d, i < MAX_DEVICES ? (CUdevice)i : current->dev);
+}
+
+/* A context of its own on device `d` (CUDA 13 keeps the _v2 form: flags, device), made current
+ * on the calling thread (pushed, as the driver does). Its streams' kernels share no device
+ * resources with another context's: contexts of one GPU are time-sliced. */
+CUresult cuCtxCreate_v2(CUcontext *out, unsigned flags, CUdevice d) {
+    REQUIRE_INIT(); REQUIRE_DEV(d);
+    (void)flags;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (npushed == (int)(sizeof pushed / sizeof *pushed)) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUcontext c = NULL;
+    LOCK();
+    for (int i = MAX_DEVICES; i < MAX_DEVICES + MAX_CREATED && !c; i++)
+        if (!ctxs[i].live) { c = &ctxs[i]; c->live = 1; c->dev = d; c->refs = 1; }
+    UNLOCK();
+    if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
+    pushed[npushed++] = current;
+    current = c;
+    *out = c;
+    return logged(CUDA_SUCCESS, "cuCtxCreate(device %d)", d);
+}
+
+/* CUDA 12.5's form (what oxshmem calls): creation parameters, which may be NULL, are not kept. */
+CUresult cuCtxCreate_v4(CUcontext *out, void *params, unsigned flags, CUdevice d) {
+    (void)params;
+    return cuCtxCreate_v2(out, flags, d);
+}
+
+/* Ends a made context: its streams' work is waited for (as the driver does); it is no longer
+ * current anywhere it was pushed on this thread. */
+static int drain(CUcontext ctx, int blocking, int query);
+CUresult cuCtxDestroy_v2(CUcontext ctx) {
+    REQUIRE_INIT();
+    LOCK();
+    int ok = ctx && ctx - ctxs >= MAX_DEVICES && valid_ctx(ctx);
+    UNLOCK();
+    if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
+    drain(ctx, 0, 0);
+    LOCK(); ctx->live = 0; UNLOCK();
+    if (current == ctx) current = npushed ? pushed[--npushed] : NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+    REQUIRE_INIT();
+    LOCK();
+    int ok = ctx && valid_ctx(ctx);
+    UNLOCK();
+    if (!ok) return CUDA_ERROR_INVALID_CONTEXT;
+    if (npushed == (int)(sizeof pushed / sizeof *pushed)) return CUDA_ERROR_OUT_OF_MEMORY;
+    pushed[npushed++] = current;
+    current = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *out) {
+    REQUIRE_CTX();
+    if (out) *out = current;
+    current = npushed ? pushed[--npushed] : NULL;
+    return CUDA_SUCCESS;
+}
 
 /* ---- Virtual memory management ------------------------------------------------------------ */
 
@@ -669,6 +751,7 @@ static void run(const struct op *o) {
 static void *worker(void *arg) {
     struct emu_stream *s = arg;
     pthread_setname_np(pthread_self(), "emucuda-stream");
+    current = s->ctx; /* a stream's work runs in its context (kernels ask for it) */
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->head && !s->stop) pthread_cond_wait(&s->work, &s->mu);

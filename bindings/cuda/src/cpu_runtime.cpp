@@ -19,6 +19,7 @@ using oxshmemi::arch::cpu::idx3;
 
 constexpr int SMS = 2;                  ///< multiprocessors
 constexpr int THREADS_PER_SM = 1024;    ///< resident threads per multiprocessor
+constexpr int BLOCKS_PER_SM = 32;       ///< resident blocks per multiprocessor (as on sm_90)
 constexpr int MAX_BLOCK = 1024;         ///< threads per block
 constexpr size_t SHARED_DEFAULT = 48 << 10, SHARED_OPTIN = 227 << 10;
 
@@ -303,7 +304,46 @@ cudaError_t unregistered(const char *call, const void *f) {
 
 int blocks_per_sm(int threads) {
     if (threads <= 0 || threads > MAX_BLOCK) return 0;
-    return THREADS_PER_SM / threads;
+    return std::min(THREADS_PER_SM / threads, BLOCKS_PER_SM);
+}
+
+/// What a GPU's kernels hold while they run: each context's resident blocks and threads. A
+/// kernel starts when its resident blocks fit beside those of the kernels already running in
+/// its context, and holds them until it ends, so that a kernel that keeps every multiprocessor
+/// busy (a persistent or cooperative kernel spinning on a flag) keeps a later kernel of its
+/// context from starting, as on a GPU, where the later kernel's blocks wait for free
+/// multiprocessors. Contexts do not share them: a GPU time-slices its contexts.
+struct Residency {
+    std::mutex m;
+    std::condition_variable cv;
+    std::map<void *, std::pair<uint64_t, uint64_t>> held;  ///< per context: blocks, threads
+};
+Residency &residency() {
+    static auto *r = new Residency;
+    return *r;
+}
+
+/// Waits until `blocks` blocks of `threads` threads fit in context `ctx`, and holds them.
+void occupy(void *ctx, uint64_t blocks, uint64_t threads) {
+    Residency &r = residency();
+    std::unique_lock<std::mutex> l(r.m);
+    r.cv.wait(l, [&] {
+        auto &h = r.held[ctx];
+        return h.first + blocks <= (uint64_t)SMS * BLOCKS_PER_SM &&
+               h.second + blocks * threads <= (uint64_t)SMS * THREADS_PER_SM;
+    });
+    auto &h = r.held[ctx];
+    h.first += blocks;
+    h.second += blocks * threads;
+}
+
+void vacate(void *ctx, uint64_t blocks, uint64_t threads) {
+    Residency &r = residency();
+    std::lock_guard<std::mutex> l(r.m);
+    auto &h = r.held[ctx];
+    h.first -= blocks;
+    h.second -= blocks * threads;
+    r.cv.notify_all();
 }
 
 }  // namespace
@@ -326,13 +366,19 @@ cudaError_t launch(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, boo
     if (shmem > SHARED_OPTIN) return fail(cudaErrorInvalidValue);
     uint64_t resident = (uint64_t)SMS * blocks_per_sm((int)threads);
     if (cooperative && blocks > resident) return fail(cudaErrorCooperativeLaunchTooLarge);
+    // The context the kernel runs in: the caller's (a stream's worker runs in its stream's).
+    void *ctx = nullptr;
+    if (driver().ok) driver().get_current(&ctx);
     auto run = [=] {
+        uint64_t held = std::min(blocks, resident);
+        occupy(ctx, held, threads);
         Grid g;
         g.grid = idx3{grid.x, grid.y, grid.z};
         g.dim = idx3{block.x, block.y, block.z};
         g.dynamic_bytes = shmem;
         g.cooperative = cooperative;
         arch::cpu::run_grid(g, body, (uint32_t)resident);
+        vacate(ctx, held, threads);
     };
     if (stream == OXSHMEMI_CPU_RUN_NOW) {
         run();

@@ -45,8 +45,6 @@ int oxshmemi_cpu_local_memory(uint64_t addr, uint64_t len, char *what, size_t wh
 namespace {
 
 /// Copies the two pointers into the __device__ globals: 0, or the CUDA error code.
-int oxshmemi_amo_setup();
-
 int oxshmemi_attach(const void *device_state_gpu_ptr, const void *cuda_state_gpu_ptr) {
     cudaError_t e = cudaMemcpyToSymbol(oxshmemi_state_d, &device_state_gpu_ptr, sizeof(void *));
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(oxshmemi_cuda_d, &cuda_state_gpu_ptr, sizeof(void *));
@@ -59,7 +57,7 @@ int oxshmemi_attach(const void *device_state_gpu_ptr, const void *cuda_state_gpu
     const auto *cs = (const oxshmemi::oxshmem_cuda_state_t *)cuda_state_gpu_ptr;
     head.amo_base = cs && cs->amo_base ? cs->amo_base : head.peer_base;
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(oxshmemi_fast_d, &head, sizeof head);
-    return e == cudaSuccess ? oxshmemi_amo_setup() : (int)e;
+    return (int)e;
 }
 
 /// One atomic on the word at `addr` (GPU memory, or a peer's heap mapped here), system scope,
@@ -104,47 +102,61 @@ OXSHMEMI_CPU_REGISTER_KERNEL(oxshmemi_amo_kernel);
 
 namespace {
 
-/// What the host-callable atomic uses, set up once by attach (with the PE's device current), so
-/// that a call never loads a module or creates anything while a kernel may be spinning on its
-/// result (a lazy module load may wait for running kernels).
-struct AmoSetup {
-    std::mutex lock;
+/// What the host-callable atomic uses on one device: a non-blocking stream and a result slot,
+/// made at the first call there, in the context current then (the device's atomic context,
+/// which the host library makes current for every call: `segment::amo_at`).
+struct AmoLane {
     int device = -1;
     cudaStream_t stream = nullptr;
     uint64_t *slot_host = nullptr, *slot_dev = nullptr;
 };
+struct AmoSetup {
+    std::mutex lock;
+    AmoLane lanes[64];
+    int n = 0;
+};
 AmoSetup amo_setup;
 
-/// Creates the stream and the result slot on the current device and loads the kernel. 0, or the
-/// CUDA error code.
-int oxshmemi_amo_setup() {
-    std::lock_guard<std::mutex> g(amo_setup.lock);
-    if (amo_setup.stream) return 0;
+/// The lane of the current device, made if it is new: null with `*e` set on failure.
+AmoLane *amo_lane(cudaError_t *e) {
+    int device = -1;
+    *e = cudaGetDevice(&device);
+    if (*e != cudaSuccess) return nullptr;
+    for (int i = 0; i < amo_setup.n; i++)
+        if (amo_setup.lanes[i].device == device) return &amo_setup.lanes[i];
+    if (amo_setup.n == 64) {
+        *e = cudaErrorInvalidDevice;
+        return nullptr;
+    }
+    AmoLane l;
+    l.device = device;
     cudaFuncAttributes attr;
-    cudaError_t e = cudaGetDevice(&amo_setup.device);
-    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, oxshmemi_amo_kernel);  // loads the module now
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&amo_setup.stream, cudaStreamNonBlocking);
-    if (e == cudaSuccess)
-        e = cudaHostAlloc((void **)&amo_setup.slot_host, sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable);
-    if (e == cudaSuccess) e = cudaHostGetDevicePointer((void **)&amo_setup.slot_dev, amo_setup.slot_host, 0);
-    if (e != cudaSuccess) amo_setup.stream = nullptr;
-    return (int)e;
+    *e = cudaFuncGetAttributes(&attr, oxshmemi_amo_kernel);  // loads the module here, now
+    if (*e == cudaSuccess) *e = cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking);
+    if (*e == cudaSuccess)
+        *e = cudaHostAlloc((void **)&l.slot_host, sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable);
+    if (*e == cudaSuccess) *e = cudaHostGetDevicePointer((void **)&l.slot_dev, l.slot_host, 0);
+    if (*e != cudaSuccess) return nullptr;
+    amo_setup.lanes[amo_setup.n] = l;
+    return &amo_setup.lanes[amo_setup.n++];
 }
 
-/// The host side: launches the kernel on the PE's device, on a non-blocking stream of its own
-/// (so it never waits for the program's kernels), and waits for it. Any host thread may call
-/// it (the proxy, the software NIC, stream workers): it makes the PE's device current first.
-/// 0, or the CUDA error code.
+/// The host side: launches the kernel on the current context's device, on a non-blocking
+/// stream of its own there, and waits for it. The host library calls it with the device's
+/// atomic context current: a context of its own, not the program's (the primary context), so
+/// the launch never waits for the program's kernels, even one that fills the GPU and spins on
+/// this atomic. Any host thread may call it (the proxy, the software NIC, stream workers). 0,
+/// or the CUDA error code.
 int oxshmemi_amo(uint64_t addr, uint32_t flags, uint64_t value, uint64_t cond, uint64_t *old) {
     std::lock_guard<std::mutex> g(amo_setup.lock);
-    if (!amo_setup.stream) return (int)cudaErrorNotReady;  // attach has not run
-    cudaError_t e = cudaSetDevice(amo_setup.device);
-    uint64_t *slot = amo_setup.slot_dev;
+    cudaError_t e = cudaSuccess;
+    AmoLane *l = amo_lane(&e);
+    if (!l) return (int)e;
+    uint64_t *slot = l->slot_dev;
     void *args[] = {&addr, &flags, &value, &cond, &slot};
-    if (e == cudaSuccess)
-        e = cudaLaunchKernel((const void *)oxshmemi_amo_kernel, dim3(1), dim3(1), args, 0, amo_setup.stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(amo_setup.stream);
-    if (e == cudaSuccess) *old = *(volatile uint64_t *)amo_setup.slot_host;
+    e = cudaLaunchKernel((const void *)oxshmemi_amo_kernel, dim3(1), dim3(1), args, 0, l->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(l->stream);
+    if (e == cudaSuccess) *old = *(volatile uint64_t *)l->slot_host;
     return (int)e;
 }
 

@@ -103,7 +103,8 @@ impl NicMemory for GpuNicMemory {
     }
 
     fn atomic(&self, addr: u64, width: u32, op: AmoOp) -> std::result::Result<u64, String> {
-        amo_at("nvshmem softnic", addr, width as usize, op).map_err(|e| e.to_string())
+        let device = current().map_or_else(|| self.gpu.ordinal(), |s| s.amo_device_at(addr));
+        amo_at("nvshmem softnic", addr, width as usize, op, device).map_err(|e| e.to_string())
     }
 
     fn map_doorbell(&self, addr: u64) -> std::result::Result<u64, String> {

@@ -245,7 +245,12 @@ impl GpuDevice {
         tracing::debug!(target: "cuda", uses_nvshmem, bytes = image.len(), "module loaded");
         m.uses_nvshmem = uses_nvshmem;
         if uses_nvshmem {
-            ModuleAmo::offer(&self.0.gpu, module).map_err(err)?;
+            ModuleAmo::offer(&self.0.gpu, module, &owned).map_err(err)?;
+            // Its kernel loaded in the atomic contexts now, before a kernel may wait on one.
+            if let Some(seg) = super::segment::current() {
+                seg.warm_atomics("GpuDevice::load_module")
+                    .map_err(|e| DeviceError::Init { pe: me, reason: e.to_string() })?;
+            }
         }
         Ok(m)
     }
@@ -698,20 +703,31 @@ impl LaunchConfig {
 }
 
 /// The device library's one-thread atomic kernel (`oxshmemi_amo_kernel`, `host.cu`) in a
-/// module this program loaded, with a stream and a result slot of its own: what the proxy, the
-/// software NIC and host atomics on GPU memory run for a Rust program (a C program's
-/// `libnvshmem_device.a` registers its own at load time). The first module that holds it
-/// provides it until it is unloaded.
+/// module this program loaded: what the proxy, the software NIC and host atomics on GPU memory
+/// run for a Rust program (a C program's `libnvshmem_device.a` registers its own at load time).
+/// The first module that holds it provides it until it is unloaded. Host atomics run in a
+/// context of their own per device (`segment::amo_at` makes it current), so the module's image
+/// is loaded again in each such context at its first atomic there, with a stream (a lane).
 struct ModuleAmo {
+    /// The program's module (in the primary context), by which it is withdrawn.
     module: sys::CUmodule,
-    f: sys::CUfunction,
-    gpu: Gpu,
-    stream: sys::CUstream,
+    /// Its image, NUL-terminated, for the atomic contexts.
+    image: Vec<u8>,
+    /// One 8-byte result slot of portable pinned memory, which every context reaches.
     slot: super::PinnedBuf,
+    lanes: Vec<AmoLane>,
 }
 
-// SAFETY: the handles may be used from any thread with the context current (every use makes
-// it current first), and only under MODULE_AMO's lock.
+/// The kernel and a stream of ModuleAmo in one context.
+struct AmoLane {
+    ctx: sys::CUcontext,
+    module: sys::CUmodule,
+    f: sys::CUfunction,
+    stream: sys::CUstream,
+}
+
+// SAFETY: the handles may be used from any thread with their context current (every use is
+// made so), and only under MODULE_AMO's lock.
 unsafe impl Send for ModuleAmo {}
 
 static MODULE_AMO: parking_lot::Mutex<Option<ModuleAmo>> = parking_lot::Mutex::new(None);
@@ -722,9 +738,9 @@ static AMO_SET_HERE: AtomicBool = AtomicBool::new(false);
 const AMO_KERNEL: &str = "oxshmemi_amo_kernel";
 
 impl ModuleAmo {
-    /// Takes the atomic kernel of `module` (loaded in `gpu`'s context, which is current) when
-    /// none is held, and makes it the one host atomics on GPU memory run.
-    fn offer(gpu: &Gpu, module: sys::CUmodule) -> Result<(), CudaError> {
+    /// Takes the atomic kernel of `module` (loaded from `image` in `gpu`'s context, which is
+    /// current) when none is held, and makes it the one host atomics on GPU memory run.
+    fn offer(gpu: &Gpu, module: sys::CUmodule, image: &[u8]) -> Result<(), CudaError> {
         let mut held = MODULE_AMO.lock();
         // One is held already, or the program registered its own.
         if held.is_some() || (super::segment::amo_kernel().is_some() && !AMO_SET_HERE.load(Ordering::Relaxed)) {
@@ -741,12 +757,7 @@ impl ModuleAmo {
             return Ok(());
         }
         let slot = super::PinnedBuf::new(gpu, 8)?;
-        let mut stream: sys::CUstream = std::ptr::null_mut();
-        // SAFETY: `stream` is a valid out-pointer; the context is current.
-        check(|| "cuStreamCreate (the atomic kernel's stream)".into(), unsafe {
-            sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
-        })?;
-        *held = Some(ModuleAmo { module, f, gpu: gpu.clone(), stream, slot });
+        *held = Some(ModuleAmo { module, image: image.to_vec(), slot, lanes: Vec::new() });
         drop(held);
         // SAFETY: `module_amo` performs the operation atomically on the GPU word (the device
         // library's kernel, system scope) and is a plain function, valid for the process.
@@ -762,33 +773,83 @@ impl ModuleAmo {
             *held = None;
         }
     }
+
+    /// The lane of the current context, made at its first use.
+    fn lane(&mut self) -> Result<&AmoLane, CudaError> {
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: `ctx` is a valid out-pointer.
+        check(|| "cuCtxGetCurrent".into(), unsafe { sys::cuCtxGetCurrent(&mut ctx) })?;
+        if let Some(i) = self.lanes.iter().position(|l| l.ctx == ctx) {
+            return Ok(&self.lanes[i]);
+        }
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: `module` is a valid out-pointer; the image is NUL-terminated; a context is current.
+        check(|| "cuModuleLoadData (the atomic kernel's context)".into(), unsafe {
+            sys::cuModuleLoadData(&mut module, self.image.as_ptr().cast())
+        })?;
+        let name = CString::new(AMO_KERNEL).expect("no NUL");
+        let mut f: sys::CUfunction = std::ptr::null_mut();
+        let mut stream: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: valid out-pointers; the module was just loaded in the current context.
+        let r = check(|| format!("cuModuleGetFunction({AMO_KERNEL})"), unsafe {
+            sys::cuModuleGetFunction(&mut f, module, name.as_ptr())
+        })
+        .and_then(|()| {
+            // SAFETY: `stream` is a valid out-pointer; the context is current.
+            check(|| "cuStreamCreate (the atomic kernel's stream)".into(), unsafe {
+                sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+            })
+        });
+        if let Err(e) = r {
+            // SAFETY: loaded above, used by nothing.
+            unsafe { sys::cuModuleUnload(module) };
+            return Err(e);
+        }
+        self.lanes.push(AmoLane { ctx, module, f, stream });
+        Ok(self.lanes.last().expect("just pushed"))
+    }
 }
 
 impl Drop for ModuleAmo {
     fn drop(&mut self) {
-        if self.gpu.make_current().is_ok() {
-            // SAFETY: the stream was created here and nothing uses it any more (the lock is held
-            // or the value is being replaced under it).
-            unsafe { sys::cuStreamDestroy_v2(self.stream) };
+        for l in self.lanes.drain(..) {
+            // SAFETY: the lane's context lives for the process; its stream and module were made
+            // here and nothing uses them any more (the lock is held or the value is replaced).
+            unsafe {
+                if sys::cuCtxPushCurrent_v2(l.ctx) == sys::CUresult::CUDA_SUCCESS {
+                    sys::cuStreamDestroy_v2(l.stream);
+                    sys::cuModuleUnload(l.module);
+                    let mut top: sys::CUcontext = std::ptr::null_mut();
+                    sys::cuCtxPopCurrent_v2(&mut top);
+                }
+            }
         }
     }
 }
 
 /// The host-callable atomic ([`segment::AmoFn`](super::segment::AmoFn)) over the held module's
-/// kernel: a one-thread launch on its own non-blocking stream (so it never waits for the
-/// program's kernels), then a wait for it. 0, or a CUDA error number
-/// (`CUDA_ERROR_NOT_READY`, 600, once the module is unloaded).
+/// kernel, in the current context (the device's atomic context: `segment::amo_at`): a
+/// one-thread launch on the lane's non-blocking stream, then a wait for it. 0, or a CUDA error
+/// number (`CUDA_ERROR_NOT_READY`, 600, once the module is unloaded).
 ///
 /// # Safety
 /// `addr` is a naturally aligned word of a GPU heap mapped here; `old` is writable.
 unsafe extern "C" fn module_amo(addr: u64, flags: u32, value: u64, cond: u64, old: *mut u64) -> i32 {
-    let held = MODULE_AMO.lock();
-    let Some(a) = held.as_ref() else { return sys::CUresult::CUDA_ERROR_NOT_READY as i32 };
-    if let Err(e) = a.gpu.make_current() {
-        tracing::debug!(target: "cuda", %e, "the atomic kernel's context");
-        return sys::CUresult::CUDA_ERROR_INVALID_CONTEXT as i32;
-    }
-    let (mut addr, mut flags, mut value, mut cond, mut slot) = (addr, flags, value, cond, a.slot.device_ptr());
+    let mut held = MODULE_AMO.lock();
+    let Some(a) = held.as_mut() else { return sys::CUresult::CUDA_ERROR_NOT_READY as i32 };
+    let mut slot = a.slot.device_ptr();
+    let host = a.slot.host_ptr();
+    let lane = match a.lane() {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::debug!(target: "cuda", %e, "the atomic kernel in this context");
+            return match e {
+                CudaError::Driver { code, .. } => code,
+                _ => sys::CUresult::CUDA_ERROR_INVALID_CONTEXT as i32,
+            };
+        }
+    };
+    let (mut addr, mut flags, mut value, mut cond) = (addr, flags, value, cond);
     let mut args: [*mut c_void; 5] = [
         (&raw mut addr).cast(),
         (&raw mut flags).cast(),
@@ -798,19 +859,21 @@ unsafe extern "C" fn module_amo(addr: u64, flags: u32, value: u64, cond: u64, ol
     ];
     // SAFETY: `f` is the kernel (u64, u32, u64, u64, u64 *) of a live module (withdrawn under
     // this lock before its unload); `args` points at five live values of those types; the
-    // stream is this struct's.
-    let r = unsafe { sys::cuLaunchKernel(a.f, 1, 1, 1, 1, 1, 1, 0, a.stream, args.as_mut_ptr(), std::ptr::null_mut()) };
+    // stream is the lane's, in the current context.
+    let r = unsafe {
+        sys::cuLaunchKernel(lane.f, 1, 1, 1, 1, 1, 1, 0, lane.stream, args.as_mut_ptr(), std::ptr::null_mut())
+    };
     if r != sys::CUresult::CUDA_SUCCESS {
         return r as i32;
     }
     // SAFETY: the stream is live.
-    let r = unsafe { sys::cuStreamSynchronize(a.stream) };
+    let r = unsafe { sys::cuStreamSynchronize(lane.stream) };
     if r != sys::CUresult::CUDA_SUCCESS {
         return r as i32;
     }
     // SAFETY: the slot is 8 bytes of pinned memory the kernel wrote before the stream finished;
     // `old` is writable (the caller's promise).
-    unsafe { *old = std::ptr::read_volatile(a.slot.host_ptr().cast::<u64>()) };
+    unsafe { *old = std::ptr::read_volatile(host.cast::<u64>()) };
     0
 }
 

@@ -252,6 +252,23 @@ pub struct PeerMapping {
 }
 
 impl PeerMapping {
+    /// Grants device `ordinal` of this process read/write access to the mapping too (the GPU
+    /// whose memory it is, so that atomics on it can run there: see `segment::amo_at`).
+    ///
+    /// # Errors
+    /// The driver's: `cuMemSetAccess` on a device that cannot reach the memory.
+    pub fn grant(&self, ordinal: i32) -> Result<(), CudaError> {
+        self.vmm.gpu.make_current()?;
+        let (base, size) = (self.vmm.base, self.vmm.size);
+        let access = sys::CUmemAccessDesc {
+            location: sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: ordinal },
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: the range is mapped; one access descriptor is passed, with count 1.
+        let r = unsafe { sys::cuMemSetAccess(base, size, &access, 1) };
+        check(|| format!("cuMemSetAccess (read/write for device {ordinal}) of {size} bytes at {base:#x}"), r)
+    }
+
     /// The address of the peer's heap in this process.
     pub fn base(&self) -> DevAddr {
         self.vmm.base

@@ -98,6 +98,8 @@ pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
     ("cuStreamCreate", "CUDA 2.0"),
     ("cuStreamSynchronize", "CUDA 2.0"),
     ("cuCtxSetCurrent", "CUDA 4.0"),
+    ("cuCtxPushCurrent_v2", "CUDA 4.0"),
+    ("cuCtxPopCurrent_v2", "CUDA 4.0"),
     ("cuLaunchKernel", "CUDA 4.0"),
     ("cuMemcpyAsync", "CUDA 4.0"),
     ("cuMemHostUnregister", "CUDA 4.0"),
@@ -121,6 +123,7 @@ pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
     ("cuStreamWaitValue32_v2", "CUDA 11.7 (driver 515)"),
     ("cuMemGetHandleForAddressRange", "CUDA 11.7 (driver 515)"),
     ("cuLibraryGetGlobal", "CUDA 12.0 (driver 525)"),
+    ("cuCtxCreate_v4", "CUDA 12.5 (driver 555)"),
 ];
 
 /// The routines of [`DRIVER_SYMBOLS`] that only some operations call, each checked by that
@@ -128,6 +131,9 @@ pub const DRIVER_SYMBOLS: &[(&str, &str)] = &[
 /// host function and stream-wait launches, I/O memory registration, dma-buf export, the P2P
 /// atomics query (without it, peers on other GPUs take the proxy for atomics).
 pub const AT_USE: &[&str] = &[
+    "cuCtxCreate_v4",
+    "cuCtxPushCurrent_v2",
+    "cuCtxPopCurrent_v2",
     "cuDeviceGetP2PAttribute",
     "cuMemcpy2DAsync_v2",
     "cuModuleGetGlobal_v2",

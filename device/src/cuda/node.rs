@@ -178,6 +178,10 @@ pub struct GpuPe {
     peer_base: Vec<u64>,
     /// Per PE: whether this GPU has native P2P atomics on its GPU's memory (this PE: yes).
     native_atomics: Vec<bool>,
+    /// Per PE: the device (ordinal in this process) that host atomics on its heap run on: its
+    /// own GPU where that GPU is visible here and was granted access to the mapping, else this
+    /// PE's.
+    amo_device: Vec<i32>,
     _maps: Vec<PeerMapping>,
     alloc: Mutex<Allocator>,
     pinned: PinnedBuf,
@@ -243,8 +247,9 @@ impl GpuPe {
             .collect();
         // Whether this GPU has native atomics on each PE's GPU over P2P (the ordinals are the
         // node's: every PE of a node sees its GPUs alike, as OXSHMEM_CUDA_DEVICE assumes).
+        let ordinals: Vec<i32> = (0..n).map(|pe| all.read(CARD * pe + 3) as i32).collect();
         let native_atomics: Vec<bool> =
-            (0..n).map(|pe| pe == me || super::p2p_native_atomics(gpu.dev(), all.read(CARD * pe + 3) as i32)).collect();
+            (0..n).map(|pe| pe == me || super::p2p_native_atomics(gpu.dev(), ordinals[pe])).collect();
         mine.free()?;
         all.free()?;
         if let Some(pe) = (0..n).find(|&pe| cards[pe].size != size) {
@@ -258,9 +263,20 @@ impl GpuPe {
         let maps = exchange(shmem, me, &node, &cards, &gpu, &fd)?;
         drop(fd);
         let mut peer_base = vec![0u64; n];
+        let mut amo_device = vec![gpu.ordinal(); n];
         let mut kept = Vec::with_capacity(maps.len());
         for (pe, m) in maps {
             peer_base[pe] = m.base();
+            // Host atomics on a peer's heap run on the peer's GPU (its own memory: atomic with
+            // its kernels' atomics whatever the link between the GPUs), where that GPU is
+            // visible here; else on this PE's, over the mapping.
+            let owner = ordinals[pe];
+            if owner != gpu.ordinal() {
+                match m.grant(owner) {
+                    Ok(()) => amo_device[pe] = owner,
+                    Err(e) => tracing::debug!(target: "cuda", pe, owner, %e, "host atomics on the PE's heap run here"),
+                }
+            }
             kept.push(m);
         }
         peer_base[me] = heap.base();
@@ -310,6 +326,7 @@ impl GpuPe {
             heap,
             peer_base,
             native_atomics,
+            amo_device,
             _maps: kept,
             alloc: Mutex::new(Allocator::new(size - RESERVED)),
             pinned,
@@ -470,6 +487,11 @@ impl GpuPe {
         &self.heap
     }
 
+    /// The number of PEs.
+    pub fn n_pes(&self) -> usize {
+        self.peer_base.len()
+    }
+
     /// Where `pe`'s GPU heap is mapped here (0: not mapped).
     pub fn peer_base(&self, pe: usize) -> u64 {
         self.peer_base.get(pe).copied().unwrap_or(0)
@@ -485,6 +507,21 @@ impl GpuPe {
     /// and this GPU has native P2P atomics on `pe`'s, else 0 (atomics take the proxy).
     pub fn amo_base(&self, pe: usize) -> u64 {
         if self.native_atomics.get(pe).copied().unwrap_or(false) { self.p2p_base(pe) } else { 0 }
+    }
+
+    /// The device (ordinal) host atomics on `pe`'s heap run on: `pe`'s GPU where it is visible
+    /// here, else this PE's.
+    pub fn amo_device(&self, pe: usize) -> i32 {
+        self.amo_device.get(pe).copied().unwrap_or_else(|| self.gpu.ordinal())
+    }
+
+    /// [`amo_device`](Self::amo_device) of the PE whose heap, as mapped here, holds `addr`
+    /// (this PE's device for any other address).
+    pub fn amo_device_at(&self, addr: u64) -> i32 {
+        let size = self.heap.size() as u64;
+        (0..self.peer_base.len())
+            .find(|&pe| self.peer_base[pe] != 0 && addr.wrapping_sub(self.peer_base[pe]) < size)
+            .map_or_else(|| self.gpu.ordinal(), |pe| self.amo_device(pe))
     }
 
     /// The PEs reached over P2P whose atomics take the proxy (no native P2P atomics between

@@ -33,7 +33,10 @@ use oxshmem::transport::{LocalBytes, LocalBytesMut};
 use oxshmem::{Error, ErrorKind, Result, Team};
 use parking_lot::Mutex;
 
-use super::{DevAddr, GpuPe, SetupError};
+use cudarc::driver::sys;
+
+use super::error::check;
+use super::{CudaError, DevAddr, GpuPe, SetupError};
 use crate::channel::proxy::amo_flags;
 
 /// The device library's host-callable atomic on GPU memory: `amo(addr, flags, value, cond,
@@ -187,19 +190,86 @@ impl GpuSegment {
     }
 
     /// A host atomic on the `width`-byte word at `dest` (in the GPU heap) of world PE `pe`,
-    /// through the registered AMO kernel: the prior value.
+    /// through the registered AMO kernel, on `pe`'s GPU where it is visible here
+    /// ([`GpuPe::amo_device`]): the prior value.
     pub fn amo(&self, func: &'static str, dest: usize, width: usize, op: AmoOp, pe: usize) -> Result<u64> {
         if !dest.is_multiple_of(width) || !matches!(width, 4 | 8) {
             return Err(invalid(func, format!("{dest:#x} is not a naturally aligned 4- or 8-byte word")));
         }
         let target = self.remote_for(func, dest, width, pe)?;
-        amo_at(func, target, width, op)
+        amo_at(func, target, width, op, self.pe.amo_device(pe))
+    }
+
+    /// Runs the registered AMO kernel once on every device this PE's host atomics use (an
+    /// atomic fetch of the first word of each heap), so that its first real use, perhaps while
+    /// a kernel spins on its result, loads and creates nothing. Errors are the kernel's.
+    pub fn warm_atomics(&self, func: &'static str) -> Result<()> {
+        if amo_kernel().is_none() {
+            return Ok(());
+        }
+        let mut done = Vec::new();
+        for pe in 0..self.pe.n_pes() {
+            let (device, base) = (self.pe.amo_device(pe), self.pe.peer_base(pe));
+            if base == 0 || done.contains(&device) {
+                continue;
+            }
+            done.push(device);
+            amo_at(func, base, 8, AmoOp::Fetch, device)?;
+        }
+        Ok(())
     }
 }
 
+/// The contexts host atomics on GPU memory run in: one per device (by ordinal), made at first
+/// use, for the life of the process. Not the device's primary context, which the program's
+/// kernels use: a GPU time-slices its contexts, so an atomic's one-thread kernel runs even
+/// while a persistent or cooperative kernel of the program fills every multiprocessor and spins
+/// on that atomic's result (in the primary context it would wait for a free multiprocessor:
+/// a deadlock). Where a second context cannot be made (the device in exclusive-process compute
+/// mode), the primary context, said once.
+static AMO_CONTEXTS: Mutex<Vec<(i32, usize)>> = Mutex::new(Vec::new());
+
+fn amo_context(ordinal: i32) -> std::result::Result<sys::CUcontext, CudaError> {
+    let mut all = AMO_CONTEXTS.lock();
+    if let Some(&(_, c)) = all.iter().find(|(o, _)| *o == ordinal) {
+        return Ok(c as sys::CUcontext);
+    }
+    super::need(&["cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2"])?;
+    let dev = super::device(ordinal)?;
+    let mut ctx: sys::CUcontext = std::ptr::null_mut();
+    let r = match super::need(&["cuCtxCreate_v4"]) {
+        // SAFETY: `ctx` is a valid out-pointer, `dev` a device handle; no creation parameters.
+        Ok(()) => unsafe { sys::cuCtxCreate_v4(&mut ctx, std::ptr::null_mut(), 0, dev) },
+        Err(_) => sys::CUresult::CUDA_ERROR_NOT_SUPPORTED,
+    };
+    if r == sys::CUresult::CUDA_SUCCESS {
+        // cuCtxCreate made it current (pushed it): back to what was current before.
+        let mut top: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: `top` is a valid out-pointer; the new context is on this thread's stack.
+        check(|| "cuCtxPopCurrent".into(), unsafe { sys::cuCtxPopCurrent_v2(&mut top) })?;
+    } else {
+        tracing::warn!(
+            target: "cuda",
+            ordinal,
+            ?r,
+            "no context of its own for host atomics on this GPU (cuCtxCreate failed: exclusive-process compute \
+             mode, or a driver older than CUDA 12.5): they run in the primary context, where a kernel that fills the GPU and waits for one of them \
+             deadlocks"
+        );
+        // SAFETY: `ctx` is a valid out-pointer; the retain lasts for the process.
+        check(|| format!("cuDevicePrimaryCtxRetain({ordinal})"), unsafe {
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
+        })?;
+    }
+    all.push((ordinal, ctx as usize));
+    Ok(ctx)
+}
+
 /// An atomic `op` on the naturally aligned `width`-byte word at `target` (a GPU heap as mapped
-/// here), through the registered AMO kernel ([`set_amo_kernel`]): the prior value.
-pub fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp) -> Result<u64> {
+/// here), through the registered AMO kernel ([`set_amo_kernel`]) run on device `device` (the
+/// memory's own GPU, or this PE's), in that device's atomic context ([`AMO_CONTEXTS`]): the
+/// prior value. The kernel runs in the context current when it is called.
+pub fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp, device: i32) -> Result<u64> {
     let kernel = amo_kernel().ok_or_else(|| {
         invalid(
             func,
@@ -209,16 +279,17 @@ pub fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp) -> Resul
             ),
         )
     })?;
-    if let Some(s) = current() {
-        // The callback makes the PE's device current itself; this also covers a device library
-        // built before it did.
-        s.pe.gpu.make_current().map_err(|e| cuda_err(func, e))?;
-    }
+    let ctx = amo_context(device).map_err(|e| cuda_err(func, e))?;
+    // SAFETY: the context lives for the process.
+    check(|| "cuCtxPushCurrent".into(), unsafe { sys::cuCtxPushCurrent_v2(ctx) }).map_err(|e| cuda_err(func, e))?;
     let (flags, value, cond) = amo_flags(op, width == 8);
     let mut old = 0u64;
-    // SAFETY: `target` is a naturally aligned word of a GPU heap mapped here; the callback
-    // writes the prior value to `old`, a live local.
+    // SAFETY: `target` is a naturally aligned word of a GPU heap mapped here, which `device`
+    // may reach; the callback writes the prior value to `old`, a live local.
     let rc = unsafe { kernel(target, u32::from(flags), value, cond, &mut old) };
+    let mut top: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: `top` is a valid out-pointer; the push above is on this thread's stack.
+    unsafe { sys::cuCtxPopCurrent_v2(&mut top) };
     if rc != 0 {
         return Err(cuda_err(func, format!("the device library's atomic kernel returned CUDA error {rc}")));
     }

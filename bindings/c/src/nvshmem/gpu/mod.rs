@@ -127,7 +127,10 @@ pub(crate) fn init(func: &'static str) -> Result<()> {
     let ib = b.ibgda().filter(|i| i.needs_software_nic()).map(|i| i as *const Ibgda);
     let timeout = b.timeout_ns();
     // From here on the runtime's host routines reach the GPU heap, and `backend()` is it.
-    segment::register(Arc::new(b));
+    let seg = segment::register(Arc::new(b));
+    // Host atomics' kernels loaded and their streams made, in their own contexts, before any
+    // kernel of the program can wait for one.
+    seg.warm_atomics(func)?;
     if let Some(ib) = ib {
         // SAFETY: the queues live in the back end until finalize, which stops the NIC first.
         *NIC.lock() = Some(unsafe { SoftNic::start_for(ib, timeout) });
