@@ -229,7 +229,7 @@ pub fn structs() -> Vec<CStruct> {
             my_pe: U32, n_pes: U32, heap_base: U64, heap_size: U64, peer_base: t("const uint64_t *"),
             channel: t("const uint8_t *"), ring: t("oxshmem_ring_t *"), ibgda: t("oxshmem_ibgda_t *"),
             barrier_flags: U64, barrier_epoch: U64, timeout_ns: U64, proxy_alive: U32,
-            proxy_sleeping: U32, error: t("oxshmem_error_slot_t"),
+            proxy_sleeping: U32, error: t("oxshmem_error_slot_t"), host_error: t("oxshmem_error_slot_t"),
         }),
     ]
 }

@@ -391,6 +391,7 @@ impl Device {
             proxy_alive: Default::default(),
             proxy_sleeping: Default::default(),
             error: ErrorSlot::default(),
+            host_error: ErrorSlot::default(),
         });
         let proxy = ring.as_deref().map(|r| Proxy::start(&*state, r, proxy_spin));
         let softnic = ibgda
@@ -518,7 +519,7 @@ impl Device {
 
     /// The first device error, if any.
     pub fn error(&self) -> Option<DeviceError> {
-        let s = self.0.state.error.get()?;
+        let s = self.0.state.first_error()?;
         let timed_out = s.code == ErrorCode::WaitTimeout as u32 || s.code == ErrorCode::BarrierTimeout as u32;
         let launch = if s.launch != 0 { self.launch_info(s.launch) } else { None };
         let where_ = if timed_out && s.block != u32::MAX {

@@ -355,8 +355,21 @@ pub struct DeviceState {
     /// that finds it set after publishing wakes it (`FUTEX_WAKE`); the proxy also looks at the
     /// ring every millisecond, for producers that cannot make system calls (a GPU).
     pub proxy_sleeping: AtomicU32,
-    /// The first error.
+    /// The first error a device thread recorded. Device code read-modify-writes its state word
+    /// (on a GPU: GPU threads only).
     pub error: ErrorSlot,
+    /// The first error the host recorded on the device's behalf (the proxy: a request it could
+    /// not carry out, a stalled ring). A slot of its own, so that the host never
+    /// read-modify-writes a word the GPU's threads do (defined only where the platform has
+    /// host-native atomics with the GPU); device code only reads it.
+    pub host_error: ErrorSlot,
+}
+
+impl DeviceState {
+    /// The first recorded error: the device's, else the host's. It stays recorded.
+    pub fn first_error(&self) -> Option<ErrorRecord> {
+        self.error.get().or_else(|| self.host_error.get())
+    }
 }
 
 // SAFETY: the raw pointers name memory owned by the `Device` that owns this state, which

@@ -95,7 +95,7 @@ extern "C" {
 /* oxshmem internal, not NVSHMEM API: libnvshmem_device.a registers the callback that sets its
  * device state from a load-time constructor; nvshmem_init calls it once the CUDA back end has
  * built the state. OXSHMEM_DEVICE_ABI_VERSION is what this host library speaks. */
-#define OXSHMEM_DEVICE_ABI_VERSION 4
+#define OXSHMEM_DEVICE_ABI_VERSION 5
 NVSHMEMI_HOST_API int oxshmemi_register_device_library(int abi_version,
                                                        int (*attach)(const void *device_state,
                                                                      const void *cuda_state));

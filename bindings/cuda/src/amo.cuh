@@ -107,8 +107,9 @@ __device__ inline uint64_t proxy_fadd(void *dest, uint64_t value, size_t es, int
         q.cond = old;
         uint64_t seen = proxy_fetch(q, OXSHMEM_OP_AMO);
         if (seen == old) return mine;
-        // a failed request (recorded; it returns 0) ends the loop rather than spinning on it
-        if (sys_ref<uint32_t>(st()->error.state).load(mo_acquire) != OXSHMEM_ERROR_SLOT_EMPTY) return 0;
+        // a failed request (the proxy recorded it in the host's slot; it returns 0) ends the
+        // loop rather than spinning on it
+        if (sys_ref<uint32_t>(st()->host_error.state).load(mo_acquire) != OXSHMEM_ERROR_SLOT_EMPTY) return 0;
         old = seen;
     }
 }

@@ -29,7 +29,7 @@ namespace oxshmemi {
 using namespace arch;
 
 /// The ABI version the archive registers with the host library (oxshmemi_register_device_library).
-constexpr int ABI_VERSION = 4;
+constexpr int ABI_VERSION = 5;
 
 /// One team of the device-side team table (team id = index).
 struct oxshmem_cuda_team_t {

@@ -460,8 +460,9 @@ typedef struct oxshmem_device_state {
     uint32_t proxy_alive;
     uint32_t proxy_sleeping;
     oxshmem_error_slot_t error;
+    oxshmem_error_slot_t host_error;
 } oxshmem_device_state_t;
-OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_device_state_t) == 160, "size of oxshmem_device_state_t");
+OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_device_state_t) == 232, "size of oxshmem_device_state_t");
 OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_device_state_t) == 8, "alignment of oxshmem_device_state_t");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, my_pe) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, my_pe) == 4, "oxshmem_device_state_t.my_pe");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, n_pes) == 4 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, n_pes) == 4, "oxshmem_device_state_t.n_pes");
@@ -477,6 +478,7 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, timeout_ns) == 72 && OXSH
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, proxy_alive) == 80 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, proxy_alive) == 4, "oxshmem_device_state_t.proxy_alive");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, proxy_sleeping) == 84 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, proxy_sleeping) == 4, "oxshmem_device_state_t.proxy_sleeping");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, error) == 88 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, error) == 72, "oxshmem_device_state_t.error");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_device_state_t, host_error) == 160 && OXSHMEM_FIELD_SIZE(oxshmem_device_state_t, host_error) == 72, "oxshmem_device_state_t.host_error");
 
 #ifdef __cplusplus
 }

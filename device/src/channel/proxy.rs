@@ -210,7 +210,7 @@ fn op_of(kind: u16) -> u32 {
 pub trait ProxyTarget: Send + Sync + 'static {
     /// Executes `r` (its addresses are as the device thread gave them: `dest` and `sig` the
     /// local addresses of symmetric objects, `local` a buffer of the requesting device). An
-    /// error is recorded in the device state's error slot as a transport error.
+    /// error is recorded in the device state's host error slot as a transport error.
     ///
     /// # Errors
     /// Why the request could not be carried out.
@@ -227,11 +227,20 @@ impl ProxyTarget for RuntimeTarget {
     }
 }
 
-/// Executes one request through `target`, recording a failure in the device state.
+/// Executes one request through `target`, recording a failure in the device state's host
+/// error slot (`DeviceState::host_error`: the GPU's threads read-modify-write the other).
 fn execute(state: &DeviceState, target: &dyn ProxyTarget, r: &Request) {
     if let Err(why) = target.execute(r) {
         tracing::debug!(target: "proxy", kind = r.kind, pe = r.pe, %why, "request failed");
-        state.error.record(ErrorCode::Transport, op_of(r.kind), i64::from(r.pe), r.dest, r.len, u32::MAX, u32::MAX);
+        state.host_error.record(
+            ErrorCode::Transport,
+            op_of(r.kind),
+            i64::from(r.pe),
+            r.dest,
+            r.len,
+            u32::MAX,
+            u32::MAX,
+        );
     }
 }
 

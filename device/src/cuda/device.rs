@@ -278,7 +278,7 @@ impl GpuDevice {
     /// The first error device code recorded, if any.
     pub fn error(&self) -> Option<DeviceError> {
         let state = self.0.state();
-        let s = state.error.get()?;
+        let s = state.first_error()?;
         let where_ =
             if s.block == u32::MAX { "host".to_string() } else { format!("block {}, thread {}", s.block, s.thread) };
         Some(DeviceError::Op {

@@ -71,7 +71,7 @@ pub const DEVICE_TEAMS: usize = 4096;
 pub const MALLOC_ALIGN: usize = 256;
 /// The device library's ABI (`oxshmemi::ABI_VERSION` in `bindings/cuda/src/state.cuh`): the
 /// layout of what this module writes for it.
-pub const DEVICE_ABI_VERSION: u32 = 4;
+pub const DEVICE_ABI_VERSION: u32 = 5;
 
 /// Offset in the GPU heap of team slot `i` (`0..PREDEFINED`: the predefined teams; then the
 /// program's teams).
@@ -392,6 +392,7 @@ impl GpuPe {
             proxy_alive: Default::default(),
             proxy_sleeping: Default::default(),
             error: ErrorSlot::default(),
+            host_error: ErrorSlot::default(),
         };
         // SAFETY: the block starts with room for a DeviceState, 64-byte aligned (pinned
         // allocations are page-aligned); nothing reads it yet.
@@ -604,7 +605,7 @@ impl GpuPe {
     /// in words: `device nvshmem_put (block 0, thread 0): <why>`. The error stays recorded.
     pub fn recorded_error(&self) -> Option<String> {
         let state = self.state();
-        let s = state.error.get()?;
+        let s = state.first_error()?;
         let where_ =
             if s.block == u32::MAX { "host".to_string() } else { format!("block {}, thread {}", s.block, s.thread) };
         Some(format!(

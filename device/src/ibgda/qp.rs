@@ -698,6 +698,63 @@ impl<L: NicLayout> Qp<L> {
         self.wait_complete(r, wait)
     }
 
+    /// `quiet` for a queue that device code drives, from the host: waits until everything
+    /// reserved so far has completed, reading the queue's words and the CQ only. It takes no
+    /// lock, advances no index, latches no error and rings nothing: the GPU's threads
+    /// read-modify-write those words, and a CPU read-modify-write of the same words is defined
+    /// only where the platform has host-native atomics with the GPU (`hostNativeAtomicSupported`,
+    /// 0 on x86 with PCIe). A producer that reserved slots publishes and rings them itself.
+    pub fn quiet_observing(&self, wait: &mut dyn FnMut() -> bool) -> Result<(), QpError> {
+        let r = self.resv_head();
+        loop {
+            if let Some(e) = self.error() {
+                return Err(e);
+            }
+            let done = self.observed_completions()?;
+            if done >= r {
+                return Ok(());
+            }
+            if !wait() {
+                return Err(QpError::Stalled { needed: r, reached: done });
+            }
+        }
+    }
+
+    /// How many WQEs have completed, as the CQ shows it past what the consumers took
+    /// (`cons_idx`), without consuming anything; a NIC error there is returned (not latched).
+    fn observed_completions(&self) -> Result<u64, QpError> {
+        let c = self.cons_idx();
+        let mut done = c;
+        let mut seen = |cqe: &[u8; 64], lap: Option<u8>| -> Result<bool, QpError> {
+            match L::decode_cqe(cqe) {
+                Completion::Ok { wqe_counter, owner } if lap.is_none_or(|l| l == owner) => {
+                    done = done.max(widen(c, wqe_counter.wrapping_add(1)));
+                    Ok(true)
+                }
+                Completion::Err { wqe_counter, owner, syndrome, opcode } if lap.is_none_or(|l| l == owner) => {
+                    Err(QpError::Nic { wqe_counter, syndrome, opcode })
+                }
+                _ => Ok(false),
+            }
+        };
+        match self.mode {
+            CqMode::Collapsed => {
+                seen(&self.load_cqe(0), None)?;
+            }
+            CqMode::Normal => {
+                let mut ci = self.prod.cq_ci.load(Ordering::Acquire);
+                for _ in 0..self.ncqes {
+                    let lap = ((ci / self.ncqes) & 1) as u8;
+                    if !seen(&self.load_cqe((ci % self.ncqes) as usize), Some(lap))? {
+                        break;
+                    }
+                    ci += 1;
+                }
+            }
+        }
+        Ok(done)
+    }
+
     /// Reads the CQ and advances `cons_idx`; returns it.
     pub fn poll(&self) -> Result<u64, QpError> {
         if let Some(e) = self.error() {

@@ -776,6 +776,12 @@ mod tests {
 
         /// Drains the queue as the NIC, then polls it as the device.
         fn run(&mut self) -> Result<u64, QpError> {
+            self.drain();
+            self.q.poll()
+        }
+
+        /// Drains the queue as the NIC: executes and completes what was posted.
+        fn drain(&mut self) {
             let mapped = [self.mine.as_mut_ptr() as u64, self.theirs.as_mut_ptr() as u64];
             let cx = NicCtx {
                 heap_lkey: HEAP_LKEY,
@@ -795,7 +801,6 @@ mod tests {
             let mut e = Engine::new(cx);
             assert!(e.drain(&*self.q), "{}: nothing announced", L::NAME);
             e.settle();
-            self.q.poll()
         }
 
         fn post(&self, wr: WorkRequest<'_>) -> u64 {
@@ -940,6 +945,41 @@ mod tests {
     fn engine_takes_registered_buffers_keys() {
         registered_buffers::<Mlx5>(CqMode::Collapsed);
         registered_buffers::<Hns>(CqMode::Normal);
+    }
+
+    /// The host's quiet of queues device code drives (`Qp::quiet_observing`) sees completions
+    /// in the CQ without consuming them, and a NIC error without latching it: it writes none of
+    /// the words the GPU's threads read-modify-write.
+    fn observing_quiet<L: NicLayout>(mode: CqMode) {
+        let mut b = Bench::<L>::new(mode);
+        for i in 0..3 {
+            b.post(WorkRequest::Write { local: b.local(i), remote: Bench::<L>::remote(i) });
+        }
+        let stalled = b.q.quiet_observing(&mut || false);
+        assert!(
+            matches!(stalled, Err(QpError::Stalled { needed: 3, reached: 0 })),
+            "{}: before the NIC ran: {stalled:?}",
+            L::NAME
+        );
+        b.drain();
+        b.q.quiet_observing(&mut || false).expect("complete once the NIC ran");
+        assert_eq!(b.q.cons_idx(), 0, "{}: the observing quiet consumed completions", L::NAME);
+        assert_eq!(b.q.poll().expect("the device's poll"), 3, "{}: the completions are still there", L::NAME);
+        // A bad remote key: the error is seen, not latched.
+        b.post(WorkRequest::Write { local: b.local(0), remote: Remote { rkey: 0x999, ..Bench::<L>::remote(1) } });
+        b.drain();
+        let seen = b.q.quiet_observing(&mut || false);
+        assert!(matches!(seen, Err(QpError::Nic { wqe_counter: 3, .. })), "{}: {seen:?}", L::NAME);
+        assert!(b.q.error().is_none(), "{}: the observing quiet latched the error", L::NAME);
+        assert!(matches!(b.q.poll(), Err(QpError::Nic { .. })), "{}: the device's poll sees it", L::NAME);
+    }
+
+    #[test]
+    fn the_hosts_quiet_of_device_driven_queues_only_observes() {
+        observing_quiet::<Mlx5>(CqMode::Collapsed);
+        observing_quiet::<Mlx5>(CqMode::Normal);
+        observing_quiet::<Hns>(CqMode::Collapsed);
+        observing_quiet::<Hns>(CqMode::Normal);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 
 /// The device library's ABI version this host library speaks: the layout of the device state
 /// (`device/include/oxshmem/device_state.h`) and the `attach` signature. Bumped with either.
-pub const DEVICE_ABI_VERSION: c_int = 4;
+pub const DEVICE_ABI_VERSION: c_int = 5;
 
 /// The callback the device library registers: copies the device state pointers into its
 /// `__device__` globals; 0 on success, a CUDA error number otherwise.
