@@ -141,25 +141,42 @@ const _: () =
 /// Where each part lives in the pinned block.
 #[derive(Debug, Clone, Copy)]
 struct PinnedLayout {
-    peer_base: usize,
-    amo_base: usize,
-    channel: usize,
     cuda_state: usize,
-    teams: usize,
     total: usize,
 }
 
 impl PinnedLayout {
-    fn new(n: usize) -> PinnedLayout {
-        let peer_base = size_of::<DeviceState>().next_multiple_of(64);
+    fn new() -> PinnedLayout {
+        let cuda_state = size_of::<DeviceState>().next_multiple_of(64);
+        let total = cuda_state + size_of::<CudaState>();
+        PinnedLayout { cuda_state, total }
+    }
+}
+
+/// The offsets in the GPU-memory block of the tables device code reads on every operation
+/// (the peers' bases for loads and stores and for atomics, the channels) and the team table
+/// (whose barrier epochs device code read-modify-writes): in GPU memory, where the GPU caches
+/// them, as NVSHMEM keeps its `peer_heap_base_p2p` and team structures (issue 31, item 4); in
+/// pinned host memory every `nvshmem_p` read its peer's base across PCIe.
+#[derive(Debug, Clone, Copy)]
+struct TableLayout {
+    peer_base: usize,
+    amo_base: usize,
+    channel: usize,
+    teams: usize,
+    total: usize,
+}
+
+impl TableLayout {
+    fn new(n: usize) -> TableLayout {
         // n + 1 entries: the last, always 0, is where the inline fast paths look for a PE out
         // of range (min(pe, n_pes)), so that one branch serves both checks.
+        let peer_base = 0;
         let amo_base = peer_base + 8 * (n + 1);
         let channel = amo_base + 8 * (n + 1);
-        let cuda_state = (channel + n).next_multiple_of(64);
-        let teams = (cuda_state + size_of::<CudaState>()).next_multiple_of(64);
+        let teams = (channel + n).next_multiple_of(64);
         let total = teams + DEVICE_TEAMS * size_of::<CudaTeam>();
-        PinnedLayout { peer_base, amo_base, channel, cuda_state, teams, total }
+        TableLayout { peer_base, amo_base, channel, teams, total }
     }
 }
 
@@ -186,6 +203,10 @@ pub struct GpuPe {
     alloc: Mutex<Allocator>,
     pinned: PinnedBuf,
     layout: PinnedLayout,
+    /// The tables device code reads on every operation, and the team table, in GPU memory
+    /// ([`TableLayout`]).
+    tables: GpuHeap,
+    tables_at: TableLayout,
     /// The channel of every peer.
     kind: ChannelKind,
     /// The proxy's request ring, in pinned memory: with the proxy channel, and over P2P where a
@@ -285,8 +306,10 @@ impl GpuPe {
         // SAFETY: the first RESERVED bytes are this PE's own heap memory, nothing uses them yet.
         unsafe { gpu.memset(heap.base(), 0, RESERVED) }?;
 
-        let layout = PinnedLayout::new(n);
+        let layout = PinnedLayout::new();
         let pinned = PinnedBuf::new(&gpu, layout.total)?;
+        let tables_at = TableLayout::new(n);
+        let (tables, _) = GpuHeap::create(&gpu, tables_at.total)?;
         let pinned_alloc: Arc<dyn DeviceAlloc> = Arc::new(PinnedAlloc::new(&gpu));
         // Over P2P, a mapped peer without native P2P atomics takes its atomics to the proxy.
         let amo_proxy = matches!(kind, ChannelKind::P2p) && (0..n).any(|pe| peer_base[pe] != 0 && !native_atomics[pe]);
@@ -331,12 +354,14 @@ impl GpuPe {
             alloc: Mutex::new(Allocator::new(size - RESERVED)),
             pinned,
             layout,
+            tables,
+            tables_at,
             kind,
             ring,
             ibgda,
             slots: Mutex::new(((1u64 << USER_SLOTS) - 1, Vec::new())),
         };
-        pe.write_state(n);
+        pe.write_state(n)?;
         for (index, t) in predefined.iter().enumerate().take(PREDEFINED) {
             if let Some(t) = t {
                 let scratch = pe.heap.base() + slot_offset(index) as u64;
@@ -356,34 +381,54 @@ impl GpuPe {
         self.pinned.device_ptr() + off as u64
     }
 
+    /// The device address of offset `off` of the GPU-memory tables.
+    fn table_at(&self, off: usize) -> u64 {
+        self.tables.base() + off as u64
+    }
+
+    /// Copies `bytes` into the GPU-memory tables at offset `off` (complete when it returns).
+    fn write_table(&self, off: usize, bytes: &[u8]) -> Result<()> {
+        debug_assert!(off + bytes.len() <= self.tables_at.total);
+        // SAFETY: the destination is inside the tables' allocation; the source is `bytes`.
+        unsafe { self.gpu.copy_dtod(self.table_at(off), bytes.as_ptr() as DevAddr, bytes.len()) }?;
+        Ok(())
+    }
+
+    /// Where the tables device code reads live: for each (the device state, the peers' bases,
+    /// the atomics' bases, the channels, the team table), whether it is GPU memory.
+    ///
+    /// # Errors
+    /// The driver's, looking an address up.
+    pub fn placement(&self) -> Result<Vec<(&'static str, bool)>> {
+        let at = |a: u64| self.gpu.pointer_is_device(a as *const std::ffi::c_void);
+        Ok(vec![
+            ("device state", at(self.state_device_ptr())?),
+            ("peer bases", at(self.table_at(self.tables_at.peer_base))?),
+            ("atomics bases", at(self.table_at(self.tables_at.amo_base))?),
+            ("channels", at(self.table_at(self.tables_at.channel))?),
+            ("team table", at(self.table_at(self.tables_at.teams))?),
+        ])
+    }
+
     /// Writes the device state, the per-peer bases (for loads and stores, and for atomics) and
     /// channels, and an empty team table.
-    fn write_state(&self, n: usize) {
-        let peer_base: *mut u64 = self.pinned_at(self.layout.peer_base);
-        let amo_base: *mut u64 = self.pinned_at(self.layout.amo_base);
-        let channel: *mut u8 = self.pinned_at(self.layout.channel);
-        for pe in 0..n {
-            // SAFETY: n entries of each array are inside the pinned block; no GPU reads it yet.
-            // A PE's base is 0 unless it is reached over P2P (as NVSHMEM's peer_heap_base_p2p):
-            // the inline fast paths take a non-zero base for "P2P" without reading the channel.
-            unsafe {
-                peer_base.add(pe).write(self.p2p_base(pe));
-                amo_base.add(pe).write(self.amo_base(pe));
-                channel.add(pe).write(self.kind as u8);
-            }
-        }
-        // SAFETY: entry n of both tables is inside the pinned block (PinnedLayout gives n + 1).
-        unsafe {
-            peer_base.add(n).write(0);
-            amo_base.add(n).write(0);
-        }
+    fn write_state(&self, n: usize) -> Result<()> {
+        // A PE's base is 0 unless it is reached over P2P (as NVSHMEM's peer_heap_base_p2p): the
+        // inline fast paths take a non-zero base for "P2P" without reading the channel. Entry
+        // n of both tables is 0.
+        let words = |f: &dyn Fn(usize) -> u64| -> Vec<u8> {
+            (0..=n).flat_map(|pe| if pe < n { f(pe) } else { 0 }.to_ne_bytes()).collect()
+        };
+        self.write_table(self.tables_at.peer_base, &words(&|pe| self.p2p_base(pe)))?;
+        self.write_table(self.tables_at.amo_base, &words(&|pe| self.amo_base(pe)))?;
+        self.write_table(self.tables_at.channel, &vec![self.kind as u8; n])?;
         let state = DeviceState {
             my_pe: self.me as u32,
             n_pes: n as u32,
             heap_base: self.heap.base(),
             heap_size: self.heap.size() as u64,
-            peer_base: self.dev_at(self.layout.peer_base) as *const u64,
-            channel: self.dev_at(self.layout.channel) as *const u8,
+            peer_base: self.table_at(self.tables_at.peer_base) as *const u64,
+            channel: self.table_at(self.tables_at.channel) as *const u8,
             ring: self.ring.as_ref().map_or(std::ptr::null_mut(), |r| r.as_ptr()),
             ibgda: self.ibgda.as_deref().map_or(std::ptr::null_mut(), Ibgda::device_table),
             barrier_flags: self.heap.base(),
@@ -400,15 +445,17 @@ impl GpuPe {
         let cs = CudaState {
             abi_version: DEVICE_ABI_VERSION,
             n_teams: DEVICE_TEAMS as u32,
-            teams: self.dev_at(self.layout.teams),
+            teams: self.table_at(self.tables_at.teams),
             scratch_bytes: TEAM_SCRATCH as u64,
-            amo_base: self.dev_at(self.layout.amo_base),
+            amo_base: self.table_at(self.tables_at.amo_base),
         };
         // SAFETY: as above.
         unsafe { self.pinned_at::<CudaState>(self.layout.cuda_state).write(cs) };
-        for t in 0..DEVICE_TEAMS {
-            self.clear_team(t);
-        }
+        // Every team entry unused, in one copy.
+        let unused = CudaTeam { start: -1, stride: 0, size: 0, my_pe: -1, scratch: 0, epoch: 0 };
+        // SAFETY: CudaTeam is plain data (repr(C) integers).
+        let one = unsafe { std::slice::from_raw_parts((&raw const unused).cast::<u8>(), size_of::<CudaTeam>()) };
+        self.write_table(self.tables_at.teams, &one.repeat(DEVICE_TEAMS))
     }
 
     /// Writes entry `index` of the device team table: `team` with the symmetric address of
@@ -438,9 +485,9 @@ impl GpuPe {
                 }
             }
         };
-        // SAFETY: `index < DEVICE_TEAMS`: the entry is inside the pinned block.
-        unsafe { self.pinned_at::<CudaTeam>(self.layout.teams).add(index).write_volatile(entry) };
-        Ok(())
+        // SAFETY: CudaTeam is plain data (repr(C) integers).
+        let bytes = unsafe { std::slice::from_raw_parts((&raw const entry).cast::<u8>(), size_of::<CudaTeam>()) };
+        self.write_table(self.tables_at.teams + index * size_of::<CudaTeam>(), bytes)
     }
 
     /// Marks entry `index` of the device team table unused.
@@ -534,7 +581,7 @@ impl GpuPe {
     /// The device address of the atomics table ([`amo_base`](Self::amo_base) per PE, then 0),
     /// which the inline fast paths read in place of `peer_base` for atomics.
     pub fn amo_base_device_ptr(&self) -> DevAddr {
-        self.dev_at(self.layout.amo_base)
+        self.table_at(self.tables_at.amo_base)
     }
 
     /// How long a device-side wait may last, in nanoseconds (`OXSHMEM_TIMEOUT`).
@@ -702,10 +749,13 @@ mod tests {
         let end_of_last = slot_offset(PREDEFINED + USER_SLOTS);
         assert_eq!(slot_offset(0), TEAM_FLAG_BYTES);
         assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(MAX_ALIGN));
-        let l = PinnedLayout::new(5);
-        assert!(l.peer_base >= size_of::<DeviceState>() && l.amo_base == l.peer_base + 48);
-        assert_eq!(l.channel, l.amo_base + 48);
-        assert!(l.cuda_state >= l.channel + 5 && l.cuda_state.is_multiple_of(64));
+        let p = PinnedLayout::new();
+        assert!(p.cuda_state >= size_of::<DeviceState>() && p.cuda_state.is_multiple_of(64));
+        assert_eq!(p.total, p.cuda_state + size_of::<CudaState>());
+        // Five PEs: six entries of each base table (the last one 0), five channel bytes.
+        let l = TableLayout::new(5);
+        assert_eq!((l.peer_base, l.amo_base, l.channel), (0, 48, 96));
+        assert!(l.teams >= l.channel + 5 && l.teams.is_multiple_of(64));
         assert_eq!(l.total, l.teams + DEVICE_TEAMS * 32);
     }
 }

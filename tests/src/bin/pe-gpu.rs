@@ -232,6 +232,12 @@ fn host_ops(_: &[String]) {
     // SAFETY: emu_amo lives for the whole process and does the operation atomically.
     unsafe { oxshmem_device::cuda::segment::set_amo_kernel(emu_amo) };
     let dev = ok(GpuDevice::init(&shmem), "GpuDevice::init");
+    // The tables device code reads on every operation, and the team table, are GPU memory
+    // (issue 31, item 4); the device state itself is pinned host memory (the host reads it).
+    let placement = dev.pe().placement().unwrap_or_else(|e| fail(format_args!("placement: {e}")));
+    for (what, on_gpu) in placement {
+        check_eq(format_args!("{what} in GPU memory"), what != "device state", on_gpu);
+    }
     let data = ok(dev.alloc::<u64>(&shmem, 16), "alloc data");
     let words = ok(dev.alloc::<u32>(&shmem, 4), "alloc words");
     let sig = ok(dev.alloc::<u64>(&shmem, 1), "alloc sig");
