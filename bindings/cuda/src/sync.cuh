@@ -106,6 +106,81 @@ __device__ inline int share_rc(int r) {
     }
 }
 
+}  // namespace oxshmemi
+
+// The cold parts of the world barrier's fast path (world_sync, below): out of line and named
+// oxshmemi_cold_*, as the inline fast paths' (tests/tests/cuda_sass.rs does not count them).
+extern "C" {
+/// quiet_impl: IBGDA queues to complete, work on the proxy ring, one PE, or no state attached.
+__device__ OXSHMEMI_NOINLINE void oxshmemi_cold_barrier_quiet(void);
+/// A round's signal to a PE reached over the proxy or IBGDA (signal_op_impl routes it).
+__device__ OXSHMEMI_NOINLINE void oxshmemi_cold_barrier_signal(uint64_t *flag, uint64_t epoch, int pe);
+/// A round's wait timed out: records WaitTimeout (the flag, the value last seen, the epoch).
+__device__ OXSHMEMI_NOINLINE void oxshmemi_cold_barrier_timeout(uint32_t op, int from, uint64_t *flag, uint64_t seen,
+                                                                uint64_t epoch);
+}
+
+#ifdef OXSHMEMI_CORE_IMPL
+extern "C" {
+__device__ OXSHMEMI_NOINLINE void oxshmemi_cold_barrier_quiet(void) { oxshmemi::quiet_impl(); }
+__device__ OXSHMEMI_NOINLINE void oxshmemi_cold_barrier_signal(uint64_t *flag, uint64_t epoch, int pe) {
+    oxshmemi::signal_op_impl(flag, epoch, NVSHMEM_SIGNAL_SET, pe);
+}
+__device__ OXSHMEMI_NOINLINE void oxshmemi_cold_barrier_timeout(uint32_t op, int from, uint64_t *flag, uint64_t seen,
+                                                                uint64_t epoch) {
+    using namespace oxshmemi;
+    record_in(st(), OXSHMEM_ERR_WAIT_TIMEOUT, op, from, (uint64_t)flag, seen, epoch,
+              pack_cmp<uint64_t>(NVSHMEM_CMP_GE), block_id(), thread_id());
+}
+}
+#endif
+
+namespace oxshmemi {
+
+/// barrier_all (quiet) and sync_all of the world team, by one thread: the dissemination barrier
+/// of dissemination() (and api.rs sync_all_as) on the state's barrier flags and epoch, with the
+/// P2P case inline. Its code holds one system fence, at the head of each round: in round 0 it
+/// completes quiet's P2P stores, and in each round it is the release of the signal, cumulative
+/// over what the previous round's acquire saw. A signal to a P2P peer is then a plain relaxed
+/// store into its mapped heap, and a wait polls, then acquires with one load (no fence). The
+/// rest goes out of line (oxshmemi_cold_barrier_*): a quiet with IBGDA queues or proxy work to
+/// complete (or with one PE, which has no round to fence), a peer reached over the proxy or
+/// IBGDA, a timeout to record, no state attached.
+__device__ inline void world_sync(uint32_t op, bool quiet) {
+    oxshmem_device_state_t *s = st();
+    if (!s) {
+        if (quiet) oxshmemi_cold_barrier_quiet();  // what quiet does before attach: a fence
+        return;
+    }
+    uint32_t n = s->n_pes, me = s->my_pe;
+    oxshmem_ring_t *r = s->ring;
+    // the ring's counters only grow: completed >= issue means nothing is outstanding
+    if (quiet && (n < 2 || s->ibgda ||
+                  (r && volatile_load(&r->completed) < volatile_load(&r->issue))))
+        oxshmemi_cold_barrier_quiet();
+    uint64_t epoch = sys_ref<uint64_t>(s->barrier_epoch).fetch_add(1, mo_relaxed) + 1;
+    uint64_t *f = (uint64_t *)s->barrier_flags;
+    for (uint32_t dist = 1; dist < n; dist <<= 1, f += FLAG_STRIDE / sizeof(uint64_t)) {
+        fence_system();
+        uint32_t to = me + dist >= n ? me + dist - n : me + dist;
+        if (s->channel[to] == OXSHMEM_CHANNEL_P2P)
+            fenced_store((uint64_t *)(s->peer_base[to] + ((uint64_t)f - s->heap_base)), epoch);
+        else
+            oxshmemi_cold_barrier_signal(f, epoch, (int)to);
+        Waiter w;
+        for (uint64_t v; (v = volatile_load(f)) < epoch;) {
+            if (!w.ok(s)) {
+                uint32_t from = me >= dist ? me - dist : me + n - dist;
+                oxshmemi_cold_barrier_timeout(op, (int)from, f, v, epoch);
+                return;
+            }
+        }
+        // the acquire of what the signal released, once (an acquire poll would invalidate the
+        // L1 at every look)
+        (void)load_acquire(f);
+    }
+}
+
 #ifdef OXSHMEMI_CORE_IMPL
 template <class V>
 __device__ OXSHMEMI_NOINLINE int team_barrier(uint32_t op, nvshmem_team_t team, bool quiet) {
@@ -138,8 +213,18 @@ template <class V> __device__ void quiet() {
 template <class V> __device__ void flush() { quiet<V>(); }
 template <class V> __device__ void qp_fence(int, nvshmemx_qp_handle_t *, int) { fence<V>(); }
 template <class V> __device__ void qp_quiet(int, nvshmemx_qp_handle_t *, int) { quiet<V>(); }
-template <class V> __device__ void barrier_all() { team_barrier<V>(OXSHMEM_OP_BARRIER, NVSHMEM_TEAM_WORLD, true); }
-template <class V> __device__ void sync_all() { team_barrier<V>(OXSHMEM_OP_SYNC_ALL, NVSHMEM_TEAM_WORLD, false); }
+/// barrier_all and sync_all of the scope: rank 0 runs the world barrier (world_sync) between
+/// the scope's syncs (nothing to share: they return nothing).
+template <class V> __device__ void barrier_all() {
+    V::sync();
+    if (V::rank() == 0) world_sync(OXSHMEM_OP_BARRIER, true);
+    V::sync();
+}
+template <class V> __device__ void sync_all() {
+    V::sync();
+    if (V::rank() == 0) world_sync(OXSHMEM_OP_SYNC_ALL, false);
+    V::sync();
+}
 template <class V> __device__ int barrier(nvshmem_team_t team) { return team_barrier<V>(OXSHMEM_OP_BARRIER, team, true); }
 template <class V> __device__ int team_sync(nvshmem_team_t team) { return team_barrier<V>(OXSHMEM_OP_SYNC_ALL, team, false); }
 template <class V> __device__ void barrier_warpgroup() { team_barrier<Warpgroup>(OXSHMEM_OP_BARRIER, NVSHMEM_TEAM_WORLD, true); }

@@ -32,6 +32,11 @@
 //                            fences, sees the payload read after a successful test/wait as ordered
 //   volatile_load(p), volatile_store(p, v)   a word (1, 2, 4, 8 bytes) that another agent reads
 //                            or writes: CUDA's volatile access; a relaxed atomic on the CPU
+//   load_acquire(p)          an acquire load of a word (4, 8 bytes) at system scope, for a poll
+//                            that needs no fence after it (ld.acquire.sys on CUDA)
+//   fenced_store(p, v)       a word's store that a fence_system() before it releases: relaxed on
+//                            CUDA and HIP; a release store on the CPU (ThreadSanitizer does not
+//                            model the fence)
 //   now_ns(), pause()        a monotonic nanosecond clock; a short back-off in spin loops
 //                            (both __host__ __device__)
 //   trap()                   ends the kernel (nvshmem_global_exit)

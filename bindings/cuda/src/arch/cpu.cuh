@@ -526,6 +526,18 @@ inline void poll_acquire(const W *p) {
     (void)__atomic_load_n((const U *)p, __ATOMIC_ACQUIRE);
 }
 
+/// An acquire load of a word (4 or 8 bytes), for a poll that needs no fence after it.
+template <class W>
+inline W load_acquire(const W *p) {
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+/// A store of a word that the fence_system() before it releases (a barrier's signal): a release
+/// store here, since ThreadSanitizer does not model the fence (the GPUs' is relaxed).
+template <class W>
+inline void fenced_store(W *p, W v) {
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
 // ---- time, back-off, the rest -----------------------------------------------------------------
 
 inline uint64_t now_ns() {

@@ -79,6 +79,27 @@ __host__ __device__ inline void volatile_store(W *p, W v) {
 /// After a poll saw the awaited value: nothing here (fence_device(), which follows, orders).
 template <class W>
 __host__ __device__ inline void poll_acquire(const W *) {}
+/// An acquire load of a word (4 or 8 bytes) at system scope: ld.acquire.sys (LD.STRONG.SYS
+/// then CCTL.IVALL on sm_70 and newer, no membar), for a poll that needs no fence after it.
+template <class W>
+__device__ inline W load_acquire(const W *p) {
+    static_assert(sizeof(W) == 4 || sizeof(W) == 8, "load_acquire: a word of 4 or 8 bytes");
+    if constexpr (sizeof(W) == 8) {
+        unsigned long long v;
+        asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+        return (W)v;
+    } else {
+        unsigned int v;
+        asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+        return (W)v;
+    }
+}
+/// A store of a word that the fence_system() before it releases (a barrier's signal): the
+/// volatile store (relaxed, system scope), no membar of its own.
+template <class W>
+__device__ inline void fenced_store(W *p, W v) {
+    *(volatile W *)p = v;
+}
 
 // ---- time, back-off, the rest -----------------------------------------------------------------
 

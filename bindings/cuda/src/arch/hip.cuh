@@ -97,6 +97,17 @@ __host__ __device__ inline void volatile_store(W *p, W v) {
 /// After a poll saw the awaited value: nothing here (fence_device(), which follows, orders).
 template <class W>
 __host__ __device__ inline void poll_acquire(const W *) {}
+/// An acquire load of a word (4 or 8 bytes) at system scope, for a poll that needs no fence after it.
+template <class W>
+__device__ inline W load_acquire(const W *p) {
+    return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+/// A store of a word that the fence_system() before it releases (a barrier's signal): relaxed,
+/// system scope.
+template <class W>
+__device__ inline void fenced_store(W *p, W v) {
+    __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
 
 // ---- time, back-off, the rest -----------------------------------------------------------------
 
