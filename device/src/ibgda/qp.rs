@@ -742,13 +742,12 @@ impl<L: NicLayout> Qp<L> {
                 seen(&self.load_cqe(0), None)?;
             }
             CqMode::Normal => {
-                let mut ci = self.prod.cq_ci.load(Ordering::Acquire);
-                for _ in 0..self.ncqes {
+                let first = self.prod.cq_ci.load(Ordering::Acquire);
+                for ci in first..first + self.ncqes {
                     let lap = ((ci / self.ncqes) & 1) as u8;
                     if !seen(&self.load_cqe((ci % self.ncqes) as usize), Some(lap))? {
                         break;
                     }
-                    ci += 1;
                 }
             }
         }
