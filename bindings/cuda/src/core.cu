@@ -79,11 +79,22 @@ __device__ void oxshmemi_cold_put(void *dest, const void *src, size_t bytes, int
         oxshmemi::put_bytes<oxshmemi::Thread>(op, dest, src, 1, 1, bytes, 1, pe, nbi, sig_addr, signal, sig_op);
 }
 __device__ void oxshmemi_cold_fence(void) { oxshmemi::fence_impl(); }
-/// The inline wait_until's first look was not satisfied: the library's wait, by word type.
+/// The inline wait_until's first look was not satisfied: the library's wait, by word type, and
+/// by word type and comparison (for a compile-time constant cmp: one argument fewer to pass).
+#define OXSHMEMI_COLD_WAIT_CMP(SUFFIX, T, NAME, CMP)                           \
+    __device__ void oxshmemi_cold_wait_##NAME##_##SUFFIX(T *ivar, T value) { \
+        oxshmemi::api::wait_until<oxshmemi::Thread, T>(ivar, CMP, value);    \
+    }
 #define OXSHMEMI_COLD_WAIT(SUFFIX, T)                                                 \
     __device__ void oxshmemi_cold_wait_until_##SUFFIX(T *ivar, int cmp, T value) { \
         oxshmemi::api::wait_until<oxshmemi::Thread, T>(ivar, cmp, value);           \
-    }
+    }                                                                               \
+    OXSHMEMI_COLD_WAIT_CMP(SUFFIX, T, eq, NVSHMEM_CMP_EQ)                           \
+    OXSHMEMI_COLD_WAIT_CMP(SUFFIX, T, ne, NVSHMEM_CMP_NE)                           \
+    OXSHMEMI_COLD_WAIT_CMP(SUFFIX, T, gt, NVSHMEM_CMP_GT)                           \
+    OXSHMEMI_COLD_WAIT_CMP(SUFFIX, T, ge, NVSHMEM_CMP_GE)                           \
+    OXSHMEMI_COLD_WAIT_CMP(SUFFIX, T, lt, NVSHMEM_CMP_LT)                           \
+    OXSHMEMI_COLD_WAIT_CMP(SUFFIX, T, le, NVSHMEM_CMP_LE)
 OXSHMEMI_COLD_WAIT(i16, int16_t)
 OXSHMEMI_COLD_WAIT(u16, uint16_t)
 OXSHMEMI_COLD_WAIT(i32, int32_t)
@@ -91,6 +102,7 @@ OXSHMEMI_COLD_WAIT(u32, uint32_t)
 OXSHMEMI_COLD_WAIT(i64, int64_t)
 OXSHMEMI_COLD_WAIT(u64, uint64_t)
 #undef OXSHMEMI_COLD_WAIT
+#undef OXSHMEMI_COLD_WAIT_CMP
 /// how: the scope (0 thread, 1 warp, 2 block) | nbi << 4.
 __device__ void oxshmemi_cold_get(void *dest, const void *src, size_t bytes, int pe, uint32_t how) {
     bool nbi = (how >> 4 & 1) != 0;

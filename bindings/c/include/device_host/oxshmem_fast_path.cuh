@@ -80,13 +80,23 @@ __device__ void oxshmemi_cold_put(void *dest, const void *src, size_t bytes, int
                                   uint64_t signal);
 __device__ void oxshmemi_cold_fence(void);
 /* wait_until for a wait the first look did not satisfy, by word type: checks ivar, waits (with
- * the state's timeout, recorded), then acquires. */
-__device__ void oxshmemi_cold_wait_until_i16(int16_t *ivar, int cmp, int16_t value);
-__device__ void oxshmemi_cold_wait_until_u16(uint16_t *ivar, int cmp, uint16_t value);
-__device__ void oxshmemi_cold_wait_until_i32(int32_t *ivar, int cmp, int32_t value);
-__device__ void oxshmemi_cold_wait_until_u32(uint32_t *ivar, int cmp, uint32_t value);
-__device__ void oxshmemi_cold_wait_until_i64(int64_t *ivar, int cmp, int64_t value);
-__device__ void oxshmemi_cold_wait_until_u64(uint64_t *ivar, int cmp, uint64_t value);
+ * the state's timeout, recorded), then acquires. The same by comparison (_eq_, _ne_, ...), which
+ * the inline wait calls when cmp is a compile-time constant: one argument fewer to pass. */
+#define OXSHMEMI_COLD_WAIT_DECL(S, T)                                         \
+    __device__ void oxshmemi_cold_wait_until_##S(T *ivar, int cmp, T value); \
+    __device__ void oxshmemi_cold_wait_eq_##S(T *ivar, T value);             \
+    __device__ void oxshmemi_cold_wait_ne_##S(T *ivar, T value);             \
+    __device__ void oxshmemi_cold_wait_gt_##S(T *ivar, T value);             \
+    __device__ void oxshmemi_cold_wait_ge_##S(T *ivar, T value);             \
+    __device__ void oxshmemi_cold_wait_lt_##S(T *ivar, T value);             \
+    __device__ void oxshmemi_cold_wait_le_##S(T *ivar, T value);
+OXSHMEMI_COLD_WAIT_DECL(i16, int16_t)
+OXSHMEMI_COLD_WAIT_DECL(u16, uint16_t)
+OXSHMEMI_COLD_WAIT_DECL(i32, int32_t)
+OXSHMEMI_COLD_WAIT_DECL(u32, uint32_t)
+OXSHMEMI_COLD_WAIT_DECL(i64, int64_t)
+OXSHMEMI_COLD_WAIT_DECL(u64, uint64_t)
+#undef OXSHMEMI_COLD_WAIT_DECL
 /* get, get_nbi; how: the scope (0 thread, 1 warp, 2 block) | nbi << 4 */
 __device__ void oxshmemi_cold_get(void *dest, const void *src, size_t bytes, int pe, uint32_t how);
 }
@@ -311,6 +321,31 @@ __device__ __forceinline__ bool holds(T v, int cmp, T value) {
     }
 }
 
+/* The out-of-line wait of each word type: by comparison when cmp is a compile-time constant
+ * (the common case: one argument fewer to pass), else the generic one. */
+#define OXSHMEMI_COLD_WAIT_CALL(S, T)                                                 \
+    __device__ __forceinline__ void cold_wait(T *ivar, int cmp, T value) {           \
+        if (__builtin_constant_p(cmp)) {                                              \
+            switch (cmp) {                                                            \
+                case NVSHMEM_CMP_EQ: oxshmemi_cold_wait_eq_##S(ivar, value); return; \
+                case NVSHMEM_CMP_NE: oxshmemi_cold_wait_ne_##S(ivar, value); return; \
+                case NVSHMEM_CMP_GT: oxshmemi_cold_wait_gt_##S(ivar, value); return; \
+                case NVSHMEM_CMP_GE: oxshmemi_cold_wait_ge_##S(ivar, value); return; \
+                case NVSHMEM_CMP_LT: oxshmemi_cold_wait_lt_##S(ivar, value); return; \
+                case NVSHMEM_CMP_LE: oxshmemi_cold_wait_le_##S(ivar, value); return; \
+                default: break;                                                       \
+            }                                                                         \
+        }                                                                             \
+        oxshmemi_cold_wait_until_##S(ivar, cmp, value);                               \
+    }
+OXSHMEMI_COLD_WAIT_CALL(i16, int16_t)
+OXSHMEMI_COLD_WAIT_CALL(u16, uint16_t)
+OXSHMEMI_COLD_WAIT_CALL(i32, int32_t)
+OXSHMEMI_COLD_WAIT_CALL(u32, uint32_t)
+OXSHMEMI_COLD_WAIT_CALL(i64, int64_t)
+OXSHMEMI_COLD_WAIT_CALL(u64, uint64_t)
+#undef OXSHMEMI_COLD_WAIT_CALL
+
 /* wait_until: one acquire load; a wait it satisfies is over (NVSHMEM's poll, with the acquire in
  * the load instead of a fence after it). Otherwise the out-of-line wait checks ivar (an aligned
  * word of this PE's heap, else a recorded error), polls with the state's timeout and acquires. */
@@ -319,12 +354,12 @@ __device__ __forceinline__ void wait_until(T *ivar, int cmp, T value) {
     if (holds(load_acquire(ivar), cmp, value)) return;
     constexpr bool sgn = (T)-1 < (T)0;
     uint64_t b = bits(value);
-    if (sizeof(T) == 2 && sgn) oxshmemi_cold_wait_until_i16((int16_t *)ivar, cmp, (int16_t)b);
-    else if (sizeof(T) == 2) oxshmemi_cold_wait_until_u16((uint16_t *)ivar, cmp, (uint16_t)b);
-    else if (sizeof(T) == 4 && sgn) oxshmemi_cold_wait_until_i32((int32_t *)ivar, cmp, (int32_t)b);
-    else if (sizeof(T) == 4) oxshmemi_cold_wait_until_u32((uint32_t *)ivar, cmp, (uint32_t)b);
-    else if (sgn) oxshmemi_cold_wait_until_i64((int64_t *)ivar, cmp, (int64_t)b);
-    else oxshmemi_cold_wait_until_u64((uint64_t *)ivar, cmp, b);
+    if (sizeof(T) == 2 && sgn) cold_wait((int16_t *)ivar, cmp, (int16_t)b);
+    else if (sizeof(T) == 2) cold_wait((uint16_t *)ivar, cmp, (uint16_t)b);
+    else if (sizeof(T) == 4 && sgn) cold_wait((int32_t *)ivar, cmp, (int32_t)b);
+    else if (sizeof(T) == 4) cold_wait((uint32_t *)ivar, cmp, (uint32_t)b);
+    else if (sgn) cold_wait((int64_t *)ivar, cmp, (int64_t)b);
+    else cold_wait((uint64_t *)ivar, cmp, b);
 }
 
 }  // namespace oxshmemi_fast
