@@ -267,8 +267,9 @@ fn amo_context(ordinal: i32) -> std::result::Result<sys::CUcontext, CudaError> {
 
 /// An atomic `op` on the naturally aligned `width`-byte word at `target` (a GPU heap as mapped
 /// here), through the registered AMO kernel ([`set_amo_kernel`]) run on device `device` (the
-/// memory's own GPU, or this PE's), in that device's atomic context ([`AMO_CONTEXTS`]): the
-/// prior value. The kernel runs in the context current when it is called.
+/// memory's own GPU, or this PE's), in that device's atomic context (a context of its own, not
+/// the program's: see `AMO_CONTEXTS`): the prior value. The kernel runs in the context current
+/// when it is called.
 pub fn amo_at(func: &'static str, target: u64, width: usize, op: AmoOp, device: i32) -> Result<u64> {
     let kernel = amo_kernel().ok_or_else(|| {
         invalid(
