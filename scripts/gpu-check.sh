@@ -16,7 +16,7 @@
 # --prepare builds into OUTDIR/gpu-check.tar.xz (stripped binaries, xz; must stay <= 64 MiB):
 #   oxshmem/bin/oshrun, oxshmem/lib/*.so*     oxshmem (oxshmem-install --prefix, release) with
 #                                             libnvshmem_host.so.3
-#   oxshmem-bin/{rma,signal,amo,sync,coll,stream,examples,buffer_register,device_bench}
+#   oxshmem-bin/{rma,signal,amo,sync,coll,stream,examples,buffer_register,persistent,device_bench}
 #                                             tests/cuda/*.cu and benches/cuda/device_bench.cu
 #                                             linked with oxshmem's libnvshmem_device.a
 #                                             (bindings/cuda/build.sh) and libnvshmem_host
@@ -65,7 +65,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-progs="rma signal amo sync coll stream examples buffer_register"
+progs="rma signal amo sync coll stream examples buffer_register persistent"
 
 say() { echo "gpu-check: $*"; }
 
