@@ -73,6 +73,15 @@ static_assert(OXSHMEM_CHANNEL_P2P == 1 && offsetof(oxshmem_ring_t, issue) == 0 &
 /// Bytes of barrier flags at the start of each team's scratch: one 64-byte line per round.
 constexpr uint64_t FLAG_STRIDE = 64;
 constexpr uint64_t TEAM_FLAG_BYTES = OXSHMEM_BARRIER_ROUNDS * FLAG_STRIDE;
+/// Where in the GPU heap this PE's world barrier epoch lives (device memory, which the GPU's
+/// threads fetch-add; issue 31 item 4): the line of the world flags' last round, which only a
+/// job of more than 2^31 PEs would signal (node.rs WORLD_EPOCH_OFFSET).
+constexpr uint64_t WORLD_EPOCH_OFFSET = (OXSHMEM_BARRIER_ROUNDS - 1) * FLAG_STRIDE;
+/// Where in the GPU heap the proxy ring's ticket counter lives (device memory, which the GPU's
+/// threads fetch-add; the ring header's `issue`, in pinned host memory, stays 0): the line of
+/// the world flags' round 30 (node.rs RING_ISSUE_OFFSET).
+constexpr uint64_t RING_ISSUE_OFFSET = (OXSHMEM_BARRIER_ROUNDS - 2) * FLAG_STRIDE;
+static_assert(RING_ISSUE_OFFSET == 1920, "the fast paths' OXSHMEMI_RING_ISSUE_OFFSET (oxshmem_fast_path.cuh)");
 
 // The proxy request kinds (device_state.h, from device/src/channel/proxy.rs `kind`).
 constexpr uint16_t PROXY_PUT = OXSHMEM_PROXY_PUT, PROXY_GET = OXSHMEM_PROXY_GET, PROXY_P = OXSHMEM_PROXY_P,
@@ -241,10 +250,11 @@ __device__ inline Route atomic_route(Route r, int pe) {
 
 /// Submits a request: ticket = issue++, wait for room, write the body, publish seq = t+1
 /// (release). Returns the ticket, or UINT64_MAX when the ring stalled past the timeout.
-__host__ __device__ inline uint64_t ring_submit(oxshmem_device_state_t *s, oxshmem_ring_t *ring,
+/// `issue` is the ticket counter (for the CUDA library a word of the GPU heap, `ring_issue()`).
+__host__ __device__ inline uint64_t ring_submit(oxshmem_device_state_t *s, oxshmem_ring_t *ring, uint64_t *issue,
                                                 const oxshmem_proxy_request_t &r, uint32_t op, uint32_t block,
                                                 uint32_t thread) {
-    uint64_t t = sys_ref<uint64_t>(ring->issue).fetch_add(1, mo_relaxed);
+    uint64_t t = sys_ref<uint64_t>(*issue).fetch_add(1, mo_relaxed);
     uint64_t cap = ring->capacity;
     Waiter w;
     while (sys_ref<uint64_t>(ring->completed).load(mo_acquire) + cap <= t) {
@@ -297,6 +307,8 @@ __host__ __device__ inline bool ring_wait(oxshmem_device_state_t *s, oxshmem_rin
 }
 
 __device__ inline oxshmem_ring_t *ring() { return st()->ring; }
+/// The ring's ticket counter: a word of this PE's GPU heap (RING_ISSUE_OFFSET).
+__device__ inline uint64_t *ring_issue() { return (uint64_t *)(oxshmemi_fast_d.heap_base + RING_ISSUE_OFFSET); }
 
 /// Submits from this thread; UINT64_MAX on failure (recorded).
 #ifdef OXSHMEMI_CORE_IMPL
@@ -305,7 +317,7 @@ __device__ OXSHMEMI_NOINLINE uint64_t proxy_submit(const oxshmem_proxy_request_t
         fail(OXSHMEM_ERR_TRANSPORT, op, r.pe, r.dest, r.len);
         return UINT64_MAX;
     }
-    return ring_submit(st(), ring(), r, op, block_id(), thread_id());
+    return ring_submit(st(), ring(), ring_issue(), r, op, block_id(), thread_id());
 }
 #else
 __device__ OXSHMEMI_NOINLINE uint64_t proxy_submit(const oxshmem_proxy_request_t &r, uint32_t op);

@@ -29,7 +29,7 @@ __device__ OXSHMEMI_NOINLINE void quiet_impl() {
     if (s && s->ibgda) ib_quiet(OXSHMEM_OP_QUIET);
     if (!s || !s->ring) return;
     oxshmem_ring_t *r = ring();
-    uint64_t issued = sys_ref<uint64_t>(r->issue).load(mo_acquire);
+    uint64_t issued = sys_ref<uint64_t>(*ring_issue()).load(mo_acquire);
     if (issued > 0) ring_wait(s, r, issued - 1, OXSHMEM_OP_QUIET, block_id(), thread_id());
     fence_system();
 }
@@ -58,10 +58,11 @@ __device__ inline bool team_of(nvshmem_team_t team, Team *out, bool need_member 
                 t.scratch ? t.scratch + TEAM_FLAG_BYTES : 0, c->scratch_bytes};
         if (team == NVSHMEM_TEAM_WORLD) {
             out->flags = s->barrier_flags;
-            out->epoch = &s->barrier_epoch;
+            out->epoch = (uint64_t *)(s->heap_base + WORLD_EPOCH_OFFSET);  // world_sync's
         }
     } else if (team == NVSHMEM_TEAM_WORLD) {
-        *out = {0, 1, (int)s->n_pes, (int)s->my_pe, s->barrier_flags, &s->barrier_epoch, 0, 0};
+        *out = {0, 1, (int)s->n_pes, (int)s->my_pe, s->barrier_flags, (uint64_t *)(s->heap_base + WORLD_EPOCH_OFFSET),
+                0, 0};
     } else {
         if (need_member) fail(OXSHMEM_ERR_PE_OUT_OF_RANGE, OXSHMEM_OP_BARRIER, -1, (uint64_t)(int64_t)team, 0);
         return false;
@@ -147,29 +148,33 @@ namespace oxshmemi {
 /// complete (or with one PE, which has no round to fence), a peer reached over the proxy or
 /// IBGDA, a timeout to record, no state attached.
 __device__ inline void world_sync(uint32_t op, bool quiet) {
-    oxshmem_device_state_t *s = st();
-    if (!s) {
+    // Everything from the constant copy of the state's head (no load from pinned host memory):
+    // n_pes is 0 before attach; the world flags start the heap, its epoch word is in the heap;
+    // a peer is P2P exactly when its base in the (GPU-memory) peer table is not 0.
+    const oxshmemi_fast_state_t &fs = oxshmemi_fast_d;
+    uint32_t n = fs.n_pes, me = fs.my_pe;
+    if (n == 0) {
         if (quiet) oxshmemi_cold_barrier_quiet();  // what quiet does before attach: a fence
         return;
     }
-    uint32_t n = s->n_pes, me = s->my_pe;
-    oxshmem_ring_t *r = s->ring;
+    const oxshmem_ring_t *r = (const oxshmem_ring_t *)fs.ring;
     // the ring's counters only grow: completed >= issue means nothing is outstanding
-    if (quiet && (n < 2 || s->ibgda ||
-                  (r && volatile_load(&r->completed) < volatile_load(&r->issue))))
+    if (quiet && (n < 2 || fs.ibgda ||
+                  (r && volatile_load(&r->completed) < volatile_load(ring_issue()))))
         oxshmemi_cold_barrier_quiet();
-    uint64_t epoch = sys_ref<uint64_t>(s->barrier_epoch).fetch_add(1, mo_relaxed) + 1;
-    uint64_t *f = (uint64_t *)s->barrier_flags;
+    uint64_t epoch = sys_ref<uint64_t>(*(uint64_t *)(fs.heap_base + WORLD_EPOCH_OFFSET)).fetch_add(1, mo_relaxed) + 1;
+    uint64_t *f = (uint64_t *)fs.heap_base;  // the state's barrier_flags
     for (uint32_t dist = 1; dist < n; dist <<= 1, f += FLAG_STRIDE / sizeof(uint64_t)) {
         fence_system();
         uint32_t to = me + dist >= n ? me + dist - n : me + dist;
-        if (s->channel[to] == OXSHMEM_CHANNEL_P2P)
-            fenced_store((uint64_t *)(s->peer_base[to] + ((uint64_t)f - s->heap_base)), epoch);
+        uint64_t base = fs.peer_base[to];
+        if (base)
+            fenced_store((uint64_t *)(base + ((uint64_t)f - fs.heap_base)), epoch);
         else
             oxshmemi_cold_barrier_signal(f, epoch, (int)to);
         Waiter w;
         for (uint64_t v; (v = volatile_load(f)) < epoch;) {
-            if (!w.ok(s)) {
+            if (!w.ok(st())) {
                 uint32_t from = me >= dist ? me - dist : me + n - dist;
                 oxshmemi_cold_barrier_timeout(op, (int)from, f, v, epoch);
                 return;

@@ -17,6 +17,22 @@
 
 oxshmem_device_state_t *oxshmemi_state_d = nullptr;
 oxshmemi::oxshmem_cuda_state_t *oxshmemi_cuda_d = nullptr;
+/// The constant copy of the state's head that host.cu's attach writes (the world barrier and
+/// the ring's ticket counter read it): this test keeps it equal to its fake state by hand.
+oxshmemi_fast_state_t oxshmemi_fast_d = {};
+
+/// What attach copies from `s` (host.cu): after every change of the fake state's head.
+static void sync_fast(const oxshmem_device_state_t &s) {
+    oxshmemi_fast_d.my_pe = s.my_pe;
+    oxshmemi_fast_d.n_pes = s.n_pes;
+    oxshmemi_fast_d.heap_base = s.heap_base;
+    oxshmemi_fast_d.heap_size = s.heap_size;
+    oxshmemi_fast_d.peer_base = s.peer_base;
+    oxshmemi_fast_d.limit = s.heap_size >= 8 ? s.heap_size - 8 : 0;
+    oxshmemi_fast_d.ring = s.ring;
+    oxshmemi_fast_d.ibgda = s.ibgda;
+    oxshmemi_fast_d.amo_base = s.peer_base;
+}
 
 using namespace oxshmemi;
 using arch::cpu::idx3;
@@ -103,7 +119,8 @@ static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, 
     static uint64_t sq[NRC * NPES][NW * 8], marks[NRC * NPES][NW], cq[NRC * NPES][8],
         ibuf[NRC * NPES][OXSHMEM_IBUF_WORDS];
     static uint32_t rkeys[NPES] = {0x11, 0x22};
-    static uint64_t rbases[NPES] = {(uint64_t)heap0, (uint64_t)heap1};
+    // the heaps' bases: their data start after the world flag area
+    static uint64_t rbases[NPES] = {(uint64_t)(heap0 - TEAM_FLAG_BYTES), (uint64_t)(heap1 - TEAM_FLAG_BYTES)};
     static const uint8_t channel[2] = {OXSHMEM_CHANNEL_P2P, OXSHMEM_CHANNEL_IBGDA};
     static oxshmem_ibgda_t g = {};
     g.n_pes = NPES;
@@ -143,6 +160,7 @@ static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, 
     st.ibgda = &g;
     st.n_pes = 2;
     st.error = {};
+    sync_fast(st);
     uint64_t *out = (uint64_t *)(heap0 + 24576), *out1 = (uint64_t *)(heap1 + 24576);
     for (int variant = 0; variant < 3; variant++) {
         reset();
@@ -177,11 +195,13 @@ static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, 
             });
             if (variant == 2) {
                 st.n_pes = 1;  // a barrier of this PE alone: what it waits for is the quiet
+                sync_fast(st);
                 arch::cpu::launch_block({1, 1, 1}, {128, 1, 1}, {0, 0, 0}, [&] {
                     api::barrier_all<Block>();
                     check();
                 });
                 st.n_pes = 2;
+                sync_fast(st);
             }
         }
         CHECK(incomplete.load(), 0);
@@ -193,6 +213,7 @@ static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, 
     memset(out1, 0, 4 * 8);
     st.ibgda = nullptr;
     st.channel = saved;
+    sync_fast(st);
     ok("IBGDA: quiet<Thread> after __syncthreads, quiet<Block>, barrier_all<Block> complete every warp's queue set");
 }
 
@@ -201,6 +222,7 @@ static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, 
 static void check_test_acquires(oxshmem_device_state_t &st, unsigned char *heap0) {
     st.error = {};
     st.n_pes = 1;
+    sync_fast(st);
     static int payload[6];
     int *flags = (int *)(heap0 + 28672);
     for (int k = 0; k < 6; k++) flags[k] = 0, payload[k] = 0;
@@ -238,6 +260,7 @@ static void check_test_acquires(oxshmem_device_state_t &st, unsigned char *heap0
 static void check_group_put_entry_sync(oxshmem_device_state_t &st, unsigned char *heap0, unsigned char *heap1) {
     st.error = {};
     st.n_pes = 2;
+    sync_fast(st);
     const uint32_t N = 64, PER = 16;
     static int src[N * PER];
     int *dst = (int *)(heap0 + 57344), *dst1 = (int *)(heap1 + 57344);  // words no other section uses
@@ -342,20 +365,25 @@ int main() {
     ok("half and __nv_bfloat16 arithmetic");
 
     // The library's P2P paths on a fake 2-PE state: PE 1's heap is a second buffer here.
+    // Each heap starts with the world barrier's flag area (TEAM_FLAG_BYTES: the flags, the
+    // world epoch and the ring's ticket counter, as in the GPU heap's reserved area); the
+    // sections' data start after it, at heap0 and heap1.
     const uint64_t HEAP = 1 << 16;
-    alignas(64) static unsigned char heap0[HEAP], heap1[HEAP];
-    static const uint64_t peers[2] = {(uint64_t)heap0, (uint64_t)heap1};
+    alignas(64) static unsigned char raw0[TEAM_FLAG_BYTES + HEAP], raw1[TEAM_FLAG_BYTES + HEAP];
+    unsigned char *heap0 = raw0 + TEAM_FLAG_BYTES, *heap1 = raw1 + TEAM_FLAG_BYTES;
+    static const uint64_t peers[3] = {(uint64_t)raw0, (uint64_t)raw1, 0};
     static const uint8_t channel[2] = {OXSHMEM_CHANNEL_P2P, OXSHMEM_CHANNEL_P2P};
     static oxshmem_device_state_t st = {};
     st.my_pe = 0;
     st.n_pes = 2;
-    st.heap_base = (uint64_t)heap0;
-    st.heap_size = HEAP;
+    st.heap_base = (uint64_t)raw0;
+    st.heap_size = TEAM_FLAG_BYTES + HEAP;
     st.peer_base = peers;
     st.channel = channel;
-    st.barrier_flags = (uint64_t)(heap0 + HEAP - 64 * OXSHMEM_BARRIER_ROUNDS);
+    st.barrier_flags = (uint64_t)raw0;
     st.timeout_ns = 5000000000ull;
     oxshmemi_state_d = &st;
+    sync_fast(st);
     int *src = (int *)heap0, *dst = (int *)(heap0 + 4096);
     for (int i = 0; i < 1000; i++) src[i] = i * 7;
     uint64_t *sig = (uint64_t *)(heap0 + 8192);
@@ -419,6 +447,7 @@ int main() {
     // wait_until sees a value another host thread stores later; a 1-PE barrier passes.
     st.error = {};
     st.n_pes = 1;
+    sync_fast(st);
     static uint64_t *flag = (uint64_t *)(heap0 + 16384);
     std::thread writer([] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -431,12 +460,13 @@ int main() {
     });
     writer.join();
     CHECK(st.error.state, 0);
-    CHECK(st.barrier_epoch, 2);
+    CHECK(*(uint64_t *)(st.heap_base + WORLD_EPOCH_OFFSET), 2);  // the world epoch, in the heap
     ok("signal_wait_until across host threads, barrier_all<Warp|Block> on one PE");
 
     // A grid of 3 concurrent blocks: the first error wins, every block's AMOs land.
     st.error = {};
     st.n_pes = 2;
+    sync_fast(st);
     static long *ctr = (long *)(heap0 + 20480);
     arch::cpu::launch_grid({3, 1, 1}, {40, 1, 1}, [&] {
         api::atomic_add<Thread, long>(ctr, (long)block_id() + 1, 1);
@@ -456,6 +486,7 @@ int main() {
     // Collectives on one PE through the world team's table entry and scratch.
     st.error = {};
     st.n_pes = 1;
+    sync_fast(st);
     static oxshmem_cuda_team_t teams[1] = {{0, 1, 1, 0, (uint64_t)(heap0 + 32768), 0}};
     static oxshmem_cuda_state_t cuda = {ABI_VERSION, 1, teams, 4096};
     oxshmemi_cuda_d = &cuda;
@@ -492,6 +523,7 @@ void check_v38_names(oxshmem_device_state_t &st, unsigned char *heap0, unsigned 
     st.n_pes = 2;
     st.channel = p2p;
     st.ring = nullptr;
+    sync_fast(st);
     oxshmemi_state_d = &st;
     const size_t base = 49152;  // past the other sections' words
     float *fsum = (float *)(heap0 + base);
@@ -534,6 +566,7 @@ void check_v38_names(oxshmem_device_state_t &st, unsigned char *heap0, unsigned 
 
     // Over the proxy the float add is not performed: recorded as a transport error.
     st.channel = proxy;
+    sync_fast(st);
     arch::cpu::launch_block({1, 1, 1}, {32, 1, 1}, {0, 0, 0}, [&] {
         if (thread_id() == 3) {
             CHECK((api::atomic_fetch_add<Thread, double>(dctr, 1.0, 1)), 0);
@@ -551,6 +584,7 @@ void check_v38_names(oxshmem_device_state_t &st, unsigned char *heap0, unsigned 
     // signal_counted_reset: the local word back to 0.
     st.error = {};
     st.channel = p2p;
+    sync_fast(st);
     uint64_t *cnt = (uint64_t *)(heap0 + base + 64);
     *cnt = 12345;
     arch::cpu::launch_block({1, 1, 1}, {1, 1, 1}, {0, 0, 0}, [&] { api::signal_counted_reset<Thread>(cnt); });
@@ -572,11 +606,14 @@ void check_v38_names(oxshmem_device_state_t &st, unsigned char *heap0, unsigned 
     ok("put16_signal_nbi<Block> then flush<Block> over P2P");
 
     // flush waits for the proxy ring: issue 5, completed 3; a "proxy" thread completes the rest
-    // after 30 ms, and no flushing thread returns before it did.
+    // after 30 ms, and no flushing thread returns before it did. The device's ticket counter is
+    // a word of the heap (RING_ISSUE_OFFSET); the header's `issue` is not used.
     static oxshmem_ring_slot_t slots[8];
-    static oxshmem_ring_t ring = {5, 3, 8, slots};
+    static oxshmem_ring_t ring = {0, 3, 8, slots};
+    *(uint64_t *)(st.heap_base + RING_ISSUE_OFFSET) = 5;
     static std::atomic<bool> completed{false};
     st.ring = &ring;
+    sync_fast(st);
     st.proxy_alive = 1;
     std::thread proxy_thread([] {
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -621,4 +658,5 @@ void check_v38_names(oxshmem_device_state_t &st, unsigned char *heap0, unsigned 
 
     st.channel = saved_channel;
     st.ring = saved_ring;
+    sync_fast(st);
 }

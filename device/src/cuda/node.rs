@@ -50,6 +50,17 @@ use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorSlot};
 const FLAG_STRIDE: usize = 64;
 /// Bytes of barrier flags at the start of a team's scratch (`TEAM_FLAG_BYTES` there).
 pub const TEAM_FLAG_BYTES: usize = BARRIER_ROUNDS * FLAG_STRIDE;
+/// Offset in the GPU heap of this PE's world barrier epoch (`WORLD_EPOCH_OFFSET` in
+/// `bindings/cuda/src/state.cuh`): the flag line of the world barrier's last round, which only
+/// a job of more than 2^31 PEs would signal. GPU memory, which the GPU's threads fetch-add (the
+/// device state's `barrier_epoch`, in pinned host memory, serves the CPU back end only); zeroed
+/// with the reserved area at set-up.
+pub const WORLD_EPOCH_OFFSET: usize = (BARRIER_ROUNDS - 1) * FLAG_STRIDE;
+/// Offset in the GPU heap of the proxy ring's ticket counter (`RING_ISSUE_OFFSET` in
+/// `bindings/cuda/src/state.cuh`, `OXSHMEMI_RING_ISSUE_OFFSET` in the public fast-path header):
+/// the flag line of the world barrier's round 30. GPU memory, which the GPU's threads
+/// fetch-add; the ring header's own `issue` (pinned) stays 0 on the GPU.
+pub const RING_ISSUE_OFFSET: usize = (BARRIER_ROUNDS - 2) * FLAG_STRIDE;
 /// Bytes of collective scratch after each team slot's flags (`scratch_bytes`).
 pub const TEAM_SCRATCH: usize = 64 << 10;
 /// Predefined teams with scratch: world, shared, node, same-PE-on-node (NVSHMEM's 0..4).
@@ -616,6 +627,18 @@ impl GpuPe {
         self.ring.as_ref()
     }
 
+    /// How many requests device code has submitted to the proxy ring: its ticket counter,
+    /// read out of GPU memory with a copy ([`RING_ISSUE_OFFSET`]).
+    ///
+    /// # Errors
+    /// The driver's.
+    pub fn ring_issued(&self) -> Result<u64> {
+        let mut v = 0u64;
+        // SAFETY: the word is this PE's own heap memory; `v` is 8 writable bytes.
+        unsafe { self.gpu.copy_dtod((&raw mut v) as DevAddr, self.heap.base() + RING_ISSUE_OFFSET as u64, 8) }?;
+        Ok(v)
+    }
+
     /// The IBGDA queues (with the IBGDA channel).
     pub fn ibgda(&self) -> Option<&Ibgda> {
         self.ibgda.as_deref()
@@ -749,6 +772,9 @@ mod tests {
         let end_of_last = slot_offset(PREDEFINED + USER_SLOTS);
         assert_eq!(slot_offset(0), TEAM_FLAG_BYTES);
         assert!(RESERVED >= end_of_last && RESERVED.is_multiple_of(MAX_ALIGN));
+        // The device library's words in the world flag area: lines no job signals.
+        assert_eq!((RING_ISSUE_OFFSET, WORLD_EPOCH_OFFSET), (1920, 1984));
+        const { assert!(WORLD_EPOCH_OFFSET + 8 <= TEAM_FLAG_BYTES) };
         let p = PinnedLayout::new();
         assert!(p.cuda_state >= size_of::<DeviceState>() && p.cuda_state.is_multiple_of(64));
         assert_eq!(p.total, p.cuda_state + size_of::<CudaState>());

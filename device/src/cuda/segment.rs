@@ -325,7 +325,8 @@ impl ForeignSegment for GpuSegment {
             self.pe.timeout_ns() == 0 || start.elapsed() < timeout
         };
         if let Some(ring) = self.pe.ring() {
-            let issued = ring.issued();
+            // The device's ticket counter is in GPU memory (the ring header's stays 0).
+            let issued = self.pe.ring_issued().map_err(|e| cuda_err(func, e))?;
             while ring.completed() < issued {
                 if !wait() {
                     return Err(cuda_err(

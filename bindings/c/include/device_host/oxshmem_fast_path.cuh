@@ -46,6 +46,12 @@ struct oxshmemi_fast_state_t {
     const uint64_t *amo_base;  /* n_pes + 1 entries: peer_base's where atomics may go P2P, else 0 */
 };
 
+/* Where in this PE's GPU heap the proxy ring's ticket counter lives (GPU memory, which device
+ * threads fetch-add: the ring header's own `issue`, in pinned host memory, is not used by the
+ * CUDA library). The flag line of the world barrier's round 30, which no job of fewer than 2^30
+ * PEs signals (state.cuh RING_ISSUE_OFFSET, device/src/cuda/node.rs). */
+#define OXSHMEMI_RING_ISSUE_OFFSET 1920
+
 /* The head of the runtime's device state, copied into constant memory by libnvshmem_device.a
  * when nvshmem_init attaches (and by nvshmemx_cumodule_init for loaded code). Before, n_pes and
  * limit are 0 and peer_base an empty table: every fast path takes its cold path. */
@@ -520,7 +526,8 @@ __host__ __device__ inline void nvshmem_fence(void) {
     __threadfence_system();
     const uint64_t *ring = (const uint64_t *)oxshmemi_fast_d.ring;
     if (oxshmemi_fast_d.n_pes == 0 || oxshmemi_fast_d.ibgda ||
-        (ring && *(const volatile uint64_t *)(ring + 1) < *(const volatile uint64_t *)ring))
+        (ring && *(const volatile uint64_t *)(ring + 1) <
+                     *(const volatile uint64_t *)(oxshmemi_fast_d.heap_base + OXSHMEMI_RING_ISSUE_OFFSET)))
         oxshmemi_cold_fence();
 }
 
@@ -531,8 +538,9 @@ __host__ __device__ inline void nvshmem_fence(void) {
 __host__ __device__ inline void nvshmem_quiet(void) {
     if (oxshmemi_fast_d.n_pes != 0 && !oxshmemi_fast_d.ibgda) {
         const uint64_t *ring = (const uint64_t *)oxshmemi_fast_d.ring;
-        /* oxshmem_ring_t: issue at 0, completed at 8 (device_state.h) */
-        if (!ring || *(const volatile uint64_t *)(ring + 1) >= *(const volatile uint64_t *)ring) {
+        /* oxshmem_ring_t: completed at 8 (device_state.h); the ticket counter in the heap */
+        if (!ring || *(const volatile uint64_t *)(ring + 1) >=
+                         *(const volatile uint64_t *)(oxshmemi_fast_d.heap_base + OXSHMEMI_RING_ISSUE_OFFSET)) {
             __threadfence_system();
             return;
         }
