@@ -452,3 +452,47 @@ fn futex_wake(word: &AtomicU32) {
         libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::ErrorSlot;
+
+    /// A target that carries nothing out.
+    struct Refuses;
+    impl ProxyTarget for Refuses {
+        fn execute(&self, _: &Request) -> Result<(), String> {
+            Err("refused".into())
+        }
+    }
+
+    /// A request the proxy could not carry out is recorded in the host's own error slot, not in
+    /// the device threads' (whose state word GPU threads compare-and-swap: the host must not
+    /// read-modify-write it too), and reported as the first error when the device has none.
+    #[test]
+    fn a_failed_request_goes_to_the_hosts_error_slot() {
+        let state = DeviceState {
+            my_pe: 0,
+            n_pes: 2,
+            heap_base: 0,
+            heap_size: 0,
+            peer_base: std::ptr::null(),
+            channel: std::ptr::null(),
+            ring: std::ptr::null_mut(),
+            ibgda: std::ptr::null_mut(),
+            barrier_flags: 0,
+            barrier_epoch: Default::default(),
+            timeout_ns: 0,
+            proxy_alive: Default::default(),
+            proxy_sleeping: Default::default(),
+            error: ErrorSlot::default(),
+            host_error: ErrorSlot::default(),
+        };
+        let r = Request { kind: kind::PUT, pe: 1, dest: 0x1000, len: 8, ..Default::default() };
+        execute(&state, &Refuses, &r);
+        assert!(state.error.get().is_none(), "the device threads' slot was written");
+        let e = state.host_error.get().expect("the host's slot holds the failure");
+        assert_eq!((e.code, e.op, e.pe, e.addr), (ErrorCode::Transport as u32, op::PUT, 1, 0x1000));
+        assert_eq!(state.first_error().map(|e| e.code), Some(ErrorCode::Transport as u32));
+    }
+}
