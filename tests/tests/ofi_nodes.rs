@@ -11,9 +11,9 @@
 //! Runs in the workspace's test command (no feature) and in the ofi suite:
 //! `cargo test -p oxshmem-tests --features ofi --test ofi --test ofi_nodes`.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PE_RMA: &str = env!("CARGO_BIN_EXE_pe-rma");
 const PE_AMO: &str = env!("CARGO_BIN_EXE_pe-amo");
@@ -211,24 +211,8 @@ fn run_with_limit(mut c: Command, limit: Duration) -> (bool, String) {
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("out");
-    let f = std::fs::File::create(&path).expect("output file");
-    c.stdin(Stdio::null()).stdout(f.try_clone().expect("dup")).stderr(f);
     c.env(oxshmem_tests::pe::FAIL_DIR_VAR, &dir);
-    let mut child = c.spawn().expect("starting mpiexec.hydra");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("waiting for hydra") {
-            break Some(s);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut out = std::fs::read_to_string(&path).unwrap_or_default();
+    let (ok, mut out) = oxshmem_tests::run_logged(&mut c, limit);
     // The PEs' failure lines that Hydra may not have forwarded (see `pe::fail`), after a marker.
     let mut fails: Vec<String> = std::fs::read_dir(&dir)
         .into_iter()
@@ -246,8 +230,5 @@ fn run_with_limit(mut c: Command, limit: Duration) -> (bool, String) {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    match status {
-        Some(s) => (s.success(), out),
-        None => (false, format!("{out}\n<killed after {limit:?}>")),
-    }
+    (ok, out)
 }
