@@ -660,7 +660,8 @@ pub fn oshnvcc() -> PathBuf {
     .clone()
 }
 
-// ---- programs built for the CPU target (cpu_programs.rs, cpu_buffer_register.rs, cpu_p2p_atomics.rs)
+// ---- programs built for the CPU target (cpu_programs.rs, cpu_buffer_register.rs, cpu_p2p_atomics.rs,
+// cpu_persistent.rs)
 
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
@@ -675,6 +676,24 @@ pub fn have_cxx() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     oxshmem_test_require::need("c++", ok, "`c++ --version` does not run (apt-get install g++)")
+}
+
+/// `tests/cuda/NAME.cu` built for the CPU target by `oshnvcc --target cpu` into
+/// `target/<profile>/DIR/NAME` (a temporary name first, then renamed, so that concurrent test
+/// processes never run a half-written program); panics with the build's log on failure.
+/// Callers keep the path in a `OnceLock`, so each test process builds it once.
+pub fn build_cpu_program(name: &str, dir: &str) -> PathBuf {
+    let oshnvcc = oshnvcc();
+    let dir = profile_dir().join(dir);
+    std::fs::create_dir_all(&dir).expect("the program's directory");
+    let exe = dir.join(name);
+    let tmp = dir.join(format!("{name}.tmp{}", std::process::id()));
+    let mut c = Command::new(&oshnvcc);
+    c.args(["--target", "cpu"]).arg(repo_root().join(format!("tests/cuda/{name}.cu"))).arg("-o").arg(&tmp);
+    let (ok, log) = run_logged(&mut c, Duration::from_secs(900));
+    assert!(ok && tmp.exists(), "oshnvcc --target cpu tests/cuda/{name}.cu failed:\n{log}");
+    std::fs::rename(&tmp, &exe).expect("renaming the built program");
+    exe
 }
 
 /// Runs `cmd` to the end within `limit`, its stdout and stderr into one log; (success,

@@ -14,7 +14,7 @@
 //!
 //! Needs a C and C++ compiler; builds `liboxshmem.so`, `oshnvcc` and `oshrun` with cargo.
 
-use oxshmem_tests::{have_cxx, profile_dir, repo_root as root, run_logged as run};
+use oxshmem_tests::{have_cxx, run_logged as run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -23,19 +23,7 @@ use std::time::Duration;
 /// `tests/cuda/persistent.cu` built for the CPU target (once per test process).
 fn program() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let oshnvcc = oxshmem_tests::oshnvcc();
-        let dir = profile_dir().join("cpu-persistent");
-        std::fs::create_dir_all(&dir).expect("the program's directory");
-        let exe = dir.join("persistent");
-        let tmp = dir.join(format!("persistent.tmp{}", std::process::id()));
-        let mut c = Command::new(&oshnvcc);
-        c.args(["--target", "cpu"]).arg(root().join("tests/cuda/persistent.cu")).arg("-o").arg(&tmp);
-        let (ok, log) = run(&mut c, Duration::from_secs(900));
-        assert!(ok && tmp.exists(), "oshnvcc --target cpu tests/cuda/persistent.cu failed:\n{log}");
-        std::fs::rename(&tmp, &exe).expect("renaming the built program");
-        exe
-    })
+    EXE.get_or_init(|| oxshmem_tests::build_cpu_program("persistent", "cpu-persistent"))
 }
 
 /// Runs the program at `n` PEs over `channel` on `devices` emulated GPUs (PE p on GPU
