@@ -112,7 +112,7 @@ pub type NicMemoryFor = dyn Fn(&Gpu) -> Arc<dyn NicMemory>;
 /// One team of the device-side team table: `oxshmem_cuda_team_t` of
 /// `bindings/cuda/src/state.cuh` (whose `static_assert`s pin the same size and offsets).
 #[repr(C)]
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct CudaTeam {
     /// World PE of the team's PE 0 (-1: the slot is unused).
     start: i32,
@@ -126,6 +126,11 @@ struct CudaTeam {
     scratch: u64,
     /// This PE's barrier epoch for the team (device-written).
     epoch: u64,
+}
+
+impl CudaTeam {
+    /// An unused entry: device code naming it fails.
+    const UNUSED: CudaTeam = CudaTeam { start: -1, stride: 0, size: 0, my_pe: -1, scratch: 0, epoch: 0 };
 }
 
 /// `oxshmem_cuda_state_t` of `bindings/cuda/src/state.cuh`.
@@ -463,10 +468,7 @@ impl GpuPe {
         // SAFETY: as above.
         unsafe { self.pinned_at::<CudaState>(self.layout.cuda_state).write(cs) };
         // Every team entry unused, in one copy.
-        let unused = CudaTeam { start: -1, stride: 0, size: 0, my_pe: -1, scratch: 0, epoch: 0 };
-        // SAFETY: CudaTeam is plain data (repr(C) integers).
-        let one = unsafe { std::slice::from_raw_parts((&raw const unused).cast::<u8>(), size_of::<CudaTeam>()) };
-        self.write_table(self.tables_at.teams, &one.repeat(DEVICE_TEAMS))
+        self.write_table(self.tables_at.teams, &bytemuck::bytes_of(&CudaTeam::UNUSED).repeat(DEVICE_TEAMS))
     }
 
     /// Writes entry `index` of the device team table: `team` with the symmetric address of
@@ -479,7 +481,7 @@ impl GpuPe {
             return Ok(());
         }
         let entry = match team {
-            None => CudaTeam { start: -1, stride: 0, size: 0, my_pe: -1, scratch: 0, epoch: 0 },
+            None => CudaTeam::UNUSED,
             Some((t, scratch)) => {
                 let members = t.members()?;
                 let Some((start, stride)) = strided(&members) else {
@@ -496,9 +498,7 @@ impl GpuPe {
                 }
             }
         };
-        // SAFETY: CudaTeam is plain data (repr(C) integers).
-        let bytes = unsafe { std::slice::from_raw_parts((&raw const entry).cast::<u8>(), size_of::<CudaTeam>()) };
-        self.write_table(self.tables_at.teams + index * size_of::<CudaTeam>(), bytes)
+        self.write_table(self.tables_at.teams + index * size_of::<CudaTeam>(), bytemuck::bytes_of(&entry))
     }
 
     /// Marks entry `index` of the device team table unused.
