@@ -28,7 +28,7 @@ use crate::channel::proxy::{Request, amo, kind};
 use crate::channel::ring::{Ring, Slot};
 use crate::ibgda::layout::Mlx5;
 use crate::ibgda::mlx5;
-use crate::ibgda::qp::{Counters, CqMode, Doorbell, Line, Qp};
+use crate::ibgda::qp::{Counters, CqMode, Doorbell, Line, Qp, Ringing};
 use crate::ibgda::{IbgdaDevice, LocalBuffer};
 use crate::state::{BARRIER_ROUNDS, DeviceState, ErrorCode, ErrorSlot, op, slot_state};
 
@@ -206,15 +206,17 @@ pub fn structs() -> Vec<CStruct> {
         cstruct!(Counters, "oxshmem_qp_counters_t", "A queue's producer and poller counters (one line).", {
             resv_head: U64, ready_head: U64, cons_idx: U64, cq_ci: U64, poll_lock: U32,
         }),
-        cstruct!(Doorbell, "oxshmem_qp_doorbell_t", "A queue's doorbell lock, producer index, doorbell record and register (first line), and the software NIC's register word (second line).", {
-            db_lock: U32, drive: U32, prod_idx: U64, ring_req: U64, dbr: arr("uint32_t", 2), db: U64,
-            seen: arr("uint64_t", 2), uar: U64, soft_reg: U64,
+        cstruct!(Ringing, "oxshmem_qp_ring_t", "A queue's ringers' words: doorbell lock, producer index, pending ring requests, the doorbell register as the producers address it (one line, with the descriptor).", {
+            db_lock: U32, prod_idx: U64, ring_req: U64, uar: U64,
         }),
-        cstruct!(QpMlx5, "oxshmem_qp_t", "One IBGDA queue pair (mlx5 format); sq: nwqes * 8 words, marks: nwqes, cq: ncqes * 8, ibuf: OXSHMEM_IBUF_WORDS.", {
-            prod: t("oxshmem_qp_counters_t"), nic: t("oxshmem_qp_doorbell_t"), error: t("oxshmem_qp_line_t"),
-            ibuf_busy: t("oxshmem_qp_line_t"), sq: t("uint64_t *"), marks: t("uint64_t *"), cq: t("uint64_t *"),
-            ibuf: t("uint64_t *"), nwqes: U64, ncqes: U64, batch: U64, mode: U32, qpn: U32, peer: U32,
-            _l: t(""),
+        cstruct!(Doorbell, "oxshmem_qp_doorbell_t", "The words of a queue the NIC and the host read, in the queue's memory: the software NIC's lock, the doorbell record and the last doorbell value, the NIC's progress, the software NIC's register, a normal CQ's consumer index (one line).", {
+            drive: U32, dbr: arr("uint32_t", 2), db: U64, seen: arr("uint64_t", 2), soft_reg: U64, cq_ci: U64,
+        }),
+        cstruct!(QpMlx5, "oxshmem_qp_t", "One IBGDA queue pair's descriptor (mlx5 format); nic: its doorbell words; sq: nwqes * 8 words, marks: nwqes, cq: ncqes * 8, ibuf: OXSHMEM_IBUF_WORDS.", {
+            prod: t("oxshmem_qp_counters_t"), ring: t("oxshmem_qp_ring_t"), error: t("oxshmem_qp_line_t"),
+            ibuf_busy: t("oxshmem_qp_line_t"), nic: t("oxshmem_qp_doorbell_t *"), sq: t("uint64_t *"),
+            marks: t("uint64_t *"), cq: t("uint64_t *"), ibuf: t("uint64_t *"), nwqes: U64, ncqes: U64, batch: U64,
+            mode: U32, qpn: U32, peer: U32, _l: t(""),
         }),
         cstruct!(LocalBuffer, "oxshmem_ibgda_lbuf_t", "A local buffer registered with the NIC (nvshmemx_buffer_register): [base, base + len) under lkey; len 0: free (written last, cleared to free).", {
             base: U64, len: U64, lkey: U32, _pad: U32,

@@ -73,6 +73,16 @@ fn a_module_kernel_reaches_every_peer_over_each_channel() {
             });
             assert_each_pe_says(&r, n, |pe| format!("PE {pe}: atomics from kernels and the host on GPU memory agree"));
             assert_each_pe_says(&r, n, |pe| format!("PE {pe}: host put and get on every PE's GPU buffer agree"));
+            if channel == "ibgda" {
+                // Issue 31, item 4: what the GPU's producers read-modify-write (the queues'
+                // counters, locks, error latch, scratch bitmap) is GPU memory; the queues the
+                // NIC reads and the host observes are host memory (OXSHMEM_IBGDA_QUEUE_MEM=host).
+                for (what, mem) in
+                    [("IBGDA queue descriptors", "GPU"), ("IBGDA channel table", "GPU"), ("IBGDA queues", "host")]
+                {
+                    assert_each_pe_says(&r, n, |pe| format!("PE {pe}: placement: {what} in {mem} memory"));
+                }
+            }
         }
     }
 }

@@ -133,6 +133,8 @@ __host__ __device__ inline bool poll(oxshmem_qp_t *q, uint64_t *cons, Fail *f) {
     }
     *cons = at(q->prod.cons_idx).load(ACQ);
     at(q->prod.cq_ci).store(ci, REL);
+    // The NIC's (and the host's) copy, in the queue's memory: how far it may write entries.
+    at(q->nic->cq_ci).store(ci, REL);
     at(q->prod.poll_lock).store(0, REL);
     return ok;
 }
@@ -142,37 +144,37 @@ __host__ __device__ inline bool poll(oxshmem_qp_t *q, uint64_t *cons, Fail *f) {
 __host__ __device__ inline void ring(oxshmem_qp_t *q, uint64_t end) {
     for (;;) {
         uint32_t unlocked = 0;
-        if (at(q->nic.db_lock).compare_exchange_strong(unlocked, 1, SC, RLX)) {
-            uint64_t old = at(q->nic.prod_idx).load(RLX);
-            uint64_t req = at(q->nic.ring_req).load(SC);
+        if (at(q->ring.db_lock).compare_exchange_strong(unlocked, 1, SC, RLX)) {
+            uint64_t old = at(q->ring.prod_idx).load(RLX);
+            uint64_t req = at(q->ring.ring_req).load(SC);
             uint64_t want = end > req ? end : req;
             if (want > old) {
-                at(q->nic.prod_idx).store(want, REL);
-                at(q->nic.dbr[1]).store(mlx5::dbr_value(want), REL);
+                at(q->ring.prod_idx).store(want, REL);
+                at(q->nic->dbr[1]).store(mlx5::dbr_value(want), REL);
                 uint64_t value = mlx5::doorbell(want, q->qpn);
-                at(q->nic.db).store(value, REL);
+                at(q->nic->db).store(value, REL);
                 // A hardware NIC's doorbell register, mapped for this producer (0: the
                 // software NIC, which watches `db`): written after the record is out.
-                uint64_t uar = at(q->nic.uar).load(RLX);
+                uint64_t uar = at(q->ring.uar).load(RLX);
                 if (uar) {
                     fence_sc_system();
                     volatile_store((uint64_t *)(uintptr_t)uar, value);
                 }
             }
-            at(q->nic.db_lock).exchange(0, SC);
-            uint64_t again = at(q->nic.ring_req).load(SC);
+            at(q->ring.db_lock).exchange(0, SC);
+            uint64_t again = at(q->ring.ring_req).load(SC);
             if (again <= (want > old ? want : old)) return;
             end = again;
             continue;
         }
-        at(q->nic.ring_req).fetch_max(end, SC);
-        if (at(q->nic.prod_idx).load(ACQ) >= end || at(q->nic.db_lock).load(SC) != 0) return;
+        at(q->ring.ring_req).fetch_max(end, SC);
+        if (at(q->ring.prod_idx).load(ACQ) >= end || at(q->ring.db_lock).load(SC) != 0) return;
     }
 }
 
 __host__ __device__ inline void help_ring(oxshmem_qp_t *q) {
     uint64_t r = at(q->prod.ready_head).load(ACQ);
-    if (r > at(q->nic.prod_idx).load(ACQ)) ring(q, r);
+    if (r > at(q->ring.prod_idx).load(ACQ)) ring(q, r);
 }
 
 /// qp.rs wait_complete: every slot below `idx` complete.
@@ -182,7 +184,7 @@ __host__ __device__ inline bool wait_complete(oxshmem_device_state_t *s, oxshmem
         uint64_t c;
         if (!poll(q, &c, f)) return false;
         if (c >= idx) return true;
-        if (at(q->nic.prod_idx).load(ACQ) < idx) help_ring(q);
+        if (at(q->ring.prod_idx).load(ACQ) < idx) help_ring(q);
         if (!w.ok(s)) {
             *f = {OXSHMEM_ERR_NIC_STALLED, idx, at(q->prod.cons_idx).load(ACQ)};
             return false;
@@ -200,7 +202,7 @@ __host__ __device__ inline bool wait_room(oxshmem_device_state_t *s, oxshmem_qp_
         if (need == 0 || at(q->prod.cons_idx).load(ACQ) >= need) return true;
         if (!poll(q, &c, f)) return false;
         if (c >= need) return true;
-        if (at(q->nic.prod_idx).load(ACQ) < need) help_ring(q);
+        if (at(q->ring.prod_idx).load(ACQ) < need) help_ring(q);
         if (!w.ok(s)) {
             *f = {OXSHMEM_ERR_NIC_STALLED, need, at(q->prod.cons_idx).load(ACQ)};
             return false;

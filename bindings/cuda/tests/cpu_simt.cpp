@@ -58,7 +58,7 @@ static void ok(const char *what) {
 
 // ---- issue 31, items 1, 5 and 6 -------------------------------------------------------------------
 
-/// A NIC for the IBGDA checks: watches every queue's doorbell record (nic.prod_idx), executes its
+/// A NIC for the IBGDA checks: watches every queue's producer index (ring.prod_idx), executes its
 /// inline RDMA writes (raddr is a host address here) and completes it through the collapsed CQ.
 /// Queue sets other than 0 are completed only `slow_ms` after their doorbell, so a quiet that
 /// returns early is caught.
@@ -83,7 +83,7 @@ struct FakeNic {
         while (!stop) {
             for (uint32_t i = 0; i < nq; i++) {
                 oxshmem_qp_t *q = &g->qps[i];
-                uint64_t p = __atomic_load_n(&q->nic.prod_idx, __ATOMIC_ACQUIRE);
+                uint64_t p = __atomic_load_n(&q->ring.prod_idx, __ATOMIC_ACQUIRE);
                 if (p <= done[i]) continue;
                 auto now = std::chrono::steady_clock::now();
                 if (seen[i] == std::chrono::steady_clock::time_point()) seen[i] = now;
@@ -116,6 +116,7 @@ struct FakeNic {
 static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, unsigned char *heap1) {
     const uint32_t NRC = 2, NPES = 2, NW = 64;
     static oxshmem_qp_t qps[NRC * NPES];
+    static oxshmem_qp_doorbell_t nics[NRC * NPES];
     static uint64_t sq[NRC * NPES][NW * 8], marks[NRC * NPES][NW], cq[NRC * NPES][8],
         ibuf[NRC * NPES][OXSHMEM_IBUF_WORDS];
     static uint32_t rkeys[NPES] = {0x11, 0x22};
@@ -139,6 +140,8 @@ static void check_ibgda_quiet(oxshmem_device_state_t &st, unsigned char *heap0, 
         for (uint32_t i = 0; i < NRC * NPES; i++) {
             oxshmem_qp_t &q = qps[i];
             memset(&q, 0, sizeof q);
+            memset(&nics[i], 0, sizeof nics[i]);
+            q.nic = &nics[i];
             memset(sq[i], 0, sizeof sq[i]);
             memset(marks[i], 0, sizeof marks[i]);
             memset(cq[i], 0, sizeof cq[i]);

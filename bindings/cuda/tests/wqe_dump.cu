@@ -22,6 +22,8 @@ int main() {
     memset(&state, 0, sizeof state);
     oxshmem_qp_t *q = (oxshmem_qp_t *)aligned_alloc(64, sizeof(oxshmem_qp_t));
     memset(q, 0, sizeof *q);
+    q->nic = (oxshmem_qp_doorbell_t *)aligned_alloc(64, sizeof(oxshmem_qp_doorbell_t));
+    memset(q->nic, 0, sizeof *q->nic);
     q->sq = (uint64_t *)calloc(NWQES * 8, 8);
     q->marks = (uint64_t *)calloc(NWQES, 8);
     q->cq = (uint64_t *)calloc(8, 8);
@@ -87,7 +89,7 @@ int main() {
         for (int k = 0; k < 64; k++) printf("%02x", b[k]);
         printf("\n");
     }
-    printf("dbr %08x\n", q->nic.dbr[1]);
-    printf("db %016llx\n", (unsigned long long)q->nic.db);
+    printf("dbr %08x\n", q->nic->dbr[1]);
+    printf("db %016llx\n", (unsigned long long)q->nic->db);
     return 0;
 }

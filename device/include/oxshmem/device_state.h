@@ -328,36 +328,45 @@ OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_counters_t, cons_idx) == 16 && OXSHMEM
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_counters_t, cq_ci) == 24 && OXSHMEM_FIELD_SIZE(oxshmem_qp_counters_t, cq_ci) == 8, "oxshmem_qp_counters_t.cq_ci");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_counters_t, poll_lock) == 32 && OXSHMEM_FIELD_SIZE(oxshmem_qp_counters_t, poll_lock) == 4, "oxshmem_qp_counters_t.poll_lock");
 
-/* A queue's doorbell lock, producer index, doorbell record and register (first line), and the software NIC's register word (second line). (Rust: Doorbell) */
-typedef struct oxshmem_qp_doorbell {
+/* A queue's ringers' words: doorbell lock, producer index, pending ring requests, the doorbell register as the producers address it (one line, with the descriptor). (Rust: Ringing) */
+typedef struct oxshmem_qp_ring {
     OXSHMEM_ALIGNAS(64) uint32_t db_lock;
-    uint32_t drive;
     uint64_t prod_idx;
     uint64_t ring_req;
+    uint64_t uar;
+} oxshmem_qp_ring_t;
+OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_ring_t) == 64, "size of oxshmem_qp_ring_t");
+OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_qp_ring_t) == 64, "alignment of oxshmem_qp_ring_t");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_ring_t, db_lock) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_qp_ring_t, db_lock) == 4, "oxshmem_qp_ring_t.db_lock");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_ring_t, prod_idx) == 8 && OXSHMEM_FIELD_SIZE(oxshmem_qp_ring_t, prod_idx) == 8, "oxshmem_qp_ring_t.prod_idx");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_ring_t, ring_req) == 16 && OXSHMEM_FIELD_SIZE(oxshmem_qp_ring_t, ring_req) == 8, "oxshmem_qp_ring_t.ring_req");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_ring_t, uar) == 24 && OXSHMEM_FIELD_SIZE(oxshmem_qp_ring_t, uar) == 8, "oxshmem_qp_ring_t.uar");
+
+/* The words of a queue the NIC and the host read, in the queue's memory: the software NIC's lock, the doorbell record and the last doorbell value, the NIC's progress, the software NIC's register, a normal CQ's consumer index (one line). (Rust: Doorbell) */
+typedef struct oxshmem_qp_doorbell {
+    OXSHMEM_ALIGNAS(64) uint32_t drive;
     uint32_t dbr[2];
     uint64_t db;
     uint64_t seen[2];
-    uint64_t uar;
     uint64_t soft_reg;
+    uint64_t cq_ci;
 } oxshmem_qp_doorbell_t;
-OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_doorbell_t) == 128, "size of oxshmem_qp_doorbell_t");
+OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_doorbell_t) == 64, "size of oxshmem_qp_doorbell_t");
 OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_qp_doorbell_t) == 64, "alignment of oxshmem_qp_doorbell_t");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, db_lock) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, db_lock) == 4, "oxshmem_qp_doorbell_t.db_lock");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, drive) == 4 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, drive) == 4, "oxshmem_qp_doorbell_t.drive");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, prod_idx) == 8 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, prod_idx) == 8, "oxshmem_qp_doorbell_t.prod_idx");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, ring_req) == 16 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, ring_req) == 8, "oxshmem_qp_doorbell_t.ring_req");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, dbr) == 24 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, dbr) == 8, "oxshmem_qp_doorbell_t.dbr");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, db) == 32 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, db) == 8, "oxshmem_qp_doorbell_t.db");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, seen) == 40 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, seen) == 16, "oxshmem_qp_doorbell_t.seen");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, uar) == 56 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, uar) == 8, "oxshmem_qp_doorbell_t.uar");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, soft_reg) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, soft_reg) == 8, "oxshmem_qp_doorbell_t.soft_reg");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, drive) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, drive) == 4, "oxshmem_qp_doorbell_t.drive");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, dbr) == 4 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, dbr) == 8, "oxshmem_qp_doorbell_t.dbr");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, db) == 16 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, db) == 8, "oxshmem_qp_doorbell_t.db");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, seen) == 24 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, seen) == 16, "oxshmem_qp_doorbell_t.seen");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, soft_reg) == 40 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, soft_reg) == 8, "oxshmem_qp_doorbell_t.soft_reg");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_doorbell_t, cq_ci) == 48 && OXSHMEM_FIELD_SIZE(oxshmem_qp_doorbell_t, cq_ci) == 8, "oxshmem_qp_doorbell_t.cq_ci");
 
-/* One IBGDA queue pair (mlx5 format); sq: nwqes * 8 words, marks: nwqes, cq: ncqes * 8, ibuf: OXSHMEM_IBUF_WORDS. (Rust: QpMlx5) */
+/* One IBGDA queue pair's descriptor (mlx5 format); nic: its doorbell words; sq: nwqes * 8 words, marks: nwqes, cq: ncqes * 8, ibuf: OXSHMEM_IBUF_WORDS. (Rust: QpMlx5) */
 typedef struct oxshmem_qp {
     oxshmem_qp_counters_t prod;
-    oxshmem_qp_doorbell_t nic;
+    oxshmem_qp_ring_t ring;
     oxshmem_qp_line_t error;
     oxshmem_qp_line_t ibuf_busy;
+    oxshmem_qp_doorbell_t *nic;
     uint64_t *sq;
     uint64_t *marks;
     uint64_t *cq;
@@ -369,22 +378,23 @@ typedef struct oxshmem_qp {
     uint32_t qpn;
     uint32_t peer;
 } oxshmem_qp_t;
-OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_t) == 448, "size of oxshmem_qp_t");
+OXSHMEM_STATIC_ASSERT(sizeof(oxshmem_qp_t) == 384, "size of oxshmem_qp_t");
 OXSHMEM_STATIC_ASSERT(OXSHMEM_ALIGNOF(oxshmem_qp_t) == 64, "alignment of oxshmem_qp_t");
 OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, prod) == 0 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, prod) == 64, "oxshmem_qp_t.prod");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, nic) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, nic) == 128, "oxshmem_qp_t.nic");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, error) == 192 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, error) == 64, "oxshmem_qp_t.error");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ibuf_busy) == 256 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ibuf_busy) == 64, "oxshmem_qp_t.ibuf_busy");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, sq) == 320 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, sq) == 8, "oxshmem_qp_t.sq");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, marks) == 328 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, marks) == 8, "oxshmem_qp_t.marks");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, cq) == 336 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, cq) == 8, "oxshmem_qp_t.cq");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ibuf) == 344 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ibuf) == 8, "oxshmem_qp_t.ibuf");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, nwqes) == 352 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, nwqes) == 8, "oxshmem_qp_t.nwqes");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ncqes) == 360 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ncqes) == 8, "oxshmem_qp_t.ncqes");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, batch) == 368 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, batch) == 8, "oxshmem_qp_t.batch");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, mode) == 376 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, mode) == 4, "oxshmem_qp_t.mode");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, qpn) == 380 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, qpn) == 4, "oxshmem_qp_t.qpn");
-OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, peer) == 384 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, peer) == 4, "oxshmem_qp_t.peer");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ring) == 64 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ring) == 64, "oxshmem_qp_t.ring");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, error) == 128 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, error) == 64, "oxshmem_qp_t.error");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ibuf_busy) == 192 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ibuf_busy) == 64, "oxshmem_qp_t.ibuf_busy");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, nic) == 256 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, nic) == 8, "oxshmem_qp_t.nic");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, sq) == 264 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, sq) == 8, "oxshmem_qp_t.sq");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, marks) == 272 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, marks) == 8, "oxshmem_qp_t.marks");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, cq) == 280 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, cq) == 8, "oxshmem_qp_t.cq");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ibuf) == 288 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ibuf) == 8, "oxshmem_qp_t.ibuf");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, nwqes) == 296 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, nwqes) == 8, "oxshmem_qp_t.nwqes");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, ncqes) == 304 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, ncqes) == 8, "oxshmem_qp_t.ncqes");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, batch) == 312 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, batch) == 8, "oxshmem_qp_t.batch");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, mode) == 320 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, mode) == 4, "oxshmem_qp_t.mode");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, qpn) == 324 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, qpn) == 4, "oxshmem_qp_t.qpn");
+OXSHMEM_STATIC_ASSERT(offsetof(oxshmem_qp_t, peer) == 328 && OXSHMEM_FIELD_SIZE(oxshmem_qp_t, peer) == 4, "oxshmem_qp_t.peer");
 
 /* A local buffer registered with the NIC (nvshmemx_buffer_register): [base, base + len) under lkey; len 0: free (written last, cleared to free). (Rust: LocalBuffer) */
 typedef struct oxshmem_ibgda_lbuf {

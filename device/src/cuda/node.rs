@@ -411,19 +411,28 @@ impl GpuPe {
     }
 
     /// Where the tables device code reads live: for each (the device state, the peers' bases,
-    /// the atomics' bases, the channels, the team table), whether it is GPU memory.
+    /// the atomics' bases, the channels, the team table; with the IBGDA channel its queues'
+    /// descriptors, its table and the queues), whether it is GPU memory.
     ///
     /// # Errors
     /// The driver's, looking an address up.
     pub fn placement(&self) -> Result<Vec<(&'static str, bool)>> {
         let at = |a: u64| self.gpu.pointer_is_device(a as *const std::ffi::c_void);
-        Ok(vec![
+        let mut v = vec![
             ("device state", at(self.state_device_ptr())?),
             ("peer bases", at(self.table_at(self.tables_at.peer_base))?),
             ("atomics bases", at(self.table_at(self.tables_at.amo_base))?),
             ("channels", at(self.table_at(self.tables_at.channel))?),
             ("team table", at(self.table_at(self.tables_at.teams))?),
-        ])
+        ];
+        if let Some(ib) = self.ibgda.as_deref() {
+            // The descriptors (what the GPU's producers read-modify-write) and the queues
+            // (what the NIC reads; GPU memory only with OXSHMEM_IBGDA_QUEUE_MEM=gpu).
+            v.push(("IBGDA queue descriptors", at(ib.descriptors())?));
+            v.push(("IBGDA channel table", at(ib.device_table() as u64)?));
+            v.push(("IBGDA queues", at(ib.memory().as_ptr() as u64)?));
+        }
+        Ok(v)
     }
 
     /// Writes the device state, the per-peer bases (for loads and stores, and for atomics) and

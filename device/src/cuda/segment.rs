@@ -340,12 +340,9 @@ impl ForeignSegment for GpuSegment {
             }
         }
         if let Some(ib) = self.pe.ibgda().filter(|i| i.needs_software_nic()) {
-            crate::with_layout!(ib.layout(), L => {
-                // Observing only: the GPU's threads own the queues' locks and indices.
-                for q in ib.queues::<L>() {
-                    q.quiet_observing(&mut wait).map_err(|e| cuda_err(func, format!("an IBGDA queue: {e:?}")))?;
-                }
-            });
+            // Observing only: the GPU's threads own the queues' locks and indices (in GPU
+            // memory, copied out).
+            ib.quiet_observing(&mut wait).map_err(|e| cuda_err(func, format!("an IBGDA queue: {e}")))?;
         }
         Ok(())
     }

@@ -100,10 +100,11 @@ pub struct IbgdaHeap {
     pub mapped: Vec<u64>,
     /// How the NIC copies and updates atomically there.
     pub memory: std::sync::Arc<dyn NicMemory>,
-    /// GPU memory the queues can be built in (`OXSHMEM_IBGDA_QUEUE_MEM=gpu`, NVSHMEM's NIC
-    /// buffers in GPU memory; `None`: there is none): the producers (GPU threads) then write
-    /// their queues in their own memory instead of across PCIe, and the NIC reads them through
-    /// a dma-buf (or `nvidia_peermem`). Each allocation must start a dma-buf
+    /// The producers' GPU memory (`None`: there is none): the queues' descriptors always go
+    /// there (what the producers read-modify-write), and the queues too with
+    /// `OXSHMEM_IBGDA_QUEUE_MEM=gpu` (NVSHMEM's NIC buffers in GPU memory): the producers then
+    /// write their queues in their own memory instead of across PCIe, and the NIC reads them
+    /// through a dma-buf (or `nvidia_peermem`). Each allocation must start a dma-buf
     /// ([`NicMemory::export_dmabuf`]); the CPU need not reach it.
     pub queue_alloc: Option<std::sync::Arc<dyn DeviceAlloc>>,
 }
@@ -322,10 +323,14 @@ pub(crate) struct LocalRegion {
 pub struct Ibgda {
     /// The queues' format (their type: `Qp<L>` with `L::LAYOUT == layout`).
     pub(crate) layout: Layout,
-    /// The queues, `Qp<L>` for `layout`'s `L` (see [`queues`](Self::queues)).
+    /// The queues' descriptors, `Qp<L>` for `layout`'s `L` (see [`queues`](Self::queues)).
     qps: *mut u8,
-    /// Whether this CPU may read and write the queues at `qps` (not so in GPU memory behind
-    /// PCIe).
+    /// Whether the descriptors at `qps` (and the table) are host memory, which this CPU reads
+    /// and writes in place; else GPU memory, which the host reaches only through copies (even
+    /// where the CPU could: one path, the one PCIe leaves), and `view` holds their image.
+    host_ctl: bool,
+    /// Whether this CPU may read and write the queues' memory (their doorbell words, send
+    /// queues, CQs; not so in GPU memory behind PCIe).
     host_queues: bool,
     nqps: usize,
     pub(crate) num_rc: usize,
@@ -362,9 +367,16 @@ pub struct Ibgda {
     pub(crate) soft: bool,
     /// The software NIC thread's shared state (shared with the CPU ringer, which wakes it).
     pub(crate) nic: std::sync::Arc<softnic::NicShared>,
-    /// The device table, in `mem`.
+    /// The device table, in `ctl`.
     table: *mut IbgdaDevice,
-    /// Everything above that device code reads (dropped last).
+    /// The image of `ctl` the set-up wrote when `ctl` is GPU memory: the descriptors the
+    /// software NIC reads their fixed fields in.
+    view: Option<DeviceMem>,
+    /// The table, the per-PE arrays, the descriptors and their marks (GPU memory for GPU
+    /// producers).
+    ctl: DeviceMem,
+    /// The queues' doorbell words, send queues, CQs and scratch buffers, and the CQs' doorbell
+    /// records (dropped last).
     mem: DeviceMem,
 }
 
@@ -529,25 +541,37 @@ impl Ibgda {
                 (b as usize, s)
             }
         };
-        // One allocation: the table, the per-PE arrays, the queues, each queue's arrays. It is
-        // made before the NIC is opened, so that on every error below the NIC (with the queue
-        // pairs and registrations over it) is dropped first.
+        // Two allocations. The control one holds what device code reads and its producers
+        // read-modify-write: the table, the per-PE arrays, the queues' descriptors (counters,
+        // ring lock and indices, error latch, scratch bitmap) and their marks — GPU memory for
+        // GPU producers, as NVSHMEM keeps its device QPs and their management variables, so that
+        // no atomic of theirs crosses PCIe. The queue one holds what the NIC reads and writes
+        // (and the host reads): each queue's doorbell words, send queue, CQ and scratch buffer,
+        // and a line per queue for its CQ's doorbell record. Both are made before the NIC is
+        // opened, so that on every error below the NIC (with the queue pairs and registrations
+        // over it) is dropped first.
         let nq = config.num_rc * n;
+        let mut k = Carve::default();
+        let t_off = k.take::<IbgdaDevice>(1);
+        let rk_off = k.take::<u32>(n);
+        let rb_off = k.take::<u64>(n);
+        let mp_off = k.take::<u64>(n);
+        let lb_off = k.take::<LocalBuffer>(MAX_LOCAL_BUFFERS);
+        let q_off = k.take::<Qp<Mlx5>>(nq);
         let mut c = Carve::default();
-        let t_off = c.take::<IbgdaDevice>(1);
-        let rk_off = c.take::<u32>(n);
-        let rb_off = c.take::<u64>(n);
-        let mp_off = c.take::<u64>(n);
-        let lb_off = c.take::<LocalBuffer>(MAX_LOCAL_BUFFERS);
-        let q_off = c.take::<Qp<Mlx5>>(nq);
-        // A line per queue for its CQ's doorbell record (a NIC needs one; the collapsed CQ
-        // never updates it).
+        // (A NIC needs a CQ doorbell record; the collapsed CQ never updates it.)
         let cq_dbr_off = c.take::<[u64; 8]>(nq);
-        let parts: Vec<qp::QpParts> =
-            (0..nq).map(|_| Qp::<Mlx5>::carve(&mut c, config.nwqes, config.cq_mode, config.ncqes)).collect();
+        let parts: Vec<qp::QpParts> = (0..nq)
+            .map(|_| {
+                let marks = Qp::<Mlx5>::carve_marks(&mut k, config.nwqes);
+                Qp::<Mlx5>::carve(&mut c, marks, config.nwqes, config.cq_mode, config.ncqes)
+            })
+            .collect();
         // The queues are host memory (pinned where a GPU writes them), which a GPU reaches over
         // PCIe, or with `OXSHMEM_IBGDA_QUEUE_MEM=gpu` the GPU's own.
         let in_gpu = queue_memory(me, config.queue_mem, heap.as_ref())?;
+        // The control memory: the GPU's where the producers are GPU threads.
+        let ctl_gpu = heap.as_ref().and_then(|h| h.queue_alloc.clone());
         let alloc_err = |e: String| {
             oxshmem::Error::new(
                 me,
@@ -555,11 +579,13 @@ impl Ibgda {
                 oxshmem::ErrorKind::Layer { layer: "device", reason: format!("the IBGDA queues: {e}") },
             )
         };
+        let ctl = DeviceMem::new(k.bytes(), ctl_gpu.as_ref().unwrap_or(from)).map_err(alloc_err)?;
         let mem = DeviceMem::new(c.bytes(), in_gpu.as_ref().unwrap_or(from)).map_err(alloc_err)?;
-        // `m`: where the structures are and what their pointers say; `w`: where this set-up
-        // writes them — in place, or for GPU memory an image in host memory, copied there
-        // once complete (the CPU may not reach GPU memory).
+        // `m` and `mk`: where the structures are and what their pointers say; `w` and `wk`:
+        // where this set-up writes them — in place, or for GPU memory an image in host memory,
+        // copied there once complete (the CPU may not reach GPU memory).
         let m = mem.as_ptr();
+        let mk = ctl.as_ptr();
         // Whether this CPU may read and write the queues where they are: host memory, or GPU
         // memory on a system where the CPU reaches it (asked of the kernel: it is not so
         // behind PCIe). The software NIC and the CPU ringer read the queues with the CPU.
@@ -612,6 +638,14 @@ impl Ibgda {
             None => None,
         };
         let w = image.as_ref().map_or(m, DeviceMem::as_ptr);
+        // The control image stays: the software NIC reads the descriptors' fixed fields (the
+        // arrays' and doorbell words' addresses, sizes, QP number) there, and never the words
+        // the producers change.
+        let view = match ctl_gpu {
+            Some(_) => Some(DeviceMem::new(k.bytes(), &devmem::host()).map_err(alloc_err)?),
+            None => None,
+        };
+        let wk = view.as_ref().map_or(mk, DeviceMem::as_ptr);
         let (queue_kind, queues_mr, queue_fd) = match (&in_gpu, &heap) {
             (Some(_), Some(h)) => {
                 // Whole host pages, as a dma-buf is (the allocation is whole GPU pages, larger).
@@ -643,11 +677,11 @@ impl Ibgda {
         // A queue pair per (queue group, peer), over its part of the allocation.
         let ncq = qp::cq_entries(config.cq_mode, config.ncqes);
         let mut qpns = Vec::with_capacity(nq);
-        let dbr_in_qp = std::mem::offset_of!(Qp<Mlx5>, nic) + std::mem::offset_of!(qp::Doorbell, dbr);
+        let dbr_in_nic = std::mem::offset_of!(qp::Doorbell, dbr);
         for (i, p) in parts.iter().enumerate() {
             let q = QueueMemory {
                 region: (m as u64, c.bytes() as u64),
-                sq_dbr: (m as usize + q_off + i * size_of::<Qp<Mlx5>>() + dbr_in_qp) as u64,
+                sq_dbr: (m as usize + p.doorbell_offset() + dbr_in_nic) as u64,
                 cq_dbr: (m as usize + cq_dbr_off + i * 64) as u64,
                 sq: m as u64 + p.sq_offset() as u64,
                 nwqes: config.nwqes as u32,
@@ -696,11 +730,12 @@ impl Ibgda {
                 None => oxshmem::raw::ptr(base as *const u8, pe as i32) as u64,
             })
             .collect();
-        // SAFETY: every part lies inside `mem` (and the same offsets inside `image`), aligned
-        // for its type (Carve); each value is written once through `w` before anything reads
-        // it, and `mem` outlives the channel's pointers into it (it is the channel's last field).
+        // SAFETY: every part lies inside `ctl` or `mem` (and the same offsets inside their
+        // images), aligned for its type (Carve); each value is written once through `wk` or `w`
+        // before anything reads it, and both allocations outlive the channel's pointers into
+        // them (they are the channel's last fields).
         unsafe {
-            let at = |off: usize| (m.add(off), w.add(off));
+            let at = |off: usize| (mk.add(off), wk.add(off));
             let (rkeys_d, rkeys_w) = at(rk_off);
             let (rbases_d, rbases_w) = at(rb_off);
             let (mapped_d, mapped_w) = at(mp_off);
@@ -772,6 +807,7 @@ impl Ibgda {
                     Qp::init_at(
                         q,
                         w,
+                        wk,
                         *p,
                         config.nwqes,
                         config.cq_mode,
@@ -781,10 +817,15 @@ impl Ibgda {
                         pe as u32,
                     );
                     // Its pointers name the arrays where they will be.
-                    Qp::relocate(q, m as usize as isize - w as usize as isize);
-                    assert!((*q).arrays_within(m as u64, c.bytes() as u64), "queue {i}'s arrays lie in the allocation");
-                    (*q).nic.uar.store(rings[i].0, std::sync::atomic::Ordering::Relaxed);
-                    (*q).nic.soft_reg.store(rings[i].1, std::sync::atomic::Ordering::Relaxed);
+                    Qp::relocate(q, m as usize as isize - w as usize as isize, mk as usize as isize - wk as usize as isize);
+                    assert!(
+                        (*q).arrays_within((m as u64, c.bytes() as u64), (mk as u64, k.bytes() as u64)),
+                        "queue {i}'s arrays lie in the allocations"
+                    );
+                    (*q).ring.uar.store(rings[i].0, std::sync::atomic::Ordering::Relaxed);
+                    // The doorbell words, through the queue image's pointer to them.
+                    let nic = &*w.add(p.doorbell_offset()).cast::<qp::Doorbell>();
+                    nic.soft_reg.store(rings[i].1, std::sync::atomic::Ordering::Relaxed);
                 });
             }
             let (table, table_w) = at(t_off);
@@ -811,9 +852,15 @@ impl Ibgda {
                 mapped: mapped_d.cast(),
                 lbufs: lbufs_d.cast(),
             });
+            // The structures to where they live, before anything reads them there (the ringer
+            // and the software NIC start below and after).
+            if let (Some(view), Some(h)) = (&view, &heap) {
+                h.memory
+                    .copy(mk as u64, wk as u64, view.len())
+                    .map_err(|e| alloc_err(format!("copying the queues' descriptors into GPU memory: {e}")))?;
+                tracing::debug!(target: "nic", bytes = view.len(), "IBGDA queue descriptors in GPU memory");
+            }
             if let (Some(image), Some(h)) = (&image, &heap) {
-                // The structures to where they live, before anything reads them there (the
-                // ringer and the software NIC start below and after).
                 h.memory
                     .copy(m as u64, w as u64, image.len())
                     .map_err(|e| alloc_err(format!("copying the queues into GPU memory: {e}")))?;
@@ -823,11 +870,11 @@ impl Ibgda {
             let ringer = if forwarded.is_empty() {
                 None
             } else {
-                let db_in_qp = std::mem::offset_of!(Qp<Mlx5>, nic) + std::mem::offset_of!(qp::Doorbell, db);
+                let db_in_nic = std::mem::offset_of!(qp::Doorbell, db);
                 let rungs = forwarded
                     .iter()
                     .map(|&(i, at)| ringer::Rung {
-                        word: (m as usize + q_off + i * size_of::<Qp<Mlx5>>() + db_in_qp) as u64,
+                        word: (m as usize + parts[i].doorbell_offset() + db_in_nic) as u64,
                         register: at,
                     })
                     .collect();
@@ -848,6 +895,7 @@ impl Ibgda {
             Ok(Ibgda {
                 layout,
                 qps,
+                host_ctl: view.is_none(),
                 host_queues: cpu_reaches,
                 nqps: nq,
                 num_rc: config.num_rc,
@@ -869,6 +917,8 @@ impl Ibgda {
                 ringer,
                 nic: shared,
                 table,
+                view,
+                ctl,
                 mem,
             })
         }
@@ -883,6 +933,11 @@ impl Ibgda {
     /// NIC does.
     pub fn needs_software_nic(&self) -> bool {
         self.soft
+    }
+
+    /// Where the queues' descriptors are (GPU memory for GPU producers).
+    pub fn descriptors(&self) -> u64 {
+        self.qps as u64
     }
 
     /// The table device code reads (`DeviceState::ibgda`).
@@ -964,7 +1019,7 @@ impl Ibgda {
         // SAFETY: callers pass a field of the table or of an lbufs entry, inside `mem`,
         // aligned for its width.
         let at = unsafe { base.add(off) };
-        if self.host_queues {
+        if self.host_ctl {
             // SAFETY: as above; the CPU reaches `mem`, and device threads read the word
             // atomically.
             unsafe {
@@ -985,7 +1040,7 @@ impl Ibgda {
         unsafe { memory.copy(at as u64, bytes.as_ptr() as u64, width) }
     }
 
-    /// The allocation every structure of the channel lives in.
+    /// The queues' allocation (registered with the NIC; it holds every scratch buffer).
     pub fn memory(&self) -> &DeviceMem {
         &self.mem
     }
@@ -1023,10 +1078,85 @@ impl Ibgda {
     /// [`with_layout!`](crate::with_layout) chooses the type from it).
     pub fn queues<L: NicLayout>(&self) -> &[Qp<L>] {
         assert!(L::LAYOUT == self.layout, "the IBGDA queues are in {} format, not {}", self.layout.name(), L::NAME);
-        assert!(self.host_queues, "the IBGDA queues are in GPU memory, which this CPU cannot reach");
+        assert!(self.host_ctl, "the IBGDA queues' descriptors are in GPU memory, which the host reads only by copies");
         // SAFETY: `nqps` queues built as `Qp<L>` (this layout's) at `qps` by `new_on`, alive as
-        // long as `mem`.
+        // long as `ctl`.
         unsafe { std::slice::from_raw_parts(self.qps.cast::<Qp<L>>(), self.nqps) }
+    }
+
+    /// Every queue as the NIC's side reads it, whose format is `L`: the descriptors, or where
+    /// they are GPU memory their image, whose fixed fields (the addresses of the arrays and of
+    /// the doorbell words, the sizes, the QP number) are the descriptors' — only the NIC's
+    /// methods (`nic_*`) and the observing quiet read through them.
+    ///
+    /// # Panics
+    /// As [`queues`](Self::queues); when this CPU cannot reach the queues' memory.
+    pub(crate) fn nic_queues<L: NicLayout>(&self) -> &[Qp<L>] {
+        assert!(L::LAYOUT == self.layout, "the IBGDA queues are in {} format, not {}", self.layout.name(), L::NAME);
+        assert!(self.host_queues, "the IBGDA queues are in GPU memory, which this CPU cannot reach");
+        let at = self.view.as_ref().map_or(self.qps, |v| {
+            // SAFETY: the same offset in the image as in `ctl`.
+            unsafe { v.as_ptr().add(self.qps as usize - self.ctl.as_ptr() as usize) }
+        });
+        // SAFETY: `nqps` queues built as `Qp<L>` at `at` (in `ctl` or its image) by `new_on`,
+        // alive as long as the channel.
+        unsafe { std::slice::from_raw_parts(at.cast::<Qp<L>>(), self.nqps) }
+    }
+
+    /// Queue `i`'s descriptor words the host's observing quiet reads: loaded in place, or
+    /// copied out of GPU memory.
+    fn observe<L: NicLayout>(&self, i: usize) -> Result<qp::Observed, String> {
+        if self.host_ctl {
+            return Ok(self.queues::<L>()[i].observe());
+        }
+        let Some(memory) = &self.memory else {
+            return Err(
+                "the descriptors are in memory this CPU cannot reach, and there is no back end to copy with".into()
+            );
+        };
+        let q = self.qps as u64 + (i * size_of::<Qp<L>>()) as u64;
+        let mut prod = [0u64; 8];
+        let mut error = 0u64;
+        // SAFETY: the counters' line and the error word of descriptor `i`, in `ctl`; local
+        // destinations of their size.
+        unsafe {
+            memory.copy(prod.as_mut_ptr() as u64, q + std::mem::offset_of!(Qp<L>, prod) as u64, size_of_val(&prod))?;
+            memory.copy(&raw mut error as u64, q + std::mem::offset_of!(Qp<L>, error) as u64, 8)?;
+        }
+        let word = |off: usize| prod[off / 8];
+        Ok(qp::Observed {
+            resv_head: word(std::mem::offset_of!(qp::Counters, resv_head)),
+            cons_idx: word(std::mem::offset_of!(qp::Counters, cons_idx)),
+            error,
+        })
+    }
+
+    /// The host's quiet of the queues device code drives (`GpuSegment::quiet`): waits, calling
+    /// `wait`, until everything reserved on every queue so far has completed, observing only
+    /// ([`Qp::quiet_observing`]): the descriptors' words as [`observe`](Self::observe) reads
+    /// them, the CQs in the queues' memory.
+    ///
+    /// # Errors
+    /// A queue's NIC error or stall (with the queue's peer), or a failed copy.
+    pub fn quiet_observing(&self, wait: &mut dyn FnMut() -> bool) -> Result<(), String> {
+        crate::with_layout!(self.layout, L => {
+            for (i, q) in self.nic_queues::<L>().iter().enumerate() {
+                let failed = std::cell::RefCell::new(None::<String>);
+                let mut look = || {
+                    self.observe::<L>(i).unwrap_or_else(|e| {
+                        failed.borrow_mut().get_or_insert(e);
+                        qp::Observed::default()
+                    })
+                };
+                let mut go_on = || failed.borrow().is_none() && wait();
+                let r = q.quiet_observing(&mut look, &mut go_on);
+                if let Some(e) = failed.take() {
+                    return Err(format!("reading queue {i}'s descriptor (to PE {}): {e}", q.peer()));
+                }
+                r.map_err(|e| format!("the queue to PE {}: {e:?}", q.peer()))?;
+            }
+            Ok(())
+        })
     }
 
     /// How many times the send queues went round, summed (slot reuse under flow control).

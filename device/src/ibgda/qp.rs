@@ -38,13 +38,15 @@
 //! flips each lap; one poller at a time consumes them and writes the CQ's consumer index, which
 //! the NIC reads so it never overwrites an entry not yet consumed.
 //!
-//! Layout: [`Qp`] is plain `#[repr(C)]` data — counters and doorbell on their own cache lines,
-//! raw pointers to the send queue, marks, CQ and scratch buffer, sizes and modes — shared with
-//! CUDA device code through the generated header `device/include/oxshmem/device_state.h`
-//! (`oxshmem_qp_t`, `oxshmem_qp_counters_t`, `oxshmem_qp_doorbell_t`); `tests/c_layout.rs`
-//! checks that both compilers agree on it. A queue's arrays are carved out of one allocation
-//! from a [`DeviceAlloc`] ([`QpBox`] owns a queue alone; the IBGDA channel carves all its
-//! queues out of one allocation).
+//! Layout: [`Qp`] is plain `#[repr(C)]` data — the descriptor: counters and ring words on
+//! their own cache lines, raw pointers to the doorbell words, send queue, marks, CQ and scratch
+//! buffer, sizes and modes — shared with CUDA device code through the generated header
+//! `device/include/oxshmem/device_state.h` (`oxshmem_qp_t`, `oxshmem_qp_counters_t`,
+//! `oxshmem_qp_ring_t`, `oxshmem_qp_doorbell_t`); `tests/c_layout.rs` checks that both
+//! compilers agree on it. What the producers read-modify-write is the descriptor and the marks;
+//! what the NIC and the host read is the [`Doorbell`] words and the arrays: two allocations
+//! from a [`DeviceAlloc`] for the IBGDA channel (GPU memory for the first where the producers
+//! are GPU threads), one for a [`QpBox`], which owns a queue alone.
 //!
 //! Its atomics come from `crate::sync`: std's, or loom's when the crate is built with
 //! `--cfg loom`, as `tests/loom_ibgda.rs` builds it to model-check this protocol.
@@ -80,38 +82,51 @@ pub struct Counters {
     pub(crate) poll_lock: AtomicU32,
 }
 
-/// The doorbell's words: the ringers' lock, producer index and pending ring requests; the
-/// doorbell record (word 1 is the send counter, as [`NicLayout::dbr_value`] writes it: mlx5's
-/// big-endian send counter, hns's little-endian SQ record) and register (a UAR word, as
-/// [`NicLayout::doorbell`] writes it: mlx5's first 8 bytes of a control segment, hns's
-/// `struct hns_roce_db`); and the software NIC's view of the queue. The first line holds
-/// everything a ring and a software-NIC pass touch: a ringer writes the record the NIC reads
-/// anyway, and the thread that rings is often the one that then consumes the queue; the
-/// second holds the register word of a software NIC standing in for a register-reading NIC.
-/// (C: `oxshmem_qp_doorbell_t`.)
+/// The ringers' words: the doorbell lock, the producer index announced so far, the highest
+/// index some thread asked to ring (see [`Qp::ring`]), and the NIC's doorbell register as the
+/// producers address it. The producers read-modify-write them and nobody else touches them, so
+/// they stay with the queue's descriptor, in the producers' own memory (GPU memory for GPU
+/// producers). (C: `oxshmem_qp_ring_t`.)
+#[repr(C, align(64))]
+#[derive(Debug, Default)]
+pub struct Ringing {
+    pub(crate) db_lock: AtomicU32,
+    pub(crate) prod_idx: AtomicU64,
+    pub(crate) ring_req: AtomicU64,
+    /// A hardware NIC's doorbell register as the producers here address it (the UAR page's
+    /// register, mapped), which a ring writes after the doorbell record; 0 for the software NIC,
+    /// which watches [`Doorbell::db`].
+    pub(crate) uar: AtomicU64,
+}
+
+/// The words the NIC and the host read, in the queue's memory beside its send queue (host
+/// memory by default, which the NIC and the host reach; a descriptor in GPU memory points at
+/// them): the doorbell record (word 1 is the send counter, as [`NicLayout::dbr_value`] writes
+/// it: mlx5's big-endian send counter, hns's little-endian SQ record) and the doorbell value
+/// of the last ring (a UAR word, as [`NicLayout::doorbell`] writes it: mlx5's first 8 bytes of
+/// a control segment, hns's `struct hns_roce_db`), both stored by the producers; a normal-mode
+/// CQ's consumer index as its one poller last stored it; and the software NIC's own words. Each
+/// has one writer: no side read-modify-writes a word the other side writes. One line: a ring
+/// and a software-NIC pass touch it. (C: `oxshmem_qp_doorbell_t`.)
 #[repr(C, align(64))]
 #[derive(Debug, Default)]
 pub struct Doorbell {
-    pub(crate) db_lock: AtomicU32,
     /// The software NIC's lock on this queue (not part of the mlx5 queue): whoever holds it
-    /// consumes the queue.
+    /// consumes the queue. Only the software NIC's threads take it.
     pub(crate) drive: AtomicU32,
-    pub(crate) prod_idx: AtomicU64,
-    /// The highest index some thread asked to ring (see [`Qp::ring`]).
-    pub(crate) ring_req: AtomicU64,
     pub(crate) dbr: [AtomicU32; 2],
     pub(crate) db: AtomicU64,
     /// The NIC's consumed index (`u64::MAX` once the queue failed) and its completions
     /// written, as of its last pass — what a thread reads to see whether work is pending.
     pub(crate) seen: [AtomicU64; 2],
-    /// A hardware NIC's doorbell register as the producers here address it (the UAR page's
-    /// register, mapped), which a ring writes after the doorbell record; 0 for the software NIC,
-    /// which watches `db`.
-    pub(crate) uar: AtomicU64,
     /// For the software NIC standing in for a NIC that reads its doorbell register (the soft
     /// provider's `OXSHMEM_SOFTNIC_DOORBELL=register`): that register's address here, from
     /// which it learns the producer index instead of from the record; 0: the record.
     pub(crate) soft_reg: AtomicU64,
+    /// A normal-mode CQ's consumer index as its poller last stored it (the poller's own copy
+    /// is [`Counters::cq_ci`]): how far the NIC may write entries, and where the host's
+    /// observing quiet starts reading them.
+    pub(crate) cq_ci: AtomicU64,
 }
 
 /// Completion-queue mode (stored as a `u32` in [`Qp`]).
@@ -164,19 +179,28 @@ pub mod latch {
     pub const SYNDROME_SHIFT: u32 = 8;
 }
 
-/// One queue pair (C: `oxshmem_qp_t`). `L` is the NIC's format. Plain data: the arrays it
-/// points to live in memory its owner ([`QpBox`], or the IBGDA channel) keeps alive.
+/// One queue pair's descriptor (C: `oxshmem_qp_t`). `L` is the NIC's format. Plain data: the
+/// arrays and the doorbell words it points to live in memory its owner ([`QpBox`], or the
+/// IBGDA channel) keeps alive.
+///
+/// What the producers read-modify-write (the counters, the ring's lock and indices, the error
+/// latch, the scratch bitmap, the marks) is the descriptor and the marks, which the IBGDA
+/// channel of GPU producers places in GPU memory (NVSHMEM's device QP and its management
+/// variables); what the NIC or the host reads (the send queue, the CQ, the scratch buffer,
+/// the [`Doorbell`] words) is the queue's memory, host memory by default.
 #[repr(C)]
 #[derive(Debug)]
 pub struct Qp<L: NicLayout> {
     // The counters in two cache lines: a device thread's post and quiet touch few lines
     // (they are cold whenever the scheduler has moved it to another core since its last one).
     pub(crate) prod: Counters,
-    pub(crate) nic: Doorbell,
+    pub(crate) ring: Ringing,
     /// The error latched from an error CQE (0: none; else 1 << 63 | counter << 16 | syndrome << 8 | opcode).
     pub(crate) error: Line<AtomicU64>,
     /// Scratch slots in use (bit 0, the sink, always).
     pub(crate) ibuf_busy: Line<AtomicU64>,
+    /// The words the NIC and the host read ([`Doorbell`]), in the queue's memory.
+    pub(crate) nic: *mut Doorbell,
     /// `nwqes * 8` words: the send queue's 64-byte slots.
     pub(crate) sq: *mut AtomicU64,
     /// `nwqes` words. Per slot: the end index of the written batch that starts there (stale
@@ -201,16 +225,31 @@ unsafe impl<L: NicLayout> Send for Qp<L> {}
 // SAFETY: as above.
 unsafe impl<L: NicLayout> Sync for Qp<L> {}
 
+/// What the host's observing quiet reads of a queue's descriptor ([`Qp::observe`]): the
+/// reservation and completion indices and the latched error word.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Observed {
+    /// `resv_head`.
+    pub resv_head: u64,
+    /// `cons_idx`.
+    pub cons_idx: u64,
+    /// The error latch (0: none; see [`latch`]).
+    pub error: u64,
+}
+
 /// The result of a post: the index just past the last slot written.
 pub type PostEnd = u64;
 
-/// Where a queue's arrays lie in an allocation (byte offsets, see [`Qp::carve`]).
+/// Where a queue's arrays lie (byte offsets, see [`Qp::carve`]): the doorbell words, send
+/// queue, CQ and scratch buffer in the queue's memory; the marks (which only producers touch)
+/// in the descriptor's.
 #[derive(Debug, Clone, Copy)]
 pub struct QpParts {
+    nic: usize,
     sq: usize,
-    marks: usize,
     cq: usize,
     ibuf: usize,
+    marks: usize,
 }
 
 impl QpParts {
@@ -222,6 +261,12 @@ impl QpParts {
     /// The completion queue's byte offset in the allocation.
     pub fn cq_offset(&self) -> usize {
         self.cq
+    }
+
+    /// The doorbell words' byte offset in the allocation (the doorbell record is their
+    /// `dbr` field).
+    pub fn doorbell_offset(&self) -> usize {
+        self.nic
     }
 }
 
@@ -268,12 +313,14 @@ impl<L: NicLayout> QpBox<L> {
         }
         let mut c = Carve::default();
         let at = c.take::<Qp<L>>(1);
-        let parts = Qp::<L>::carve(&mut c, nwqes, mode, ncqes);
+        let marks = Qp::<L>::carve_marks(&mut c, nwqes);
+        let parts = Qp::<L>::carve(&mut c, marks, nwqes, mode, ncqes);
         let mem = DeviceMem::new(c.bytes(), from).map_err(|e| format!("queue {qpn:#x}: {e}"))?;
-        // SAFETY: the parts lie inside the fresh allocation, aligned (Carve).
+        // SAFETY: the parts lie inside the fresh allocation, aligned (Carve); one allocation
+        // holds both the descriptor's and the queue's parts.
         let qp = unsafe {
             let qp = mem.as_ptr().add(at).cast::<Qp<L>>();
-            Qp::init_at(qp, mem.as_ptr(), parts, nwqes, mode, ncqes, batch, qpn, peer);
+            Qp::init_at(qp, mem.as_ptr(), mem.as_ptr(), parts, nwqes, mode, ncqes, batch, qpn, peer);
             qp
         };
         Ok(QpBox { qp, mem })
@@ -301,26 +348,39 @@ impl<L: NicLayout> Drop for QpBox<L> {
 }
 
 impl<L: NicLayout> Qp<L> {
-    /// Lays out a queue's arrays (`nwqes` slots, `ncqes` CQ entries in normal mode) in `c`.
-    pub fn carve(c: &mut Carve, nwqes: usize, mode: CqMode, ncqes: usize) -> QpParts {
+    /// Lays out the marks of a queue of `nwqes` slots in `c`, the memory of its descriptor
+    /// (only producers touch them); pass the offset to [`carve`](Self::carve).
+    pub fn carve_marks(c: &mut Carve, nwqes: usize) -> usize {
+        c.take::<AtomicU64>(nwqes)
+    }
+
+    /// Lays out a queue's doorbell words and arrays (`nwqes` slots, `ncqes` CQ entries in
+    /// normal mode) in `c`, the queue's memory, beside `marks` from
+    /// [`carve_marks`](Self::carve_marks).
+    pub fn carve(c: &mut Carve, marks: usize, nwqes: usize, mode: CqMode, ncqes: usize) -> QpParts {
         QpParts {
+            nic: c.take::<Doorbell>(1),
             sq: c.take_page::<AtomicU64>(nwqes * 8),
-            marks: c.take::<AtomicU64>(nwqes),
             cq: c.take_page::<AtomicU64>(cq_entries(mode, ncqes) * 8),
             ibuf: c.take::<AtomicU64>(IBUF_WORDS),
+            marks,
         }
     }
 
-    /// Builds a queue at `place` with its arrays at `base + parts` (see [`new`](QpBox::new)).
+    /// Builds a queue at `place` with its doorbell words and arrays at `base + parts` and its
+    /// marks at `marks_base + parts` (see [`new`](QpBox::new)).
     ///
     /// # Safety
     /// `place` must be valid for writes and aligned for a `Qp`; `parts` must come from
     /// [`carve`](Self::carve) with the same `nwqes`, `mode` and `ncqes`, over an allocation at
-    /// `base` (aligned to 64) that outlives the queue. Undo with [`drop_at`](Self::drop_at).
+    /// `base` (aligned to 64), and the marks' from [`carve_marks`](Self::carve_marks) over one
+    /// at `marks_base` (possibly the same), both outliving the queue. Undo with
+    /// [`drop_at`](Self::drop_at).
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn init_at(
         place: *mut Qp<L>,
         base: *mut u8,
+        marks_base: *mut u8,
         parts: QpParts,
         nwqes: usize,
         mode: CqMode,
@@ -331,23 +391,30 @@ impl<L: NicLayout> Qp<L> {
     ) {
         assert!(nwqes.is_power_of_two() && (2..=32768).contains(&nwqes), "nwqes {nwqes}: a power of two up to 32768");
         let ncqes = cq_entries(mode, ncqes);
-        // SAFETY: (all) in bounds of the caller's allocation, aligned for u64.
-        let zeros = |off: usize, n: usize| unsafe {
+        // SAFETY: (all) in bounds of the caller's allocations, aligned for u64.
+        let zeros = |base: *mut u8, off: usize, n: usize| unsafe {
             let p = base.add(off).cast::<AtomicU64>();
             for i in 0..n {
                 p.add(i).write(AtomicU64::new(0));
             }
             p
         };
+        // SAFETY: in bounds, aligned for a Doorbell (Carve).
+        let nic = unsafe {
+            let p = base.add(parts.nic).cast::<Doorbell>();
+            p.write(Doorbell::default());
+            p
+        };
         let q = Qp {
             prod: Counters::default(),
-            nic: Doorbell::default(),
+            ring: Ringing::default(),
             error: Line::default(),
             ibuf_busy: Line { value: AtomicU64::new(1) },
-            sq: zeros(parts.sq, nwqes * 8),
-            marks: zeros(parts.marks, nwqes),
-            cq: zeros(parts.cq, ncqes * 8),
-            ibuf: zeros(parts.ibuf, IBUF_WORDS),
+            nic,
+            sq: zeros(base, parts.sq, nwqes * 8),
+            marks: zeros(marks_base, parts.marks, nwqes),
+            cq: zeros(base, parts.cq, ncqes * 8),
+            ibuf: zeros(base, parts.ibuf, IBUF_WORDS),
             nwqes: nwqes as u64,
             ncqes: ncqes as u64,
             batch: batch.max(1) as u64,
@@ -366,35 +433,39 @@ impl<L: NicLayout> Qp<L> {
         }
     }
 
-    /// Moves the queue's array pointers by `delta` bytes: a queue built by
-    /// [`init_at`](Self::init_at) in an image of its allocation (host memory the set-up writes)
-    /// then names its arrays where the image is copied to (GPU memory).
+    /// Moves the queue's pointers into its memory by `delta` bytes and those to its marks by
+    /// `marks_delta`: a queue built by [`init_at`](Self::init_at) in images of its allocations
+    /// (host memory the set-up writes) then names its words where the images are copied to (GPU
+    /// memory).
     ///
     /// # Safety
-    /// `place` was built by `init_at`, and its allocation's copy lies `delta` bytes away; the
-    /// queue is used only there from now on.
-    pub unsafe fn relocate(place: *mut Qp<L>, delta: isize) {
+    /// `place` was built by `init_at`, and its allocations' copies lie `delta` and
+    /// `marks_delta` bytes away; the queue's words are used only there from now on.
+    pub unsafe fn relocate(place: *mut Qp<L>, delta: isize, marks_delta: isize) {
         // SAFETY: the caller's queue; the pointers are only stored, not followed.
         unsafe {
             let q = &mut *place;
+            q.nic = q.nic.wrapping_byte_offset(delta);
             q.sq = q.sq.wrapping_byte_offset(delta);
-            q.marks = q.marks.wrapping_byte_offset(delta);
+            q.marks = q.marks.wrapping_byte_offset(marks_delta);
             q.cq = q.cq.wrapping_byte_offset(delta);
             q.ibuf = q.ibuf.wrapping_byte_offset(delta);
         }
     }
 
-    /// Whether the queue's arrays lie in the `len` bytes at `base` (the set-up's check that
-    /// [`relocate`](Self::relocate) moved them where the queue lives).
-    pub fn arrays_within(&self, base: u64, len: u64) -> bool {
-        let inside = |p: *mut AtomicU64, words: u64| {
-            let at = p as u64;
-            at >= base && at.checked_add(words * 8).is_some_and(|end| end <= base + len)
+    /// Whether the queue's doorbell words and arrays lie in the `len` bytes at `base`, and its
+    /// marks in the `marks_len` at `marks_base` (the set-up's check that
+    /// [`relocate`](Self::relocate) moved them where they live).
+    pub fn arrays_within(&self, (base, len): (u64, u64), (marks_base, marks_len): (u64, u64)) -> bool {
+        let inside = |p: u64, bytes: u64, (base, len): (u64, u64)| {
+            p >= base && p.checked_add(bytes).is_some_and(|end| end <= base + len)
         };
-        inside(self.sq, self.nwqes * 8)
-            && inside(self.marks, self.nwqes)
-            && inside(self.cq, self.ncqes * 8)
-            && inside(self.ibuf, IBUF_WORDS as u64)
+        let queue = (base, len);
+        inside(self.nic as u64, size_of::<Doorbell>() as u64, queue)
+            && inside(self.sq as u64, self.nwqes * 64, queue)
+            && inside(self.marks as u64, self.nwqes * 8, (marks_base, marks_len))
+            && inside(self.cq as u64, self.ncqes * 64, queue)
+            && inside(self.ibuf as u64, IBUF_WORDS as u64 * 8, queue)
     }
 
     /// Drops the values [`init_at`](Self::init_at) placed (the memory stays).
@@ -412,6 +483,7 @@ impl<L: NicLayout> Qp<L> {
             drop_words(q.marks, q.nwqes as usize);
             drop_words(q.cq, q.ncqes as usize * 8);
             drop_words(q.ibuf, IBUF_WORDS);
+            std::ptr::drop_in_place(q.nic);
             std::ptr::drop_in_place(place);
         }
     }
@@ -434,6 +506,12 @@ impl<L: NicLayout> Qp<L> {
     fn ibuf(&self) -> &[AtomicU64] {
         // SAFETY: as for sq.
         unsafe { std::slice::from_raw_parts(self.ibuf, IBUF_WORDS) }
+    }
+
+    /// The words the NIC and the host read.
+    pub(crate) fn nic(&self) -> &Doorbell {
+        // SAFETY: placed by init_at, alive as long as the queue.
+        unsafe { &*self.nic }
     }
 
     /// The QP number.
@@ -462,7 +540,7 @@ impl<L: NicLayout> Qp<L> {
     }
     /// The highest index announced to the NIC.
     pub fn prod_idx(&self) -> u64 {
-        self.nic.prod_idx.load(Ordering::Acquire)
+        self.ring.prod_idx.load(Ordering::Acquire)
     }
 
     /// The latched error, if the queue is in error.
@@ -615,16 +693,16 @@ impl<L: NicLayout> Qp<L> {
     pub fn ring(&self, end: u64) {
         let mut end = end;
         loop {
-            if self.nic.db_lock.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok() {
+            if self.ring.db_lock.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok() {
                 // prod_idx only changes under the lock: a load and a store, no read-modify-write.
-                let old = self.nic.prod_idx.load(Ordering::Relaxed);
-                let want = end.max(self.nic.ring_req.load(Ordering::SeqCst));
+                let old = self.ring.prod_idx.load(Ordering::Relaxed);
+                let want = end.max(self.ring.ring_req.load(Ordering::SeqCst));
                 if want > old {
-                    self.nic.prod_idx.store(want, Ordering::Release);
-                    self.nic.dbr[1].store(L::dbr_value(want), Ordering::Release);
+                    self.ring.prod_idx.store(want, Ordering::Release);
+                    self.nic().dbr[1].store(L::dbr_value(want), Ordering::Release);
                     let value = L::doorbell(want, self.qpn);
-                    self.nic.db.store(value, Ordering::Release);
-                    let uar = self.nic.uar.load(Ordering::Relaxed);
+                    self.nic().db.store(value, Ordering::Release);
+                    let uar = self.ring.uar.load(Ordering::Relaxed);
                     if uar != 0 {
                         // The record before the register: the NIC reads the record when it
                         // sees the doorbell.
@@ -642,9 +720,9 @@ impl<L: NicLayout> Qp<L> {
                 // A full barrier (not only a release): a sleeping NIC is woken by the caller's
                 // check of its `sleeping` flag, which must not be read before the doorbell
                 // record is out.
-                self.nic.db_lock.swap(0, Ordering::SeqCst);
+                self.ring.db_lock.swap(0, Ordering::SeqCst);
                 // A request made while we held the lock, after our read of `ring_req`.
-                let req = self.nic.ring_req.load(Ordering::SeqCst);
+                let req = self.ring.ring_req.load(Ordering::SeqCst);
                 if req <= want.max(old) {
                     return;
                 }
@@ -652,8 +730,8 @@ impl<L: NicLayout> Qp<L> {
                 continue;
             }
             // Taken: leave the request to the holder, unless it has let go meanwhile.
-            self.nic.ring_req.fetch_max(end, Ordering::SeqCst);
-            if self.prod_idx() >= end || self.nic.db_lock.load(Ordering::SeqCst) != 0 {
+            self.ring.ring_req.fetch_max(end, Ordering::SeqCst);
+            if self.prod_idx() >= end || self.ring.db_lock.load(Ordering::SeqCst) != 0 {
                 return;
             }
         }
@@ -698,32 +776,50 @@ impl<L: NicLayout> Qp<L> {
         self.wait_complete(r, wait)
     }
 
+    /// The descriptor's words the host's observing quiet reads, read here (the descriptor is
+    /// in memory this CPU reaches; the IBGDA channel copies them out of GPU memory instead).
+    pub fn observe(&self) -> Observed {
+        Observed {
+            resv_head: self.resv_head(),
+            cons_idx: self.cons_idx(),
+            error: self.error.value.load(Ordering::Acquire),
+        }
+    }
+
     /// `quiet` for a queue that device code drives, from the host: waits until everything
-    /// reserved so far has completed, reading the queue's words and the CQ only. It takes no
-    /// lock, advances no index, latches no error and rings nothing: the GPU's threads
+    /// reserved so far has completed, reading the CQ and the descriptor's words as `look`
+    /// reads them ([`observe`](Self::observe), or copies out of GPU memory). It takes no lock,
+    /// advances no index, latches no error and rings nothing: the GPU's threads
     /// read-modify-write those words, and a CPU read-modify-write of the same words is defined
     /// only where the platform has host-native atomics with the GPU (`hostNativeAtomicSupported`,
     /// 0 on x86 with PCIe). A producer that reserved slots publishes and rings them itself.
-    pub fn quiet_observing(&self, wait: &mut dyn FnMut() -> bool) -> Result<(), QpError> {
-        let r = self.resv_head();
+    pub fn quiet_observing(
+        &self,
+        look: &mut dyn FnMut() -> Observed,
+        wait: &mut dyn FnMut() -> bool,
+    ) -> Result<(), QpError> {
+        let mut at = look();
+        let r = at.resv_head;
         loop {
-            if let Some(e) = self.error() {
+            if let Some(e) = decode_error(at.error) {
                 return Err(e);
             }
-            let done = self.observed_completions()?;
+            let done = self.observed_completions(at.cons_idx)?;
             if done >= r {
                 return Ok(());
             }
             if !wait() {
                 return Err(QpError::Stalled { needed: r, reached: done });
             }
+            at = look();
         }
     }
 
-    /// How many WQEs have completed, as the CQ shows it past what the consumers took
-    /// (`cons_idx`), without consuming anything; a NIC error there is returned (not latched).
-    fn observed_completions(&self) -> Result<u64, QpError> {
-        let c = self.cons_idx();
+    /// How many WQEs have completed, as the CQ shows it past `c`, what the consumers took
+    /// (`cons_idx`, read before), without consuming anything; a NIC error there is returned
+    /// (not latched). Never more than have completed: a counter widened against a `c` that
+    /// has fallen far behind comes out short.
+    fn observed_completions(&self, c: u64) -> Result<u64, QpError> {
         let mut done = c;
         let mut seen = |cqe: &[u8; 64], lap: Option<u8>| -> Result<bool, QpError> {
             match L::decode_cqe(cqe) {
@@ -742,7 +838,7 @@ impl<L: NicLayout> Qp<L> {
                 seen(&self.load_cqe(0), None)?;
             }
             CqMode::Normal => {
-                let first = self.prod.cq_ci.load(Ordering::Acquire);
+                let first = self.nic().cq_ci.load(Ordering::Acquire);
                 for ci in first..first + self.ncqes {
                     let lap = ((ci / self.ncqes) & 1) as u8;
                     if !seen(&self.load_cqe((ci % self.ncqes) as usize), Some(lap))? {
@@ -801,6 +897,8 @@ impl<L: NicLayout> Qp<L> {
                     }
                 };
                 self.prod.cq_ci.store(ci, Ordering::Release);
+                // The NIC's (and the host's) copy: how far it may write entries.
+                self.nic().cq_ci.store(ci, Ordering::Release);
                 self.prod.poll_lock.store(0, Ordering::Release);
                 res
             }
@@ -883,9 +981,9 @@ impl<L: NicLayout> Qp<L> {
 
     /// The producer index announced in the doorbell record, widened against `consumed`.
     pub fn nic_announced(&self, consumed: u64) -> u64 {
-        let reg = self.nic.soft_reg.load(Ordering::Relaxed);
+        let reg = self.nic().soft_reg.load(Ordering::Relaxed);
         let p = if reg == 0 {
-            L::dbr_prod(self.nic.dbr[1].load(Ordering::Acquire))
+            L::dbr_prod(self.nic().dbr[1].load(Ordering::Acquire))
         } else {
             // SAFETY: the provider's register word, alive as long as the queue (set at set-up).
             // (The producers store to it as to a device register: one aligned 8-byte store.)
@@ -898,13 +996,13 @@ impl<L: NicLayout> Qp<L> {
 
     /// Records the NIC's consumed index (`u64::MAX`: failed) and completions written.
     pub fn nic_set_seen(&self, consumed: u64, pcqe: u64) {
-        self.nic.seen[0].store(consumed, Ordering::Release);
-        self.nic.seen[1].store(pcqe, Ordering::Release);
+        self.nic().seen[0].store(consumed, Ordering::Release);
+        self.nic().seen[1].store(pcqe, Ordering::Release);
     }
 
     /// What [`nic_set_seen`](Self::nic_set_seen) recorded last.
     pub fn nic_seen(&self) -> (u64, u64) {
-        (self.nic.seen[0].load(Ordering::Acquire), self.nic.seen[1].load(Ordering::Acquire))
+        (self.nic().seen[0].load(Ordering::Acquire), self.nic().seen[1].load(Ordering::Acquire))
     }
 
     /// Whether WQEs are announced that the NIC can consume now: not failed, not held back by
@@ -916,18 +1014,18 @@ impl<L: NicLayout> Qp<L> {
 
     /// Takes the software NIC's lock on this queue, if free.
     pub fn nic_try_drive(&self) -> bool {
-        self.nic.drive.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
+        self.nic().drive.compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
     }
 
     /// Lets the software NIC's lock on this queue go (a release: the caller's SeqCst fence
     /// after it orders it before its second look at the doorbell record).
     pub fn nic_end_drive(&self) {
-        self.nic.drive.store(0, Ordering::Release);
+        self.nic().drive.store(0, Ordering::Release);
     }
 
     /// The doorbell register's last value.
     pub fn nic_doorbell(&self) -> u64 {
-        self.nic.db.load(Ordering::Acquire)
+        self.nic().db.load(Ordering::Acquire)
     }
 
     /// Reads slot `idx` (modulo the ring).
@@ -945,6 +1043,7 @@ impl<L: NicLayout> Qp<L> {
     #[doc(hidden)]
     pub fn nic_test_consumed_cqes(&self, n: u64) {
         self.prod.cq_ci.store(n, Ordering::Release);
+        self.nic().cq_ci.store(n, Ordering::Release);
     }
 
     /// Entries the NIC may still write before the CQ is full, its `pcqe`-th being next
@@ -953,7 +1052,7 @@ impl<L: NicLayout> Qp<L> {
     pub fn nic_cq_room(&self, pcqe: u64) -> u64 {
         match self.mode {
             CqMode::Collapsed => u64::MAX,
-            CqMode::Normal => self.ncqes.saturating_sub(pcqe.saturating_sub(self.prod.cq_ci.load(Ordering::Acquire))),
+            CqMode::Normal => self.ncqes.saturating_sub(pcqe.saturating_sub(self.nic().cq_ci.load(Ordering::Acquire))),
         }
     }
 
@@ -963,7 +1062,7 @@ impl<L: NicLayout> Qp<L> {
         let (entry, c) = match self.mode {
             CqMode::Collapsed => (0, c),
             CqMode::Normal => {
-                while pcqe - self.prod.cq_ci.load(Ordering::Acquire) >= self.ncqes {
+                while pcqe - self.nic().cq_ci.load(Ordering::Acquire) >= self.ncqes {
                     if !wait() {
                         return false;
                     }
@@ -1043,16 +1142,16 @@ mod tests {
     fn register_announces<L: NicLayout>() {
         let q = QpBox::<L>::new(16, CqMode::Collapsed, 1, 4, 0x1234, 0);
         let register = std::sync::atomic::AtomicU64::new(0);
-        q.nic.soft_reg.store(register.as_ptr() as u64, Ordering::Relaxed);
+        q.nic().soft_reg.store(register.as_ptr() as u64, Ordering::Relaxed);
         let mut never = || false;
         let end = q.post(&[WorkRequest::Nop, WorkRequest::Nop, WorkRequest::Nop], true, false, &mut never).unwrap();
         assert!(end >= 3 && q.prod_idx() == end, "the post rang: the record says {end}");
         assert_eq!(q.nic_announced(0), 0, "{}: the record alone announces nothing", L::NAME);
         register.store(L::doorbell(2, 0x1234), std::sync::atomic::Ordering::Release);
         assert_eq!(q.nic_announced(0), 2, "{}: the register's index", L::NAME);
-        register.store(q.nic.db.load(Ordering::Acquire), std::sync::atomic::Ordering::Release);
+        register.store(q.nic().db.load(Ordering::Acquire), std::sync::atomic::Ordering::Release);
         assert_eq!(q.nic_announced(0), end, "{}: what the last ring carries", L::NAME);
-        q.nic.soft_reg.store(0, Ordering::Relaxed);
+        q.nic().soft_reg.store(0, Ordering::Relaxed);
         assert_eq!(q.nic_announced(0), end, "{}: without a register, the record", L::NAME);
     }
 

@@ -252,7 +252,7 @@ fn drive(ib: &Ibgda, i: usize) -> Option<bool> {
 
 /// [`drive`] on a queue in format `L`.
 fn drive_on<L: NicLayout>(ib: &Ibgda, i: usize) -> Option<bool> {
-    let qp = &ib.queues::<L>()[i];
+    let qp = &ib.nic_queues::<L>()[i];
     let mut did = false;
     for round in 0..DRIVE_ROUNDS {
         if !qp.nic_try_drive() {
@@ -286,7 +286,7 @@ fn drive_on<L: NicLayout>(ib: &Ibgda, i: usize) -> Option<bool> {
 fn pass(ib: &Ibgda) -> bool {
     crate::with_layout!(ib.layout, L => {
         let mut did = false;
-        for (i, qp) in ib.queues::<L>().iter().enumerate() {
+        for (i, qp) in ib.nic_queues::<L>().iter().enumerate() {
             if qp.nic_pending() {
                 did |= drive_on::<L>(ib, i).unwrap_or(false);
             }
@@ -299,13 +299,13 @@ fn pass(ib: &Ibgda) -> bool {
 /// pass).
 fn consumed(ib: &Ibgda) -> u64 {
     crate::with_layout!(ib.layout, L => {
-        ib.queues::<L>().iter().map(|qp| qp.nic_seen().0).filter(|&c| c != u64::MAX).fold(0, u64::wrapping_add)
+        ib.nic_queues::<L>().iter().map(|qp| qp.nic_seen().0).filter(|&c| c != u64::MAX).fold(0, u64::wrapping_add)
     })
 }
 
 /// Whether some queue has announced WQEs that the NIC can consume.
 fn pending(ib: &Ibgda) -> bool {
-    crate::with_layout!(ib.layout, L => ib.queues::<L>().iter().any(Qp::nic_pending))
+    crate::with_layout!(ib.layout, L => ib.nic_queues::<L>().iter().any(Qp::nic_pending))
 }
 
 /// The NIC thread.
@@ -955,20 +955,20 @@ mod tests {
         for i in 0..3 {
             b.post(WorkRequest::Write { local: b.local(i), remote: Bench::<L>::remote(i) });
         }
-        let stalled = b.q.quiet_observing(&mut || false);
+        let stalled = b.q.quiet_observing(&mut || b.q.observe(), &mut || false);
         assert!(
             matches!(stalled, Err(QpError::Stalled { needed: 3, reached: 0 })),
             "{}: before the NIC ran: {stalled:?}",
             L::NAME
         );
         b.drain();
-        b.q.quiet_observing(&mut || false).expect("complete once the NIC ran");
+        b.q.quiet_observing(&mut || b.q.observe(), &mut || false).expect("complete once the NIC ran");
         assert_eq!(b.q.cons_idx(), 0, "{}: the observing quiet consumed completions", L::NAME);
         assert_eq!(b.q.poll().expect("the device's poll"), 3, "{}: the completions are still there", L::NAME);
         // A bad remote key: the error is seen, not latched.
         b.post(WorkRequest::Write { local: b.local(0), remote: Remote { rkey: 0x999, ..Bench::<L>::remote(1) } });
         b.drain();
-        let seen = b.q.quiet_observing(&mut || false);
+        let seen = b.q.quiet_observing(&mut || b.q.observe(), &mut || false);
         assert!(matches!(seen, Err(QpError::Nic { wqe_counter: 3, .. })), "{}: {seen:?}", L::NAME);
         assert!(b.q.error().is_none(), "{}: the observing quiet latched the error", L::NAME);
         assert!(matches!(b.q.poll(), Err(QpError::Nic { .. })), "{}: the device's poll sees it", L::NAME);
