@@ -25,9 +25,21 @@ struct Fail {
     uint64_t addr, len;
 };
 
+/// A word the NIC or the host reads (the queue's memory: the send queue, the CQ, the scratch
+/// buffer, the doorbell words): system scope.
 template <class T>
 __host__ __device__ inline sys_ref<T> at(T &w) {
     return sys_ref<T>(w);
+}
+/// A word of the descriptor (counters, ring lock and indices, error latch, scratch bitmap) or
+/// the marks: GPU memory that only this GPU's threads touch (the host copies a few out, the
+/// NIC never reads them), so device scope, as NVSHMEM's management variables — no system-scope
+/// fence in the reserve, publish and poll. What the NIC reads after them is ordered by the
+/// system-scope release store of the doorbell record (cumulative over what the ringer has
+/// acquired).
+template <class T>
+__host__ __device__ inline gpu_ref<T> mv(T &w) {
+    return gpu_ref<T>(w);
 }
 constexpr auto RLX = mo_relaxed;
 constexpr auto ACQ = mo_acquire;
@@ -41,7 +53,7 @@ __host__ __device__ inline uint64_t widen(uint64_t base, uint16_t c16) {
 
 /// The latched NIC error, if any.
 __host__ __device__ inline bool latched(oxshmem_qp_t *q, Fail *f) {
-    uint64_t v = at(q->error.value).load(ACQ);
+    uint64_t v = mv(q->error.value).load(ACQ);
     if (!v) return false;
     *f = {OXSHMEM_ERR_NIC, (v >> OXSHMEM_QP_ERR_COUNTER_SHIFT) & 0xffff,
           ((v >> OXSHMEM_QP_ERR_SYNDROME_SHIFT) & 0xff) << 8 | (v & 0xff)};
@@ -52,7 +64,7 @@ __host__ __device__ inline void latch(oxshmem_qp_t *q, uint16_t counter, uint8_t
     uint64_t v = OXSHMEM_QP_ERR_LATCHED | (uint64_t)counter << OXSHMEM_QP_ERR_COUNTER_SHIFT |
                  (uint64_t)syndrome << OXSHMEM_QP_ERR_SYNDROME_SHIFT | opcode;
     uint64_t zero = 0;
-    at(q->error.value).compare_exchange_strong(zero, v, AR, ACQ);
+    mv(q->error.value).compare_exchange_strong(zero, v, AR, ACQ);
     *f = {OXSHMEM_ERR_NIC, counter, (uint64_t)syndrome << 8 | opcode};
 }
 
@@ -89,9 +101,9 @@ __host__ __device__ inline bool poll(oxshmem_qp_t *q, uint64_t *cons, Fail *f) {
     uint8_t owner, syn = 0, opc = 0;
     if (q->mode == OXSHMEM_CQ_MODE_COLLAPSED) {
         for (;;) {
-            uint64_t c0 = at(q->prod.cons_idx).load(ACQ);
+            uint64_t c0 = mv(q->prod.cons_idx).load(ACQ);
             load_cqe(q, 0, c);
-            uint64_t c1 = at(q->prod.cons_idx).load(ACQ);
+            uint64_t c1 = mv(q->prod.cons_idx).load(ACQ);
             if (c0 != c1) continue;
             int k = decode_cqe(c, &counter, &owner, &syn, &opc);
             if (k == 0) {
@@ -103,25 +115,25 @@ __host__ __device__ inline bool poll(oxshmem_qp_t *q, uint64_t *cons, Fail *f) {
                 return false;
             }
             uint64_t n = widen(c0, (uint16_t)(counter + 1));
-            uint64_t old = at(q->prod.cons_idx).fetch_max(n, AR);
+            uint64_t old = mv(q->prod.cons_idx).fetch_max(n, AR);
             *cons = old > n ? old : n;
             return true;
         }
     }
     uint32_t unlocked = 0;
-    if (!at(q->prod.poll_lock).compare_exchange_strong(unlocked, 1, ACQ, RLX)) {
-        *cons = at(q->prod.cons_idx).load(ACQ);
+    if (!mv(q->prod.poll_lock).compare_exchange_strong(unlocked, 1, ACQ, RLX)) {
+        *cons = mv(q->prod.cons_idx).load(ACQ);
         return true;
     }
-    uint64_t ci = at(q->prod.cq_ci).load(RLX);
+    uint64_t ci = mv(q->prod.cq_ci).load(RLX);
     bool ok = true;
     for (;;) {
         load_cqe(q, ci % q->ncqes, c);
         uint8_t lap = (uint8_t)((ci / q->ncqes) & 1);
         int k = decode_cqe(c, &counter, &owner, &syn, &opc);
         if (k == 1 && owner == lap) {
-            uint64_t c0 = at(q->prod.cons_idx).load(ACQ);
-            at(q->prod.cons_idx).fetch_max(widen(c0, (uint16_t)(counter + 1)), AR);
+            uint64_t c0 = mv(q->prod.cons_idx).load(ACQ);
+            mv(q->prod.cons_idx).fetch_max(widen(c0, (uint16_t)(counter + 1)), AR);
             ci++;
         } else if (k == 2 && owner == lap) {
             latch(q, counter, syn, opc, f);
@@ -131,11 +143,11 @@ __host__ __device__ inline bool poll(oxshmem_qp_t *q, uint64_t *cons, Fail *f) {
             break;
         }
     }
-    *cons = at(q->prod.cons_idx).load(ACQ);
-    at(q->prod.cq_ci).store(ci, REL);
+    *cons = mv(q->prod.cons_idx).load(ACQ);
+    mv(q->prod.cq_ci).store(ci, REL);
     // The NIC's (and the host's) copy, in the queue's memory: how far it may write entries.
     at(q->nic->cq_ci).store(ci, REL);
-    at(q->prod.poll_lock).store(0, REL);
+    mv(q->prod.poll_lock).store(0, REL);
     return ok;
 }
 
@@ -144,37 +156,37 @@ __host__ __device__ inline bool poll(oxshmem_qp_t *q, uint64_t *cons, Fail *f) {
 __host__ __device__ inline void ring(oxshmem_qp_t *q, uint64_t end) {
     for (;;) {
         uint32_t unlocked = 0;
-        if (at(q->ring.db_lock).compare_exchange_strong(unlocked, 1, SC, RLX)) {
-            uint64_t old = at(q->ring.prod_idx).load(RLX);
-            uint64_t req = at(q->ring.ring_req).load(SC);
+        if (mv(q->ring.db_lock).compare_exchange_strong(unlocked, 1, SC, RLX)) {
+            uint64_t old = mv(q->ring.prod_idx).load(RLX);
+            uint64_t req = mv(q->ring.ring_req).load(SC);
             uint64_t want = end > req ? end : req;
             if (want > old) {
-                at(q->ring.prod_idx).store(want, REL);
+                mv(q->ring.prod_idx).store(want, REL);
                 at(q->nic->dbr[1]).store(mlx5::dbr_value(want), REL);
                 uint64_t value = mlx5::doorbell(want, q->qpn);
                 at(q->nic->db).store(value, REL);
                 // A hardware NIC's doorbell register, mapped for this producer (0: the
                 // software NIC, which watches `db`): written after the record is out.
-                uint64_t uar = at(q->ring.uar).load(RLX);
+                uint64_t uar = mv(q->ring.uar).load(RLX);
                 if (uar) {
                     fence_sc_system();
                     volatile_store((uint64_t *)(uintptr_t)uar, value);
                 }
             }
-            at(q->ring.db_lock).exchange(0, SC);
-            uint64_t again = at(q->ring.ring_req).load(SC);
+            mv(q->ring.db_lock).exchange(0, SC);
+            uint64_t again = mv(q->ring.ring_req).load(SC);
             if (again <= (want > old ? want : old)) return;
             end = again;
             continue;
         }
-        at(q->ring.ring_req).fetch_max(end, SC);
-        if (at(q->ring.prod_idx).load(ACQ) >= end || at(q->ring.db_lock).load(SC) != 0) return;
+        mv(q->ring.ring_req).fetch_max(end, SC);
+        if (mv(q->ring.prod_idx).load(ACQ) >= end || mv(q->ring.db_lock).load(SC) != 0) return;
     }
 }
 
 __host__ __device__ inline void help_ring(oxshmem_qp_t *q) {
-    uint64_t r = at(q->prod.ready_head).load(ACQ);
-    if (r > at(q->ring.prod_idx).load(ACQ)) ring(q, r);
+    uint64_t r = mv(q->prod.ready_head).load(ACQ);
+    if (r > mv(q->ring.prod_idx).load(ACQ)) ring(q, r);
 }
 
 /// qp.rs wait_complete: every slot below `idx` complete.
@@ -184,9 +196,9 @@ __host__ __device__ inline bool wait_complete(oxshmem_device_state_t *s, oxshmem
         uint64_t c;
         if (!poll(q, &c, f)) return false;
         if (c >= idx) return true;
-        if (at(q->ring.prod_idx).load(ACQ) < idx) help_ring(q);
+        if (mv(q->ring.prod_idx).load(ACQ) < idx) help_ring(q);
         if (!w.ok(s)) {
-            *f = {OXSHMEM_ERR_NIC_STALLED, idx, at(q->prod.cons_idx).load(ACQ)};
+            *f = {OXSHMEM_ERR_NIC_STALLED, idx, mv(q->prod.cons_idx).load(ACQ)};
             return false;
         }
     }
@@ -196,15 +208,15 @@ __host__ __device__ inline bool wait_complete(oxshmem_device_state_t *s, oxshmem
 __host__ __device__ inline bool wait_room(oxshmem_device_state_t *s, oxshmem_qp_t *q, uint64_t n, Fail *f) {
     Waiter w;
     for (;;) {
-        uint64_t r = at(q->prod.resv_head).load(ACQ) + n;
+        uint64_t r = mv(q->prod.resv_head).load(ACQ) + n;
         uint64_t need = r > q->nwqes ? r - q->nwqes : 0;
         uint64_t c;
-        if (need == 0 || at(q->prod.cons_idx).load(ACQ) >= need) return true;
+        if (need == 0 || mv(q->prod.cons_idx).load(ACQ) >= need) return true;
         if (!poll(q, &c, f)) return false;
         if (c >= need) return true;
-        if (at(q->ring.prod_idx).load(ACQ) < need) help_ring(q);
+        if (mv(q->ring.prod_idx).load(ACQ) < need) help_ring(q);
         if (!w.ok(s)) {
-            *f = {OXSHMEM_ERR_NIC_STALLED, need, at(q->prod.cons_idx).load(ACQ)};
+            *f = {OXSHMEM_ERR_NIC_STALLED, need, mv(q->prod.cons_idx).load(ACQ)};
             return false;
         }
     }
@@ -223,18 +235,18 @@ __host__ __device__ inline void store_slot(oxshmem_qp_t *q, uint64_t idx, const 
 /// the head; ring unless a later reservation will.
 __host__ __device__ inline void publish(oxshmem_qp_t *q, uint64_t base, uint64_t end) {
     uint64_t b = base;
-    bool advanced = at(q->prod.ready_head).load(SC) == base &&
-                    at(q->prod.ready_head).compare_exchange_strong(b, end, SC, SC);
-    if (!advanced) at(q->marks[base & (q->nwqes - 1)]).exchange(end, SC);
+    bool advanced = mv(q->prod.ready_head).load(SC) == base &&
+                    mv(q->prod.ready_head).compare_exchange_strong(b, end, SC, SC);
+    if (!advanced) mv(q->marks[base & (q->nwqes - 1)]).exchange(end, SC);
     for (;;) {
-        uint64_t r = at(q->prod.ready_head).load(SC);
-        uint64_t m = at(q->marks[r & (q->nwqes - 1)]).load(SC);
+        uint64_t r = mv(q->prod.ready_head).load(SC);
+        uint64_t m = mv(q->marks[r & (q->nwqes - 1)]).load(SC);
         if (m <= r) break;
-        if (at(q->prod.ready_head).compare_exchange_strong(r, m, SC, SC)) advanced = true;
+        if (mv(q->prod.ready_head).compare_exchange_strong(r, m, SC, SC)) advanced = true;
     }
     if (!advanced) return;
-    uint64_t ready = at(q->prod.ready_head).load(ACQ);
-    bool later = at(q->prod.resv_head).load(ACQ) > ready;
+    uint64_t ready = mv(q->prod.ready_head).load(ACQ);
+    bool later = mv(q->prod.resv_head).load(ACQ) > ready;
     if (!later || base / q->batch != ready / q->batch || (ready > base ? ready - base : 0) >= q->batch) ring(q, ready);
 }
 
@@ -253,9 +265,9 @@ __host__ __device__ inline bool post(oxshmem_device_state_t *s, oxshmem_qp_t *q,
     if (latched(q, f)) return false;
     uint64_t n = slots_for(wrs, nwr, signal);
     if (!wait_room(s, q, n, f)) return false;
-    uint64_t base = at(q->prod.resv_head).fetch_add(n, AR);
+    uint64_t base = mv(q->prod.resv_head).fetch_add(n, AR);
     *end = base + n;
-    if (*end > q->nwqes && at(q->prod.cons_idx).load(ACQ) < *end - q->nwqes &&
+    if (*end > q->nwqes && mv(q->prod.cons_idx).load(ACQ) < *end - q->nwqes &&
         !wait_complete(s, q, *end - q->nwqes, f))
         return false;
     uint64_t idx = base;
@@ -281,8 +293,8 @@ __host__ __device__ inline bool post(oxshmem_device_state_t *s, oxshmem_qp_t *q,
 
 /// qp.rs quiet: completes everything reserved so far.
 __host__ __device__ inline bool quiet(oxshmem_device_state_t *s, oxshmem_qp_t *q, Fail *f) {
-    uint64_t r = at(q->prod.resv_head).load(ACQ);
-    if (r == 0 || at(q->prod.cons_idx).load(ACQ) >= r) return !latched(q, f);
+    uint64_t r = mv(q->prod.resv_head).load(ACQ);
+    if (r == 0 || mv(q->prod.cons_idx).load(ACQ) >= r) return !latched(q, f);
     return wait_complete(s, q, r, f);
 }
 
@@ -296,7 +308,7 @@ __host__ __device__ inline bool ibuf_acquire(oxshmem_device_state_t *s, oxshmem_
                                              uint64_t *slot) {
     Waiter w;
     for (;;) {
-        uint64_t m = at(q->ibuf_busy.value).load(ACQ);
+        uint64_t m = mv(q->ibuf_busy.value).load(ACQ);
         if (m != ~0ull) {
             uint32_t rot = hint % OXSHMEM_IBUF_SLOTS;
             uint64_t rotated = rot ? (m >> rot | m << (64 - rot)) : m;
@@ -304,7 +316,7 @@ __host__ __device__ inline bool ibuf_acquire(oxshmem_device_state_t *s, oxshmem_
             uint32_t tz = 0;
             while (!((freebits >> tz) & 1)) tz++;
             uint32_t bit = (tz + rot) % OXSHMEM_IBUF_SLOTS;
-            if (at(q->ibuf_busy.value).compare_exchange_weak(m, m | 1ull << bit, AR, ACQ)) {
+            if (mv(q->ibuf_busy.value).compare_exchange_weak(m, m | 1ull << bit, AR, ACQ)) {
                 *slot = bit;
                 return true;
             }
@@ -315,7 +327,7 @@ __host__ __device__ inline bool ibuf_acquire(oxshmem_device_state_t *s, oxshmem_
 }
 
 __host__ __device__ inline void ibuf_release(oxshmem_qp_t *q, uint64_t slot) {
-    at(q->ibuf_busy.value).fetch_and(~(1ull << slot), AR);
+    mv(q->ibuf_busy.value).fetch_and(~(1ull << slot), AR);
 }
 
 }  // namespace ib

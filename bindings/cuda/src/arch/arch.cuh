@@ -44,6 +44,9 @@
 //   sys_ref<T>               an atomic reference of system scope with load, store, exchange,
 //                            compare_exchange_{strong,weak}, fetch_{add,and,or,xor,max}
 //                            (cuda::atomic_ref<T, cuda::thread_scope_system>'s face)
+//   gpu_ref<T>               the same at device scope, for words of GPU memory that only this
+//                            GPU's threads read-modify-write (thread_scope_device; HIP's agent
+//                            scope; sys_ref on the CPU, where the scopes are one)
 //   fadd_system(p, v)        a floating-point atomic add (float, double, half) at system scope,
 //                            relaxed; returns the old value (atomicAdd_system on CUDA)
 //   memory_order, mo_relaxed, mo_acquire, mo_release, mo_acq_rel, mo_seq_cst

@@ -593,6 +593,9 @@ struct sys_ref {
         return old;
     }
 };
+/// Device scope is system scope on the CPU: one memory, one coherence domain.
+template <class T>
+using gpu_ref = sys_ref<T>;
 
 /// A floating-point atomic add (float, double, half; relaxed): the old value. A CAS loop on the
 /// value's bits (the __atomic builtins add integers only).

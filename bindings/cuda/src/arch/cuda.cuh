@@ -128,6 +128,8 @@ __device__ inline uint32_t bswap32(uint32_t x) { return __byte_perm(x, 0, 0x0123
 
 template <class T>
 using sys_ref = cuda::atomic_ref<T, cuda::thread_scope_system>;
+template <class T>
+using gpu_ref = cuda::atomic_ref<T, cuda::thread_scope_device>;
 using memory_order = cuda::std::memory_order;
 constexpr memory_order mo_relaxed = cuda::memory_order_relaxed;
 constexpr memory_order mo_acquire = cuda::memory_order_acquire;

@@ -173,6 +173,8 @@ struct scoped_ref {
 
 template <class T>
 using sys_ref = scoped_ref<T, __HIP_MEMORY_SCOPE_SYSTEM>;
+template <class T>
+using gpu_ref = scoped_ref<T, __HIP_MEMORY_SCOPE_AGENT>;
 
 /// A floating-point atomic add at system scope (relaxed): the old value. float and double are
 /// the hardware's (global_atomic_add_f32/f64 where the target has them, else the compiler's
