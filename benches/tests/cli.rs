@@ -70,6 +70,10 @@ fn moe_and_ofi_bench_answer_help() {
         assert_eq!(out.status.code(), Some(2), "{program} --no-such-option: {out:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("--help"), "{program}: {out:?}");
     }
+    // A list of token counts is compare's (8,32,128 by default); a run measures one.
+    let out = run_alone(MOE_BENCH, &["--tokens", "8,32"]);
+    assert_eq!(out.status.code(), Some(2), "moe-bench --tokens 8,32: {out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tokens takes one T outside compare"), "{out:?}");
     let r = Job::new(2, MOE_BENCH).args(&["--help"]).timeout(TIMEOUT).run();
     assert_job_ok(&r);
     assert_eq!(r.stdout.matches("Usage: ").count(), 1, "moe-bench --help at 2 PEs:\n{}", r.report());

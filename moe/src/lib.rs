@@ -17,12 +17,16 @@
 //!   straight from the token buffer (no packing copy). The expert PE reduces its own experts'
 //!   outputs for a token (`partial = Σ w_k · y_k`) and sends one row per (token, PE) back.
 //! - **Low latency**: no count or layout exchange. Every destination preallocates, for each
-//!   (local expert, source PE), slots for the worst case (`tokens` rows), so a source knows
-//!   every address in advance: each (token, expert) row is put straight into its slot,
-//!   followed by one small put-with-signal per destination that carries the per-expert counts
-//!   and the (token, choice, weight) of each row. Received rows come packed per expert, ready
-//!   for a grouped GEMM. Combine reduces per token on the expert PE, as in throughput mode, and
-//!   puts the rows back to token-indexed slots at the source (again known in advance).
+//!   source PE, a token-indexed slot per token it may send (`tokens` rows), so a source knows
+//!   every address in advance: each token is put straight into its slot once per PE that holds
+//!   one of its experts (runs of consecutive tokens as one put), followed by one small
+//!   put-with-signal per destination that carries the per-expert counts and the (token,
+//!   choice, weight) of each row; the experts walk their rows through that list. (DeepEP's
+//!   low-latency kernels put each (token, expert) row into per-expert slots, ready for a
+//!   grouped GEMM; here that sent a token up to `topk` times to one PE, and at 7 KiB rows the
+//!   extra bytes cost more than the count exchange saves.) Combine reduces per token on the
+//!   expert PE, as in throughput mode, and puts the rows back to token-indexed slots at the
+//!   source (again known in advance).
 //!
 //! In both modes the rows for this PE's own experts never move: the experts read them in
 //! place from the token buffer and write their outputs where combine would have put them.

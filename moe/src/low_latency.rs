@@ -1,11 +1,13 @@
-//! Low-latency mode: preallocated per-(expert, source) slots and token-indexed combine slots,
-//! so no count or layout exchange in either direction.
+//! Low-latency mode: token-indexed receive slots in both directions, so no count or layout
+//! exchange in either direction.
 //!
-//! Dispatch: block `(l, s)` of `recv_x` at PE `q` holds up to `tmax` rows that source `s` sent
-//! to `q`'s local expert `l`, in token order; the source assigns the slot numbers, so it knows
-//! every address without asking, and puts each (token, expert) row straight into its slot.
-//! After its rows, each source puts one metadata message per destination, with its signal:
-//! `[count per local expert][(token, k, weight) of each row, expert by expert]`.
+//! Dispatch: block `s` of `recv_x` at PE `q` holds `tmax` token-indexed rows: row `t` is token
+//! `t` of source `s`, if any of its experts is on `q`. The source knows every address without
+//! asking, and puts each token once per destination PE (not once per expert there: a token's
+//! top-k choices often land on the same PE, and the bytes are most of the time), runs of
+//! consecutive tokens as one put. After its rows, each source puts one metadata message per
+//! destination, with its signal: `[count per local expert][(token, k, weight) of each row,
+//! expert by expert]` — the expert pass walks each expert's rows from it.
 //!
 //! Combine: the expert PE sums its experts' weighted outputs per token (`partial = 0 + w_k ·
 //! y_k` in `k` order) into row `t` of its block for the source, and puts the rows back to row
@@ -33,7 +35,7 @@ fn meta_cap(s: &Shape) -> usize {
 pub(super) struct Bufs {
     /// One metadata message per destination.
     send_meta: Outbox<u32>,
-    /// Blocks `(local expert, source)` of `tmax` rows.
+    /// Per source, `tmax` token-indexed rows.
     recv_x: Inbox<f32>,
     /// One metadata message per source.
     recv_meta: Inbox<u32>,
@@ -58,8 +60,6 @@ struct Plan {
 struct Entry {
     token: usize,
     k: usize,
-    l: usize,
-    slot: usize,
     w: f32,
 }
 
@@ -75,7 +75,7 @@ impl Bufs {
         unsafe {
             Ok(Bufs {
                 send_meta: Outbox::new(alloc(shmem, n * cap, 0u32)?),
-                recv_x: Inbox::new(alloc(shmem, s.epp * n * s.tmax * s.hf, 0.0f32)?, Kernel::Dispatch, 0..0),
+                recv_x: Inbox::new(alloc(shmem, n * block, 0.0f32)?, Kernel::Dispatch, 0..0),
                 recv_meta: Inbox::new(alloc(shmem, n * cap, 0u32)?, Kernel::Dispatch, 0..0),
                 partial: Outbox::new(alloc(shmem, n * block, 0.0f32)?),
                 comb_recv: Inbox::new(
@@ -98,9 +98,10 @@ impl Bufs {
         Ok(())
     }
 
-    /// Assigns slots (host), then one kernel: every (token, expert) row straight into its
-    /// slot, one metadata put-with-signal per destination, wait for every source. Rows for
-    /// this PE's own experts are not copied: they are read in place from the token buffer.
+    /// Plans the puts (host), then one kernel: every token once to each other PE that holds one
+    /// of its experts, into its token-indexed row there, one metadata put-with-signal per
+    /// destination, wait for every source. Rows for this PE's own experts are not copied: they
+    /// are read in place from the token buffer.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch(
         &mut self,
@@ -134,10 +135,9 @@ impl Bufs {
                 }
                 plan.meta_len[p] = pos;
             }
-            // Slots in token order; runs per (destination, expert): consecutive tokens in
-            // consecutive slots.
+            // Entries in token order per expert; runs per destination PE: a token once, into
+            // row `t` of this PE's block there, consecutive tokens as one run.
             let mut slot = vec![0usize; n * epp];
-            let mut expert_runs: Vec<Vec<Run>> = vec![Vec::new(); n * epp];
             for t in 0..num_tokens {
                 for kk in 0..k {
                     let e = idx[t * k + kk];
@@ -148,13 +148,13 @@ impl Bufs {
                     let j = slot[e];
                     slot[e] += 1;
                     meta[at[e] + ENTRY * j..][..ENTRY].copy_from_slice(&[t as u32, kk as u32, w[t * k + kk].to_bits()]);
-                    if e / epp != me {
-                        push_run(&mut expert_runs[e], t, ((e % epp) * n + me) * tmax + j);
+                    let p = e / epp;
+                    // Each token once per PE: tokens come in order, so a PE this token already
+                    // goes to has a last run that ends past it.
+                    if p != me && plan.runs[p].last().is_none_or(|r| (r.token + r.len) as usize <= t) {
+                        push_run(&mut plan.runs[p], t, me * tmax + t);
                     }
                 }
-            }
-            for (e, runs) in expert_runs.into_iter().enumerate() {
-                plan.runs[e / epp].extend(runs);
             }
         }
         let plan = Arc::new(plan);
@@ -211,9 +211,9 @@ impl Bufs {
             for src in 0..s.n {
                 let m = self.meta(s, src, arrived);
                 let start = s.epp + ENTRY * m[..l].iter().map(|&c| c as usize).sum::<usize>();
-                for slot in 0..self.recv_cnt[l * s.n + src] {
-                    let e = &m[start + ENTRY * slot..][..ENTRY];
-                    let entry = Entry { token: e[0] as usize, k: e[1] as usize, l, slot, w: f32::from_bits(e[2]) };
+                for j in 0..self.recv_cnt[l * s.n + src] {
+                    let e = &m[start + ENTRY * j..][..ENTRY];
+                    let entry = Entry { token: e[0] as usize, k: e[1] as usize, w: f32::from_bits(e[2]) };
                     f(s.me * s.epp + l, src, entry);
                 }
             }
@@ -347,5 +347,5 @@ fn x_row<'a>(s: &Shape, x: &'a [f32], recv_x: &'a [f32], src: usize, e: &Entry) 
     if src == s.me {
         return &x[e.token * hf..][..hf];
     }
-    &recv_x[((e.l * s.n + src) * s.tmax + e.slot) * hf..][..hf]
+    &recv_x[(src * s.tmax + e.token) * hf..][..hf]
 }

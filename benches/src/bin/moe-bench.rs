@@ -30,7 +30,8 @@
 //!
 //! OPTIONS: `--rounds R` (5), `--iters I` timed iterations per round (200), `--warmup W` (20),
 //! `--channels p2p,proxy,ibgda`, `--modes throughput,low-latency`,
-//! `--threads N` device threads per kernel (0: the library's default), `--no-per-call`, `--tokens T`,
+//! `--threads N` device threads per kernel (0: the library's default), `--no-per-call`, `--tokens T`
+//! (`compare`: a list, by default 8,32,128 — decode-sized batches and the prefill-sized 128),
 //! `--hidden-bytes H`, `--topk K`, `--experts E`.
 
 use std::collections::BTreeMap;
@@ -41,6 +42,10 @@ use std::time::Instant;
 use oxshmem::Shmem;
 use oxshmem_device::{Device, Grid};
 use oxshmem_moe::{Buffer, Mode, MoeConfig, reference};
+
+/// The tokens per PE `compare` measures unless `--tokens` says otherwise: decode-sized batches,
+/// where low-latency mode is meant to win, and the prefill-sized default of a run.
+const COMPARE_TOKENS: &[usize] = &[8, 32, 128];
 
 /// The channels measured unless `--channels` says otherwise.
 const CHANNELS: &[&str] = &["p2p", "proxy", "ibgda"];
@@ -56,6 +61,9 @@ struct Opts {
     /// Also measure the first mode and channel with a kernel launch per call.
     per_call: bool,
     tokens: usize,
+    /// `--tokens` as given: one T for a run, the list of T that `compare` measures (`None`:
+    /// 128 for a run, [`COMPARE_TOKENS`] for `compare`).
+    token_list: Option<Vec<usize>>,
     hidden_bytes: usize,
     topk: usize,
     experts: usize,
@@ -75,6 +83,7 @@ impl Default for Opts {
             threads: 0,
             per_call: true,
             tokens: 128,
+            token_list: None,
             hidden_bytes: 7168,
             topk: 8,
             experts: 32,
@@ -98,7 +107,7 @@ Options:
   --modes LIST          throughput,low-latency
   --threads N           device threads per kernel (0: the library's default)
   --no-per-call         leave out the kernel-launch-per-call comparison
-  --tokens T            tokens per PE (128)
+  --tokens T            tokens per PE (128); compare: a list (8,32,128)
   --hidden-bytes H      bytes per token (7168)
   --topk K              experts per token (8)
   --experts E           experts in the whole job (32)
@@ -127,7 +136,17 @@ fn parse_opts(args: &[String]) -> Opts {
             "--iters" => o.iters = num(),
             "--warmup" => o.warmup = num(),
             "--threads" => o.threads = num(),
-            "--tokens" => o.tokens = num(),
+            "--tokens" => {
+                let list: Vec<usize> = v
+                    .split(',')
+                    .map(|t| {
+                        t.parse()
+                            .unwrap_or_else(|_| usage(&format!("{a} needs token counts such as 8,32,128, got {v:?}")))
+                    })
+                    .collect();
+                o.tokens = list[0];
+                o.token_list = Some(list);
+            }
             "--hidden-bytes" => o.hidden_bytes = num(),
             "--topk" => o.topk = num(),
             "--experts" => o.experts = num(),
@@ -431,6 +450,13 @@ fn compare(o: &Opts) {
     for m in &mpis {
         output(Command::new(&m.cc).args(["-O2", "-ffp-contract=off", "-std=gnu99", "-o"]).arg(&m.exe).arg(&src));
     }
+    for &t in o.token_list.as_deref().unwrap_or(COMPARE_TOKENS) {
+        compare_at(&Opts { tokens: t, ..o.clone() }, &mpis, &exe, &oshrun);
+    }
+}
+
+/// `compare` at `o.tokens` tokens per PE.
+fn compare_at(o: &Opts, mpis: &[Mpi], exe: &Path, oshrun: &Path) {
     let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
     let spec = format!("{}:{}:{}:{}:1:random:0:1", o.tokens, o.experts, o.topk, o.hidden_bytes);
     let mut pass: Vec<String> = vec![
@@ -476,7 +502,7 @@ fn compare(o: &Opts) {
             let run_ox = |ox: &mut BTreeMap<(String, String, String), Vec<[f64; 4]>>,
                           digests: &mut BTreeMap<String, u64>,
                           launch: &mut BTreeMap<String, Vec<f64>>| {
-                let text = output(Command::new(&oshrun).args(["-n", &n.to_string(), "--"]).arg(&exe).args(&pass));
+                let text = output(Command::new(oshrun).args(["-n", &n.to_string(), "--"]).arg(exe).args(&pass));
                 for l in text.lines() {
                     let w: Vec<&str> = l.split_whitespace().collect();
                     if w.first() == Some(&"RESULT") {
@@ -521,7 +547,11 @@ fn compare(o: &Opts) {
             digests_ok &= mpi_digests.windows(2).all(|w| w[0] == w[1])
                 && digests.values().all(|&d| mpi_digests.first().is_none_or(|&m| d == m));
         }
-        println!("\n## {n} PEs ({} experts per PE); PE 0's output digest equal to MPI's: {digests_ok}", o.experts / n);
+        println!(
+            "\n## {n} PEs ({} experts per PE), T={}; PE 0's output digest equal to MPI's: {digests_ok}",
+            o.experts / n,
+            o.tokens
+        );
         // The faster MPI by median is the baseline the targets are read against.
         let meds: Vec<f64> = mpi.iter().map(|v| median(&v.iter().map(|x| x[0]).collect::<Vec<_>>())).collect();
         let best = (0..mpis.len()).min_by(|&a, &b| meds[a].total_cmp(&meds[b])).expect("an MPI");
@@ -529,7 +559,7 @@ fn compare(o: &Opts) {
             "{:<12} {:<7} {:<9} {:>9} {:>9} {:>9} {:>9}",
             "mode", "channel", "launch", "median", "min", "disp md", "comb md"
         );
-        for m in &mpis {
+        for m in mpis {
             head += &format!(" | ox/{:<7}", m.name);
         }
         println!("{head} | ox/best MPI ({}) md, min/min, per round", mpis[best].name);
@@ -569,6 +599,14 @@ fn compare(o: &Opts) {
     }
 }
 
+/// A run measures one T.
+fn one_t(o: Opts) -> Opts {
+    if o.token_list.as_ref().is_some_and(|l| l.len() != 1) {
+        usage("--tokens takes one T outside compare");
+    }
+    o
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| matches!(a.as_str(), "-h" | "--help" | "help")) {
@@ -579,7 +617,7 @@ fn main() {
     }
     match args.first().map(String::as_str) {
         Some("compare") => compare(&parse_opts(&args[1..])),
-        Some("run") => run(&parse_opts(&args[1..])),
-        _ => run(&parse_opts(&args)),
+        Some("run") => run(&one_t(parse_opts(&args[1..]))),
+        _ => run(&one_t(parse_opts(&args))),
     }
 }
