@@ -1133,8 +1133,8 @@ impl Ibgda {
 
     /// The host's quiet of the queues device code drives (`GpuSegment::quiet`): waits, calling
     /// `wait`, until everything reserved on every queue so far has completed, observing only
-    /// ([`Qp::quiet_observing`]): the descriptors' words as [`observe`](Self::observe) reads
-    /// them, the CQs in the queues' memory.
+    /// ([`Qp::quiet_observing`]): the descriptors' words copied out of GPU memory (or loaded,
+    /// where they are host memory), the CQs read in the queues' memory.
     ///
     /// # Errors
     /// A queue's NIC error or stall (with the queue's peer), or a failed copy.
