@@ -438,7 +438,9 @@ fn compare(o: &Opts) {
         mpis.push(Mpi { name: "mpich", cc, run, args: vec![], version, exe: bin_dir.join("moe_mpi.mpich") });
     }
     if let (Some(cc), Some(run)) = (which("mpicc.openmpi"), which("mpirun.openmpi")) {
-        let version = output(Command::new(&run).arg("--version")).split_whitespace().nth(3).unwrap_or("?").to_string();
+        // "mpirun.openmpi (OpenRTE) 4.1.4", then a blank line and "Report bugs to ...".
+        let text = output(Command::new(&run).arg("--version"));
+        let version = text.lines().next().and_then(|l| l.split_whitespace().last()).unwrap_or("?").to_string();
         let args = ["--allow-run-as-root", "--oversubscribe"].map(String::from).to_vec();
         mpis.push(Mpi { name: "openmpi", cc, run, args, version, exe: bin_dir.join("moe_mpi.openmpi") });
     }
