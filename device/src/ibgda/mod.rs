@@ -390,6 +390,8 @@ unsafe impl Sync for Ibgda {}
 // model state; the models build only `QpBox`es, which drop their words.)
 #[cfg(not(loom))]
 const _: () = assert!(!std::mem::needs_drop::<Qp<Mlx5>>() && !std::mem::needs_drop::<IbgdaDevice>());
+// `Ibgda::observe` copies a descriptor's counters through its error word into 24 words.
+const _: () = assert!(std::mem::offset_of!(Qp<Mlx5>, error) + 8 - std::mem::offset_of!(Qp<Mlx5>, prod) <= 24 * 8);
 // The channel carves its queues before it knows their format: every layout's queue has the
 // same size, alignment and fields (the format is a type marker).
 const _: () =
@@ -854,17 +856,16 @@ impl Ibgda {
             });
             // The structures to where they live, before anything reads them there (the ringer
             // and the software NIC start below and after).
-            if let (Some(view), Some(h)) = (&view, &heap) {
-                h.memory
-                    .copy(mk as u64, wk as u64, view.len())
-                    .map_err(|e| alloc_err(format!("copying the queues' descriptors into GPU memory: {e}")))?;
-                tracing::debug!(target: "nic", bytes = view.len(), "IBGDA queue descriptors in GPU memory");
-            }
-            if let (Some(image), Some(h)) = (&image, &heap) {
-                h.memory
-                    .copy(m as u64, w as u64, image.len())
-                    .map_err(|e| alloc_err(format!("copying the queues into GPU memory: {e}")))?;
-                tracing::debug!(target: "nic", bytes = image.len(), "IBGDA queues in GPU memory");
+            for (what, done, img, to) in [
+                ("the queues' descriptors", "IBGDA queue descriptors in GPU memory", &view, mk),
+                ("the queues", "IBGDA queues in GPU memory", &image, m),
+            ] {
+                if let (Some(img), Some(h)) = (img, &heap) {
+                    h.memory
+                        .copy(to as u64, img.as_ptr() as u64, img.len())
+                        .map_err(|e| alloc_err(format!("copying {what} into GPU memory: {e}")))?;
+                    tracing::debug!(target: "nic", bytes = img.len(), "{done}");
+                }
             }
             let shared = std::sync::Arc::new(softnic::NicShared::default());
             let ringer = if forwarded.is_empty() {
@@ -1016,11 +1017,11 @@ impl Ibgda {
     /// memory: with a release store where this CPU reaches it, else through the memory back
     /// end (a copy, complete when it returns).
     fn store(&self, base: *mut u8, off: usize, value: u64, width: usize) -> Result<(), String> {
-        // SAFETY: callers pass a field of the table or of an lbufs entry, inside `mem`,
+        // SAFETY: callers pass a field of the table or of an lbufs entry, inside `ctl`,
         // aligned for its width.
         let at = unsafe { base.add(off) };
         if self.host_ctl {
-            // SAFETY: as above; the CPU reaches `mem`, and device threads read the word
+            // SAFETY: as above; the CPU reaches `ctl`, and device threads read the word
             // atomically.
             unsafe {
                 match width {
@@ -1032,12 +1033,16 @@ impl Ibgda {
             }
             return Ok(());
         }
-        let Some(memory) = &self.memory else {
-            return Err("the table is in memory this CPU cannot reach, and there is no back end to copy with".into());
-        };
         let bytes = value.to_le_bytes();
         // SAFETY: `at` is `width` bytes of the channel's memory; `bytes` a local.
-        unsafe { memory.copy(at as u64, bytes.as_ptr() as u64, width) }
+        unsafe { self.ctl_copier()?.copy(at as u64, bytes.as_ptr() as u64, width) }
+    }
+
+    /// What copies into and out of `ctl` when it is GPU memory (`!host_ctl`).
+    fn ctl_copier(&self) -> Result<&dyn NicMemory, String> {
+        self.memory.as_deref().ok_or_else(|| {
+            "the channel's tables are in memory this CPU cannot reach, and there is no back end to copy with".into()
+        })
     }
 
     /// The queues' allocation (registered with the NIC; it holds every scratch buffer).
@@ -1109,25 +1114,18 @@ impl Ibgda {
         if self.host_ctl {
             return Ok(self.queues::<L>()[i].observe());
         }
-        let Some(memory) = &self.memory else {
-            return Err(
-                "the descriptors are in memory this CPU cannot reach, and there is no back end to copy with".into()
-            );
-        };
-        let q = self.qps as u64 + (i * size_of::<Qp<L>>()) as u64;
-        let mut prod = [0u64; 8];
-        let mut error = 0u64;
-        // SAFETY: the counters' line and the error word of descriptor `i`, in `ctl`; local
-        // destinations of their size.
-        unsafe {
-            memory.copy(prod.as_mut_ptr() as u64, q + std::mem::offset_of!(Qp<L>, prod) as u64, size_of_val(&prod))?;
-            memory.copy(&raw mut error as u64, q + std::mem::offset_of!(Qp<L>, error) as u64, 8)?;
-        }
-        let word = |off: usize| prod[off / 8];
+        // One copy from the counters' line through the error word (the ring line between).
+        let (from, to) = (std::mem::offset_of!(Qp<L>, prod), std::mem::offset_of!(Qp<L>, error) + 8);
+        let mut words = [0u64; 24];
+        let words = &mut words[..(to - from) / 8];
+        let q = self.qps as u64 + (i * size_of::<Qp<L>>() + from) as u64;
+        // SAFETY: bytes [from, to) of descriptor `i`, in `ctl`; a local destination of that size.
+        unsafe { self.ctl_copier()?.copy(words.as_mut_ptr() as u64, q, to - from)? };
+        let word = |off: usize| words[(off - from) / 8];
         Ok(qp::Observed {
-            resv_head: word(std::mem::offset_of!(qp::Counters, resv_head)),
-            cons_idx: word(std::mem::offset_of!(qp::Counters, cons_idx)),
-            error,
+            resv_head: word(std::mem::offset_of!(Qp<L>, prod) + std::mem::offset_of!(qp::Counters, resv_head)),
+            cons_idx: word(std::mem::offset_of!(Qp<L>, prod) + std::mem::offset_of!(qp::Counters, cons_idx)),
+            error: word(std::mem::offset_of!(Qp<L>, error)),
         })
     }
 
