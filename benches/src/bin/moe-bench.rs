@@ -131,21 +131,21 @@ fn parse_opts(args: &[String]) -> Opts {
         let a = args[i].as_str();
         let v = args.get(i + 1).cloned().unwrap_or_default();
         let num = || v.parse::<usize>().unwrap_or_else(|_| usage(&format!("{a} needs a number, got {v:?}")));
+        // A comma-separated list of numbers, such as `example`.
+        let list = |example: &str| -> Vec<usize> {
+            v.split(',')
+                .map(|x| x.parse().unwrap_or_else(|_| usage(&format!("{a} needs {example}, got {v:?}"))))
+                .collect()
+        };
         match a {
             "--rounds" => o.rounds = num(),
             "--iters" => o.iters = num(),
             "--warmup" => o.warmup = num(),
             "--threads" => o.threads = num(),
             "--tokens" => {
-                let list: Vec<usize> = v
-                    .split(',')
-                    .map(|t| {
-                        t.parse()
-                            .unwrap_or_else(|_| usage(&format!("{a} needs token counts such as 8,32,128, got {v:?}")))
-                    })
-                    .collect();
-                o.tokens = list[0];
-                o.token_list = Some(list);
+                let ts = list("token counts such as 8,32,128");
+                o.tokens = ts[0];
+                o.token_list = Some(ts);
             }
             "--hidden-bytes" => o.hidden_bytes = num(),
             "--topk" => o.topk = num(),
@@ -157,14 +157,7 @@ fn parse_opts(args: &[String]) -> Opts {
                     .map(|m| Mode::from_name(m).unwrap_or_else(|| usage(&format!("unknown mode {m:?}"))))
                     .collect()
             }
-            "-n" | "--npes" => {
-                o.npes = v
-                    .split(',')
-                    .map(|n| {
-                        n.parse().unwrap_or_else(|_| usage(&format!("{a} needs PE counts such as 2,4, got {v:?}")))
-                    })
-                    .collect()
-            }
+            "-n" | "--npes" => o.npes = list("PE counts such as 2,4"),
             "--machine" => {
                 o.machine = true;
                 i += 1;
