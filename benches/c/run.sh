@@ -170,16 +170,21 @@ for b in benches:
         ratios = [vo[k] / vm[k] for (vo, _), (vm, _) in zip(per["ox"], per["ompi"]) if k in vo and k in vm and vm[k] > 0]
         med = lambda xs: statistics.median(xs) if xs else None
         mo, mm = med(ox), med(om)
+        # The worst runs against each other: the slowest (latency) or the lowest rate of each side.
+        worst = (max if unit.startswith("Latency") else min)
+        wr = f"{worst(ox) / worst(om):.2f}" if ox and om and worst(om) > 0 else "-"
         rows.append((b, k, unit, fmt(mo), fmt(min(ox) if ox else None), fmt(mm), fmt(min(om) if om else None),
-                     f"{mo / mm:.2f}" if mo and mm else "-", spread(ox), spread(om), " ".join(f"{x:.2f}" for x in ratios)))
+                     f"{mo / mm:.2f}" if mo and mm else "-", spread(ox), spread(om), wr,
+                     " ".join(f"{x:.2f}" for x in ratios)))
 
 head = ("benchmark", "size", "unit", "oxshmem median", "oxshmem min", "OpenMPI median", "OpenMPI min",
-        "ratio ox/OpenMPI", "ox worst/best", "OpenMPI worst/best", "ratio per round")
+        "ratio ox/OpenMPI", "ox worst/best", "OpenMPI worst/best", "worst ox/OpenMPI", "ratio per round")
 widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
 line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"
 load = f", {busy} busy process(es) beside the job" if busy else ""
 print(f"{rounds} interleaved rounds, {np} PEs{load}. Latency(us): lower is better, a ratio below 1 favours oxshmem;")
-print("Messages/s: higher is better, a ratio above 1 favours oxshmem.")
+print("Messages/s: higher is better, a ratio above 1 favours oxshmem. worst ox/OpenMPI: the slowest run of each")
+print("(latency: the longest; rates: the lowest), against each other.")
 if not have_ompi:
     print("OpenMPI's OSHMEM was not run: its columns are empty.")
 print(line(head))

@@ -339,22 +339,47 @@ pub fn find(addr: usize, len: usize) -> Option<Arc<dyn ForeignSegment>> {
     SEGMENTS.read().iter().find(|s| s.contains(addr, len)).cloned()
 }
 
+/// Agent threads alive in this process ([`agent_thread`]).
+static AGENTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// This thread's mark as an agent; it leaves the count of [`AGENTS`] when the thread ends.
+struct AgentMark(std::cell::Cell<bool>);
+
+impl Drop for AgentMark {
+    fn drop(&mut self) {
+        if self.0.get() {
+            AGENTS.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
 thread_local! {
     /// Whether this thread is one of a segment's own agents (see [`agent_thread`]).
-    static AGENT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static AGENT: AgentMark = const { AgentMark(std::cell::Cell::new(false)) };
 }
 
 /// Marks the calling thread as one of a segment's agents (a proxy thread, a software NIC):
 /// the runtime's quiet on it does not wait for the segments, whose outstanding work that very
-/// thread carries (it would wait for itself).
+/// thread carries (it would wait for itself); and while it lives, this process's waits nap
+/// early, as on a crowded host (the agent competes with the PEs for the cores).
 pub fn agent_thread() {
-    AGENT.with(|a| a.set(true));
+    AGENT.with(|a| {
+        if !a.0.replace(true) {
+            AGENTS.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+}
+
+/// Whether agent threads ([`agent_thread`]) run in this process.
+#[inline]
+pub(crate) fn agents_running() -> bool {
+    AGENTS.load(Ordering::Relaxed) > 0
 }
 
 /// Quiets every registered segment ([`ForeignSegment::quiet`]); one load when there is none.
 #[inline]
 pub(crate) fn quiet_all(func: &'static str) -> Result<()> {
-    if !ANY.load(Ordering::Acquire) || AGENT.with(std::cell::Cell::get) {
+    if !ANY.load(Ordering::Acquire) || AGENT.with(|a| a.0.get()) {
         return Ok(());
     }
     let all: Vec<Arc<dyn ForeignSegment>> = SEGMENTS.read().clone();

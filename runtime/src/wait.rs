@@ -25,18 +25,29 @@ pub use crate::spin::{Nap, Spin, SpinPolicy};
 use crate::transport::Transport;
 use crate::world::Runtime;
 
-/// How long a wait yields on every poll before it starts to sleep between polls.
-const YIELD_FOR: std::time::Duration = std::time::Duration::from_millis(1);
-/// The sleep between polls of a wait that has lasted [`YIELD_FOR`].
+/// How long a wait yields on every poll before it starts to sleep between polls, where the
+/// cores are crowded: this host runs more PEs than it has CPUs, or this process runs agent
+/// threads (the device layer's proxy, software NIC). A wait that long is not ended by a PE on
+/// this core, and the sleeper's core goes to the threads that can use it.
+const YIELD_FOR_CROWDED: std::time::Duration = std::time::Duration::from_millis(1);
+/// The same where every PE of this host has a core: only a wait this long is idle. A PE with
+/// a core of its own that waits for a PE which lost its core to another process (a busy
+/// process beside the job) must not sleep after a scheduler slice or two: its core falls idle,
+/// the balancer moves the other process onto it, and each wake-up comes a nap late on a core
+/// now shared — a barrier that stays at 80 µs where it takes 0.1 µs. It yields instead, as
+/// OpenMPI and NVSHMEM's waits do, which hands the core to nothing, as nothing else waits for it.
+const YIELD_FOR: std::time::Duration = std::time::Duration::from_millis(100);
+/// The sleep between polls of a wait that has lasted [`YIELD_FOR`] (or
+/// [`YIELD_FOR_CROWDED`]).
 const NAP: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// The runtime's waits: `spin` polls (`OXSHMEM_SPIN`) spinning, then a yield per poll, then
-/// (after a millisecond) a 50 µs nap per poll.
-const fn wait_policy(spin: u32) -> SpinPolicy {
-    SpinPolicy::spin_then_yield(spin).nap_after(YIELD_FOR, NAP)
+/// (after [`YIELD_FOR`], a millisecond where the cores are `crowded`) a 50 µs nap per poll.
+const fn wait_policy(spin: u32, crowded: bool) -> SpinPolicy {
+    SpinPolicy::spin_then_yield(spin).nap_after(if crowded { YIELD_FOR_CROWDED } else { YIELD_FOR }, NAP)
 }
 
-/// Spin, then yield, then (after a millisecond) nap — progressing the network transport on
+/// Spin, then yield, then nap ([`wait_policy`]) — progressing the network transport on
 /// every poll, and telling the hang report about the waits that last.
 #[derive(Debug)]
 pub(crate) struct Backoff<'a> {
@@ -58,17 +69,18 @@ impl Runtime {
     #[inline(always)]
     #[track_caller]
     pub(crate) fn backoff(&self) -> Backoff<'_> {
-        Backoff::new(self.config.spin, self.net.as_deref())
+        Backoff::new(self.config.spin, self.config.crowded || crate::segment::agents_running(), self.net.as_deref())
     }
 }
 
 impl<'a> Backoff<'a> {
-    /// A wait that spins `spin` polls, and progresses `net` on every poll.
+    /// A wait that spins `spin` polls, naps early where the cores are `crowded`, and
+    /// progresses `net` on every poll.
     #[inline(always)]
     #[track_caller]
-    pub(crate) fn new(spin: u32, net: Option<&'a dyn Transport>) -> Self {
+    pub(crate) fn new(spin: u32, crowded: bool, net: Option<&'a dyn Transport>) -> Self {
         Backoff {
-            spin: Spin::new(wait_policy(spin)),
+            spin: Spin::new(wait_policy(spin, crowded)),
             net,
             blocked: false,
             peer: usize::MAX,
@@ -105,12 +117,11 @@ impl<'a> Backoff<'a> {
     /// Waits a little before the next poll. A network transport that needs this PE to make
     /// progress gets it here: a waiting PE is often the target its peer waits on.
     ///
-    /// After the spin, every poll yields (a PE that shares the core gets it at once); after a
-    /// millisecond of that, each poll sleeps 50 µs instead: a wait that long is not ended by
-    /// a PE on this core, and a yield that nothing else wants returns at once, so the waiter
-    /// would hold its core against threads that could use it (the device layer's proxy and
-    /// CPU device threads, other jobs), while 50 µs late is little at the end of a wait of
-    /// milliseconds.
+    /// After the spin, every poll yields (a PE that shares the core gets it at once); once
+    /// that has lasted (a millisecond where the cores are crowded, else 100 ms:
+    /// [`wait_policy`]), each poll sleeps 50 µs instead: a yield that nothing else wants
+    /// returns at once, so the waiter would hold its core against threads that could use it,
+    /// while 50 µs late is little at the end of a wait that long.
     #[inline(always)]
     pub(crate) fn snooze(&mut self) {
         if let Some(net) = self.net {
@@ -568,7 +579,7 @@ pub unsafe fn wait_until_some<T: SyncType>(
     // Before init or after finalize test_some fails at once, naming itself.
     let b = match crate::world::running("shmem_wait_until_some") {
         Ok(rt) => rt.backoff(),
-        Err(_) => Backoff::new(1000, None),
+        Err(_) => Backoff::new(1000, true, None),
     };
     let mut b = b.routine(Routine::of(code::WAIT_UNTIL_SOME), Arg::Addr(ivars as u64));
     loop {
@@ -584,6 +595,41 @@ pub unsafe fn wait_until_some<T: SyncType>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A PE with a core of its own yields through a scheduler slice or two (the PE it waits
+    /// for lost its core to another process); one on crowded cores naps after a millisecond.
+    #[test]
+    fn a_wait_naps_early_only_where_the_cores_are_crowded() {
+        let nap = |crowded| wait_policy(7, crowded).nap.expect("the runtime's waits nap in the end");
+        assert_eq!(nap(true).after, std::time::Duration::from_millis(1));
+        assert_eq!(nap(false).after, std::time::Duration::from_millis(100));
+        assert_eq!((nap(true).sleep, nap(false).sleep), (NAP, NAP));
+        assert_eq!(wait_policy(7, false).spins, 7);
+    }
+
+    /// An agent thread (a proxy, a software NIC) counts while it lives, and only once.
+    #[test]
+    fn agent_threads_count_while_they_live() {
+        let (started, finish) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                crate::segment::agent_thread();
+                crate::segment::agent_thread();
+                started.wait();
+                finish.wait();
+            });
+            started.wait();
+            assert!(crate::segment::agents_running());
+            finish.wait();
+        });
+        // The count drops when the thread's locals go, as it ends (just after the scope saw
+        // it finish).
+        let t = std::time::Instant::now();
+        while crate::segment::agents_running() {
+            assert!(t.elapsed() < std::time::Duration::from_secs(10), "an ended agent still counts");
+            std::thread::yield_now();
+        }
+    }
 
     #[test]
     fn a_wait_is_named_by_the_file_below_src_that_made_it() {

@@ -95,6 +95,9 @@ pub struct Config {
     pub transport: TransportChoice,
     /// `OXSHMEM_SPIN`.
     pub spin: u32,
+    /// This host runs more of the job's PEs than it has CPUs for them (decided at init): a
+    /// wait that lasts naps early, as the PE it waits for needs the core.
+    pub crowded: bool,
     /// `OXSHMEM_BARRIER`: `Some(true)` central, `Some(false)` dissemination, `None` auto
     /// (decided at init, [`Config::central_barrier`] afterwards).
     pub barrier: Option<bool>,
@@ -220,6 +223,7 @@ impl Config {
             print_version,
             transport,
             spin,
+            crowded: false,
             barrier,
             central_barrier: barrier == Some(true),
             nodes,

@@ -139,7 +139,8 @@ fn create_segments(me: usize, seg_len: usize, with_static: bool) -> Result<Segme
 /// launcher bound each PE to a core of its own: yielding there hands the core to any other
 /// process for a whole scheduler tick, 1,000 µs a barrier beside one busy process.)
 fn adjust_spin(config: &mut Config, pes_on_this_host: usize) {
-    if pes_on_this_host > crate::config::job_cpus()
+    config.crowded = pes_on_this_host > crate::config::job_cpus();
+    if config.crowded
         && crate::config::lookup(crate::config::var_named("OXSHMEM_SPIN")).1 == crate::config::Source::Default
     {
         config.spin = 0;
