@@ -159,9 +159,24 @@ fn device_bench_default_runs_at_1_and_2_pes() {
         }
         if n == 1 {
             assert_stdout_has(&r, "(b) latency needs 2 PEs");
+            assert_stdout_has(&r, "(d) MoE needs 2 PEs or more");
         } else {
             assert!(rows.iter().any(|l| l.starts_with("lat,put 1 MiB,1048576,us,ibgda,2,3,")), "{rows:?}");
             assert!(rows.iter().any(|l| l.starts_with("a2a,all-to-all 2 PEs,7168,us,p2p,2,3,")), "{rows:?}");
+            for ch in ["p2p", "proxy", "proxy-spin", "ibgda"] {
+                for what in ["moe low-latency T=32", "moe throughput T=128"] {
+                    assert!(rows.iter().any(|l| l.starts_with(&format!("moe,{what},7168,us,{ch},2,3,"))), "{rows:?}");
+                }
+            }
+            // The IBGDA/proxy table: one line per headline operation.
+            assert_stdout_has(&r, "# IBGDA against the proxy, 2 PEs, each at its best");
+            for what in
+                ["p rate ", "put 8 B + quiet ", "all-to-all 2 PEs ", "moe low-latency T=32 ", "moe throughput T=128 "]
+            {
+                let after = r.stdout.split("# IBGDA against the proxy").nth(1).unwrap_or("");
+                // Each line ends with its verdict on the headline ("holds" or "does not hold").
+                assert!(after.lines().any(|l| l.starts_with(what) && l.ends_with("hold")), "{what}: {after}");
+            }
         }
     }
 }
@@ -182,6 +197,7 @@ fn device_bench_help_names_every_option() {
         "  rate ",
         "  lat ",
         "  a2a ",
+        "  moe ",
         "  all ",
         "  p2p ",
         "  proxy ",
@@ -216,8 +232,9 @@ fn device_bench_csv_on_stdout_has_its_shape() {
     assert_eq!(header.join(","), DEVICE_CSV_HEADER, "{}", r.report());
     let rows: Vec<csv::StringRecord> =
         reader.records().collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{e}: {}", r.report()));
-    // rate: 4 channels + 2 idle-proxy rows; lat: 7 sizes x (put, get) x 4; a2a: 4.
-    assert_eq!(rows.len(), 4 + 2 + 7 * 2 * 4 + 4, "{}", r.report());
+    // rate: 4 channels + 2 idle-proxy rows; lat: 7 sizes x (put, get) x 4; a2a: 4; moe: 2 x 4.
+    assert_eq!(rows.len(), 4 + 2 + 7 * 2 * 4 + 4 + 2 * 4, "{}", r.report());
+    assert_stderr_has(&r, "# IBGDA against the proxy, 2 PEs");
     let number = |row: &csv::StringRecord, field: usize| -> f64 {
         let v: f64 = row[field].parse().unwrap_or_else(|e| panic!("{} of {row:?}: {e}", header[field]));
         assert!(v.is_finite() && v >= 0.0, "{} of {row:?}", header[field]);
@@ -225,7 +242,7 @@ fn device_bench_csv_on_stdout_has_its_shape() {
     };
     for row in &rows {
         assert_eq!(row.len(), header.len(), "{row:?}");
-        assert!(["rate", "rate beside an idle proxy", "lat", "a2a"].contains(&&row[0]), "{row:?}");
+        assert!(["rate", "rate beside an idle proxy", "lat", "a2a", "moe"].contains(&&row[0]), "{row:?}");
         let bytes: usize = row[2].parse().unwrap_or_else(|e| panic!("bytes of {row:?}: {e}"));
         assert!(bytes >= 8, "{row:?}");
         assert!(["Mops/s", "us"].contains(&&row[3]), "{row:?}");

@@ -31,8 +31,8 @@ pub const VARS: &[Var] = &[
         aliases: &[],
         default: "auto",
         help: "whether the device layer's host proxy thread spins for requests (NVSHMEM's dedicated proxy; \
-               lowest latency, holds a core) or sleeps when idle: `1`, `0`, or `auto` (spin when this host has a \
-               CPU for every PE and every proxy)",
+               lowest latency, holds a core; it sleeps only after 10 ms idle) or sleeps after 1 ms idle: `1`, `0`, \
+               or `auto` (spin when this host has a CPU for every PE and every proxy)",
         group: Group::Device,
         ty: VarType::Text,
         section: Section::Transport,

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::Device;
-use crate::channel::sync::WAIT;
+use crate::channel::sync::Pacing;
 use crate::state::{DeviceState, ErrorCode, ErrorSlot, op};
 
 /// Threads of a warp.
@@ -251,7 +251,7 @@ impl Thread<'_> {
 }
 
 /// How a device thread waits for memory that another thread or PE writes: it spins briefly
-/// and yields as the channels' loops do ([`WAIT`]), but yields its core only for the first
+/// and yields as the channels' loops do ([`Pacing`]), but yields its core only for the first
 /// millisecond, then naps (device threads usually outnumber cores, and a job may run more PEs
 /// than the host has cores). Past the device timeout (`OXSHMEM_TIMEOUT`) it gives up — and at
 /// once when another wait of the device has already timed out: the device is then in error,
@@ -260,8 +260,8 @@ impl Thread<'_> {
 pub(crate) struct Waiter<'a> {
     slot: &'a ErrorSlot,
     timeout: Duration,
-    /// Polls so far, as [`WAIT`] counts them.
-    spins: u32,
+    /// Spins, then yields.
+    pacing: Pacing,
     /// When the spin phase ended (the clock is read only after it).
     since: Option<Instant>,
 }
@@ -271,12 +271,17 @@ const YIELD_FOR: Duration = Duration::from_millis(1);
 
 impl<'a> Waiter<'a> {
     pub(crate) fn new(state: &'a DeviceState) -> Waiter<'a> {
-        Waiter { slot: &state.error, timeout: Duration::from_nanos(state.timeout_ns), spins: 0, since: None }
+        Waiter {
+            slot: &state.error,
+            timeout: Duration::from_nanos(state.timeout_ns),
+            pacing: Pacing::new(),
+            since: None,
+        }
     }
 
     /// Between two polls: false when the wait must give up.
     pub(crate) fn pause(&mut self) -> bool {
-        if WAIT.spin(&mut self.spins) {
+        if self.pacing.spin() {
             return true;
         }
         let now = Instant::now();
@@ -286,7 +291,7 @@ impl<'a> Waiter<'a> {
         }
         if waited < YIELD_FOR {
             // Past the spin phase: a yield.
-            WAIT.pause(&mut self.spins);
+            self.pacing.pause();
         } else {
             // Naps grow with the wait (1/16 of it, 50 µs to 1 ms): a long wait costs almost no
             // CPU, and wakes up late by a small fraction of what it has waited already.

@@ -2,10 +2,10 @@
 //! (NVSHMEM's IBRC path) and the IBGDA queues consumed by the software NIC, measured in the
 //! same run.
 //!
-//! Run under the launcher: `oshrun -n 2 target/release/device-bench [all|rate|lat|a2a]`, and
+//! Run under the launcher: `oshrun -n 2 target/release/device-bench [all|rate|lat|a2a|moe]`, and
 //! `oshrun -n 4 target/release/device-bench a2a` for the 4-PE all-to-all (`--help` says more).
-//! With no benchmark named it makes a quick run of all three (`--quick`: 3 rounds and a tenth
-//! of the work, under a minute); a named benchmark (`all` for the three) makes the full run of
+//! With no benchmark named it makes a quick run of all four (`--quick`: 3 rounds and a tenth
+//! of the work, under a minute); a named benchmark (`all` for the four) makes the full run of
 //! 7 rounds, with a progress line per round on stderr. `--csv FILE` appends every channel's
 //! figures to FILE as CSV (a [`Row`] each); `--csv -` prints them on stdout instead, and the
 //! tables go to stderr. Rounds alternate the channels (P2P, proxy, IBGDA, P2P, …) because the
@@ -24,6 +24,11 @@
 //!   after a warm-up of 200 ms per round (`DEVICE_BENCH_WARMUP_MS`).
 //! - `a2a`: every PE's kernel sends 7 KiB to every other PE (`put_signal_nbi`, one device
 //!   thread per peer), then waits for the signal of every peer; µs per all-to-all.
+//! - `moe`: MoE dispatch + combine of `oxshmem_moe` (moe-bench's workload: 7 KiB tokens, top-8
+//!   of 32 experts), low-latency mode at 32 tokens per PE and throughput mode at 128; PE 0's
+//!   median iteration. At the end of a run, one table puts IBGDA against the proxy at its best
+//!   (per column the better of the sleeping and the spinning proxy) for the p rate, the 8 B
+//!   put + quiet, the all-to-all and MoE.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +37,7 @@ use std::time::Instant;
 
 use oxshmem::{Cmp, Shmem, SignalOp, SymSlice};
 use oxshmem_device::{DevPtr, Device, Grid};
+use oxshmem_moe::{Buffer, Mode, MoeConfig, reference};
 
 const ROUNDS: usize = 7;
 /// Rounds of a quick run.
@@ -188,13 +194,15 @@ struct Line<'a> {
     higher_is_better: bool,
     /// What the ratios should be, for the line's end.
     target: &'a str,
+    /// The line joins the IBGDA/proxy table at the end ([`glance`]).
+    glance: bool,
 }
 
 /// One line: every channel's best/median/worst (the best is the max where higher is better),
 /// then each other channel's ratio of medians to the proxy's, and the IBGDA/proxy ratio of
 /// each round.
 fn report(pes: usize, l: &Line, r: &[Vec<f64>]) {
-    let Line { table, ref what, bytes, unit, higher_is_better, target } = *l;
+    let Line { table, ref what, bytes, unit, higher_is_better, target, .. } = *l;
     let best = |v: &[f64]| if higher_is_better { max(v) } else { min(v) };
     let worst = |v: &[f64]| if higher_is_better { min(v) } else { max(v) };
     for (c, ch) in CHANNELS.iter().enumerate() {
@@ -235,6 +243,73 @@ fn report(pes: usize, l: &Line, r: &[Vec<f64>]) {
         .map(|(a, (p, q))| format!("{:.2}", a / better(*p, *q)))
         .collect();
     say!("{line} ({target}) ibgda/(better proxy) rounds [{}]", per_round.join(" "));
+    if l.glance {
+        GLANCE.lock().unwrap_or_else(|e| e.into_inner()).push(Glance {
+            what: if table == "lat" { format!("{what} + quiet") } else { what.clone() },
+            unit: unit.to_string(),
+            higher_is_better,
+            ibgda: (best(&r[IBGDA]), median(&r[IBGDA])),
+            proxy: (best(&r[PROXY]), median(&r[PROXY])),
+            spin: (best(&r[PROXY_SPIN]), median(&r[PROXY_SPIN])),
+        });
+    }
+}
+
+/// A line of the IBGDA/proxy table ([`glance`]): the best round and the median of IBGDA and of
+/// each proxy.
+struct Glance {
+    what: String,
+    unit: String,
+    higher_is_better: bool,
+    ibgda: (f64, f64),
+    proxy: (f64, f64),
+    spin: (f64, f64),
+}
+
+/// The lines of this run's IBGDA/proxy table, as [`report`] made them.
+static GLANCE: Mutex<Vec<Glance>> = Mutex::new(Vec::new());
+
+/// The IBGDA/proxy table (PE 0, at the end): per headline line (p rate, put 8 B + quiet, the
+/// all-to-all, MoE), IBGDA and the proxy each at its best — the better of the sleeping and the
+/// spinning proxy, for the best round and for the median alike — and their ratios.
+fn glance(pes: usize) {
+    let lines = std::mem::take(&mut *GLANCE.lock().unwrap_or_else(|e| e.into_inner()));
+    if lines.is_empty() {
+        return;
+    }
+    say!(
+        "# IBGDA against the proxy, {pes} PEs, each at its best (proxy: the better of proxy and proxy-spin, per column); the headline claims IBGDA at >= 2x the proxy's rate and <= 0.5x its times"
+    );
+    say!(
+        "{:<22} | {:>11} {:>11} | {:>11} {:>11} | {:>6} | {:>17} {:>17} | headline",
+        "operation",
+        "ibgda best",
+        "median",
+        "proxy best",
+        "median",
+        "unit",
+        "ibgda/proxy best",
+        "ibgda/proxy median"
+    );
+    for g in lines {
+        let better = |a: f64, b: f64| if g.higher_is_better { a.max(b) } else { a.min(b) };
+        let (pb, pm) = (better(g.proxy.0, g.spin.0), better(g.proxy.1, g.spin.1));
+        let (rb, rm) = (g.ibgda.0 / pb, g.ibgda.1 / pm);
+        let met = if g.higher_is_better { rm >= 2.0 } else { rm <= 0.5 };
+        say!(
+            "{:<22} | {:>11.3} {:>11.3} | {:>11.3} {:>11.3} | {:>6} | {:>17.2} {:>17.2} | {} {}",
+            g.what,
+            g.ibgda.0,
+            g.ibgda.1,
+            pb,
+            pm,
+            g.unit,
+            rb,
+            rm,
+            if g.higher_is_better { ">= 2" } else { "<= 0.5" },
+            if met { "does hold" } else { "does not hold" }
+        );
+    }
 }
 
 fn device(shmem: &Shmem, ch: &str) -> Device {
@@ -334,6 +409,7 @@ fn rate(shmem: &Shmem) {
             unit: "Mops/s",
             higher_is_better: true,
             target: "target >= 2",
+            glance: true,
         };
         report(shmem.n_pes(), &line, &res);
         let slow = median(&p2p_idle) / median(&idle_ref);
@@ -487,6 +563,7 @@ fn lat(shmem: &Shmem) {
                     unit: "us",
                     higher_is_better: false,
                     target: "lower is better",
+                    glance: op == "put" && *size == 8,
                 };
                 report(shmem.n_pes(), &line, r);
             }
@@ -593,6 +670,7 @@ fn a2a(shmem: &Shmem) {
             unit: "us",
             higher_is_better: false,
             target: "target <= 0.5",
+            glance: true,
         };
         report(n, &line, &res);
     }
@@ -601,6 +679,113 @@ fn a2a(shmem: &Shmem) {
     for s in [a, b, c] {
         s.free().expect("free");
     }
+}
+
+// ---- (d) MoE dispatch + combine ---------------------------------------------------------
+
+/// The MoE workload: moe-bench's tokens (7 KiB) and routing (top-8 of 32 experts, `random`,
+/// seed 1), decode-sized in low-latency mode and prefill-sized in throughput mode.
+const MOE_HIDDEN: usize = 7168;
+const MOE_TOPK: usize = 8;
+const MOE_EXPERTS: usize = 32;
+const MOE_RUNS: [(Mode, usize); 2] = [(Mode::LowLatency, 32), (Mode::Throughput, 128)];
+const MOE_WARMUP: usize = 10;
+
+/// PE 0's median µs of dispatch + combine (each timed on the host around the call, a barrier
+/// before each, the experts between them not timed) over `iters` iterations; the first
+/// iteration's output is checked against the serial computation.
+fn moe_once(shmem: &Shmem, dev: &Device, mode: Mode, tokens: usize, iters: usize) -> f64 {
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let p = reference::Problem {
+        seed: 1,
+        tokens,
+        hidden: MOE_HIDDEN / 4,
+        topk: MOE_TOPK,
+        experts: MOE_EXPERTS,
+        npes: n,
+        scenario: reference::Scenario::Random,
+        ragged: false,
+    };
+    let cfg = MoeConfig {
+        tokens,
+        hidden_bytes: MOE_HIDDEN,
+        topk: MOE_TOPK,
+        experts: MOE_EXPERTS,
+        mode,
+        threads: 0,
+        launch_per_call: false,
+    };
+    let mut buf = Buffer::new(shmem, dev, cfg).expect("moe buffer");
+    let x = p.tokens_of(me);
+    let (idx, w) = p.routing(me);
+    buf.tokens_mut()[..x.len()].copy_from_slice(&x);
+    let mut v = Vec::with_capacity(iters);
+    for i in 0..MOE_WARMUP + iters {
+        shmem.barrier_all().expect("barrier");
+        let t0 = Instant::now();
+        let d = buf.dispatch_in_place(tokens, &idx, &w).expect("dispatch");
+        let td = t0.elapsed();
+        let e = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y));
+        shmem.barrier_all().expect("barrier");
+        let t1 = Instant::now();
+        let out = e.combine().expect("combine");
+        let tc = t1.elapsed();
+        if i == 0 {
+            let want = p.expected_output(me);
+            assert!(
+                out.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "PE {me}: moe {}: the combined output differs from the serial computation",
+                mode.name()
+            );
+        }
+        if i >= MOE_WARMUP {
+            v.push((td + tc).as_secs_f64() * 1e6);
+        }
+    }
+    buf.free().expect("free");
+    median(&v)
+}
+
+fn moe(shmem: &Shmem) {
+    let n = shmem.n_pes();
+    if n < 2 || !MOE_EXPERTS.is_multiple_of(n) {
+        if shmem.my_pe() == 0 {
+            say!("# (d) MoE needs 2 PEs or more, a number that divides {MOE_EXPERTS} (its experts)");
+        }
+        return;
+    }
+    let iters = scaled(200u32, 20) as usize;
+    let mut res = vec![vec![vec![]; CHANNELS.len()]; MOE_RUNS.len()];
+    let start = Instant::now();
+    for round in 0..rounds() {
+        for (c, ch) in CHANNELS.iter().enumerate() {
+            let dev = device(shmem, ch);
+            for (k, &(mode, tokens)) in MOE_RUNS.iter().enumerate() {
+                res[k][c].push(moe_once(shmem, &dev, mode, tokens, iters));
+            }
+            done(dev);
+        }
+        progress(shmem, "moe", round, start);
+    }
+    if shmem.my_pe() == 0 {
+        say!(
+            "# (d) MoE dispatch + combine (oxshmem_moe), {MOE_HIDDEN} B tokens, top-{MOE_TOPK} of {MOE_EXPERTS} experts, {n} PEs; PE 0's median iteration per round"
+        );
+        header();
+        for (k, &(mode, tokens)) in MOE_RUNS.iter().enumerate() {
+            let line = Line {
+                table: "moe",
+                what: format!("moe {} T={tokens}", mode.name()),
+                bytes: MOE_HIDDEN,
+                unit: "us",
+                higher_is_better: false,
+                target: "target <= 0.5",
+                glance: true,
+            };
+            report(n, &line, &res[k]);
+        }
+    }
+    shmem.barrier_all().expect("barrier");
 }
 
 const USAGE: &str = "\
@@ -616,9 +801,11 @@ proxy-spin, ibgda, p2p, ...), each round on a fresh device:
 Each line gives, per channel, the best round (max of a rate, min of a time), the median and the
 worst round (min of a rate, max of a time); then each other channel's median over the proxy's
 and over the spinning proxy's (the targets: p2p and ibgda at least 2x the proxy's rate and at
-most 0.5x its all-to-all time), and ibgda over the better proxy, round by round.
+most 0.5x its all-to-all time), and ibgda over the better proxy, round by round. At the end,
+one table puts IBGDA against the proxy at its best (the better of proxy and proxy-spin) for
+the p rate, the 8 B put + quiet, the all-to-all and MoE.
 
-BENCHMARK (none: a quick run of all three, under a minute at 2 PEs):
+BENCHMARK (none: a quick run of all four, under a minute at 2 PEs):
   rate   p rate: 256 device threads (4 blocks x 64) each do 8 B p to the next PE, then quiet;
          Mops/s of this PE. Then p2p beside an idle proxy device of the same process, against
          p2p alone (the reference of that line)                        (any PE count)
@@ -626,7 +813,10 @@ BENCHMARK (none: a quick run of all three, under a minute at 2 PEs):
          8 B to 1 MiB; us per operation                                (2 PEs or more)
   a2a    all-to-all N PEs: each PE sends 7 KiB to every other PE with put_signal_nbi + quiet
          and waits for every peer's signal; us per all-to-all          (2 PEs or more)
-  all    the three                                                     (several minutes: a
+  moe    MoE dispatch + combine (oxshmem_moe, 7 KiB tokens, top-8 of 32 experts):
+         low-latency mode at 32 tokens per PE, throughput mode at 128; PE 0's median
+         iteration, us                                   (2 PEs or more, dividing 32)
+  all    the four                                                      (several minutes: a
          progress line per round goes to stderr)
 A named benchmark makes the full run (7 rounds, all the work) unless --quick is given.
 
@@ -654,7 +844,7 @@ Examples:
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Args {
-    /// `rate`, `lat`, `a2a` or `all` (`None`: a quick run of all three).
+    /// `rate`, `lat`, `a2a`, `moe` or `all` (`None`: a quick run of all four).
     which: Option<String>,
     quick: bool,
     csv: Option<String>,
@@ -670,9 +860,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--quick" => a.quick = true,
             "--csv" => a.csv = Some(it.next().ok_or("--csv needs a file name")?.clone()),
             o if o.starts_with('-') => return Err(format!("unknown option {o:?}")),
-            name @ ("rate" | "lat" | "a2a" | "all") => {
+            name @ ("rate" | "lat" | "a2a" | "moe" | "all") => {
                 if let Some(first) = &a.which {
-                    return Err(format!("one benchmark at a time ({first:?}, then {name:?}); \"all\" runs the three"));
+                    return Err(format!("one benchmark at a time ({first:?}, then {name:?}); \"all\" runs the four"));
                 }
                 a.which = Some(name.to_string());
             }
@@ -727,12 +917,17 @@ fn main() {
         "rate" => rate(&shmem),
         "lat" => lat(&shmem),
         "a2a" => a2a(&shmem),
+        "moe" => moe(&shmem),
         "all" => {
             rate(&shmem);
             lat(&shmem);
             a2a(&shmem);
+            moe(&shmem);
         }
         _ => unreachable!("checked before init"),
+    }
+    if shmem.my_pe() == 0 {
+        glance(shmem.n_pes());
     }
     shmem.barrier_all().expect("barrier");
     if shmem.my_pe() == 0 {
@@ -773,6 +968,7 @@ mod tests {
             "rate",
             "lat",
             "a2a",
+            "moe",
             "all",
             "worst",
             "DEVICE_BENCH_OPS",

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use super::ring::{Ring, RingBox, Stalled};
+use super::sync::Pacing;
 use crate::state::{DeviceState, ErrorCode, op};
 use oxshmem::transport::AmoOp;
 
@@ -133,10 +134,10 @@ pub type ProxyRingBox = RingBox<Request>;
 /// the device timeout.
 pub(crate) fn submit(state: &DeviceState, ring: &ProxyRing, r: Request, block: u32, thread: u32) -> Option<u64> {
     let deadline = Instant::now() + Duration::from_nanos(state.timeout_ns);
-    let mut spins = 0u32;
+    let mut pacing = Pacing::new();
     match ring.submit(r, || {
-        super::sync::pause(&mut spins);
-        spins < 200 || Instant::now() < deadline
+        pacing.pause();
+        pacing.spinning() || Instant::now() < deadline
     }) {
         Ok(t) => {
             // Published; a sleeping proxy would only see it at its next look. The fences pair
@@ -168,7 +169,7 @@ pub(crate) fn submit(state: &DeviceState, ring: &ProxyRing, r: Request, block: u
 /// memory (a source, a destination, a fetched-value slot on its stack), and must not return
 /// while the proxy may still touch it. Returns false when the request was not completed.
 pub(crate) fn wait_done(state: &DeviceState, ring: &ProxyRing, t: u64, op: u32, block: u32, thread: u32) -> bool {
-    let mut spins = 0u32;
+    let mut pacing = Pacing::new();
     let mut deadline = None;
     let mut stalled = false;
     while ring.completed() <= t {
@@ -179,8 +180,8 @@ pub(crate) fn wait_done(state: &DeviceState, ring: &ProxyRing, t: u64, op: u32, 
             std::thread::sleep(Duration::from_millis(1));
             continue;
         }
-        super::sync::pause(&mut spins);
-        if spins >= 200 {
+        pacing.pause();
+        if !pacing.spinning() {
             let d = *deadline.get_or_insert_with(|| Instant::now() + Duration::from_nanos(state.timeout_ns));
             if Instant::now() > d {
                 state.error.record(ErrorCode::RingStalled, op, -1, t, ring.completed(), block, thread);
@@ -295,26 +296,29 @@ pub struct Proxy {
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
+/// How long the sleeping proxy polls with nothing to do before it sleeps.
+const SLEEP_AFTER: Duration = Duration::from_millis(1);
+/// How long the spinning proxy does.
+const SPIN_SLEEP_AFTER: Duration = Duration::from_millis(10);
+
 /// Pointers the proxy thread needs, owned by the `Device`, which stops the proxy before it
 /// frees them.
 struct Shared(*const DeviceState, *const ProxyRing, Arc<dyn ProxyTarget>);
 
-/// A spinning proxy yields its core after this many empty polls.
-const SPIN_YIELD_EVERY: u32 = 8;
 // SAFETY: see the struct's doc; both targets are Sync.
 unsafe impl Send for Shared {}
 
 impl Proxy {
-    /// Starts the proxy thread for `ring`; with `spin`, it polls without pause for as long as
-    /// it lives (NVSHMEM's dedicated proxy thread), else it sleeps when idle.
+    /// Starts the proxy thread for `ring`; with `spin`, it polls through pauses of up to 10 ms
+    /// (NVSHMEM's dedicated proxy thread), else it sleeps after 1 ms idle.
     pub(crate) fn start(state: *const DeviceState, ring: *const ProxyRing, spin: bool) -> Proxy {
         // SAFETY: the Device that calls this keeps both alive until it stops the proxy.
         unsafe { Proxy::start_with(state, ring, spin, Arc::new(RuntimeTarget)) }
     }
 
     /// Starts the proxy thread for `ring`, executing its requests through `target`; with
-    /// `spin`, it polls without pause for as long as it lives (NVSHMEM's dedicated proxy
-    /// thread), else it sleeps when idle.
+    /// `spin`, it polls through pauses of up to 10 ms (NVSHMEM's dedicated proxy thread),
+    /// else it sleeps after 1 ms idle.
     ///
     /// # Safety
     /// `state` and `ring` stay valid (and in place) until [`Proxy::stop`] has returned or the
@@ -342,15 +346,18 @@ impl Proxy {
                 // per ring and joins it before another could start.
                 let mut consumer = unsafe { ring.consumer_unchecked() };
                 let target = &*shared.2;
-                let mut spins = 0u32;
                 let mut stopping_since: Option<Instant> = None;
-                let mut idle_since: Option<Instant> = None;
+                // The current stretch with nothing to do: its pauses, and when it began (read
+                // once the spin phase is over).
+                let mut idle: Option<(Pacing, Option<Instant>)> = None;
                 // Requests executed since the proxy last fell asleep (for the log).
                 let mut since_nap = 0u64;
                 tracing::debug!(target: "proxy", spin, "started");
                 loop {
                     match consumer.peek() {
                         Some(r) => {
+                            // Ends the idle stretch: its pacing learns whether spinning paid.
+                            idle = None;
                             execute(state, target, &r);
                             if r.flags & flag::HOLD != 0 {
                                 consumer.complete_held();
@@ -358,8 +365,6 @@ impl Proxy {
                                 consumer.complete();
                             }
                             since_nap += 1;
-                            spins = 0;
-                            idle_since = None;
                         }
                         None => {
                             if s2.load(Ordering::Acquire) {
@@ -372,31 +377,32 @@ impl Proxy {
                                     break;
                                 }
                             }
-                            // Spin, then yield; after a millisecond with nothing to do, sleep until
-                            // a producer wakes it (or a millisecond passes: producers that
-                            // cannot wake it, and the stop flag), so that an idle proxy holds
-                            // no core and a request after a pause is not left waiting for a
-                            // nap to end (it was: 50 us naps made the proxy's median 8 B put
-                            // 42-50 us against a best of 3 us).
-                            if spin {
-                                // Spinning still gives the core away now and then: where PEs
-                                // outnumber cores, a proxy that never yields holds its core
-                                // for whole scheduler ticks while the PE it serves waits for
-                                // one (4 PEs on 2 cores: 14 ms per all-to-all against 1.3 ms
-                                // for the sleeping proxy). A yield with nothing else to run
-                                // returns at once.
-                                spins = spins.wrapping_add(1);
-                                if spins.is_multiple_of(SPIN_YIELD_EVERY) {
-                                    std::thread::yield_now();
-                                } else {
-                                    std::hint::spin_loop();
-                                }
+                            // Spin (as long as spinning has paid lately: `Pacing`), then yield
+                            // on every poll, spinning proxy or not: where threads outnumber
+                            // cores, a proxy that spins on holds its core while the device
+                            // thread it serves, or the PE, waits for it (a fixed spin of 200
+                            // polls: 8-17 us per put + quiet, against 3 us yielding at once
+                            // and 0.2 us on cores of their own). A yield with nothing else to
+                            // run returns at once.
+                            let (pacing, since) = idle.get_or_insert_with(|| (Pacing::new(), None));
+                            if pacing.spin() {
                                 continue;
                             }
-                            let idle = *idle_since.get_or_insert_with(Instant::now);
-                            if idle.elapsed() > Duration::from_millis(1) {
+                            // After a millisecond with nothing to do (the spinning proxy:
+                            // ten), the proxy sleeps until a producer wakes it (or a
+                            // millisecond passes: producers that cannot wake it, and the stop
+                            // flag), so that an idle proxy holds no core and a request after a
+                            // pause is not left waiting for a nap to end (it was: 50 us naps
+                            // made the proxy's median 8 B put 42-50 us against a best of 3 us).
+                            // Even the spinning proxy sleeps: where PEs and their proxies
+                            // outnumber the cores, the idle proxies of 3 PEs yielding on every
+                            // poll made PE 0's put + quiet 6 us, against 0.3 us beside
+                            // sleeping proxies; where each has a core, a 10 ms pause is rare
+                            // and a wake-up costs microseconds after it.
+                            let sleep_after = if spin { SPIN_SLEEP_AFTER } else { SLEEP_AFTER };
+                            if since.get_or_insert_with(Instant::now).elapsed() > sleep_after {
                                 if since_nap > 0 {
-                                    tracing::trace!(target: "proxy", executed = since_nap, "idle for 1 ms: napping");
+                                    tracing::trace!(target: "proxy", executed = since_nap, ?sleep_after, "idle: napping");
                                     since_nap = 0;
                                 }
                                 state.proxy_sleeping.store(1, Ordering::Relaxed);
@@ -406,7 +412,7 @@ impl Proxy {
                                 }
                                 state.proxy_sleeping.store(0, Ordering::Relaxed);
                             } else {
-                                super::sync::pause(&mut spins);
+                                pacing.pause();
                             }
                         }
                     }

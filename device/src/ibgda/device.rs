@@ -524,11 +524,11 @@ pub(crate) fn host_quiet(ib: &Ibgda, timeout_ns: u64) -> Result<(), (usize, QpEr
 
 fn host_quiet_on<L: NicLayout>(ib: &Ibgda, timeout_ns: u64) -> Result<(), (usize, QpError)> {
     let deadline = Instant::now() + Duration::from_nanos(timeout_ns);
-    let mut spins = 0u32;
+    let mut pacing = crate::channel::sync::Pacing::new();
     for qp in ib.queues::<L>() {
         let mut w = || {
             if !super::softnic::progress(ib) {
-                crate::channel::sync::pause(&mut spins);
+                pacing.pause();
             }
             Instant::now() < deadline
         };

@@ -38,7 +38,7 @@ pub mod qp;
 mod ringer;
 pub mod softnic;
 
-pub(crate) use crate::channel::{devmem, sync};
+pub(crate) use crate::channel::devmem;
 
 use devmem::{Carve, DeviceAlloc, DeviceMem};
 use layout::{Layout, Mlx5, NicLayout};

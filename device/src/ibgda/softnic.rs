@@ -455,12 +455,12 @@ impl<'a> Engine<'a> {
     fn complete<L: NicLayout>(&self, qp: &Qp<L>, st: &mut QState, c: Completion) {
         let timeout = Duration::from_nanos(self.cx.timeout_ns.load(Ordering::Relaxed));
         let stop = self.cx.stop;
-        let mut spins = 0u32;
+        let mut pacing = crate::channel::sync::Pacing::new();
         let mut deadline: Option<Instant> = None;
         // A normal-mode CQ that nobody consumes: wait, but not past the timeout once stopping.
         // (The clock is read only then: this runs once per drained batch.)
         let ok = qp.nic_complete(c, st.pcqe, &mut || {
-            super::sync::pause(&mut spins);
+            pacing.pause();
             !stop.load(Ordering::Acquire) || Instant::now() <= *deadline.get_or_insert_with(|| Instant::now() + timeout)
         });
         if ok {
