@@ -133,11 +133,13 @@ pub type ProxyRingBox = RingBox<Request>;
 /// Submits a request, waiting while the ring is full; gives up (recording a stall) after
 /// the device timeout.
 pub(crate) fn submit(state: &DeviceState, ring: &ProxyRing, r: Request, block: u32, thread: u32) -> Option<u64> {
-    let deadline = Instant::now() + Duration::from_nanos(state.timeout_ns);
+    // The clock is read only once the ring is full, not once per request.
+    let mut deadline = None;
     let mut pacing = Pacing::new();
     match ring.submit(r, || {
         pacing.pause();
-        pacing.spinning() || Instant::now() < deadline
+        pacing.spinning()
+            || Instant::now() < *deadline.get_or_insert_with(|| Instant::now() + Duration::from_nanos(state.timeout_ns))
     }) {
         Ok(t) => {
             // Published; a sleeping proxy would only see it at its next look. The fences pair
