@@ -4,7 +4,10 @@
 # 2 PEs interleaved round by round (oxshmem, OpenMPI, then OpenMPI, oxshmem in the next round,
 # ...: on these shared 2-vCPU machines the placement of the two vCPUs flips every few seconds),
 # and prints, per benchmark and size, the median and minimum of
-# each and the ratio oxshmem / OpenMPI of the medians, then of each round.
+# each and the ratio oxshmem / OpenMPI of the medians, the worst runs against each other, then
+# the ratio of each round; and, per latency benchmark, how many runs of each side were slower
+# than a size's median by more than 1 us per operation (a scheduler slice lost to another
+# process costs both about 2 us per operation: a runtime's own tail shows as more of them).
 #
 #   benches/c/run.sh [--no-build]
 #
@@ -222,6 +225,39 @@ for k, vals in yard.items():
     print(f"{what} (trip.c, no OpenSHMEM), per round: median {f.format(statistics.median(got))} {unit}, "
           f"best {f.format(min(got))}, worst {f.format(max(got))} (worst/best {max(got) / min(got):.2f}); "
           "by round: " + " ".join(f.format(v) if v else "-" for v in vals))
+
+# Slow runs: per latency benchmark, the runs (one size of one round) at 2 KiB or less that took
+# more than 1 us per operation over that size's median. A busy process beside the job takes a
+# PE's core for a scheduler slice now and then (2-3 ms: about 2 us per operation over a run's
+# ~1,000 iterations, whatever the runtime); a runtime's own tail (a wait that falls asleep) shows
+# as more slow runs than the other runtime's, or as runs slower than a slice or two explains.
+slow = []
+for b in benches:
+    counts = {}
+    for impl in ("ox", "ompi"):
+        runs = [read(impl, b, r) for r in range(1, rounds + 1)]
+        if not any(u.startswith("Latency") for _, u in runs):
+            continue
+        keys = {k for v, _ in runs for k in v if not k.isdigit() or int(k) <= 2048}
+        n = extra = 0
+        worst = 0.0
+        for k in keys:
+            xs = [v[k] for v, _ in runs if k in v]
+            m = statistics.median(xs)
+            for x in xs:
+                if x - m > 1.0:
+                    n += 1
+                    worst = max(worst, x - m)
+        counts[impl] = (n, worst, sum(1 for v, _ in runs for k in v if k in keys))
+    if counts:
+        slow.append((b, counts))
+if slow:
+    print()
+    print("Slow runs (sizes up to 2 KiB: more than 1 us per operation over the size's median; a scheduler slice "
+          "lost to another process is about 2 us per operation), oxshmem / OpenMPI, with the largest excess:")
+    for b, c in slow:
+        print("  " + b + ": " + "; ".join(
+            f"{'oxshmem' if i == 'ox' else 'OpenMPI'} {n} of {tot} runs (largest +{w:.1f} us)" for i, (n, w, tot) in c.items()))
 
 # Steal: the CPU time the host took from this VM while each run ran (10 ms resolution). A run
 # it falls in stalls for that long, whatever the runtime: the runs that lost 20 ms or more.
