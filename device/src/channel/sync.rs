@@ -13,6 +13,8 @@
 
 use std::cell::Cell;
 
+use oxshmem::wait::SpinPolicy;
+
 /// The longest spin phase of a wait.
 const MAX_SPINS: u32 = 200;
 /// The shortest: enough for an answer that is on its way from another core.
@@ -31,41 +33,34 @@ thread_local! {
 #[derive(Debug)]
 pub(crate) struct Pacing {
     polls: u32,
-    spins: u32,
+    /// The runtime's spin-then-yield policy, with this thread's spin phase.
+    policy: SpinPolicy,
 }
 
 impl Pacing {
     /// A wait that has not paused yet.
     #[inline]
     pub(crate) fn new() -> Self {
-        Pacing { polls: 0, spins: SPINS.with(Cell::get) }
+        Pacing { polls: 0, policy: SpinPolicy::spin_then_yield(SPINS.with(Cell::get)) }
     }
 
     /// Whether the next pause spins.
     #[inline]
     pub(crate) fn spinning(&self) -> bool {
-        self.polls < self.spins
+        !self.policy.spun_out(self.polls)
     }
 
     /// Spins once if the wait is in its spin phase (counting the poll); returns whether it
     /// did. A loop that does something of its own after the spin phase starts with this.
     #[inline]
     pub(crate) fn spin(&mut self) -> bool {
-        if !self.spinning() {
-            return false;
-        }
-        self.polls += 1;
-        std::hint::spin_loop();
-        true
+        self.policy.spin(&mut self.polls)
     }
 
     /// Waits once between two polls: a spin, or past the spin phase a yield.
     #[inline]
     pub(crate) fn pause(&mut self) {
-        if !self.spin() {
-            self.polls = self.polls.saturating_add(1);
-            std::thread::yield_now();
-        }
+        self.policy.pause(&mut self.polls);
     }
 }
 
@@ -75,8 +70,8 @@ impl Drop for Pacing {
         if self.polls == 0 {
             return; // Answered at the first poll: nothing learnt.
         }
-        let next =
-            if self.polls <= self.spins { (self.spins * 2).min(MAX_SPINS) } else { (self.spins / 2).max(MIN_SPINS) };
+        let spins = self.policy.spins;
+        let next = if self.polls <= spins { (spins * 2).min(MAX_SPINS) } else { (spins / 2).max(MIN_SPINS) };
         SPINS.with(|s| s.set(next));
     }
 }
