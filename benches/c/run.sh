@@ -239,7 +239,7 @@ for b in benches:
         if not any(u.startswith("Latency") for _, u in runs):
             continue
         keys = {k for v, _ in runs for k in v if not k.isdigit() or int(k) <= 2048}
-        n = extra = 0
+        n = 0
         worst = 0.0
         for k in keys:
             xs = [v[k] for v, _ in runs if k in v]

@@ -88,6 +88,42 @@ pub fn first_process() -> bool {
         .all(|r| r.trim() == "0")
 }
 
+/// One timed MoE iteration as `moe-bench` and `device-bench moe` run it: a barrier, dispatch
+/// (timed), the experts of `oxshmem_moe::reference` (not timed), a barrier, combine (timed).
+/// Returns the dispatch and combine times in µs and the combined output; with `want`, the
+/// output must equal it bit for bit (the serial computation), else it panics naming `what`
+/// (the mode, the channel).
+///
+/// # Panics
+/// When a call fails, or the output differs from `want`.
+pub fn moe_iteration<'a>(
+    shmem: &oxshmem::Shmem,
+    buf: &'a mut oxshmem_moe::Buffer,
+    tokens: usize,
+    idx: &[i32],
+    w: &[f32],
+    want: Option<(&[f32], &str)>,
+) -> (f64, f64, &'a [f32]) {
+    use oxshmem_moe::reference;
+    shmem.barrier_all().expect("barrier");
+    let t0 = std::time::Instant::now();
+    let d = buf.dispatch_in_place(tokens, idx, w).expect("dispatch");
+    let td = t0.elapsed().as_secs_f64() * 1e6;
+    let e = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y));
+    shmem.barrier_all().expect("barrier");
+    let t1 = std::time::Instant::now();
+    let out = e.combine().expect("combine");
+    let tc = t1.elapsed().as_secs_f64() * 1e6;
+    if let Some((want, what)) = want {
+        assert!(
+            out.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "PE {}: {what}: the combined output differs from the serial computation",
+            shmem.my_pe()
+        );
+    }
+    (td, tc, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -719,27 +719,14 @@ fn moe_once(shmem: &Shmem, dev: &Device, mode: Mode, tokens: usize, iters: usize
     let x = p.tokens_of(me);
     let (idx, w) = p.routing(me);
     buf.tokens_mut()[..x.len()].copy_from_slice(&x);
+    let want = p.expected_output(me);
+    let what = format!("moe {}", mode.name());
     let mut v = Vec::with_capacity(iters);
     for i in 0..MOE_WARMUP + iters {
-        shmem.barrier_all().expect("barrier");
-        let t0 = Instant::now();
-        let d = buf.dispatch_in_place(tokens, &idx, &w).expect("dispatch");
-        let td = t0.elapsed();
-        let e = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y));
-        shmem.barrier_all().expect("barrier");
-        let t1 = Instant::now();
-        let out = e.combine().expect("combine");
-        let tc = t1.elapsed();
-        if i == 0 {
-            let want = p.expected_output(me);
-            assert!(
-                out.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "PE {me}: moe {}: the combined output differs from the serial computation",
-                mode.name()
-            );
-        }
+        let check = (i == 0).then_some((&want[..], what.as_str()));
+        let (td, tc, _) = oxshmem_benches::moe_iteration(shmem, &mut buf, tokens, &idx, &w, check);
         if i >= MOE_WARMUP {
-            v.push((td + tc).as_secs_f64() * 1e6);
+            v.push(td + tc);
         }
     }
     buf.free().expect("free");

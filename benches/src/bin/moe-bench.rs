@@ -223,24 +223,13 @@ fn measure(shmem: &Shmem, o: &Opts, pair: &Pair) -> (Vec<[f64; 3]>, u64) {
     let times = shmem.alloc_slice(3 * o.iters, 0.0f64).expect("alloc");
     let maxed = shmem.alloc_slice(3 * o.iters, 0.0f64).expect("alloc");
     let mut digest = 0;
+    let want = p.expected_output(me);
+    let what = format!("{} {ch}", mode.name());
     for i in 0..total {
-        shmem.barrier_all().expect("barrier");
-        let t0 = Instant::now();
-        let d = buf.dispatch_in_place(o.tokens, &idx, &w).expect("dispatch");
-        let td = t0.elapsed().as_secs_f64() * 1e6;
-        let e = d.apply_experts(|row, x, y| reference::expert(row.expert, x, y));
-        shmem.barrier_all().expect("barrier");
-        let t1 = Instant::now();
-        let out = e.combine().expect("combine");
-        let tc = t1.elapsed().as_secs_f64() * 1e6;
+        let check = (i == 0).then_some((&want[..], what.as_str()));
+        let (td, tc, out) = oxshmem_benches::moe_iteration(shmem, &mut buf, o.tokens, &idx, &w, check);
         if i == 0 {
             digest = reference::digest(out);
-            let want = p.expected_output(me);
-            assert!(
-                out.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "PE {me}: {} {ch}: the combined output differs from the serial computation",
-                mode.name()
-            );
         }
         if i >= o.warmup {
             let j = i - o.warmup;
